@@ -1,0 +1,43 @@
+# Two commands matter: `make run` and `make test`. Both build the environment first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run chat test lint format bench lock clean
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/bot run
+
+chat: $(STAMP)
+	$(BIN)/bot chat
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot channels tools tests bench
+	$(BIN)/ruff format --check bot channels tools tests bench
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+format: $(STAMP)
+	$(BIN)/ruff format bot channels tools tests bench
+	$(BIN)/ruff check --fix bot channels tools tests bench
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# Re-resolve every pin (needs the package index); commit the result.
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+		--generate-hashes -o requirements.lock
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,7 @@
+"""``python -m bot`` is the same CLI as ``bot``."""
+
+from __future__ import annotations
+
+from bot.cli import main
+
+main()

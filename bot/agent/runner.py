@@ -1,0 +1,268 @@
+"""The turn loop: model call -> tools -> ... -> final_result (seed 003 s2.2 and s5).
+
+Every message of a turn is persisted as soon as it exists, so a crash mid-turn leaves
+an honest history. The loop ends at a valid ``final_result``, at ``max_steps`` (with a
+fallback answer, never silence) or when the model stops calling tools after one nudge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.agent.context import (
+    PromptInputs,
+    build_messages,
+    build_system_prompt,
+    label_tool_output,
+    neutralize,
+    runtime_block,
+    user_content,
+)
+from bot.agent.llm import LLMResponse
+from bot.messages import InboundMessage, utcnow
+from bot.store.sessions import SessionStore
+from bot.toolspec import FINAL_RESULT, ToolBox, ToolCall, ToolContext, ToolResult
+from bot.workspaces import DEFAULT_WORKSPACE, Workspaces
+
+log = logging.getLogger(__name__)
+
+NUDGE = (
+    "[System note] You answered in plain text. Every task must end with a call to "
+    "final_result(answer=...). Call final_result now with your reply to the user."
+)
+
+
+class ChatModel(Protocol):
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> LLMResponse: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    answer: str
+    structured_data: Any = None
+    next_actions: tuple[str, ...] = ()
+    steps: int = 0
+    fallback: bool = False
+    tool_calls: tuple[str, ...] = field(default=())
+
+
+TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: ToolBox,
+        sessions: SessionStore,
+        workspaces: Workspaces,
+        *,
+        timezone: str | TimezoneLookup = "UTC",
+        max_steps: int = 8,
+        history_limit: int = 200,
+        services: Mapping[str, Any] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._model = model
+        self._tools = tools
+        self._sessions = sessions
+        self._workspaces = workspaces
+        self._timezone = timezone
+        self._max_steps = max_steps
+        self._history_limit = history_limit
+        self._services = dict(services or {})
+        self._clock = clock
+
+    async def _tz(self, msg: InboundMessage) -> str:
+        if isinstance(self._timezone, str):
+            return self._timezone
+        return await self._timezone(msg)
+
+    def system_prompt(self, msg: InboundMessage, workspace: str = DEFAULT_WORKSPACE) -> str:
+        return build_system_prompt(
+            PromptInputs(
+                channel=msg.key.channel,
+                workspace=self._workspaces.path(workspace),
+                bootstrap=self._workspaces.bootstrap(workspace),
+            )
+        )
+
+    async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
+        tz = await self._tz(msg)
+        history = _legal_tail(await self._sessions.history(msg.key, self._history_limit))
+        # The user's words are stored first: a dead model must not lose them.
+        await self._sessions.append(msg.key, [{"role": "user", "content": msg.text}])
+        messages = build_messages(
+            self.system_prompt(msg), _for_model(history), user_content(msg, tz, self._clock())
+        )
+        ctx = ToolContext(
+            chat_key=msg.key,
+            user_id=msg.user_id,
+            timezone=tz,
+            workspace=self._workspaces.path(),
+            services=self._services,
+        )
+        definitions = self._tools.definitions()
+        offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)
+        nudged = False
+        contract_failures = 0
+        last_text = ""
+        called: list[str] = []
+
+        for step in range(1, self._max_steps + 1):
+            resp = await self._model.complete(messages, definitions or None)
+            if resp.content and resp.content.strip():
+                last_text = resp.content.strip()
+            if not resp.tool_calls:
+                assistant = {"role": "assistant", "content": resp.content or ""}
+                messages.append(assistant)
+                await self._sessions.append(msg.key, [assistant])
+                if nudged or not offers_final:
+                    return self._plain(last_text, step, called)
+                nudged = True
+                nudge = f"{NUDGE}\n\n{runtime_block(msg, tz, self._clock())}"
+                messages.append({"role": "user", "content": nudge})
+                continue
+
+            assistant = _assistant_with_calls(resp)
+            messages.append(assistant)
+            results = await self.execute_calls(resp.tool_calls, ctx)
+            called += [r.name for r in results]
+            tool_msgs = [_tool_message(r) for r in results]
+            messages.extend(tool_msgs)
+            await self._sessions.append(msg.key, [assistant, *tool_msgs])
+
+            final = next((r for r in results if r.name == FINAL_RESULT), None)
+            if final is None:
+                continue
+            if not final.is_error:
+                args = final.arguments
+                return TurnOutcome(
+                    answer=str(args["answer"]),
+                    structured_data=args.get("structured_data"),
+                    next_actions=tuple(str(a) for a in args.get("next_actions") or ()),
+                    steps=step,
+                    tool_calls=tuple(called),
+                )
+            contract_failures += 1
+            if contract_failures >= 2:
+                answer = _raw_answer(resp) or last_text
+                log.warning(
+                    "final_result invalid twice in %s; falling back to the model's text", msg.key
+                )
+                return TurnOutcome(
+                    answer=answer or "Sorry, I could not put my answer together. Please try again.",
+                    steps=step,
+                    fallback=True,
+                    tool_calls=tuple(called),
+                )
+
+        log.warning("turn in %s hit max_steps=%d", msg.key, self._max_steps)
+        note = f"I stopped after {self._max_steps} steps without finishing the task."
+        answer = f"{note}\n\n{last_text}" if last_text else f"{note} Please try rephrasing it."
+        return TurnOutcome(
+            answer=answer, steps=self._max_steps, fallback=True, tool_calls=tuple(called)
+        )
+
+    def _plain(self, text: str, step: int, called: list[str]) -> TurnOutcome:
+        if not text:
+            return TurnOutcome(
+                answer="Sorry, I have no answer to that. Please try rephrasing it.",
+                steps=step,
+                fallback=True,
+                tool_calls=tuple(called),
+            )
+        return TurnOutcome(answer=text, steps=step, tool_calls=tuple(called))
+
+    async def execute_calls(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
+        """Consecutive concurrency-safe calls run together; the rest one at a time, in order."""
+        results: list[ToolResult] = []
+        batch: list[ToolCall] = []
+
+        async def flush() -> None:
+            if batch:
+                results.extend(await asyncio.gather(*(self._tools.execute(c, ctx) for c in batch)))
+                batch.clear()
+
+        for call in calls:
+            if self._tools.concurrency_safe(call.name):
+                batch.append(call)
+                continue
+            await flush()
+            results.append(await self._tools.execute(call, ctx))
+        await flush()
+        return results
+
+
+def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": resp.content,
+        "tool_calls": [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": _raw_args(c.arguments)},
+            }
+            for c in resp.tool_calls
+        ],
+    }
+
+
+def _raw_args(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _tool_message(result: ToolResult) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": result.call_id,
+        "name": result.name,
+        "content": label_tool_output(result.name, result.content),
+    }
+
+
+def _raw_answer(resp: LLMResponse) -> str:
+    """The answer text the model tried to give in a final_result that failed validation."""
+    for call in resp.tool_calls:
+        if call.name != FINAL_RESULT:
+            continue
+        args = call.arguments
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                continue
+        if isinstance(args, dict) and isinstance(args.get("answer"), str):
+            return args["answer"].strip()
+    return ""
+
+
+def _legal_tail(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A window cut by a row limit may start mid-turn; start at the first user message."""
+    for i, m in enumerate(history):
+        if m.get("role") == "user":
+            return history[i:]
+    return []
+
+
+def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in history:
+        m = dict(m)
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            m["content"] = neutralize(m["content"])
+        if m.get("role") == "tool":
+            m.pop("name", None)
+        out.append(m)
+    return out

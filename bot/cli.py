@@ -1,0 +1,95 @@
+"""Command line: ``bot run``, ``bot chat``, ``bot init`` (also ``python -m bot``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.config import Settings, load_settings
+from bot.errors import BotError, ConfigError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+log = logging.getLogger("bot")
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="TOML config (default: $BOT_CONFIG, ./bot.toml)")
+]
+
+
+def _setup_logging(level: str, quiet: bool = False) -> None:
+    logging.basicConfig(
+        level=logging.WARNING if quiet else getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _load(config: Path | None) -> Settings:
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def run(config: ConfigOpt = None) -> None:
+    """Run the daemon: every configured channel, plus the terminal when interactive."""
+    settings = _load(config)
+    _setup_logging(settings.log_level)
+    from bot.main import run_daemon
+
+    _run(run_daemon(settings, terminal=sys.stdin.isatty()))
+
+
+@app.command()
+def chat(config: ConfigOpt = None) -> None:
+    """Chat in the terminal through the same pipeline (answers piped lines in order)."""
+    settings = _load(config)
+    _setup_logging(settings.log_level, quiet=True)
+    from bot.main import run_chat
+
+    _run(run_chat(settings))
+
+
+@app.command()
+def init(
+    config: Annotated[Path, typer.Option("--config", "-c")] = Path("bot.toml"),
+    force: Annotated[bool, typer.Option(help="overwrite an existing config")] = False,
+) -> None:
+    """Write an example config and the workspace templates (never overwrites them)."""
+    from bot.main import write_example_config
+    from bot.workspaces import Workspaces
+
+    if config.exists() and not force:
+        typer.echo(f"{config} exists; not overwritten (use --force)")
+    else:
+        write_example_config(config)
+        typer.echo(f"wrote {config}")
+    settings = _load(config)
+    ws = Workspaces(settings.data_dir / "workspaces").ensure()
+    typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")
+
+
+def _run(coro: object) -> None:
+    try:
+        code = asyncio.run(coro)  # type: ignore[arg-type]
+    except BotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        code = 0
+    raise typer.Exit(int(code or 0))
+
+
+def main() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    app()

@@ -1,0 +1,67 @@
+"""Slash commands that need no model: they work when no provider is configured or up.
+
+Commands are registered by name, so later features (reminders, time zones, weather)
+add theirs without touching the dispatcher. A command runs inside the chat's worker,
+so it is ordered with the chat's other messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.messages import InboundMessage
+
+log = logging.getLogger(__name__)
+
+CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    usage: str
+    summary: str
+    func: CommandFunc
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """``"/remind@MyBot in 5m tea"`` -> ``("remind", "in 5m tea")``; None if not a command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or len(stripped) < 2:
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.split("@", 1)[0].lower()
+    if not name.replace("_", "").isalnum():
+        return None
+    return name, rest.strip()
+
+
+class CommandRouter:
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+        self.register(Command("help", "/help", "show the commands", self._help))
+
+    def register(self, command: Command) -> None:
+        self._commands[command.name] = command
+
+    def names(self) -> list[str]:
+        return sorted(self._commands)
+
+    def match(self, msg: InboundMessage) -> tuple[Command, str] | None:
+        parsed = parse_command(msg.text)
+        if parsed is None:
+            return None
+        cmd = self._commands.get(parsed[0])
+        return (cmd, parsed[1]) if cmd else None
+
+    async def _help(self, msg: InboundMessage, args: str) -> str:
+        lines = ["Commands (they work even when the model is down):"]
+        lines += [f"{c.usage} — {c.summary}" for c in sorted(self._commands.values(), key=_name)]
+        lines.append("Anything else you write goes to the assistant.")
+        return "\n".join(lines)
+
+
+def _name(c: Command) -> str:
+    return c.name

@@ -1,0 +1,213 @@
+"""The one wiring module: builds every part, starts them in order, stops them gracefully.
+
+Only this module imports concrete channels and tools. Start-up never waits for
+``import litellm`` (seconds and ~190 MB): the model client warms up in the background
+and the first turn awaits it if it has to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bot.access import AccessControl, SizeGuard
+from bot.agent.llm import LLMClient
+from bot.agent.runner import AgentRunner, ChatModel
+from bot.bus import InProcessBus
+from bot.commands import CommandRouter
+from bot.config import Settings
+from bot.dispatch import Deduplicator, Dispatcher
+from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError
+from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.store.db import Database
+from bot.store.sessions import SessionStore
+from bot.workspaces import Workspaces
+from channels.base import Channel
+
+log = logging.getLogger(__name__)
+
+
+def build_model(settings: Settings) -> LLMClient:
+    llm = settings.llm
+    return LLMClient(
+        llm.model,
+        api_base=llm.api_base,
+        api_key=llm.api_key.get_secret_value(),
+        fallback_models=llm.fallback_models,
+        timeout_s=llm.timeout_s,
+        max_retries=llm.max_retries,
+    )
+
+
+class Daemon:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        channels: Sequence[Channel] = (),
+        model: ChatModel | None = None,
+    ) -> None:
+        from tools.loader import build_registry
+
+        self.settings = settings
+        self.bus = InProcessBus()
+        self.db = Database(settings.data_dir / "bot.db")
+        self.sessions = SessionStore(self.db)
+        self.workspaces = Workspaces(settings.data_dir / "workspaces")
+        self.tools = build_registry()
+        self._llm = build_model(settings) if model is None else None
+        self.model: ChatModel = model if model is not None else self._llm  # type: ignore[assignment]
+        self.commands = CommandRouter()
+        self.channels: dict[str, Channel] = {c.name: c for c in channels}
+        self.access = AccessControl(
+            self.bus,
+            allow_from={
+                name: getattr(settings.channels, name).allow_from
+                for name in type(settings.channels).model_fields
+            },
+            admins=settings.admins,
+            trusted_channels=[c.name for c in channels if c.trusted],
+        )
+        self.runner = AgentRunner(
+            self.model,
+            self.tools,
+            self.sessions,
+            self.workspaces,
+            timezone=settings.timezone,
+            max_steps=settings.llm.max_steps,
+            services={"settings": settings, "sessions": self.sessions},
+        )
+        self.dispatcher = Dispatcher(
+            self.bus,
+            self.handle,
+            max_concurrent=settings.agent.max_concurrent_chats,
+            idle_s=settings.agent.worker_idle_s,
+            filters=[
+                Deduplicator(),
+                self.access,
+                SizeGuard(self.bus, settings.agent.max_message_chars),
+            ],
+        )
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._stopping = asyncio.Event()
+        self.ready_s: float | None = None
+
+    async def start(self) -> None:
+        started = time.perf_counter()
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        await self.db.open()
+        self.workspaces.ensure()
+        if self._llm is not None:
+            self._llm.start_warmup()
+        self._tasks.append(asyncio.create_task(self._route_outbound(), name="outbound"))
+        self._tasks.append(asyncio.create_task(self.dispatcher.run(), name="dispatcher"))
+        up: list[str] = []
+        for channel in list(self.channels.values()):
+            try:
+                await channel.start(self.bus)
+                up.append(channel.name)
+            except ChannelError as exc:
+                log.error("channel %s failed to start: %s", channel.name, exc)
+        self.ready_s = time.perf_counter() - started
+        log.info(
+            "ready: channels=%s model=%s data_dir=%s (%.0f ms)",
+            ",".join(up) or "none",
+            self.settings.llm.model,
+            self.settings.data_dir,
+            self.ready_s * 1000,
+        )
+
+    async def handle(self, msg: InboundMessage) -> None:
+        """One turn: a command if it is one, else the agent."""
+        matched = self.commands.match(msg)
+        if matched is not None:
+            command, args = matched
+            await self._reply(msg, await command.func(msg, args))
+            return
+        try:
+            outcome = await self.runner.run_turn(msg)
+        except ModelNotConfiguredError as exc:
+            await self._reply(msg, str(exc), OutboundKind.ERROR)
+            return
+        except ModelUnavailableError as exc:
+            await self._reply(
+                msg,
+                "The language model is unavailable right now "
+                f"({exc}). Your message is saved; please try again in a little while.",
+                OutboundKind.ERROR,
+            )
+            return
+        extras: dict[str, Any] = {}
+        if outcome.structured_data is not None:
+            extras["structured_data"] = outcome.structured_data
+        if outcome.next_actions:
+            extras["next_actions"] = list(outcome.next_actions)
+        await self._reply(msg, outcome.answer, extras=extras)
+
+    async def _reply(
+        self,
+        msg: InboundMessage,
+        text: str,
+        kind: OutboundKind = OutboundKind.REPLY,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        await self.bus.put_outbound(
+            OutboundMessage(
+                key=msg.key, text=text, kind=kind, reply_to=msg.message_id, extras=extras or {}
+            )
+        )
+
+    async def _route_outbound(self) -> None:
+        while True:
+            out = await self.bus.get_outbound()
+            try:
+                channel = self.channels.get(out.key.channel)
+                if channel is None:
+                    log.error("no channel %r for outbound message to %s", out.key.channel, out.key)
+                else:
+                    await channel.send(out)
+            except Exception:
+                log.exception("sending to %s failed", out.key)
+            finally:
+                self.bus.outbound_done()
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopping.wait()
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Stop taking messages, let running turns finish, flush replies, close."""
+        finished = await self.dispatcher.drain(timeout)
+        if not finished:
+            log.warning("stopped with turns unfinished after %.1f s", timeout)
+        try:
+            await asyncio.wait_for(self.bus.join_outbound(), timeout=5.0)
+        except TimeoutError:
+            log.warning("%d replies not delivered at shutdown", self.bus.outbound_depth())
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        for channel in self.channels.values():
+            try:
+                await channel.stop()
+            except Exception:
+                log.exception("channel %s did not stop cleanly", channel.name)
+        await self.db.close()
+        log.info("stopped")
+
+
+def install_signal_handlers(daemon: Daemon) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, daemon.request_stop)

@@ -1,0 +1,66 @@
+"""Async entry points behind the CLI commands."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from bot.config import Settings
+from bot.daemon import Daemon, install_signal_handlers
+from bot.workspaces import template_text
+
+log = logging.getLogger(__name__)
+
+
+def platform_channels(settings: Settings) -> list[object]:
+    """Every platform channel whose token is configured (adapters arrive per issue)."""
+    wanted = {
+        "telegram": bool(settings.channels.telegram.token.get_secret_value()),
+        "slack": bool(settings.channels.slack.bot_token.get_secret_value()),
+        "discord": bool(settings.channels.discord.token.get_secret_value()),
+    }
+    for name, on in wanted.items():
+        if on:
+            log.warning("channel %s is configured but not available in this build", name)
+    return []
+
+
+async def run_daemon(settings: Settings, *, terminal: bool) -> int:
+    from channels.cli import CLIChannel
+
+    channels = [CLIChannel(interactive=True)] if terminal else []
+    daemon = Daemon(settings, channels=channels)  # type: ignore[arg-type]
+    await daemon.start()
+    install_signal_handlers(daemon)
+    if terminal:
+        cli = channels[0]
+        await _first(daemon.wait_stopped(), cli.finished.wait())
+    else:
+        await daemon.wait_stopped()
+    await daemon.stop()
+    return 0
+
+
+async def run_chat(settings: Settings) -> int:
+    from channels.cli import CLIChannel
+
+    cli = CLIChannel()
+    daemon = Daemon(settings, channels=[cli])
+    await daemon.start()
+    install_signal_handlers(daemon)
+    await _first(daemon.wait_stopped(), cli.finished.wait())
+    await daemon.stop()
+    return 0
+
+
+async def _first(*aws: object) -> None:
+    import asyncio
+
+    tasks = [asyncio.ensure_future(a) for a in aws]  # type: ignore[call-overload]
+    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+
+
+def write_example_config(path: Path) -> None:
+    path.write_text(template_text("bot.example.toml"), encoding="utf-8")

@@ -1,0 +1,88 @@
+"""Messages that travel on the bus.
+
+Frozen, serializable dataclasses only: no SDK objects, no closures, so the in-process
+bus can later be replaced by a networked one without touching channels or the agent.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatKey:
+    """Where a conversation lives: platform, chat and (optional) thread or topic."""
+
+    channel: str
+    chat_id: str
+    thread_id: str | None = None
+
+    def __str__(self) -> str:
+        base = f"{self.channel}:{self.chat_id}"
+        return f"{base}:{self.thread_id}" if self.thread_id else base
+
+
+class MessageKind(StrEnum):
+    USER = "user"
+    SCHEDULED = "scheduled"
+    COMMAND = "command"
+
+
+class OutboundKind(StrEnum):
+    REPLY = "reply"
+    ERROR = "error"
+    REMINDER = "reminder"
+    NOTICE = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Metadata of a file the user sent; content is fetched on demand by tools."""
+
+    kind: str
+    file_id: str
+    name: str = ""
+    mime_type: str = ""
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    key: ChatKey
+    user_id: str
+    text: str
+    kind: MessageKind = MessageKind.USER
+    message_id: str = field(default_factory=new_id)
+    user_name: str = ""
+    attachments: tuple[Attachment, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    received_at: datetime = field(default_factory=utcnow)
+
+    @property
+    def sender(self) -> str:
+        """The ``channel:user`` form used by ``admins`` and access lists."""
+        return f"{self.key.channel}:{self.user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundMessage:
+    key: ChatKey
+    text: str
+    kind: OutboundKind = OutboundKind.REPLY
+    reply_to: str | None = None
+    final: bool = True
+    attachments: tuple[Attachment, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    message_id: str = field(default_factory=new_id)

@@ -1,0 +1,1 @@
+"""Persistence: one SQLite database (WAL) behind small repositories."""

@@ -1,0 +1,125 @@
+"""The SQLite connection and its versioned schema migrations.
+
+One connection per daemon, WAL mode, ``PRAGMA user_version`` as the schema version.
+Migrations only ever append: a database written by an older release upgrades in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from bot.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+# Each entry upgrades the schema from version N to N+1. Append, never edit.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id          INTEGER PRIMARY KEY,
+        channel     TEXT NOT NULL,
+        chat_id     TEXT NOT NULL,
+        thread_id   TEXT NOT NULL DEFAULT '',
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        UNIQUE (channel, chat_id, thread_id)
+    );
+    CREATE TABLE messages (
+        id           INTEGER PRIMARY KEY,
+        session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        role         TEXT NOT NULL,
+        content      TEXT,
+        tool_calls   TEXT,
+        tool_call_id TEXT,
+        name         TEXT,
+        created_at   TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages (session_id, id);
+    """,
+)
+
+
+class Database:
+    """An open aiosqlite connection with the schema at the latest version."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+
+    @property
+    def conn(self) -> aiosqlite.Connection:
+        if self._conn is None:
+            raise StoreError("database is not open")
+        return self._conn
+
+    async def open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = await aiosqlite.connect(self.path)
+            self._conn.row_factory = sqlite3.Row
+            await self._conn.execute("PRAGMA journal_mode=WAL")
+            await self._conn.execute("PRAGMA synchronous=NORMAL")
+            await self._conn.execute("PRAGMA foreign_keys=ON")
+            await self._conn.execute("PRAGMA busy_timeout=5000")
+            await self._migrate()
+        except (OSError, sqlite3.Error) as exc:
+            await self.close()
+            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await conn.close()
+
+    async def schema_version(self) -> int:
+        async with self.conn.execute("PRAGMA user_version") as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def _migrate(self) -> None:
+        current = await self.schema_version()
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"database schema version {current} is newer than this release "
+                f"({len(MIGRATIONS)}); upgrade the daemon"
+            )
+        for version in range(current, len(MIGRATIONS)):
+            log.info("migrating database %s to schema version %d", self.path, version + 1)
+            await self.conn.executescript(
+                f"BEGIN;\n{MIGRATIONS[version]}\nPRAGMA user_version = {version + 1};\nCOMMIT;"
+            )
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement, commit, and return lastrowid."""
+        async with self.conn.execute(sql, params) as cur:
+            rowid = cur.lastrowid
+        await self.conn.commit()
+        return int(rowid or 0)
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        await self.conn.executemany(sql, rows)
+        await self.conn.commit()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        async with self.conn.execute(sql, params) as cur:
+            rows = await cur.fetchall()
+        return list(rows)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def writable(self) -> bool:
+        """Cheap health probe: can we write right now?"""
+        try:
+            await self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS _probe (x INTEGER)")
+            await self.conn.execute("DELETE FROM _probe")
+            return True
+        except (sqlite3.Error, StoreError):
+            return False

@@ -1,0 +1,114 @@
+"""Conversation history per chat, stored verbatim.
+
+Strict on what is stored: every message is kept exactly as the model or user produced
+it (a malformed tool call included), so history can be replayed and audited. Repairs
+for the provider happen on copies, in the context governor, never here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.messages import ChatKey, utcnow
+from bot.store.db import Database
+
+Message = dict[str, Any]
+
+
+class SessionStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._ids: dict[ChatKey, int] = {}
+
+    async def session_id(self, key: ChatKey) -> int:
+        cached = self._ids.get(key)
+        if cached is not None:
+            return cached
+        thread = key.thread_id or ""
+        now = utcnow().isoformat()
+        await self._db.execute(
+            "INSERT OR IGNORE INTO sessions (channel, chat_id, thread_id, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (key.channel, key.chat_id, thread, now, now),
+        )
+        row = await self._db.fetchone(
+            "SELECT id FROM sessions WHERE channel = ? AND chat_id = ? AND thread_id = ?",
+            (key.channel, key.chat_id, thread),
+        )
+        assert row is not None
+        self._ids[key] = int(row["id"])
+        return self._ids[key]
+
+    async def append(self, key: ChatKey, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Persist messages in order; one transaction per call."""
+        if not messages:
+            return
+        sid = await self.session_id(key)
+        now = utcnow().isoformat()
+        rows = [
+            (
+                sid,
+                str(m.get("role", "")),
+                _text(m.get("content")),
+                json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None,
+                m.get("tool_call_id"),
+                m.get("name"),
+                now,
+            )
+            for m in messages
+        ]
+        await self._db.executemany(
+            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, name,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        await self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+
+    async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
+        """The newest ``limit`` messages (all when None), oldest first, as model dicts."""
+        sid = await self.session_id(key)
+        sql = (
+            "SELECT role, content, tool_calls, tool_call_id, name, created_at FROM messages"
+            " WHERE session_id = ? ORDER BY id DESC"
+        )
+        params: tuple[Any, ...] = (sid,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (sid, limit)
+        rows = await self._db.fetchall(sql, params)
+        out: list[Message] = []
+        for row in reversed(rows):
+            msg: Message = {"role": row["role"], "content": row["content"]}
+            if row["tool_calls"]:
+                msg["tool_calls"] = json.loads(row["tool_calls"])
+            if row["tool_call_id"] is not None:
+                msg["tool_call_id"] = row["tool_call_id"]
+            if row["name"] is not None:
+                msg["name"] = row["name"]
+            out.append(msg)
+        return out
+
+    async def raw_rows(self, key: ChatKey) -> list[tuple[Any, ...]]:
+        """Every stored column of a session, for audits and tests."""
+        sid = await self.session_id(key)
+        rows = await self._db.fetchall(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (sid,)
+        )
+        return [tuple(r) for r in rows]
+
+    async def clear(self, key: ChatKey) -> int:
+        """Forget a chat's history (the /new command). Returns messages deleted."""
+        sid = await self.session_id(key)
+        rows = await self._db.fetchall(
+            "SELECT COUNT(*) AS n FROM messages WHERE session_id = ?", (sid,)
+        )
+        await self._db.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        return int(rows[0]["n"]) if rows else 0
+
+
+def _text(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)

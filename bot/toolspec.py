@@ -1,0 +1,64 @@
+"""The contract between the agent and the tool system.
+
+The agent runner only knows this protocol; ``tools.registry.ToolRegistry`` implements it
+and the wiring module hands one to the runner. That keeps ``bot`` free of imports from
+``tools`` (tools import ``bot``, never the reverse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from bot.messages import ChatKey
+
+ERROR_HINT = "[Analyse the error above and try a different approach.]"
+FINAL_RESULT = "final_result"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Everything a tool may touch. Tools reach the outside world only through this."""
+
+    chat_key: ChatKey
+    user_id: str
+    timezone: str = "UTC"
+    workspace: Path | None = None
+    data_dir: Path | None = None
+    services: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call as the model sent it: name may be missing, arguments may be junk."""
+
+    id: str
+    name: str | None
+    arguments: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ToolBox(Protocol):
+    """What the runner needs from a tool registry."""
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI-style tool definitions, in a stable order."""
+        ...
+
+    def concurrency_safe(self, name: str | None) -> bool:
+        """True when the named tool may run alongside other safe calls."""
+        ...
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Prepare, validate and run one call; never raises, failures are Error results."""
+        ...

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+for _var in [v for v in os.environ if v.startswith("BOT_")]:
+    del os.environ[_var]
+
+from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import litellm  # noqa: E402, F401  (imported once here: ~4 s, so no single test pays it)
+import pytest_asyncio  # noqa: E402
+
+from bot.config import Settings  # noqa: E402
+from bot.daemon import Daemon  # noqa: E402
+from tests.fakes.channel import FakeChannel  # noqa: E402
+from tests.fakes.llm_server import FakeLLM, fake_llm  # noqa: E402, F401
+
+DaemonFactory = Callable[..., Awaitable[tuple[Daemon, FakeChannel]]]
+
+
+def make_settings(data_dir: Path, llm_url: str, **overrides: Any) -> Settings:
+    llm: dict[str, Any] = {
+        "model": "openai/fake-model",
+        "api_base": llm_url,
+        "api_key": "sk-test-secret",
+        "timeout_s": 5,
+        "max_retries": 1,
+    }
+    llm.update(overrides.pop("llm", {}))
+    return Settings(data_dir=data_dir, llm=llm, **overrides)
+
+
+@pytest_asyncio.fixture
+async def daemon_factory(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[DaemonFactory]:
+    """Start daemons on a fake channel against the fake LLM; all stopped after the test."""
+    started: list[Daemon] = []
+
+    async def factory(
+        data_dir: Path | None = None, channel: FakeChannel | None = None, **overrides: Any
+    ) -> tuple[Daemon, FakeChannel]:
+        channel = channel or FakeChannel()
+        settings = make_settings(data_dir or tmp_path / "data", fake_llm.url, **overrides)
+        daemon = Daemon(settings, channels=[channel])
+        await daemon.start()
+        started.append(daemon)
+        return daemon, channel
+
+    yield factory
+    for daemon in started:
+        if daemon.db._conn is not None:
+            await daemon.stop(timeout=2)

@@ -1,0 +1,86 @@
+"""An in-process channel that records what the daemon sends (errbot's test backend idea)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from bot.bus import Bus
+from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundMessage
+
+
+class FakeChannel:
+    name = "test"
+    trusted = True
+
+    def __init__(self, name: str = "test", *, trusted: bool = True) -> None:
+        self.name = name
+        self.trusted = trusted
+        self.sent: list[OutboundMessage] = []
+        self.bus: Bus | None = None
+        self._changed = asyncio.Condition()
+        self.fail_sends = 0
+
+    @property
+    def connected(self) -> bool:
+        return self.bus is not None
+
+    async def start(self, bus: Bus) -> None:
+        self.bus = bus
+
+    async def stop(self) -> None:
+        self.bus = None
+
+    async def typing(self, key: ChatKey) -> None:
+        return None
+
+    async def send(self, msg: OutboundMessage) -> None:
+        async with self._changed:
+            self.sent.append(msg)
+            self._changed.notify_all()
+
+    async def say(
+        self,
+        text: str,
+        *,
+        chat: str = "c1",
+        user: str = "u1",
+        thread: str | None = None,
+        message_id: str | None = None,
+        kind: MessageKind = MessageKind.USER,
+        user_name: str = "",
+    ) -> InboundMessage:
+        assert self.bus is not None, "channel not started"
+        extra = {"message_id": message_id} if message_id else {}
+        msg = InboundMessage(
+            key=ChatKey(self.name, chat, thread),
+            user_id=user,
+            text=text,
+            kind=kind,
+            user_name=user_name,
+            **extra,  # type: ignore[arg-type]
+        )
+        await self.bus.put_inbound(msg)
+        return msg
+
+    def replies_to(self, msg: InboundMessage) -> list[OutboundMessage]:
+        return [m for m in self.sent if m.reply_to == msg.message_id]
+
+    async def wait_for(
+        self, predicate: Callable[[list[OutboundMessage]], bool], timeout: float = 10.0
+    ) -> list[OutboundMessage]:
+        async def _wait() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: predicate(self.sent))
+
+        await asyncio.wait_for(_wait(), timeout)
+        return self.sent
+
+    async def reply(self, msg: InboundMessage, timeout: float = 10.0) -> OutboundMessage:
+        """The final reply to ``msg`` (waits for it)."""
+        await self.wait_for(lambda sent: any(m.reply_to == msg.message_id for m in sent), timeout)
+        return self.replies_to(msg)[-1]
+
+    async def ask(self, text: str, timeout: float = 10.0, **kw: object) -> OutboundMessage:
+        msg = await self.say(text, **kw)  # type: ignore[arg-type]
+        return await self.reply(msg, timeout)

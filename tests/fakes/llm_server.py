@@ -1,0 +1,351 @@
+"""A scriptable fake OpenAI-compatible chat-completions server.
+
+The real ``litellm`` library talks to it over real HTTP (pass ``fake.url`` as
+``api_base``), so tests exercise litellm's request building, response parsing and
+exception mapping instead of a mock of them.
+
+Usage::
+
+    async with FakeLLM() as fake:
+        fake.reply_text("hi")
+        fake.reply_tool_calls([("get_weather", {"city": "Paris"})])
+        fake.reply_error(status=500)
+        fake.reply_text("late", delay=2.0)        # trips a client timeout
+        fake.reply_no_choices()
+        fake.for_model("fake-fallback").reply_text("from the fallback")
+        ...
+        await fake.wait_requests(3)
+        fake.requests[0].json["model"]
+
+Scripted replies are consumed FIFO; a reply queued with ``for_model`` is served only
+to requests whose ``"model"`` field matches (provider prefixes such as ``openai/``
+are stripped by litellm before sending). When no scripted reply fits, ``default``
+answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import pytest_asyncio
+from aiohttp import web
+
+FINAL_RESULT = "final_result"
+
+Arguments = Mapping[str, Any] | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One scripted answer: a JSON body with an HTTP status, optionally delayed."""
+
+    status: int = 200
+    body: Any = None
+    delay: float = 0.0
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """A request as the server saw it; ``json`` is None when the body was not JSON."""
+
+    path: str
+    headers: Mapping[str, str]
+    json: Any
+    model: str | None
+
+
+Responder = Callable[[Any], Reply]
+
+_call_ids = itertools.count(1)
+_completion_ids = itertools.count(1)
+
+
+def _last_user_text(request: Any) -> str:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    for message in reversed(messages or []):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return " ".join(
+                str(part.get("text", ""))
+                for part in content
+                if isinstance(part, dict) and part.get("type") == "text"
+            )
+    return ""
+
+
+def _offered_tools(request: Any) -> set[str]:
+    tools = request.get("tools") if isinstance(request, dict) else None
+    names: set[str] = set()
+    for tool in tools or []:
+        if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+            name = tool["function"].get("name")
+            if isinstance(name, str):
+                names.add(name)
+    return names
+
+
+def usage(prompt_tokens: int = 10, completion_tokens: int = 5) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def completion_body(
+    message: Mapping[str, Any], *, finish_reason: str, model: str = "fake-model"
+) -> dict[str, Any]:
+    """A complete, OpenAI-shaped chat.completion body around one message."""
+    return {
+        "id": f"chatcmpl-fake{next(_completion_ids)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": dict(message),
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": usage(),
+    }
+
+
+def text_reply(text: str, *, delay: float = 0.0) -> Reply:
+    message = {"role": "assistant", "content": text, "refusal": None}
+    return Reply(body=completion_body(message, finish_reason="stop"), delay=delay)
+
+
+def tool_calls_reply(
+    calls: Iterable[tuple[str | None, Arguments]],
+    *,
+    content: str | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """Several calls in one response; dict arguments are JSON-encoded, strings sent raw."""
+    tool_calls = []
+    for name, arguments in calls:
+        raw = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
+        function: dict[str, Any] = {"arguments": raw}
+        if name is not None:
+            function["name"] = name
+        tool_calls.append(
+            {"id": f"call_fake{next(_call_ids)}", "type": "function", "function": function}
+        )
+    message = {"role": "assistant", "content": content, "tool_calls": tool_calls, "refusal": None}
+    return Reply(body=completion_body(message, finish_reason="tool_calls"), delay=delay)
+
+
+def error_reply(
+    status: int = 500,
+    body: Any = None,
+    *,
+    delay: float = 0.0,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    """A provider-like error JSON (OpenAI's shape) unless ``body`` is given."""
+    if body is None:
+        kind, code = {
+            400: ("invalid_request_error", None),
+            401: ("invalid_request_error", "invalid_api_key"),
+            404: ("invalid_request_error", "model_not_found"),
+            429: ("requests", "rate_limit_exceeded"),
+        }.get(status, ("server_error", None))
+        message = {
+            401: "Incorrect API key provided: sk-te****. You can find your API key at ...",
+            404: "The model `fake-model` does not exist or you do not have access to it.",
+            429: "Rate limit reached for requests. Please try again in 20ms.",
+        }.get(status, f"The server had an error while processing your request ({status}).")
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Reply(status=status, body=body, delay=delay, headers=dict(headers or {}))
+
+
+def default_responder(request: Any) -> Reply:
+    """Echo the last user message, via ``final_result`` when that tool is offered."""
+    answer = f"echo: {_last_user_text(request)}"
+    if FINAL_RESULT in _offered_tools(request):
+        return tool_calls_reply([(FINAL_RESULT, {"answer": answer})])
+    return text_reply(answer)
+
+
+class ReplyQueue:
+    """The scripting API, shared by the server and its per-model views."""
+
+    def __init__(self) -> None:
+        self._queue: deque[Reply] = deque()
+
+    def reply(self, reply: Reply) -> Self:
+        self._queue.append(reply)
+        return self
+
+    def reply_text(self, text: str, *, delay: float = 0.0) -> Self:
+        return self.reply(text_reply(text, delay=delay))
+
+    def reply_tool_calls(
+        self,
+        calls: Iterable[tuple[str | None, Arguments]],
+        *,
+        content: str | None = None,
+        delay: float = 0.0,
+    ) -> Self:
+        return self.reply(tool_calls_reply(calls, content=content, delay=delay))
+
+    def reply_error(
+        self,
+        status: int = 500,
+        body: Any = None,
+        *,
+        delay: float = 0.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        return self.reply(error_reply(status, body, delay=delay, headers=headers))
+
+    def reply_no_choices(self, *, delay: float = 0.0) -> Self:
+        body = completion_body({"role": "assistant", "content": ""}, finish_reason="stop")
+        body["choices"] = []
+        return self.reply(Reply(body=body, delay=delay))
+
+    def reply_raw(self, status: int, body: Any, *, delay: float = 0.0) -> Self:
+        """Any JSON body (or a str sent verbatim), for malformed-response tests."""
+        return self.reply(Reply(status=status, body=body, delay=delay))
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def _pop(self) -> Reply | None:
+        return self._queue.popleft() if self._queue else None
+
+
+class FakeLLM(ReplyQueue):
+    """The fake server; use as ``async with FakeLLM() as fake``."""
+
+    def __init__(self, default: Responder = default_responder) -> None:
+        super().__init__()
+        self.default = default
+        self.requests: list[RecordedRequest] = []
+        self._per_model: dict[str, ReplyQueue] = {}
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def url(self) -> str:
+        """The ``api_base`` for litellm, e.g. ``http://127.0.0.1:PORT/v1``."""
+        if self._runner is None:
+            raise RuntimeError("FakeLLM is not started")
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def for_model(self, model: str) -> ReplyQueue:
+        """Replies served only to requests whose ``model`` field equals ``model``."""
+        return self._per_model.setdefault(model, ReplyQueue())
+
+    def models(self) -> list[str | None]:
+        """The ``model`` field of every recorded request, in order."""
+        return [r.model for r in self.requests]
+
+    async def wait_requests(
+        self,
+        n: int,
+        timeout: float = 5.0,  # noqa: ASYNC109 - a plain timeout keeps test code short
+    ) -> list[RecordedRequest]:
+        """Wait until at least ``n`` requests have arrived."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: len(self.requests) >= n), timeout)
+        return list(self.requests)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = int(self._runner.addresses[0][1])
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _next_reply(self, payload: Any, model: str | None) -> Reply:
+        if model is not None and model in self._per_model:
+            scripted = self._per_model[model]._pop()
+            if scripted is not None:
+                return scripted
+        scripted = self._pop()
+        if scripted is not None:
+            return scripted
+        return self.default(payload)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            payload: Any = json.loads(raw)
+        except ValueError:
+            payload = None
+        model = payload.get("model") if isinstance(payload, dict) else None
+        async with self._changed:
+            self.requests.append(
+                RecordedRequest(
+                    path=request.path,
+                    headers=dict(request.headers),
+                    json=payload,
+                    model=model if isinstance(model, str) else None,
+                )
+            )
+            self._changed.notify_all()
+        if not isinstance(payload, dict):
+            return web.json_response(error_reply(400, None).body, status=400)
+        if payload.get("stream"):
+            body = error_reply(400).body
+            body["error"]["message"] = "FakeLLM does not support stream=true"
+            return web.json_response(body, status=400)
+        reply = self._next_reply(payload, model if isinstance(model, str) else None)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if isinstance(reply.body, str):
+            return web.Response(
+                text=reply.body,
+                status=reply.status,
+                headers=reply.headers,
+                content_type="application/json",
+            )
+        body = reply.body
+        if reply.status == 200 and isinstance(body, dict) and isinstance(model, str):
+            body = {**body, "model": model}
+        return web.json_response(body, status=reply.status, headers=reply.headers)
+
+
+@pytest_asyncio.fixture
+async def fake_llm() -> AsyncIterator[FakeLLM]:
+    """A started FakeLLM, stopped after the test."""
+    async with FakeLLM() as fake:
+        yield fake

@@ -1,0 +1,193 @@
+"""The tool registry: the runner's ``ToolBox``.
+
+It turns whatever the model sent into a validated call or an "Error: ..." result the model
+can act on. It never executes a guessed name and never raises out of ``execute``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from bot.errors import ToolError
+from bot.toolspec import ERROR_HINT, ToolCall, ToolContext, ToolResult
+from tools.base import Tool
+
+logger = logging.getLogger(__name__)
+
+_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_MAX_JSON_ERROR = 200
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def _stringify(output: Any) -> str:
+    """Tools should return str; anything else is made readable rather than rejected."""
+    if isinstance(output, str):
+        return output or "(no output)"
+    if output is None:
+        return "(no output)"
+    if isinstance(output, bytes):
+        return output.decode("utf-8", errors="replace")
+    if isinstance(output, Mapping | list | tuple):
+        return json.dumps(output, ensure_ascii=False, default=str)
+    return str(output)
+
+
+class ToolRegistry:
+    """Holds tool instances by name and implements the ``bot.toolspec.ToolBox`` protocol."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._builtin: set[str] = set()
+        self._definitions: list[dict[str, Any]] | None = None
+
+    def register(self, tool: Tool, *, builtin: bool) -> None:
+        """Add a tool; a duplicate or malformed name is a programming error (ValueError)."""
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+            raise ValueError(f"tool {type(tool).__qualname__} has an invalid name: {name!r}")
+        if name in self._tools:
+            raise ValueError(f"tool {name!r} is already registered")
+        if not isinstance(getattr(tool, "description", None), str):
+            raise ValueError(f"tool {name!r} has no description")
+        tool.schema_validator()  # raises TypeError when the class has no schema
+        self._tools[name] = tool
+        if builtin:
+            self._builtin.add(name)
+        self._definitions = None
+
+    def unregister(self, name: str) -> Tool | None:
+        """Remove and return a tool (None when it was not registered)."""
+        tool = self._tools.pop(name, None)
+        self._builtin.discard(name)
+        if tool is not None:
+            self._definitions = None
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self._builtin
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """Sorted by name with ``mcp_*`` last; cached so the prompt prefix stays byte-stable."""
+        if self._definitions is None:
+            order = sorted(self._tools, key=lambda n: (n.startswith("mcp_"), n))
+            self._definitions = [self._tools[n].definition() for n in order]
+        return self._definitions
+
+    def concurrency_safe(self, name: str | None) -> bool:
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        return tool is not None and tool.concurrency_safe
+
+    def prepare_call(self, name: Any, raw_arguments: Any) -> tuple[Tool, dict[str, Any]] | str:
+        """Resolve, parse, cast and validate one call; a str return is the Error result."""
+        if not isinstance(name, str) or not name.strip():
+            return (
+                f"Error: the tool call has no valid name (got {name!r}); "
+                "call one of the available tools by its exact name."
+            )
+        tool = self._tools.get(name)
+        if tool is None:
+            return f"Error: tool '{name}' not found.{self._suggest(name)}"
+        params = self._coerce_params(tool, raw_arguments)
+        if isinstance(params, str):
+            return params
+        params = tool.cast_params(params)
+        problems = tool.validate_params(params)
+        if problems:
+            return f"Error: invalid arguments for tool '{name}': " + "; ".join(problems)
+        return tool, params
+
+    def _suggest(self, name: str) -> str:
+        """Hint at a near-identical name; the hint is shown, never executed."""
+        wanted = _normalize(name)
+        matches = [n for n in self._tools if _normalize(n) == wanted] if wanted else []
+        return f" Did you mean '{matches[0]}'?" if len(matches) == 1 else ""
+
+    def _coerce_params(self, tool: Tool, raw: Any) -> dict[str, Any] | str:
+        """Accept a JSON string, an object, or an object wrapped in {"arguments": ...}."""
+        params = self._parse(tool, raw)
+        if isinstance(params, str):
+            return params
+        properties = tool.parameters.get("properties", {})
+        if set(params) == {"arguments"} and "arguments" not in properties:
+            params = self._parse(tool, params["arguments"])
+        return params
+
+    def _parse(self, tool: Tool, raw: Any) -> dict[str, Any] | str:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return {}
+        value = raw
+        for _ in range(2):  # a second pass undoes double-encoded JSON ("\"{...}\"")
+            if not isinstance(value, str):
+                break
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                detail = str(exc)[:_MAX_JSON_ERROR]
+                return f"Error: arguments for tool '{tool.name}' are not valid JSON: {detail}"
+        if not isinstance(value, Mapping):
+            return (
+                f"Error: arguments for tool '{tool.name}' must be a JSON object, "
+                f"got {_json_type(value)}."
+            )
+        return dict(value)
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call. Failures become Error results; only cancellation propagates."""
+        label = call.name if isinstance(call.name, str) else ""
+        arguments: dict[str, Any] = {}
+        try:
+            prepared = self.prepare_call(call.name, call.arguments)
+            if isinstance(prepared, str):
+                content = prepared
+            else:
+                tool, arguments = prepared
+                content = await self._run(tool, arguments, ctx)
+        except Exception as exc:  # a registry or schema bug must not kill the turn
+            logger.exception("preparing tool call %r failed", label)
+            content = f"Error: tool '{label}' failed: {type(exc).__name__}: {exc}"
+        is_error = content.startswith("Error")
+        if is_error:
+            content = f"{content}\n\n{ERROR_HINT}"
+        return ToolResult(
+            call_id=call.id, name=label, content=content, is_error=is_error, arguments=arguments
+        )
+
+    async def _run(self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            output = await tool.execute(ctx, **arguments)
+        except ToolError as exc:
+            message = str(exc).removeprefix("Error:").strip()
+            return f"Error: {message}" if message else f"Error: tool '{tool.name}' failed."
+        except Exception as exc:
+            logger.exception("tool %r failed", tool.name)
+            return f"Error: tool '{tool.name}' failed: {type(exc).__name__}: {exc}"
+        return _stringify(output)
