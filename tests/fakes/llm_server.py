@@ -76,7 +76,8 @@ def _last_user_text(request: Any) -> str:
             continue
         content = message.get("content")
         if isinstance(content, str):
-            return content
+            # The daemon appends a runtime-metadata block; echo only what the user typed.
+            return content.split("\n\n[Runtime Context", 1)[0]
         if isinstance(content, list):
             return " ".join(
                 str(part.get("text", ""))

@@ -83,15 +83,17 @@ class DictTool(Tool):
         return {"temp": 21, "city": "上海"}
 
 
-def tool_class(tool_name: str) -> type[Tool]:
-    async def execute(self: Tool, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+def tool_class(
+    tool_name: str, parameters: dict[str, Any] | None = None, execute: Any = None
+) -> type[Tool]:
+    async def default(self: Tool, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         return tool_name
 
     namespace = {
         "name": tool_name,
         "description": "x",
-        "parameters": {"type": "object"},
-        "execute": execute,
+        "parameters": parameters or {"type": "object"},
+        "execute": execute or default,
     }
     return type(f"T_{tool_name}", (Tool,), namespace)
 
@@ -290,23 +292,20 @@ def test_concurrency_safe_by_name(registry: ToolRegistry) -> None:
 
 
 async def test_schema_bug_becomes_error_not_exception(caplog: pytest.LogCaptureFixture) -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
     reg = ToolRegistry()
-    cls = tool_class("broken_ref")
-    cls.parameters = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
-    cls.__init_subclass__()  # rebuild nothing; reuse the class validator below
-    broken = type("BrokenRef", (cls,), {"parameters": cls.parameters})()
-    reg.register(broken, builtin=True)
+    reg.register(tool_class("broken_ref", schema)(), builtin=True)
     with caplog.at_level(logging.ERROR, logger="tools.registry"):
         result = await call(reg, "broken_ref", {"x": 1})
     assert result.is_error and result.content.startswith("Error: tool 'broken_ref' failed: ")
+    assert caplog.records
 
 
 async def test_cancellation_propagates() -> None:
     async def execute(self: Tool, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         raise asyncio.CancelledError
 
-    cls = type("Cancel", (Tool,), {**vars(tool_class("cancel")), "execute": execute})
     reg = ToolRegistry()
-    reg.register(cls(), builtin=True)
+    reg.register(tool_class("cancel", execute=execute)(), builtin=True)
     with pytest.raises(asyncio.CancelledError):
         await call(reg, "cancel", {})

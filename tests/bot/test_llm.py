@@ -1,0 +1,256 @@
+"""LLMClient against the real litellm talking HTTP to the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.agent import llm as llm_module
+from bot.agent.llm import LLMClient, LLMResponse
+from bot.errors import ModelNotConfiguredError, ModelUnavailableError
+from tests.fakes.llm_server import FakeLLM
+
+KEY = "sk-test"
+MODEL = "openai/fake-model"
+FALLBACK = "openai/fake-fallback"
+USER = [{"role": "user", "content": "hello"}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+def client(fake: FakeLLM, **kw: Any) -> LLMClient:
+    options: dict[str, Any] = {
+        "api_base": fake.url,
+        "api_key": KEY,
+        "timeout_s": 5,
+        "max_retries": 2,
+        "backoff_base_s": 0.01,
+        "backoff_max_s": 0.05,
+    }
+    options.update(kw)
+    return LLMClient(options.pop("model", MODEL), **options)
+
+
+async def test_plain_text(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("hi there")
+    resp = await client(fake_llm).complete(USER, None)
+    assert resp == LLMResponse(
+        content="hi there",
+        tool_calls=(),
+        model=MODEL,
+        finish_reason="stop",
+        usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    )
+    (req,) = fake_llm.requests
+    assert req.json["model"] == "fake-model"
+    assert req.json["messages"] == USER
+    assert "tools" not in req.json
+    assert req.headers["Authorization"] == f"Bearer {KEY}"
+
+
+async def test_several_tool_calls_parsed_raw(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_tool_calls(
+        [
+            ("get_weather", {"city": "Paris"}),
+            ("get_weather", '{"city": "Ro'),
+            (None, "{}"),
+        ],
+        content="checking",
+    )
+    resp = await client(fake_llm).complete(USER, TOOLS)
+    assert resp.content == "checking"
+    assert resp.finish_reason == "tool_calls"
+    assert [(c.name, c.arguments) for c in resp.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}'),
+        ("get_weather", '{"city": "Ro'),
+        (None, "{}"),
+    ]
+    ids = [c.id for c in resp.tool_calls]
+    assert len(set(ids)) == 3
+    assert all(ids)
+    assert fake_llm.requests[0].json["tools"] == TOOLS
+
+
+async def test_500_then_success_is_retried_and_logged(
+    fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_llm.reply_error(500)
+    fake_llm.reply_text("ok")
+    with caplog.at_level(logging.WARNING, logger="bot.agent.llm"):
+        resp = await client(fake_llm).complete(USER, None)
+    assert resp.content == "ok"
+    assert len(fake_llm.requests) == 2
+    (record,) = [r for r in caplog.records if r.name == "bot.agent.llm"]
+    message = record.getMessage()
+    assert MODEL in message
+    assert "server error (HTTP 500)" in message
+    assert "attempt=1/3" in message
+    assert KEY not in message
+
+
+@pytest.mark.parametrize("status", [502, 503])
+async def test_other_5xx_retried(fake_llm: FakeLLM, status: int) -> None:
+    fake_llm.reply_error(status)
+    fake_llm.reply_text("ok")
+    assert (await client(fake_llm).complete(USER, None)).content == "ok"
+    assert len(fake_llm.requests) == 2
+
+
+async def test_429_then_success(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_error(429)
+    fake_llm.reply_text("ok")
+    assert (await client(fake_llm).complete(USER, None)).content == "ok"
+    assert len(fake_llm.requests) == 2
+
+
+async def test_429_retry_after_is_honoured_up_to_the_cap(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_error(429, headers={"Retry-After": "0.4"})
+    fake_llm.reply_text("ok")
+    start = time.monotonic()
+    resp = await client(fake_llm, backoff_max_s=1.0).complete(USER, None)
+    assert resp.content == "ok"
+    assert time.monotonic() - start >= 0.4
+
+
+async def test_timeout_then_success(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("too late", delay=2.0)
+    fake_llm.reply_text("ok")
+    start = time.monotonic()
+    resp = await client(fake_llm, timeout_s=0.5).complete(USER, None)
+    assert resp.content == "ok"
+    assert len(fake_llm.requests) == 2
+    assert time.monotonic() - start < 1.8
+
+
+async def test_no_choices_then_success(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_no_choices()
+    fake_llm.reply_text("ok")
+    assert (await client(fake_llm).complete(USER, None)).content == "ok"
+    assert len(fake_llm.requests) == 2
+
+
+async def test_garbage_body_then_success(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_raw(200, "this is not json")
+    fake_llm.reply_text("ok")
+    assert (await client(fake_llm).complete(USER, None)).content == "ok"
+    assert len(fake_llm.requests) == 2
+
+
+async def test_all_attempts_fail(fake_llm: FakeLLM) -> None:
+    for _ in range(3):
+        fake_llm.reply_error(500)
+    with pytest.raises(ModelUnavailableError) as info:
+        await client(fake_llm, max_retries=2).complete(USER, None)
+    assert len(fake_llm.requests) == 3
+    message = str(info.value)
+    assert "\n" not in message
+    assert "server error" in message
+    assert MODEL in message
+
+
+async def test_fallback_used_after_primary_fails(fake_llm: FakeLLM) -> None:
+    for _ in range(2):
+        fake_llm.for_model("fake-model").reply_error(503)
+    fake_llm.for_model("fake-fallback").reply_text("from fallback")
+    resp = await client(fake_llm, max_retries=1, fallback_models=[FALLBACK]).complete(USER, None)
+    assert resp.content == "from fallback"
+    assert resp.model == FALLBACK
+    assert fake_llm.models() == ["fake-model", "fake-model", "fake-fallback"]
+
+
+async def test_every_model_fails(fake_llm: FakeLLM) -> None:
+    fake_llm.for_model("fake-model").reply_error(500).reply_error(500)
+    fake_llm.for_model("fake-fallback").reply_error(429).reply_error(429)
+    with pytest.raises(ModelUnavailableError) as info:
+        await client(fake_llm, max_retries=1, fallback_models=[FALLBACK]).complete(USER, None)
+    assert fake_llm.models() == ["fake-model"] * 2 + ["fake-fallback"] * 2
+    assert "rate limited" in str(info.value)
+    assert FALLBACK in str(info.value)
+
+
+async def test_401_is_not_configured_without_retries(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_error(401)
+    with pytest.raises(ModelNotConfiguredError) as info:
+        await client(fake_llm, fallback_models=[FALLBACK]).complete(USER, None)
+    assert len(fake_llm.requests) == 1
+    message = str(info.value)
+    for hint in ("llm.api_key", "BOT_LLM__API_KEY", "BOT_LLM__MODEL", "OPENAI_API_KEY"):
+        assert hint in message
+    assert KEY not in message
+
+
+async def test_missing_key_fails_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    litellm = llm_module._loader.load()
+
+    async def no_network(**_: Any) -> Any:
+        raise AssertionError("acompletion must not be called")
+
+    monkeypatch.setattr(litellm, "acompletion", no_network)
+    with pytest.raises(ModelNotConfiguredError) as info:
+        await LLMClient("openai/gpt-4o-mini").complete(USER, None)
+    message = str(info.value)
+    for hint in ("OPENAI_API_KEY", "llm.api_key", "BOT_LLM__API_KEY", "BOT_LLM__API_BASE"):
+        assert hint in message
+
+
+async def test_unknown_provider_is_not_configured(fake_llm: FakeLLM) -> None:
+    with pytest.raises(ModelNotConfiguredError, match="provider"):
+        await client(fake_llm, model="no-such-model-xyz").complete(USER, None)
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(("status", "kind"), [(400, "bad request"), (404, "not found")])
+async def test_client_errors_are_not_retried(fake_llm: FakeLLM, status: int, kind: str) -> None:
+    fake_llm.reply_error(status)
+    with pytest.raises(ModelUnavailableError, match=kind):
+        await client(fake_llm).complete(USER, None)
+    assert len(fake_llm.requests) == 1
+
+
+async def test_client_error_moves_on_to_the_fallback(fake_llm: FakeLLM) -> None:
+    fake_llm.for_model("fake-model").reply_error(400)
+    resp = await client(fake_llm, fallback_models=[FALLBACK]).complete(USER, None)
+    assert resp.content == "echo: hello"
+    assert fake_llm.models() == ["fake-model", "fake-fallback"]
+
+
+async def test_warmup_returns_at_once_and_sets_offline_env() -> None:
+    loader = llm_module._Loader()
+    start = time.monotonic()
+    loader.start()
+    assert time.monotonic() - start < 0.2
+    module = await loader.aload()
+    assert loader.loaded
+    assert module.suppress_debug_info is True
+    assert module.drop_params is True
+    import os
+
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"].lower() == "true"
+
+
+def test_importing_the_module_does_not_import_litellm() -> None:
+    code = "import bot.agent.llm, sys; print('litellm' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=30,
+    )
+    assert out.stdout.strip() == "False"
