@@ -2,8 +2,8 @@
 
 Deny by default: a platform channel answers only users in its ``allow_from`` (ids or
 usernames, ``"*"`` for everyone) and the global ``admins``. Local channels (the
-terminal, in-process test channels) are trusted. A refused user is told once how to get access, then ignored,
-and never costs a model call.
+terminal, in-process test channels) are trusted. A refused user is told once how to
+get access, then ignored, and never costs a model call.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from bot.bus import Bus
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
+
 
 class AccessControl:
     def __init__(

@@ -6,8 +6,9 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,7 +19,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 log = logging.getLogger("bot")
 
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="TOML config (default: $BOT_CONFIG, ./bot.toml)")
+    Path | None,
+    typer.Option("--config", "-c", help="TOML config (default: $BOT_CONFIG, ./bot.toml)"),
 ]
 
 
@@ -79,9 +81,9 @@ def init(
     typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")
 
 
-def _run(coro: object) -> None:
+def _run(coro: Coroutine[Any, Any, int]) -> None:
     try:
-        code = asyncio.run(coro)  # type: ignore[arg-type]
+        code = asyncio.run(coro)
     except BotError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -8,12 +8,18 @@ so it is ordered with the chat's other messages.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.messages import InboundMessage
 
 log = logging.getLogger(__name__)
+
+# ASCII letter first, like Telegram and Slack command names: "/123", "/²" are not commands.
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# "/name[@bot]" then arguments after any whitespace (a newline too).
+_COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 
 CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]
 
@@ -28,12 +34,12 @@ class Command:
 
 def parse_command(text: str) -> tuple[str, str] | None:
     """``"/remind@MyBot in 5m tea"`` -> ``("remind", "in 5m tea")``; None if not a command."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or len(stripped) < 2:
+    found = _COMMAND.fullmatch(text.strip())
+    if found is None:
         return None
-    head, _, rest = stripped[1:].partition(" ")
+    head, rest = found.groups()
     name = head.split("@", 1)[0].lower()
-    if not name.replace("_", "").isalnum():
+    if not _NAME.fullmatch(name):
         return None
     return name, rest.strip()
 

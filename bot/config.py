@@ -165,6 +165,8 @@ def _read_toml(path: Path, required: bool) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: invalid TOML ({exc})") from None
 
@@ -176,7 +178,9 @@ def _describe(error: Any) -> str:
         return f"unknown key '{loc}'"
     msg = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
-    shown = "" if isinstance(value, dict) or "secret" in loc or "token" in loc else f" (got {value!r})"
+    # Never echo a secret's value (llm.api_key, *.token, slack.signing_secret, ...).
+    secret = any(word in loc for word in ("secret", "token", "key", "password"))
+    shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
     env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()
     origin = f" from {env_name}" if env_name in os.environ else ""
     return f"key '{loc}'{origin}: {msg}{shown}"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from bot.config import Settings
 from bot.daemon import Daemon, install_signal_handlers
@@ -28,12 +31,11 @@ def platform_channels(settings: Settings) -> list[object]:
 async def run_daemon(settings: Settings, *, terminal: bool) -> int:
     from channels.cli import CLIChannel
 
-    channels = [CLIChannel(interactive=True)] if terminal else []
-    daemon = Daemon(settings, channels=channels)  # type: ignore[arg-type]
-    await daemon.start()
+    cli = CLIChannel(interactive=True) if terminal else None
+    daemon = Daemon(settings, channels=[cli] if cli else [])
     install_signal_handlers(daemon)
-    if terminal:
-        cli = channels[0]
+    await daemon.start()
+    if cli is not None:
         await _first(daemon.wait_stopped(), cli.finished.wait())
     else:
         await daemon.wait_stopped()
@@ -46,17 +48,15 @@ async def run_chat(settings: Settings) -> int:
 
     cli = CLIChannel()
     daemon = Daemon(settings, channels=[cli])
-    await daemon.start()
     install_signal_handlers(daemon)
+    await daemon.start()
     await _first(daemon.wait_stopped(), cli.finished.wait())
     await daemon.stop()
     return 0
 
 
-async def _first(*aws: object) -> None:
-    import asyncio
-
-    tasks = [asyncio.ensure_future(a) for a in aws]  # type: ignore[call-overload]
+async def _first(*aws: Coroutine[Any, Any, Any]) -> None:
+    tasks = [asyncio.ensure_future(a) for a in aws]
     _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for task in pending:
         task.cancel()

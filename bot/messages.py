@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

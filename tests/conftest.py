@@ -8,7 +8,7 @@ for _var in [v for v in os.environ if v.startswith("BOT_")]:
 
 from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 import litellm  # noqa: E402, F401  (imported once here: ~4 s, so no single test pays it)
 import pytest_asyncio  # noqa: E402
@@ -16,7 +16,11 @@ import pytest_asyncio  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.daemon import Daemon  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
-from tests.fakes.llm_server import FakeLLM, fake_llm  # noqa: E402, F401
+
+pytest_plugins = ("tests.fakes.llm_server",)
+
+if TYPE_CHECKING:
+    from tests.fakes.llm_server import FakeLLM
 
 DaemonFactory = Callable[..., Awaitable[tuple[Daemon, FakeChannel]]]
 

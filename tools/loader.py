@@ -102,7 +102,7 @@ def build_registry(
     if extra_plugins:
         for cls in discover_plugins(group):
             _register_plugin(registry, cls)
-    logger.info("tool registry ready: %s", ", ".join(registry.names()))
+    logger.info("tools registered: %s", ", ".join(registry.names()))
     return registry
 
 

@@ -79,17 +79,23 @@ def neutralize(text: str) -> str:
     return _FORGED_HEADER.sub("[quoted text: runtime context", text)
 
 
+def _field(value: object) -> str:
+    """One line of metadata: platform-supplied names (display names, file names) are
+    user-controlled, so newlines could otherwise forge extra lines or a second header."""
+    return neutralize(" ".join(str(value).split()))
+
+
 def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     local = now.astimezone(ZoneInfo(tz_name))
     lines = [
         RUNTIME_HEADER,
         f"Current time: {local.isoformat(timespec='seconds')} ({tz_name})",
-        f"Channel: {msg.key.channel}",
-        f"Chat ID: {msg.key.chat_id}",
+        f"Channel: {_field(msg.key.channel)}",
+        f"Chat ID: {_field(msg.key.chat_id)}",
     ]
     if msg.key.thread_id:
-        lines.append(f"Thread ID: {msg.key.thread_id}")
-    user = msg.user_id + (f" ({msg.user_name})" if msg.user_name else "")
+        lines.append(f"Thread ID: {_field(msg.key.thread_id)}")
+    user = _field(msg.user_id) + (f" ({_field(msg.user_name)})" if msg.user_name else "")
     lines.append(f"User: {user}")
     if msg.kind is MessageKind.SCHEDULED:
         lines.append(
@@ -98,7 +104,8 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
         )
     for att in msg.attachments:
         size = f", {att.size} bytes" if att.size is not None else ""
-        lines.append(f"Attachment: {att.kind} {att.name or att.file_id} (id {att.file_id}{size})")
+        shown = _field(att.name or att.file_id)
+        lines.append(f"Attachment: {_field(att.kind)} {shown} (id {_field(att.file_id)}{size})")
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -146,6 +147,7 @@ class _Failure:
     kind: str
     retryable: bool
     retry_after: float | None = None
+    expected: bool = True
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -212,9 +214,7 @@ def _retry_after(exc: BaseException) -> float | None:
             return max(0.0, float(value))
         except ValueError:
             when = parsedate_to_datetime(str(value))
-            import datetime as _dt
-
-            return max(0.0, (when - _dt.datetime.now(when.tzinfo)).total_seconds())
+            return max(0.0, (when - datetime.now(when.tzinfo)).total_seconds())
     except (AttributeError, TypeError, ValueError):
         return None
 
@@ -240,6 +240,9 @@ def _classify(litellm: Any, exc: BaseException) -> _Failure:
         return _Failure("empty response (no choices)", True)
     if isinstance(exc, TimeoutError):
         return _Failure("timeout", True)
+    if _is_connection_error(exc):
+        # litellm reports a refused/reset connection as InternalServerError (HTTP 500).
+        return _Failure("connection error", True)
     for class_name, kind, retryable in checks:
         cls = getattr(litellm, class_name, None)
         if isinstance(cls, type) and isinstance(exc, cls):
@@ -247,7 +250,22 @@ def _classify(litellm: Any, exc: BaseException) -> _Failure:
     if isinstance(status, int):
         retryable = status >= 500 or status in (408, 409, 425, 429)
         return _Failure(f"HTTP {status}", retryable, _retry_after(exc) if retryable else None)
-    return _Failure(f"unexpected error ({type(exc).__name__})", False)
+    return _Failure(f"unexpected error ({type(exc).__name__})", False, expected=False)
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    """True when the cause chain holds a transport failure rather than an HTTP answer."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        names = {cls.__name__ for cls in type(cause).__mro__}
+        if "APITimeoutError" in names:
+            return False
+        if isinstance(cause, ConnectionError) or "APIConnectionError" in names:
+            return True
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return False
 
 
 def _is_auth_error(litellm: Any, exc: BaseException) -> bool:
@@ -281,6 +299,7 @@ class LLMClient:
         self.max_retries = max(0, max_retries)
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
+        self._configured: set[str] = set()
         self._jitter = wait_exponential_jitter(
             initial=backoff_base_s, max=backoff_max_s, jitter=backoff_base_s
         )
@@ -329,7 +348,13 @@ class LLMClient:
     # -- one model -----------------------------------------------------------------
 
     def _check_configured(self, litellm: Any, model: str) -> None:
-        """Fail fast, without a network call, on an unknown provider or a missing key."""
+        """Fail fast, without a network call, on an unknown provider or a missing key.
+
+        Also runs when only ``api_base`` is set: the OpenAI client refuses to send a
+        request without a key, and litellm reports that as a retryable HTTP 500.
+        """
+        if model in self._configured:
+            return
         try:
             _, _, _, default_base = litellm.get_llm_provider(model, api_base=self.api_base or None)
         except Exception as exc:
@@ -337,23 +362,31 @@ class LLMClient:
                 f"Model {model!r} names no known provider (use e.g. 'openai/gpt-4o-mini'). "
                 + CONFIGURE_HINT.format(env="OPENAI_API_KEY")
             ) from exc
-        if self._api_key or self.api_base:
-            return
-        try:
-            env = litellm.validate_environment(model)
-        except Exception:
-            log.debug("validate_environment failed for %s", model, exc_info=True)
-            return
-        missing = [
-            k
-            for k in env.get("missing_keys") or ()
-            if not (default_base and k.endswith("_API_BASE"))
-        ]
+        missing: list[str] = []
+        if not self._api_key:
+            try:
+                env = litellm.validate_environment(model, api_base=self.api_base or None)
+            except Exception:
+                log.debug("validate_environment failed for %s", model, exc_info=True)
+                env = {}
+            missing = [
+                k
+                for k in env.get("missing_keys") or ()
+                if not ((default_base or self.api_base) and k.endswith("_API_BASE"))
+            ]
         if missing:
+            placeholder = (
+                " A local server that ignores keys still needs a placeholder, "
+                'e.g. llm.api_key = "none".'
+                if self.api_base
+                else ""
+            )
             raise ModelNotConfiguredError(
                 f"No credentials for model {model!r} (missing {', '.join(missing)}). "
                 + CONFIGURE_HINT.format(env=missing[0])
+                + placeholder
             )
+        self._configured.add(model)
 
     async def _call_with_retries(
         self,
@@ -417,14 +450,21 @@ class LLMClient:
             return _parse_response(resp, model)
         except Exception as exc:
             failure = _classify(litellm, exc)
+            if not failure.retryable:
+                outcome = " (not retried)"
+            elif number >= attempts:
+                outcome = " (out of retries)"
+            else:
+                outcome = ""
             log.warning(
                 "LLM call failed: model=%s attempt=%d/%d kind=%s%s: %s",
                 model,
                 number,
                 attempts,
                 failure.kind,
-                "" if failure.retryable else " (not retried)",
+                outcome,
                 self._redact(str(exc)),
+                exc_info=not failure.expected,
             )
             if _is_auth_error(litellm, exc):
                 raise ModelNotConfiguredError(
@@ -435,15 +475,16 @@ class LLMClient:
             raise
 
     def _redact(self, text: str) -> str:
-        text = text.replace("\n", " ")[:500]
+        """One line of at most 500 characters with the API key masked."""
         if self._api_key:
             text = text.replace(self._api_key, "***")
-        return text
+        return text.replace("\n", " ")[:500]
 
 
 def _first_line(exc: BaseException) -> str:
+    """Untruncated, so redaction sees a whole key before anything is cut."""
     lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else type(exc).__name__
+    return lines[0] if lines else type(exc).__name__
 
 
 def _provider_key_env(litellm: Any, model: str) -> str:

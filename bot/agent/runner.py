@@ -243,8 +243,9 @@ def _raw_answer(resp: LLMResponse) -> str:
                 args = json.loads(args)
             except ValueError:
                 continue
-        if isinstance(args, dict) and isinstance(args.get("answer"), str):
-            return args["answer"].strip()
+        answer = args.get("answer") if isinstance(args, dict) else None
+        if isinstance(answer, str):
+            return answer.strip()
     return ""
 
 
@@ -258,8 +259,8 @@ def _legal_tail(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in history:
-        m = dict(m)
+    for stored in history:
+        m = dict(stored)
         if m.get("role") == "user" and isinstance(m.get("content"), str):
             m["content"] = neutralize(m["content"])
         if m.get("role") == "tool":

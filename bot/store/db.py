@@ -68,6 +68,9 @@ class Database:
             await self._conn.execute("PRAGMA foreign_keys=ON")
             await self._conn.execute("PRAGMA busy_timeout=5000")
             await self._migrate()
+        except StoreError:
+            await self.close()  # e.g. a newer schema: do not leak the connection
+            raise
         except (OSError, sqlite3.Error) as exc:
             await self.close()
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc

@@ -14,10 +14,11 @@ from tests.fakes.llm_server import FakeLLM, Reply
 FINAL = {"type": "function", "function": {"name": "final_result", "parameters": {}}}
 
 
-async def post(fake: FakeLLM, body: Any, path: str = "/chat/completions") -> tuple[int, Any]:
+async def post(fake: FakeLLM, body: Any, path: str = "/v1/chat/completions") -> tuple[int, Any]:
+    url = fake.url.removesuffix("/v1") + path
     async with (
         aiohttp.ClientSession() as session,
-        session.post(fake.url + path, data=json.dumps(body)) as resp,
+        session.post(url, data=json.dumps(body)) as resp,
     ):
         return resp.status, await resp.json(content_type=None)
 
@@ -38,7 +39,8 @@ async def test_default_echoes_plain_text(fake_llm: FakeLLM) -> None:
 
 
 async def test_default_calls_final_result_when_offered(fake_llm: FakeLLM) -> None:
-    _, body = await post(fake_llm, ask("hi", tools=[FINAL]), path="")
+    _, body = await post(fake_llm, ask("hi", tools=[FINAL]), path="/chat/completions")
+    assert fake_llm.requests[0].path == "/chat/completions"
     call = body["choices"][0]["message"]["tool_calls"][0]
     assert call["type"] == "function"
     assert call["function"]["name"] == "final_result"

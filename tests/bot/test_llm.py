@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import socket
 import subprocess
 import sys
 import time
@@ -136,6 +138,16 @@ async def test_timeout_then_success(fake_llm: FakeLLM) -> None:
     assert time.monotonic() - start < 1.8
 
 
+async def test_cancellation_is_not_retried(fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("slow", delay=2.0)
+    task = asyncio.create_task(client(fake_llm).complete(USER, None))
+    await fake_llm.wait_requests(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(fake_llm.requests) == 1
+
+
 async def test_no_choices_then_success(fake_llm: FakeLLM) -> None:
     fake_llm.reply_no_choices()
     fake_llm.reply_text("ok")
@@ -206,6 +218,34 @@ async def test_missing_key_fails_before_any_request(monkeypatch: pytest.MonkeyPa
     message = str(info.value)
     for hint in ("OPENAI_API_KEY", "llm.api_key", "BOT_LLM__API_KEY", "BOT_LLM__API_BASE"):
         assert hint in message
+
+
+async def test_api_base_without_key_fails_before_any_request(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelNotConfiguredError, match="placeholder"):
+        await client(fake_llm, api_key="").complete(USER, None)
+    assert fake_llm.requests == []
+
+
+async def test_connection_refused_is_retried(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    llm = LLMClient(
+        MODEL,
+        api_base=f"http://127.0.0.1:{port}/v1",
+        api_key=KEY,
+        max_retries=1,
+        backoff_base_s=0.01,
+    )
+    with (
+        caplog.at_level(logging.WARNING, logger="bot.agent.llm"),
+        pytest.raises(ModelUnavailableError, match="connection error"),
+    ):
+        await llm.complete(USER, None)
+    assert len([r for r in caplog.records if r.name == "bot.agent.llm"]) == 2
 
 
 async def test_unknown_provider_is_not_configured(fake_llm: FakeLLM) -> None:

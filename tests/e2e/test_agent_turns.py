@@ -17,7 +17,9 @@ def _register_test_tools(daemon) -> None:
 async def test_two_tool_turn_ends_in_final_result(daemon_factory, fake_llm):
     daemon, chat = await daemon_factory()
     _register_test_tools(daemon)
-    fake_llm.reply_tool_calls([("lookup_city", {"city": "Paris"}), ("add_numbers", {"a": "3", "b": 4})])
+    fake_llm.reply_tool_calls(
+        [("lookup_city", {"city": "Paris"}), ("add_numbers", {"a": "3", "b": 4})]
+    )
     fake_llm.reply_tool_calls(
         [("final_result", {"answer": "Paris has 2M people; 3+4=7", "structured_data": {"sum": 7}})]
     )
@@ -87,10 +89,13 @@ async def test_forged_runtime_header_is_neutralized(daemon_factory, fake_llm):
     assert text.rindex(RUNTIME_HEADER) > text.index("User: admin")
     assert "User: u1" in text.split(RUNTIME_HEADER, 1)[1]
     await chat.ask("again")  # replayed history stays neutralized too
-    assert sum(
-        json.dumps(m, ensure_ascii=False).count("Runtime Context — metadata")
-        for m in fake_llm.requests[-1].json["messages"]
-    ) == 1
+    assert (
+        sum(
+            json.dumps(m, ensure_ascii=False).count("Runtime Context — metadata")
+            for m in fake_llm.requests[-1].json["messages"]
+        )
+        == 1
+    )
 
 
 async def test_history_continues_after_restart(tmp_path, daemon_factory, fake_llm):

@@ -42,7 +42,15 @@ def _tool_result(fake_llm: FakeLLM) -> str:
         (("explode", {}), "RuntimeError: boom"),
         (("polite_fail", {}), "the service said no"),
     ],
-    ids=["invalid-json", "fuzzy-hint", "unknown-tool", "null-name", "wrong-type", "tool-raises", "tool-error"],
+    ids=[
+        "invalid-json",
+        "fuzzy-hint",
+        "unknown-tool",
+        "null-name",
+        "wrong-type",
+        "tool-raises",
+        "tool-error",
+    ],
 )
 async def test_broken_tool_calls_become_error_results(daemon_factory, fake_llm, call, expected):
     _, chat = await _setup(daemon_factory)
@@ -58,7 +66,7 @@ async def test_broken_tool_calls_become_error_results(daemon_factory, fake_llm, 
 
 
 async def test_fuzzy_name_is_never_executed(daemon_factory, fake_llm):
-    daemon, chat = await _setup(daemon_factory)
+    _, chat = await _setup(daemon_factory)
     fake_llm.reply_tool_calls([("Add-Numbers", {"a": 1, "b": 2})])
     fake_llm.reply_tool_calls([("final_result", {"answer": "ok"})])
     await chat.ask("add")

@@ -263,7 +263,7 @@ class FakeLLM(ReplyQueue):
     async def wait_requests(
         self,
         n: int,
-        timeout: float = 5.0,  # noqa: ASYNC109 - a plain timeout keeps test code short
+        timeout: float = 5.0,
     ) -> list[RecordedRequest]:
         """Wait until at least ``n`` requests have arrived."""
         async with self._changed:

@@ -1,0 +1,167 @@
+"""Inbound guards: deny-by-default access control and the message size limit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from bot.access import AccessControl, SizeGuard
+from bot.bus import InProcessBus
+from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage
+
+
+def tg(
+    user_id: str = "42",
+    user_name: str = "",
+    *,
+    kind: MessageKind = MessageKind.USER,
+    message_id: str = "m0",
+) -> InboundMessage:
+    return InboundMessage(
+        key=ChatKey("telegram", "chat1"),
+        user_id=user_id,
+        user_name=user_name,
+        text="hi",
+        kind=kind,
+        message_id=message_id,
+    )
+
+
+def make(
+    allow_from: Mapping[str, Sequence[str]] | None = None,
+    admins: Sequence[str] = (),
+    trusted_channels: Sequence[str] = ("cli",),
+) -> tuple[AccessControl, InProcessBus]:
+    bus = InProcessBus()
+    return AccessControl(bus, allow_from or {}, admins, trusted_channels), bus
+
+
+def drain_outbound(bus: InProcessBus) -> list[OutboundMessage]:
+    out = []
+    while bus.outbound_depth():
+        out.append(bus._outbound.get_nowait())
+    return out
+
+
+async def test_platform_channel_denies_by_default() -> None:
+    access, _ = make()
+    assert not access.allowed(tg())
+    assert not await access(tg())
+    assert not access.is_admin(tg())
+
+
+async def test_other_channels_list_does_not_apply() -> None:
+    access, _ = make({"slack": ["42", "*"]})
+    assert not access.allowed(tg("42"))
+
+
+@pytest.mark.parametrize(
+    ("allow", "user_id", "user_name"),
+    [
+        (["42"], "42", ""),
+        (["42"], "42", "whoever"),
+        (["alice"], "7", "alice"),
+        (["@alice"], "7", "alice"),
+        (["alice"], "7", "@alice"),
+        (["@Alice"], "7", "ALICE"),
+        (["ALICE"], "7", "@alice"),
+        (["*"], "999", ""),
+        (["U0ABC"], "u0abc", ""),
+    ],
+)
+async def test_allowed_users(allow: list[str], user_id: str, user_name: str) -> None:
+    access, bus = make({"telegram": allow})
+    assert access.allowed(tg(user_id, user_name))
+    assert await access(tg(user_id, user_name))
+    assert bus.outbound_depth() == 0
+
+
+@pytest.mark.parametrize(
+    ("allow", "user_id", "user_name"),
+    [
+        (["42"], "43", ""),
+        (["42"], "421", ""),
+        (["alice"], "7", "alicia"),
+        (["alice"], "7", ""),
+        (["@"], "7", "@"),  # an empty name never matches
+        ([], "7", "alice"),
+    ],
+)
+async def test_refused_users(allow: list[str], user_id: str, user_name: str) -> None:
+    access, _ = make({"telegram": allow})
+    assert not access.allowed(tg(user_id, user_name))
+
+
+async def test_admins_always_allowed() -> None:
+    access, bus = make({"telegram": []}, admins=["Telegram:42"])
+    assert access.is_admin(tg("42"))
+    assert await access(tg("42"))
+    # Admin on another platform with the same id is not an admin here.
+    assert not access.is_admin(InboundMessage(key=ChatKey("slack", "c"), user_id="42", text="hi"))
+    assert bus.outbound_depth() == 0
+
+
+async def test_trusted_channels_always_allowed() -> None:
+    access = AccessControl(InProcessBus(), {}, [])  # the terminal is trusted by default
+    cli = InboundMessage(key=ChatKey("cli", "local"), user_id="me", text="hi")
+    assert access.allowed(cli)
+    assert access.is_admin(cli)
+
+    custom, _ = make(trusted_channels=("test",))
+    fake = InboundMessage(key=ChatKey("test", "x"), user_id="me", text="hi")
+    assert custom.allowed(fake)
+    assert not custom.allowed(InboundMessage(key=ChatKey("cli", "x"), user_id="me", text="hi"))
+
+
+async def test_scheduled_messages_always_allowed() -> None:
+    access, bus = make()
+    assert await access(tg("stranger", kind=MessageKind.SCHEDULED))
+    assert bus.outbound_depth() == 0
+
+
+async def test_refusal_notice_sent_once_per_user() -> None:
+    access, bus = make({"telegram": ["alice"]})
+    first = tg("13", "mallory", message_id="m1")
+    assert not await access(first)
+    assert not await access(tg("13", "mallory", message_id="m2"))
+    assert not await access(tg("13", "mallory", message_id="m3"))
+    [notice] = drain_outbound(bus)
+    assert notice.kind is OutboundKind.NOTICE
+    assert notice.key == first.key
+    assert notice.reply_to == "m1"
+    assert "'13'" in notice.text
+    assert "channels.telegram.allow_from" in notice.text
+
+    # Another user gets their own single notice.
+    assert not await access(tg("14"))
+    assert not await access(tg("14"))
+    [other] = drain_outbound(bus)
+    assert "'14'" in other.text
+
+
+async def test_size_guard_boundary() -> None:
+    bus = InProcessBus()
+    guard = SizeGuard(bus, max_chars=100)
+    key = ChatKey("telegram", "c")
+    exact = InboundMessage(key=key, user_id="1", text="x" * 100)
+    assert await guard(exact)
+    assert bus.outbound_depth() == 0
+
+    over = InboundMessage(key=key, user_id="1", text="é" * 101, message_id="big")
+    assert not await guard(over)
+    [notice] = drain_outbound(bus)
+    assert notice.kind is OutboundKind.NOTICE
+    assert notice.key == key
+    assert notice.reply_to == "big"
+    assert "101" in notice.text
+    assert "100" in notice.text
+
+
+async def test_size_guard_counts_characters_with_thousands() -> None:
+    bus = InProcessBus()
+    guard = SizeGuard(bus, max_chars=16_000)
+    assert not await guard(InboundMessage(key=ChatKey("t", "c"), user_id="1", text="a" * 20_000))
+    [notice] = drain_outbound(bus)
+    assert "20,000" in notice.text
+    assert "16,000" in notice.text

@@ -1,0 +1,332 @@
+"""Settings: defaults, TOML, env overrides, and one-line errors that never leak secrets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import DEFAULT_CONFIG_NAME, Settings, load_settings
+from bot.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SECRETS = {
+    "llm_key": "sk-LLM-SECRET-1111",
+    "telegram": "TG-SECRET-2222",
+    "slack_bot": "xoxb-SLACK-SECRET-3333",
+    "slack_app": "xapp-SLACK-SECRET-4444",
+    "slack_signing": "SIGNING-SECRET-5555",
+    "discord": "DISCORD-SECRET-6666",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stray ./bot.toml or BOT_* variable changes what a test sees."""
+    monkeypatch.chdir(tmp_path)
+    for name in [v for v in os.environ if v.startswith("BOT_")]:
+        monkeypatch.delenv(name)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def config_error(path: str | Path | None) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    message = str(info.value)
+    assert message, "empty error"
+    assert "\n" not in message, f"not one line: {message!r}"
+    return message
+
+
+# --- defaults and sources ------------------------------------------------------------
+
+
+def test_defaults_without_any_file() -> None:
+    assert not Path(DEFAULT_CONFIG_NAME).exists()
+    settings = load_settings(None)
+    assert settings == Settings()
+    assert settings.timezone == "UTC"
+    assert settings.admins == []
+    assert settings.llm.model == "openai/gpt-4o-mini"
+    assert settings.llm.api_key.get_secret_value() == ""
+    assert settings.agent.max_concurrent_chats == 64
+    assert settings.data_dir == Path("data")
+
+
+def test_toml_values_load(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "custom.toml",
+        """
+        timezone = "Asia/Shanghai"
+        admins = ["telegram:42"]
+        data_dir = "/srv/bot"
+
+        [llm]
+        model = "anthropic/claude"
+        fallback_models = ["openai/a", "openai/b"]
+        timeout_s = 12.5
+
+        [agent]
+        max_concurrent_chats = 3
+
+        [channels.telegram]
+        allow_from = ["@alice", "7"]
+
+        [web]
+        port = 9000
+        """,
+    )
+    settings = load_settings(path)
+    assert settings.timezone == "Asia/Shanghai"
+    assert settings.admins == ["telegram:42"]
+    assert settings.data_dir == Path("/srv/bot")
+    assert settings.llm.model == "anthropic/claude"
+    assert settings.llm.fallback_models == ["openai/a", "openai/b"]
+    assert settings.llm.timeout_s == 12.5
+    assert settings.agent.max_concurrent_chats == 3
+    assert settings.channels.telegram.allow_from == ["@alice", "7"]
+    assert settings.web.port == 9000
+    # Keys not in the file keep their defaults.
+    assert settings.llm.max_steps == 8
+
+
+def test_env_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(
+        tmp_path / "bot.toml",
+        """
+        admins = ["slack:U1"]
+        [llm]
+        model = "from/file"
+        max_steps = 4
+        [agent]
+        max_concurrent_chats = 5
+        """,
+    )
+    monkeypatch.setenv("BOT_LLM__MODEL", "from/env")
+    monkeypatch.setenv("BOT_ADMINS", '["telegram:1", "discord:2"]')
+    monkeypatch.setenv("BOT_AGENT__MAX_CONCURRENT_CHATS", "9")
+    monkeypatch.setenv("BOT_CHANNELS__TELEGRAM__ALLOW_FROM", '["bob"]')
+    settings = load_settings(path)
+    assert settings.llm.model == "from/env"
+    assert settings.admins == ["telegram:1", "discord:2"]
+    assert settings.agent.max_concurrent_chats == 9
+    assert settings.channels.telegram.allow_from == ["bob"]
+    # A sibling key only in the file is kept (the env merges, it does not replace [llm]).
+    assert settings.llm.max_steps == 4
+
+
+def test_default_bot_toml_in_cwd_is_used(tmp_path: Path) -> None:
+    write(tmp_path / DEFAULT_CONFIG_NAME, 'timezone = "Europe/Paris"\n')
+    assert load_settings(None).timezone == "Europe/Paris"
+
+
+def test_default_bot_toml_missing_is_fine() -> None:
+    assert load_settings(None).timezone == "UTC"
+
+
+def test_explicit_path_missing_is_an_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    message = config_error(missing)
+    assert str(missing) in message
+    assert "not found" in message
+
+
+def test_bot_config_env_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / DEFAULT_CONFIG_NAME, 'timezone = "Europe/Paris"\n')
+    other = write(tmp_path / "elsewhere.toml", 'timezone = "Asia/Tokyo"\n')
+    monkeypatch.setenv("BOT_CONFIG", str(other))
+    assert load_settings(None).timezone == "Asia/Tokyo"
+    # An explicit --config still wins over $BOT_CONFIG.
+    assert load_settings(tmp_path / DEFAULT_CONFIG_NAME).timezone == "Europe/Paris"
+
+
+def test_bot_config_env_missing_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BOT_CONFIG", str(tmp_path / "gone.toml"))
+    assert "not found" in config_error(None)
+
+
+# --- errors --------------------------------------------------------------------------
+
+
+def test_unknown_top_level_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", 'timezon = "UTC"\n')
+    message = config_error(path)
+    assert "unknown key 'timezon'" in message
+    assert str(path) in message
+
+
+def test_unknown_nested_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[channels.telegram]\ntokn = "x"\n')
+    assert "unknown key 'channels.telegram.tokn'" in config_error(path)
+
+
+def test_unknown_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOT_LLM__MODLE", "x/y")
+    assert "unknown key 'llm.modle'" in config_error(None)
+
+
+def test_wrong_type_names_the_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[agent]\nmax_concurrent_chats = "many"\n')
+    message = config_error(path)
+    assert "'agent.max_concurrent_chats'" in message
+    assert "many" in message  # non-secret values are shown to help the operator
+
+
+def test_wrong_type_from_env_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOT_WEB__PORT", "abc")
+    message = config_error(None)
+    assert "'web.port'" in message
+    assert "BOT_WEB__PORT" in message
+
+
+def test_out_of_range_value(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", "[llm]\nmax_steps = 0\n")
+    assert "'llm.max_steps'" in config_error(path)
+
+
+def test_several_problems_reported_on_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", "foo = 1\nbar = 2\n[web]\nport = -1\n")
+    assert "2 more problems" in config_error(path)
+
+
+def test_invalid_timezone(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", 'timezone = "Mars/Olympus"\n')
+    message = config_error(path)
+    assert "'timezone'" in message
+    assert "Mars/Olympus" in message
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", "[llm\nmodel = \n")
+    message = config_error(path)
+    assert "invalid TOML" in message
+    assert str(path) in message
+
+
+def test_unreadable_file_directory(tmp_path: Path) -> None:
+    folder = tmp_path / "dir.toml"
+    folder.mkdir()
+    message = config_error(folder)
+    assert "cannot be read" in message
+    assert str(folder) in message
+
+
+def test_unreadable_file_invalid_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(b'timezone = "\xff\xfe"\n')
+    message = config_error(path)
+    assert str(path) in message
+    assert "UTF-8" in message
+
+
+# --- secrets -------------------------------------------------------------------------
+
+
+def _secret_toml(tmp_path: Path) -> Path:
+    return write(
+        tmp_path / "secrets.toml",
+        f"""
+        [llm]
+        api_key = "{SECRETS["llm_key"]}"
+        [channels.telegram]
+        token = "{SECRETS["telegram"]}"
+        [channels.slack]
+        bot_token = "{SECRETS["slack_bot"]}"
+        app_token = "{SECRETS["slack_app"]}"
+        signing_secret = "{SECRETS["slack_signing"]}"
+        [channels.discord]
+        token = "{SECRETS["discord"]}"
+        """,
+    )
+
+
+def test_secrets_never_shown(tmp_path: Path) -> None:
+    settings = load_settings(_secret_toml(tmp_path))
+    # They are loaded...
+    assert settings.llm.api_key.get_secret_value() == SECRETS["llm_key"]
+    assert settings.channels.telegram.token.get_secret_value() == SECRETS["telegram"]
+    assert settings.channels.slack.bot_token.get_secret_value() == SECRETS["slack_bot"]
+    assert settings.channels.slack.app_token.get_secret_value() == SECRETS["slack_app"]
+    assert settings.channels.slack.signing_secret.get_secret_value() == SECRETS["slack_signing"]
+    assert settings.channels.discord.token.get_secret_value() == SECRETS["discord"]
+    # ...but never rendered.
+    renderings = {
+        "repr": repr(settings),
+        "str": str(settings),
+        "json": settings.model_dump_json(),
+        "repr(channels)": repr(settings.channels),
+        "repr(llm)": repr(settings.llm),
+    }
+    for how, text in renderings.items():
+        for secret in SECRETS.values():
+            assert secret not in text, f"{secret} leaked by {how}"
+
+
+def test_secret_from_env_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOT_LLM__API_KEY", SECRETS["llm_key"])
+    settings = load_settings(None)
+    assert settings.llm.api_key.get_secret_value() == SECRETS["llm_key"]
+    assert SECRETS["llm_key"] not in repr(settings) + str(settings) + settings.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "dotted"),
+    [
+        ("llm", "api_key", "llm.api_key"),
+        ("channels.telegram", "token", "channels.telegram.token"),
+        ("channels.slack", "bot_token", "channels.slack.bot_token"),
+        ("channels.slack", "app_token", "channels.slack.app_token"),
+        ("channels.slack", "signing_secret", "channels.slack.signing_secret"),
+        ("channels.discord", "token", "channels.discord.token"),
+    ],
+)
+def test_secret_with_wrong_type_not_in_error(
+    tmp_path: Path, section: str, key: str, dotted: str
+) -> None:
+    # A number and a list: both invalid for a string and both easy to echo by mistake.
+    for value, needle in [("987654321123", "987654321123"), ('["sk-LEAK-abc"]', "sk-LEAK-abc")]:
+        path = write(tmp_path / "c.toml", f"[{section}]\n{key} = {value}\n")
+        message = config_error(path)
+        assert f"'{dotted}'" in message
+        assert needle not in message, f"secret value leaked: {message}"
+
+
+# --- the CLI -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"unknown_key = 1\n[llm]\napi_key = 12345\n", b"\xff\xfe\x00"],
+    ids=["bad-keys", "bad-utf8"],
+)
+def test_cli_bad_config_exits_2_with_one_line(tmp_path: Path, content: bytes) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(content)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "run", "--config", str(bad)],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error:")
+    assert str(bad) in lines[0]
+    assert "12345" not in proc.stderr

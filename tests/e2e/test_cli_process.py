@@ -1,0 +1,117 @@
+"""The real processes: `bot chat` in a pipe, `bot run` until SIGTERM, `bot init`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from tests.fakes.llm_server import FakeLLM
+
+
+def _env(tmp_path: Path, llm: FakeLLM | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+    env.update(
+        BOT_DATA_DIR=str(tmp_path / "data"),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+    )
+    if llm is not None:
+        env.update(
+            BOT_LLM__MODEL="openai/fake-model",
+            BOT_LLM__API_BASE=llm.url,
+            BOT_LLM__API_KEY="sk-test-secret-value",
+        )
+    env.update(extra)
+    return env
+
+
+async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_chat_answers_piped_lines_in_order_and_exits(tmp_path, fake_llm):
+    lines = [f"line {i}" for i in range(5)]
+    code, out, err = await _bot(
+        "chat", env=_env(tmp_path, fake_llm), cwd=tmp_path, stdin="\n".join(lines).encode()
+    )
+    assert code == 0, err
+    assert out.splitlines() == [f"echo: {line}" for line in lines]
+    assert "sk-test-secret-value" not in out + err
+
+
+async def test_chat_without_model_explains_configuration(tmp_path):
+    code, out, err = await _bot("chat", env=_env(tmp_path), cwd=tmp_path, stdin=b"hello\n")
+    assert code == 0, err
+    assert "BOT_LLM__API_KEY" in out
+    assert "Traceback" not in err
+
+
+async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            "run",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=_env(tmp_path, fake_llm),
+            cwd=tmp_path,
+        )
+        assert proc.stderr is not None
+        seen: list[str] = []
+
+        async def _until_ready(stream: asyncio.StreamReader = proc.stderr) -> None:
+            while True:
+                line = (await stream.readline()).decode()
+                assert line, f"exited before ready: {seen}"
+                seen.append(line)
+                if ": ready: " in line:
+                    return
+
+        await asyncio.wait_for(_until_ready(), timeout=30)
+        proc.send_signal(sig)
+        _, rest = await asyncio.wait_for(proc.communicate(), timeout=30)
+        assert proc.returncode == 0, rest.decode()
+        text = "".join(seen) + rest.decode()
+        assert "stopped" in text
+        assert "Traceback" not in text
+        assert "sk-test-secret-value" not in text
+
+
+async def test_run_with_bad_config_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[llm]\ntimeout_s = "soon"\n')
+    code, out, err = await _bot("run", "--config", str(bad), env=_env(tmp_path), cwd=tmp_path)
+    assert code == 2
+    assert err.strip().count("\n") == 0
+    assert "llm.timeout_s" in err and "Traceback" not in err
+
+
+async def test_init_writes_config_and_workspace_without_overwriting(tmp_path):
+    env = _env(tmp_path)
+    code, out, err = await _bot("init", env=env, cwd=tmp_path)
+    assert code == 0, err
+    config = tmp_path / "bot.toml"
+    assert "[llm]" in config.read_text()
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    soul.write_text("custom persona")
+    code, out, err = await _bot("init", env=env, cwd=tmp_path)
+    assert code == 0 and "not overwritten" in out
+    assert soul.read_text() == "custom persona"
