@@ -77,7 +77,9 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
         assert proc.stderr is not None
         seen: list[str] = []
 
-        async def _until_ready(stream: asyncio.StreamReader = proc.stderr) -> None:
+        async def _until_ready(
+            stream: asyncio.StreamReader = proc.stderr, seen: list[str] = seen
+        ) -> None:
             while True:
                 line = (await stream.readline()).decode()
                 assert line, f"exited before ready: {seen}"
@@ -98,7 +100,7 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
 async def test_run_with_bad_config_exits_2_with_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[llm]\ntimeout_s = "soon"\n')
-    code, out, err = await _bot("run", "--config", str(bad), env=_env(tmp_path), cwd=tmp_path)
+    code, _, err = await _bot("run", "--config", str(bad), env=_env(tmp_path), cwd=tmp_path)
     assert code == 2
     assert err.strip().count("\n") == 0
     assert "llm.timeout_s" in err and "Traceback" not in err
