@@ -18,13 +18,16 @@ from typing import Any
 from bot.access import AccessControl, SizeGuard
 from bot.agent.llm import LLMClient
 from bot.agent.runner import AgentRunner, ChatModel
-from bot.bus import InProcessBus
+from bot.bus import DurableBus
 from bot.commands import CommandRouter
 from bot.config import Settings
-from bot.dispatch import Deduplicator, Dispatcher
+from bot.delivery import Delivery
+from bot.dispatch import Dispatcher
 from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
 from bot.store.db import Database
+from bot.store.inbox import InboxStore
+from bot.store.outbox import OutboxStore
 from bot.store.sessions import SessionStore
 from bot.workspaces import Workspaces
 from channels.base import Channel
@@ -55,15 +58,19 @@ class Daemon:
         from tools.loader import build_registry
 
         self.settings = settings
-        self.bus = InProcessBus()
         self.db = Database(settings.data_dir / "bot.db")
         self.sessions = SessionStore(self.db)
+        self.outbox = OutboxStore(self.db)
+        self.bus = DurableBus(InboxStore(self.db), self.outbox)
         self.workspaces = Workspaces(settings.data_dir / "workspaces")
         self.tools = build_registry()
         self._llm = build_model(settings) if model is None else None
         self.model: ChatModel = model if model is not None else self._llm  # type: ignore[assignment]
         self.commands = CommandRouter()
         self.channels: dict[str, Channel] = {c.name: c for c in channels}
+        self.delivery = Delivery(
+            self.outbox, self.channels, max_concurrent=settings.agent.max_concurrent_chats
+        )
         self.access = AccessControl(
             self.bus,
             allow_from={
@@ -80,7 +87,7 @@ class Daemon:
             self.workspaces,
             timezone=settings.timezone,
             max_steps=settings.llm.max_steps,
-            services={"settings": settings, "sessions": self.sessions},
+            services={"settings": settings, "sessions": self.sessions, "outbox": self.outbox},
         )
         self.dispatcher = Dispatcher(
             self.bus,
@@ -88,7 +95,6 @@ class Daemon:
             max_concurrent=settings.agent.max_concurrent_chats,
             idle_s=settings.agent.worker_idle_s,
             filters=[
-                Deduplicator(),
                 self.access,
                 SizeGuard(self.bus, settings.agent.max_message_chars),
             ],
@@ -113,6 +119,11 @@ class Daemon:
                 up.append(channel.name)
             except ChannelError as exc:
                 log.error("channel %s failed to start: %s", channel.name, exc)
+        inbound, outbound = await self.bus.replay()
+        if inbound or outbound:
+            log.info(
+                "resuming %d unanswered messages and %d undelivered replies", inbound, outbound
+            )
         self.ready_s = time.perf_counter() - started
         log.info(
             "ready: channels=%s model=%s data_dir=%s (%.0f ms)",
@@ -164,17 +175,7 @@ class Daemon:
 
     async def _route_outbound(self) -> None:
         while True:
-            out = await self.bus.get_outbound()
-            try:
-                channel = self.channels.get(out.key.channel)
-                if channel is None:
-                    log.error("no channel %r for outbound message to %s", out.key.channel, out.key)
-                else:
-                    await channel.send(out)
-            except Exception:
-                log.exception("sending to %s failed", out.key)
-            finally:
-                self.bus.outbound_done()
+            self.delivery.submit(await self.bus.get_outbound())
 
     def request_stop(self) -> None:
         self._stopping.set()
@@ -186,11 +187,12 @@ class Daemon:
         """Stop taking messages, let running turns finish, flush replies, close."""
         finished = await self.dispatcher.drain(timeout)
         if not finished:
-            log.warning("stopped with turns unfinished after %.1f s", timeout)
-        try:
-            await asyncio.wait_for(self.bus.join_outbound(), timeout=5.0)
-        except TimeoutError:
-            log.warning("%d replies not delivered at shutdown", self.bus.outbound_depth())
+            log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
+        await asyncio.sleep(0)  # let the router hand the last replies to delivery
+        while self.bus.outbound_depth():
+            self.delivery.submit(await self.bus.get_outbound())
+        if not await self.delivery.drain(timeout=5.0):
+            log.warning("some replies not delivered at shutdown; they stay in the outbox")
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -11,6 +11,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     └── ChannelError             a platform adapter could not start or send
+        └── DeliveryRejected     the platform refused a message for good (no retry)
 """
 
 from __future__ import annotations
@@ -45,4 +46,8 @@ class ToolError(BotError):
 
 
 class ChannelError(BotError):
-    """A channel adapter failed to start or deliver."""
+    """A channel adapter failed to start or deliver; a failed send is retried."""
+
+
+class DeliveryRejected(ChannelError):
+    """The platform refused this message permanently (e.g. the chat no longer exists)."""

@@ -6,6 +6,8 @@ bus can later be replaced by a networked one without touching channels or the ag
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,3 +89,47 @@ class OutboundMessage:
     attachments: tuple[Attachment, ...] = ()
     extras: Mapping[str, Any] = field(default_factory=dict)
     message_id: str = field(default_factory=new_id)
+    # Same key = same delivery: the outbox sends a key once, e.g. "reminder:12:<fire time>".
+    idempotency_key: str | None = None
+
+    @property
+    def delivery_key(self) -> str:
+        return self.idempotency_key or f"msg:{self.message_id}"
+
+
+def to_json(msg: InboundMessage | OutboundMessage) -> str:
+    """Serialize a bus message (for the inbox/outbox tables or a networked bus)."""
+    data = dataclasses.asdict(msg)
+    if isinstance(msg, InboundMessage):
+        data["received_at"] = msg.received_at.isoformat()
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def inbound_from_json(raw: str) -> InboundMessage:
+    data = json.loads(raw)
+    return InboundMessage(
+        key=ChatKey(**data["key"]),
+        user_id=data["user_id"],
+        text=data["text"],
+        kind=MessageKind(data["kind"]),
+        message_id=data["message_id"],
+        user_name=data.get("user_name", ""),
+        attachments=tuple(Attachment(**a) for a in data.get("attachments", ())),
+        extras=data.get("extras") or {},
+        received_at=datetime.fromisoformat(data["received_at"]),
+    )
+
+
+def outbound_from_json(raw: str) -> OutboundMessage:
+    data = json.loads(raw)
+    return OutboundMessage(
+        key=ChatKey(**data["key"]),
+        text=data["text"],
+        kind=OutboundKind(data["kind"]),
+        reply_to=data.get("reply_to"),
+        final=bool(data.get("final", True)),
+        attachments=tuple(Attachment(**a) for a in data.get("attachments", ())),
+        extras=data.get("extras") or {},
+        message_id=data["message_id"],
+        idempotency_key=data.get("idempotency_key"),
+    )

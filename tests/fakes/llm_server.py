@@ -31,7 +31,7 @@ import json
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Self
 
@@ -191,8 +191,9 @@ class ReplyQueue:
     def __init__(self) -> None:
         self._queue: deque[Reply] = deque()
 
-    def reply(self, reply: Reply) -> Self:
-        self._queue.append(reply)
+    def reply(self, reply: Reply, *, delay: float | None = None) -> Self:
+        """Queue any reply; ``delay`` overrides the reply's own delay."""
+        self._queue.append(reply if delay is None else replace(reply, delay=delay))
         return self
 
     def reply_text(self, text: str, *, delay: float = 0.0) -> Self:

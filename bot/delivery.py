@@ -1,0 +1,103 @@
+"""Delivery: outbound messages leave the bus for their channel, in order per chat.
+
+Every message is already in the outbox (DurableBus), so a failed send is retried
+with exponential backoff (and after a restart) until the channel accepts it, or it
+is given up after ``max_attempts`` or a permanent refusal, with an error logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+
+from bot.errors import DeliveryRejected
+from bot.keyed import KeyedSerial
+from bot.messages import ChatKey, OutboundMessage, utcnow
+from bot.store.outbox import OutboxStore
+from channels.base import Channel
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    def __init__(
+        self,
+        outbox: OutboxStore,
+        channels: Mapping[str, Channel],
+        *,
+        max_attempts: int = 12,
+        max_concurrent: int = 64,
+    ) -> None:
+        self._outbox = outbox
+        self._channels = channels
+        self._max_attempts = max_attempts
+        self._lanes: KeyedSerial[ChatKey, OutboundMessage] = KeyedSerial(
+            self._send, max_concurrent=max_concurrent, idle_s=60.0, name="send"
+        )
+        self._timers: set[asyncio.TimerHandle] = set()
+        self.sent = 0
+        self.failed = 0
+
+    def submit(self, msg: OutboundMessage) -> None:
+        self._lanes.submit(msg.key, msg)
+
+    async def _send(self, msg: OutboundMessage) -> None:
+        channel = self._channels.get(msg.key.channel)
+        try:
+            if channel is None:
+                raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
+            await channel.send(msg)
+        except DeliveryRejected as exc:
+            self.failed += 1
+            log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
+            await self._outbox.give_up(msg, str(exc))
+            return
+        except Exception as exc:
+            self.failed += 1
+            error = f"{type(exc).__name__}: {exc}"
+            attempts, due = await self._outbox.mark_failed(msg, error)
+            if attempts >= self._max_attempts:
+                log.error(
+                    "delivery %s to %s given up after %d attempts: %s",
+                    msg.delivery_key,
+                    msg.key,
+                    attempts,
+                    error,
+                )
+                await self._outbox.give_up(msg, error)
+                return
+            delay = max(0.0, (due - utcnow()).total_seconds())
+            log.warning(
+                "delivery %s to %s failed (%s); retry %d in %.1f s",
+                msg.delivery_key,
+                msg.key,
+                error,
+                attempts,
+                delay,
+            )
+            self._retry_later(msg, delay)
+            return
+        self.sent += 1
+        await self._outbox.mark_sent(msg)
+
+    def _retry_later(self, msg: OutboundMessage, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._timers.discard(handle)
+            if not self._lanes.closing:
+                self.submit(msg)
+
+        handle = loop.call_later(delay, fire)
+        self._timers.add(handle)
+
+    def pending_retries(self) -> int:
+        return len(self._timers)
+
+    async def drain(self, timeout: float) -> bool:
+        """Flush queued sends; scheduled retries stay in the outbox for the next start."""
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+        return await self._lanes.drain(timeout)

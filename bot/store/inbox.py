@@ -1,0 +1,59 @@
+"""The durable inbox: every accepted message is journaled before it is acknowledged.
+
+A channel commits its platform offset only after ``accept`` returns, and a message
+leaves the inbox only when its turn finished, so neither a restart nor a SIGKILL
+mid-turn loses it; the unique (chat, message id) key makes redelivery a no-op.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
+from bot.store.db import Database
+
+
+class InboxStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def accept(self, msg: InboundMessage) -> bool:
+        """Journal a message; False when the same (chat, message id) was seen before."""
+        changed = await self._db.execute_count(
+            "INSERT OR IGNORE INTO inbox (channel, chat_id, thread_id, message_id, payload,"
+            " received_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                msg.key.channel,
+                msg.key.chat_id,
+                msg.key.thread_id or "",
+                msg.message_id,
+                to_json(msg),
+                msg.received_at.isoformat(),
+            ),
+        )
+        return changed > 0
+
+    async def done(self, msg: InboundMessage) -> None:
+        await self._db.execute(
+            "UPDATE inbox SET status = 'done', done_at = ? WHERE channel = ? AND chat_id = ?"
+            " AND thread_id = ? AND message_id = ?",
+            (
+                utcnow().isoformat(),
+                msg.key.channel,
+                msg.key.chat_id,
+                msg.key.thread_id or "",
+                msg.message_id,
+            ),
+        )
+
+    async def pending(self) -> list[InboundMessage]:
+        """Accepted but unanswered messages, in arrival order (replayed at start)."""
+        rows = await self._db.fetchall(
+            "SELECT payload FROM inbox WHERE status = 'pending' ORDER BY id"
+        )
+        return [inbound_from_json(r["payload"]) for r in rows]
+
+    async def prune(self, keep_days: int = 7) -> None:
+        """Forget answered messages after a while; dedup only needs recent ones."""
+        cutoff = (utcnow() - timedelta(days=keep_days)).isoformat()
+        await self._db.execute("DELETE FROM inbox WHERE status = 'done' AND done_at < ?", (cutoff,))

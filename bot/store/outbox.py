@@ -1,0 +1,93 @@
+"""The outbox: every reply, reminder and notice is persisted before it is sent.
+
+A delivery key makes sending idempotent (a reminder occurrence re-fired after a restart
+is not sent twice); failed sends are retried with backoff until the channel accepts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from bot.messages import OutboundMessage, outbound_from_json, to_json, utcnow
+from bot.store.db import Database
+
+BACKOFF_BASE_S = 1.0
+BACKOFF_MAX_S = 300.0
+
+
+def backoff(attempts: int) -> timedelta:
+    return timedelta(seconds=min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempts - 1)))
+
+
+class OutboxStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, msg: OutboundMessage) -> bool:
+        """Persist a message to deliver; False when its delivery key is already known."""
+        now = utcnow().isoformat()
+        changed = await self._db.execute_count(
+            "INSERT OR IGNORE INTO outbox (delivery_key, channel, payload, next_attempt_at,"
+            " created_at) VALUES (?, ?, ?, ?, ?)",
+            (msg.delivery_key, msg.key.channel, to_json(msg), now, now),
+        )
+        return changed > 0
+
+    async def mark_sent(self, msg: OutboundMessage) -> None:
+        await self._db.execute(
+            "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1,"
+            " last_error = NULL WHERE delivery_key = ?",
+            (utcnow().isoformat(), msg.delivery_key),
+        )
+
+    async def give_up(self, msg: OutboundMessage, error: str) -> None:
+        await self._db.execute(
+            "UPDATE outbox SET status = 'failed', last_error = ? WHERE delivery_key = ?",
+            (error[:500], msg.delivery_key),
+        )
+
+    async def mark_failed(self, msg: OutboundMessage, error: str) -> tuple[int, datetime]:
+        """Record a failed attempt; returns the attempts so far and when the next is due."""
+        row = await self._db.fetchone(
+            "SELECT attempts FROM outbox WHERE delivery_key = ?", (msg.delivery_key,)
+        )
+        attempts = (int(row["attempts"]) if row else 0) + 1
+        due = utcnow() + backoff(attempts)
+        await self._db.execute(
+            "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ?"
+            " WHERE delivery_key = ?",
+            (attempts, error[:500], due.isoformat(), msg.delivery_key),
+        )
+        return attempts, due
+
+    async def due(
+        self, now: datetime | None = None, *, pending_all: bool = False
+    ) -> list[OutboundMessage]:
+        """Pending messages whose next attempt is due (or all pending), oldest first."""
+        if pending_all:
+            rows = await self._db.fetchall(
+                "SELECT payload FROM outbox WHERE status = 'pending' ORDER BY id"
+            )
+        else:
+            rows = await self._db.fetchall(
+                "SELECT payload FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
+                " ORDER BY id",
+                ((now or utcnow()).isoformat(),),
+            )
+        return [outbound_from_json(r["payload"]) for r in rows]
+
+    async def next_due(self) -> datetime | None:
+        row = await self._db.fetchone(
+            "SELECT MIN(next_attempt_at) AS t FROM outbox WHERE status = 'pending'"
+        )
+        return datetime.fromisoformat(row["t"]) if row and row["t"] else None
+
+    async def depth(self) -> int:
+        row = await self._db.fetchone("SELECT COUNT(*) AS n FROM outbox WHERE status = 'pending'")
+        return int(row["n"]) if row else 0
+
+    async def prune(self, keep_days: int = 7) -> None:
+        cutoff = (utcnow() - timedelta(days=keep_days)).isoformat()
+        await self._db.execute(
+            "DELETE FROM outbox WHERE status != 'pending' AND created_at < ?", (cutoff,)
+        )
