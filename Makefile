@@ -25,7 +25,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 format: $(STAMP)
 	$(BIN)/ruff format bot channels tools tests bench
