@@ -12,7 +12,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from bot.access import AccessControl, SizeGuard
@@ -33,6 +33,8 @@ from bot.workspaces import Workspaces
 from channels.base import Channel
 
 log = logging.getLogger(__name__)
+
+TYPING_REFRESH_S = 4.0  # Telegram shows "typing" for 5 s per call
 
 
 def build_model(settings: Settings) -> LLMClient:
@@ -141,7 +143,8 @@ class Daemon:
             await self._reply(msg, await command.func(msg, args))
             return
         try:
-            outcome = await self.runner.run_turn(msg)
+            async with self._typing(msg):
+                outcome = await self.runner.run_turn(msg)
         except ModelNotConfiguredError as exc:
             await self._reply(msg, str(exc), OutboundKind.ERROR)
             return
@@ -159,6 +162,29 @@ class Daemon:
         if outcome.next_actions:
             extras["next_actions"] = list(outcome.next_actions)
         await self._reply(msg, outcome.answer, extras=extras)
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, msg: InboundMessage) -> AsyncIterator[None]:
+        """Show and refresh the channel's typing indicator while a turn runs."""
+        channel = self.channels.get(msg.key.channel)
+
+        async def refresh() -> None:
+            assert channel is not None
+            while True:
+                try:
+                    await channel.typing(msg.key)
+                except Exception as exc:  # cosmetic: never fail a turn over it
+                    log.debug("typing indicator failed in %s: %s", msg.key, exc)
+                await asyncio.sleep(TYPING_REFRESH_S)
+
+        task = asyncio.create_task(refresh()) if channel is not None else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def _reply(
         self,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.bus import Bus
@@ -89,21 +88,3 @@ class Dispatcher:
     async def drain(self, timeout: float) -> bool:
         """Stop taking messages and wait for queued turns; True if all finished in time."""
         return await self._workers.drain(timeout)
-
-
-class Deduplicator:
-    """Drops a message whose (chat, message id) was seen recently (platform redelivery)."""
-
-    def __init__(self, capacity: int = 10_000) -> None:
-        self._seen: OrderedDict[tuple[ChatKey, str], None] = OrderedDict()
-        self._capacity = capacity
-
-    async def __call__(self, msg: InboundMessage) -> bool:
-        ident = (msg.key, msg.message_id)
-        if ident in self._seen:
-            log.info("duplicate message %s in %s dropped", msg.message_id, msg.key)
-            return False
-        self._seen[ident] = None
-        if len(self._seen) > self._capacity:
-            self._seen.popitem(last=False)
-        return True

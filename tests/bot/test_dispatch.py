@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from bot.bus import InProcessBus
-from bot.dispatch import Deduplicator, Dispatcher
+from bot.dispatch import Dispatcher
 from bot.messages import ChatKey, InboundMessage, OutboundKind
 
 A = ChatKey("test", "A")
@@ -219,30 +219,3 @@ async def test_filters_can_drop_messages() -> None:
         await d.submit(msg(A, str(i)))
     assert await d.drain(TIMEOUT)
     assert rec.events == ["start 0", "end 0", "start 2", "end 2"]
-
-
-async def test_deduplicator_drops_repeats() -> None:
-    dedup = Deduplicator()
-    assert await dedup(msg(A, "hi", message_id="1"))
-    assert not await dedup(msg(A, "hi again", message_id="1"))
-    assert await dedup(msg(B, "hi", message_id="1"))  # same id, other chat
-    assert await dedup(msg(ChatKey("test", "A", "t"), "hi", message_id="1"))  # other thread
-    assert await dedup(msg(A, "hi", message_id="2"))
-
-
-async def test_deduplicator_memory_is_bounded() -> None:
-    dedup = Deduplicator(capacity=3)
-    for i in range(50):
-        assert await dedup(msg(A, "x", message_id=str(i)))
-    assert len(dedup._seen) == 3
-    assert not await dedup(msg(A, "x", message_id="49"))  # recent ones still dropped
-    assert await dedup(msg(A, "x", message_id="0"))  # the oldest was forgotten
-
-
-async def test_deduplicator_in_dispatcher() -> None:
-    rec = Recorder()
-    d = Dispatcher(InProcessBus(), rec, filters=[Deduplicator()])
-    await d.submit(msg(A, "once", message_id="42"))
-    await d.submit(msg(A, "once", message_id="42"))
-    assert await d.drain(TIMEOUT)
-    assert rec.events == ["start once", "end once"]

@@ -1,0 +1,1 @@
+"""Benchmarks (``make bench``): reproducible scenarios against the loopback fakes."""

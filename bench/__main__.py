@@ -1,0 +1,40 @@
+"""Run every ``bench/bench_*.py`` scenario (or those named on the command line) and
+print one table. Each module exposes ``async def run() -> list[Row]``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import pkgutil
+import platform
+import sys
+import time
+
+from bench.common import Row, machine, print_table
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+async def _main(names: list[str]) -> int:
+    import bench
+
+    modules = sorted(
+        m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
+    )
+    if names:
+        modules = [m for m in modules if any(n in m for n in names)]
+    rows: list[Row] = []
+    for name in modules:
+        module = importlib.import_module(f"bench.{name}")
+        started = time.perf_counter()
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        rows.extend(await module.run())
+        print(f"  {name} took {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    print(f"Machine: {machine()}; Python {platform.python_version()}")
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(_main(sys.argv[1:])))

@@ -1,0 +1,24 @@
+"""A small durable key-value table for adapter state (polling offsets and the like)."""
+
+from __future__ import annotations
+
+from bot.store.db import Database
+
+
+class KeyValueStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get(self, key: str, default: str | None = None) -> str | None:
+        row = await self._db.fetchone("SELECT value FROM kv WHERE key = ?", (key,))
+        return str(row["value"]) if row else default
+
+    async def set(self, key: str, value: str) -> None:
+        await self._db.execute(
+            "INSERT INTO kv (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    async def delete(self, key: str) -> None:
+        await self._db.execute("DELETE FROM kv WHERE key = ?", (key,))
