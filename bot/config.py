@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -46,15 +46,35 @@ class AgentSettings(_Section):
     max_message_chars: int = Field(default=16_000, ge=100)
 
 
+class RemindersSettings(_Section):
+    missed_grace_h: float = Field(default=24, ge=0)
+    max_active_per_user: int = Field(default=100, ge=1)
+
+
+class ContextSettings(_Section):
+    """What the context governor may send: the window it falls back to and its budgets."""
+
+    max_context_tokens: int = Field(default=32_000, ge=1_000)
+    reserve_tokens: int = Field(default=4_000, ge=0)
+    max_tool_result_chars: int = Field(default=16_000, ge=500)
+    history_turns: int = Field(default=6, ge=1, le=100)
+
+
 class WeatherSettings(_Section):
     geocoding_url: str = "https://geocoding-api.open-meteo.com/v1/search"
     forecast_url: str = "https://api.open-meteo.com/v1/forecast"
+    timeout_s: float = Field(default=10, gt=0)
 
 
 class TelegramSettings(_Section):
     token: SecretStr = SecretStr("")
     base_url: str = "https://api.telegram.org/bot"
     allow_from: list[str] = Field(default_factory=list)
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str = ""
+    webhook_port: int = Field(default=8443, ge=0, le=65535)
+    webhook_secret: SecretStr = SecretStr("")
+    group_policy: Literal["mention", "all"] = "mention"
 
 
 class SlackSettings(_Section):
@@ -101,6 +121,8 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     llm: LLMSettings = Field(default_factory=LLMSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     weather: WeatherSettings = Field(default_factory=WeatherSettings)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

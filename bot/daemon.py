@@ -13,7 +13,10 @@ import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
 from typing import Any
+
+import aiohttp
 
 from bot.access import AccessControl, SizeGuard
 from bot.agent.llm import LLMClient
@@ -23,14 +26,19 @@ from bot.commands import CommandRouter
 from bot.config import Settings
 from bot.delivery import Delivery
 from bot.dispatch import Dispatcher
-from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError
+from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError, ToolError
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.reminder_commands import register_reminder_commands
+from bot.reminders import ReminderService
+from bot.scheduler import ReminderScheduler
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore
+from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
 from bot.workspaces import Workspaces
 from channels.base import Channel
+from tools.weather import weather_command
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +76,28 @@ class Daemon:
         self.tools = build_registry()
         self._llm = build_model(settings) if model is None else None
         self.model: ChatModel = model if model is not None else self._llm  # type: ignore[assignment]
+        self.scheduler = ReminderScheduler(
+            ReminderStore(self.db),
+            self.bus,
+            grace=timedelta(hours=settings.reminders.missed_grace_h),
+        )
+        self.reminders = ReminderService(
+            ReminderStore(self.db),
+            UserSettingsStore(self.db),
+            self.scheduler,
+            default_timezone=settings.timezone,
+            max_active_per_user=settings.reminders.max_active_per_user,
+        )
         self.commands = CommandRouter()
+        register_reminder_commands(self.commands, self.reminders)
+        self.commands.register(weather_command(settings, lambda: self.http, self._user_timezone))
+        self.http: aiohttp.ClientSession | None = None
+        self.services: dict[str, Any] = {
+            "settings": settings,
+            "sessions": self.sessions,
+            "outbox": self.outbox,
+            "reminders": self.reminders,
+        }
         self.channels: dict[str, Channel] = {c.name: c for c in channels}
         self.delivery = Delivery(
             self.outbox, self.channels, max_concurrent=settings.agent.max_concurrent_chats
@@ -87,9 +116,11 @@ class Daemon:
             self.tools,
             self.sessions,
             self.workspaces,
-            timezone=settings.timezone,
+            timezone=self._user_timezone,
             max_steps=settings.llm.max_steps,
-            services={"settings": settings, "sessions": self.sessions, "outbox": self.outbox},
+            context=settings.context,
+            model_name=settings.llm.model,
+            services=self.services,
         )
         self.dispatcher = Dispatcher(
             self.bus,
@@ -110,6 +141,9 @@ class Daemon:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         await self.db.open()
         self.workspaces.ensure()
+        self.http = aiohttp.ClientSession()
+        self.services["http"] = self.http
+        scheduled = await self.scheduler.start()
         if self._llm is not None:
             self._llm.start_warmup()
         self._tasks.append(asyncio.create_task(self._route_outbound(), name="outbound"))
@@ -128,9 +162,10 @@ class Daemon:
             )
         self.ready_s = time.perf_counter() - started
         log.info(
-            "ready: channels=%s model=%s data_dir=%s (%.0f ms)",
+            "ready: channels=%s model=%s reminders=%d data_dir=%s (%.0f ms)",
             ",".join(up) or "none",
             self.settings.llm.model,
+            scheduled,
             self.settings.data_dir,
             self.ready_s * 1000,
         )
@@ -140,7 +175,11 @@ class Daemon:
         matched = self.commands.match(msg)
         if matched is not None:
             command, args = matched
-            await self._reply(msg, await command.func(msg, args))
+            try:
+                text = await command.func(msg, args)
+            except ToolError as exc:
+                text = f"Error: {exc}"
+            await self._reply(msg, text)
             return
         try:
             async with self._typing(msg):
@@ -186,6 +225,9 @@ class Daemon:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
+    async def _user_timezone(self, msg: InboundMessage) -> str:
+        return await self.reminders.user_timezone(msg.key.channel, msg.user_id)
+
     async def _reply(
         self,
         msg: InboundMessage,
@@ -211,6 +253,7 @@ class Daemon:
 
     async def stop(self, timeout: float = 10.0) -> None:
         """Stop taking messages, let running turns finish, flush replies, close."""
+        self.scheduler.stop()
         finished = await self.dispatcher.drain(timeout)
         if not finished:
             log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
@@ -230,6 +273,8 @@ class Daemon:
                 await channel.stop()
             except Exception:
                 log.exception("channel %s did not stop cleanly", channel.name)
+        if self.http is not None:
+            await self.http.close()
         await self.db.close()
         log.info("stopped")
 

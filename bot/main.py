@@ -4,35 +4,58 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from bot.config import Settings
 from bot.daemon import Daemon, install_signal_handlers
+from bot.store.kv import KeyValueStore
 from bot.workspaces import template_text
+from channels.base import Channel
 
 log = logging.getLogger(__name__)
 
 
-def platform_channels(settings: Settings) -> list[object]:
-    """Every platform channel whose token is configured (adapters arrive per issue)."""
+def platform_channels(settings: Settings) -> list[Channel]:
+    """Every platform channel whose token is configured."""
+    channels: list[Channel] = []
+    if settings.channels.telegram.token.get_secret_value():
+        from channels.telegram import TelegramChannel
+
+        channels.append(TelegramChannel(settings.channels.telegram))
     wanted = {
-        "telegram": bool(settings.channels.telegram.token.get_secret_value()),
         "slack": bool(settings.channels.slack.bot_token.get_secret_value()),
         "discord": bool(settings.channels.discord.token.get_secret_value()),
     }
     for name, on in wanted.items():
         if on:
             log.warning("channel %s is configured but not available in this build", name)
-    return []
+    return channels
+
+
+@runtime_checkable
+class _Stateful(Protocol):
+    """A channel that keeps state across restarts (e.g. the Telegram polling offset)."""
+
+    state: Any
+
+
+def build_daemon(settings: Settings, channels: Sequence[Channel]) -> Daemon:
+    """The daemon, with channels that keep state (polling offsets) bound to its store."""
+    daemon = Daemon(settings, channels=channels)
+    kv = KeyValueStore(daemon.db)
+    for channel in channels:
+        if isinstance(channel, _Stateful) and channel.state is None:
+            channel.state = kv
+    return daemon
 
 
 async def run_daemon(settings: Settings, *, terminal: bool) -> int:
     from channels.cli import CLIChannel
 
     cli = CLIChannel(interactive=True) if terminal else None
-    daemon = Daemon(settings, channels=[cli] if cli else [])
+    daemon = build_daemon(settings, [*([cli] if cli else []), *platform_channels(settings)])
     install_signal_handlers(daemon)
     await daemon.start()
     if cli is not None:
@@ -47,7 +70,7 @@ async def run_chat(settings: Settings) -> int:
     from channels.cli import CLIChannel
 
     cli = CLIChannel()
-    daemon = Daemon(settings, channels=[cli])
+    daemon = build_daemon(settings, [cli, *platform_channels(settings)])
     install_signal_handlers(daemon)
     await daemon.start()
     await _first(daemon.wait_stopped(), cli.finished.wait())

@@ -59,6 +59,10 @@ class ToolBox(Protocol):
         """True when the named tool may run alongside other safe calls."""
         ...
 
+    def offload_exempt(self, name: str | None) -> bool:
+        """True when the named tool's results must reach the model whole, never offloaded."""
+        ...
+
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Prepare, validate and run one call; never raises, failures are Error results."""
         ...

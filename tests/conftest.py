@@ -17,7 +17,7 @@ from bot.config import Settings  # noqa: E402
 from bot.daemon import Daemon  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
 
-pytest_plugins = ("tests.fakes.llm_server",)
+pytest_plugins = ("tests.fakes.llm_server", "tests.fakes.open_meteo")
 
 if TYPE_CHECKING:
     from tests.fakes.llm_server import FakeLLM

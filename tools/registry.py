@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.errors import ToolError
-from bot.toolspec import ERROR_HINT, ToolCall, ToolContext, ToolResult
+from bot.toolspec import ERROR_HINT, FINAL_RESULT, ToolCall, ToolContext, ToolResult
 from tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -105,6 +105,13 @@ class ToolRegistry:
     def concurrency_safe(self, name: str | None) -> bool:
         tool = self._tools.get(name) if isinstance(name, str) else None
         return tool is not None and tool.concurrency_safe
+
+    def offload_exempt(self, name: str | None) -> bool:
+        """final_result and tools that set ``offload_exempt``; unknown names are not exempt."""
+        if name == FINAL_RESULT:
+            return True
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        return tool is not None and tool.offload_exempt
 
     def prepare_call(self, name: Any, raw_arguments: Any) -> tuple[Tool, dict[str, Any]] | str:
         """Resolve, parse, cast and validate one call; a str return is the Error result."""

@@ -102,6 +102,10 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
             "Message kind: scheduled task set earlier by the user, running now; "
             "the user did not just type it"
         )
+        if msg.extras.get("scheduled_for"):
+            late_by = msg.extras.get("late_by")
+            late = f" (running late by {_field(late_by)})" if late_by else ""
+            lines.append(f"Scheduled for: {_field(msg.extras['scheduled_for'])}{late}")
     for att in msg.attachments:
         size = f", {att.size} bytes" if att.size is not None else ""
         shown = _field(att.name or att.file_id)

@@ -124,6 +124,11 @@ def litellm_loaded() -> bool:
     return _loader.loaded
 
 
+async def litellm_module() -> Any:
+    """The configured litellm module, importing it off the event loop when needed."""
+    return await _loader.aload()
+
+
 # --------------------------------------------------------------------------- results
 
 

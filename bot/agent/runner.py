@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -24,7 +24,11 @@ from bot.agent.context import (
     runtime_block,
     user_content,
 )
+from bot.agent.governor import ContextGovernor
 from bot.agent.llm import LLMResponse
+from bot.agent.offload import ToolResultOffload
+from bot.agent.summary import plan_window, summarize
+from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
 from bot.store.sessions import SessionStore
 from bot.toolspec import FINAL_RESULT, ToolBox, ToolCall, ToolContext, ToolResult
@@ -70,6 +74,8 @@ class AgentRunner:
         history_limit: int = 200,
         services: Mapping[str, Any] | None = None,
         clock: Callable[[], datetime] = utcnow,
+        context: ContextSettings | None = None,
+        model_name: str | None = None,
     ) -> None:
         self._model = model
         self._tools = tools
@@ -80,29 +86,55 @@ class AgentRunner:
         self._history_limit = history_limit
         self._services = dict(services or {})
         self._clock = clock
+        self._context = context or ContextSettings()
+        self.governor = ContextGovernor(self._context, model_name)
+        self.offload = ToolResultOffload(workspaces.root, self._context.max_tool_result_chars)
+        sessions.add_clear_hook(self.offload.remove_session)
 
     async def _tz(self, msg: InboundMessage) -> str:
         if isinstance(self._timezone, str):
             return self._timezone
         return await self._timezone(msg)
 
-    def system_prompt(self, msg: InboundMessage, workspace: str = DEFAULT_WORKSPACE) -> str:
+    def system_prompt(
+        self, msg: InboundMessage, workspace: str = DEFAULT_WORKSPACE, summary: str | None = None
+    ) -> str:
+        # Rebuilt from the persona files for every turn: no compaction can lose them.
         return build_system_prompt(
             PromptInputs(
                 channel=msg.key.channel,
                 workspace=self._workspaces.path(workspace),
                 bootstrap=self._workspaces.bootstrap(workspace),
+                summary=summary,
             )
         )
 
+    async def _history(self, msg: InboundMessage) -> tuple[list[dict[str, Any]], str | None]:
+        """The recent turns to send whole and the archived summary of the older ones."""
+        rows = await self._sessions.history_rows(msg.key, self._history_limit)
+        stored = await self._sessions.summary(msg.key)
+        summary, through = stored if stored is not None else (None, 0)
+        window = plan_window(rows, through, self._context.history_turns)
+        if window.archive:
+            try:
+                summary = await summarize(self._model, summary, window.archive)
+                await self._sessions.save_summary(msg.key, summary, window.through_id)
+            except Exception as exc:  # an old summary (or none) is better than no answer
+                log.warning("summary of older turns failed in %s: %s", msg.key, exc)
+        return window.recent, summary
+
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         tz = await self._tz(msg)
-        history = _legal_tail(await self._sessions.history(msg.key, self._history_limit))
+        history, summary = await self._history(msg)
         # The user's words are stored first: a dead model must not lose them.
         await self._sessions.append(msg.key, [{"role": "user", "content": msg.text}])
         messages = build_messages(
-            self.system_prompt(msg), _for_model(history), user_content(msg, tz, self._clock())
+            self.system_prompt(msg, summary=summary),
+            _for_model(history),
+            user_content(msg, tz, self._clock()),
         )
+        turn_start = len(messages) - 1
+        session_id = await self._sessions.session_id(msg.key)
         ctx = ToolContext(
             chat_key=msg.key,
             user_id=msg.user_id,
@@ -118,7 +150,11 @@ class AgentRunner:
         called: list[str] = []
 
         for step in range(1, self._max_steps + 1):
-            resp = await self._model.complete(messages, definitions or None)
+            # Repairs and cuts apply to a copy; ``messages`` (and the store) stay verbatim.
+            governed = await self.governor.prepare(
+                messages, tools=definitions, turn_start=turn_start
+            )
+            resp = await self._model.complete(governed.messages, definitions or None)
             if resp.content and resp.content.strip():
                 last_text = resp.content.strip()
             if not resp.tool_calls:
@@ -136,7 +172,7 @@ class AgentRunner:
             messages.append(assistant)
             results = await self.execute_calls(resp.tool_calls, ctx)
             called += [r.name for r in results]
-            tool_msgs = [_tool_message(r) for r in results]
+            tool_msgs = [await self._tool_message(r, ctx, session_id) for r in results]
             messages.extend(tool_msgs)
             await self._sessions.append(msg.key, [assistant, *tool_msgs])
 
@@ -201,6 +237,17 @@ class AgentRunner:
         await flush()
         return results
 
+    async def _tool_message(self, result: ToolResult, ctx: ToolContext, sid: int) -> dict[str, Any]:
+        """Offloaded before it is stored, so the stored message holds the reference."""
+        content = await self.offload.normalize(
+            result.content,
+            workspace=ctx.workspace or self._workspaces.path(),
+            session_id=sid,
+            call_id=result.call_id,
+            exempt=self._tools.offload_exempt(result.name),
+        )
+        return _tool_message(replace(result, content=content))
+
 
 def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
     return {
@@ -247,14 +294,6 @@ def _raw_answer(resp: LLMResponse) -> str:
         if isinstance(answer, str):
             return answer.strip()
     return ""
-
-
-def _legal_tail(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A window cut by a row limit may start mid-turn; start at the first user message."""
-    for i, m in enumerate(history):
-        if m.get("role") == "user":
-            return history[i:]
-    return []
 
 
 def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

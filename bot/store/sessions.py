@@ -8,19 +8,28 @@ for the provider happen on copies, in the context governor, never here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 
+log = logging.getLogger(__name__)
+
 Message = dict[str, Any]
+ClearHook = Callable[[int], None]
 
 
 class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._ids: dict[ChatKey, int] = {}
+        self._clear_hooks: list[ClearHook] = []
+
+    def add_clear_hook(self, hook: ClearHook) -> None:
+        """Run ``hook(session_id)`` on :meth:`clear`: files kept for a session go with it."""
+        self._clear_hooks.append(hook)
 
     async def session_id(self, key: ChatKey) -> int:
         cached = self._ids.get(key)
@@ -68,9 +77,15 @@ class SessionStore:
 
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""
+        return [m for _, m in await self.history_rows(key, limit)]
+
+    async def history_rows(
+        self, key: ChatKey, limit: int | None = None
+    ) -> list[tuple[int, Message]]:
+        """Like :meth:`history`, with each message's row id (summaries record how far they go)."""
         sid = await self.session_id(key)
         sql = (
-            "SELECT role, content, tool_calls, tool_call_id, name, created_at FROM messages"
+            "SELECT id, role, content, tool_calls, tool_call_id, name, created_at FROM messages"
             " WHERE session_id = ? ORDER BY id DESC"
         )
         params: tuple[Any, ...] = (sid,)
@@ -78,7 +93,7 @@ class SessionStore:
             sql += " LIMIT ?"
             params = (sid, limit)
         rows = await self._db.fetchall(sql, params)
-        out: list[Message] = []
+        out: list[tuple[int, Message]] = []
         for row in reversed(rows):
             msg: Message = {"role": row["role"], "content": row["content"]}
             if row["tool_calls"]:
@@ -87,7 +102,7 @@ class SessionStore:
                 msg["tool_call_id"] = row["tool_call_id"]
             if row["name"] is not None:
                 msg["name"] = row["name"]
-            out.append(msg)
+            out.append((int(row["id"]), msg))
         return out
 
     async def raw_rows(self, key: ChatKey) -> list[tuple[Any, ...]]:
@@ -105,7 +120,31 @@ class SessionStore:
             "SELECT COUNT(*) AS n FROM messages WHERE session_id = ?", (sid,)
         )
         await self._db.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
+        for hook in self._clear_hooks:
+            try:
+                hook(sid)
+            except Exception:  # the history is gone either way; leftovers are only disk
+                log.warning("clear hook failed for session %d", sid, exc_info=True)
         return int(rows[0]["n"]) if rows else 0
+
+    async def summary(self, key: ChatKey) -> tuple[str, int] | None:
+        """The archived summary of older turns and the last message id it covers."""
+        sid = await self.session_id(key)
+        row = await self._db.fetchone(
+            "SELECT summary, through_id FROM summaries WHERE session_id = ?", (sid,)
+        )
+        return (str(row["summary"]), int(row["through_id"])) if row else None
+
+    async def save_summary(self, key: ChatKey, summary: str, through_id: int) -> None:
+        sid = await self.session_id(key)
+        await self._db.execute(
+            "INSERT INTO summaries (session_id, summary, through_id, updated_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
+            " summary = excluded.summary, through_id = excluded.through_id,"
+            " updated_at = excluded.updated_at",
+            (sid, summary, through_id, utcnow().isoformat()),
+        )
 
 
 def _text(content: Any) -> str | None:

@@ -13,6 +13,8 @@ Usage::
         fake.reply_text("late", delay=2.0)        # trips a client timeout
         fake.reply_no_choices()
         fake.for_model("fake-fallback").reply_text("from the fallback")
+        fake.strict = True    # 400 (OpenAI-style body) for requests that break the
+                              # tool-call pairing rules in tests/fakes/provider_rules.py
         ...
         await fake.wait_requests(3)
         fake.requests[0].json["model"]
@@ -37,6 +39,8 @@ from typing import Any, Self
 
 import pytest_asyncio
 from aiohttp import web
+
+from tests.fakes.provider_rules import violations
 
 FINAL_RESULT = "final_result"
 
@@ -237,9 +241,11 @@ class ReplyQueue:
 class FakeLLM(ReplyQueue):
     """The fake server; use as ``async with FakeLLM() as fake``."""
 
-    def __init__(self, default: Responder = default_responder) -> None:
+    def __init__(self, default: Responder = default_responder, *, strict: bool = False) -> None:
         super().__init__()
         self.default = default
+        self.strict = strict
+        self.rejected: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
         self._changed = asyncio.Condition()
@@ -330,6 +336,11 @@ class FakeLLM(ReplyQueue):
             body = error_reply(400).body
             body["error"]["message"] = "FakeLLM does not support stream=true"
             return web.json_response(body, status=400)
+        if self.strict:
+            broken = violations(payload.get("messages"))
+            if broken:
+                self.rejected.append(self.requests[-1])
+                return web.json_response(broken[0].body(), status=400)
         reply = self._next_reply(payload, model if isinstance(model, str) else None)
         if reply.delay:
             await asyncio.sleep(reply.delay)

@@ -1,0 +1,134 @@
+"""The token budget: the model's real window, and token counts that stay cheap.
+
+A window guessed too large earns a context-length 400 from the provider, so the window
+comes from litellm's model map when the model is in it; self-hosted and unknown models
+(``get_model_info`` raises for them) fall back to ``[context] max_context_tokens``.
+
+Counting goes through ``litellm.token_counter`` (offline: it uses the tokenizer files
+litellm ships; we never call ``tiktoken.get_encoding`` ourselves, which downloads).
+Counts are cached per distinct string, and the governor counts from the newest message
+backwards and stops at the limit, so a 5,000-message session costs what its window does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TextCounter = Callable[[str], int]
+
+MESSAGE_OVERHEAD = 4  # role and separators, as OpenAI's cookbook counts them
+CALL_OVERHEAD = 8  # id, type and the JSON around one tool call
+_CACHE_MAX = 50_000
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free count that errs high: ~3 UTF-8 bytes a token (English runs ~4)."""
+    return len(text.encode("utf-8", errors="replace")) // 3 + 1
+
+
+class TokenCounter:
+    """Counts messages with a per-string cache keyed by (hash, length), so replayed
+    history is counted once per process and the cache holds no copies of the text."""
+
+    def __init__(self, count_text: TextCounter = estimate_tokens) -> None:
+        self._count_text = count_text
+        self._cache: dict[tuple[int, int], int] = {}
+
+    def text(self, text: str) -> int:
+        key = (hash(text), len(text))
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        try:
+            count = self._count_text(text)
+        except Exception:  # a tokenizer failure must never fail a turn
+            log.debug("token counter failed; estimating", exc_info=True)
+            count = estimate_tokens(text)
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[key] = count
+        return count
+
+    def message(self, message: Mapping[str, Any]) -> int:
+        n = MESSAGE_OVERHEAD
+        content = message.get("content")
+        if isinstance(content, str):
+            n += self.text(content)
+        elif content is not None:
+            n += self.text(json.dumps(content, ensure_ascii=False, default=str))
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            n += CALL_OVERHEAD
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                for key in ("name", "arguments"):
+                    value = function.get(key)
+                    if isinstance(value, str):
+                        n += self.text(value)
+        for key in ("name", "tool_call_id"):
+            value = message.get(key)
+            if isinstance(value, str):
+                n += len(value) // 3 + 1  # short ids and names: not worth the tokenizer
+        return n
+
+    def messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def tools(self, definitions: Iterable[Mapping[str, Any]] | None) -> int:
+        """Tool definitions travel with every request and count against the window."""
+        if not definitions:
+            return 0
+        return self.text(json.dumps(list(definitions), ensure_ascii=False, sort_keys=True))
+
+
+def litellm_counter(litellm: Any, model: str | None) -> TokenCounter:
+    """Exact counts with the model's tokenizer (cl100k for models litellm does not know)."""
+    name = model or "gpt-4o-mini"
+
+    def count(text: str) -> int:
+        return int(litellm.token_counter(model=name, text=text))
+
+    return TokenCounter(count)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How many tokens the prompt may use: the window minus room for the answer."""
+
+    window: int
+    reserve: int
+    source: str  # "model" (litellm's model map) or "config"
+
+    @property
+    def limit(self) -> int:
+        return self.window - min(self.reserve, self.window // 2)
+
+
+def model_window(litellm: Any, model: str | None) -> int | None:
+    """The model's input window from litellm's bundled map, None when it is not mapped."""
+    if litellm is None or not model:
+        return None
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # unknown or self-hosted model: litellm raises
+        return None
+    for key in ("max_input_tokens", "max_tokens"):
+        value = info.get(key) if isinstance(info, Mapping) else None
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def resolve_budget(
+    litellm: Any, model: str | None, *, max_context_tokens: int, reserve_tokens: int
+) -> Budget:
+    window = model_window(litellm, model)
+    if window is None:
+        return Budget(max_context_tokens, reserve_tokens, "config")
+    return Budget(window, reserve_tokens, "model")

@@ -1,0 +1,163 @@
+"""The repair steps of the context governor: make a stored history legal for a provider.
+
+Stored history may hold anything an older release or a crash left behind: empty
+assistant placeholders, tool calls with no name or junk arguments, tool results whose
+call is gone, calls whose result never arrived. Replayed as is, one such message gets
+every later request rejected (HTTP 400) and the chat is stuck for good. Each step here
+fixes one kind of damage on a copy and never mutates a message dict it was given
+(a changed message is a new dict), so the stored history stays byte-for-byte intact.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Sequence
+from typing import Any
+
+Message = dict[str, Any]
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+MISSING_RESULT = "[no result: the call was interrupted before its result was saved]"
+
+# "[previous assistant message omitted]", "(no content)", "[placeholder]" and the like.
+_PLACEHOLDER = re.compile(
+    r"^\s*[\[(][^\])]*\b(omitted|placeholder|no content|empty|elided)\b[^\])]*[\])]\s*$",
+    re.IGNORECASE,
+)
+
+
+def known_messages(messages: Sequence[Any]) -> list[Message]:
+    """Drop entries that are not messages at all (non-dicts, unknown roles)."""
+    return [m for m in messages if isinstance(m, dict) and m.get("role") in ROLES]
+
+
+def call_ids(message: Message) -> list[str]:
+    """The ids of an assistant message's tool calls (well-formed calls only)."""
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not isinstance(calls, list):
+        return []
+    return [c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
+
+
+def _is_placeholder(message: Message) -> bool:
+    if message.get("role") != "assistant" or message.get("tool_calls"):
+        return False
+    content = message.get("content")
+    if content is None:
+        return True
+    if isinstance(content, str):
+        return not content.strip() or _PLACEHOLDER.match(content) is not None
+    return isinstance(content, list) and not content
+
+
+def strip_placeholder_assistant_messages(messages: Sequence[Message]) -> list[Message]:
+    """Assistant messages with nothing in them: providers reject empty content."""
+    return [m for m in messages if not _is_placeholder(m)]
+
+
+def _arguments(raw: Any) -> str | None:
+    """The arguments as a JSON-object string, or None when they cannot be one."""
+    if raw is None:
+        return "{}"
+    if isinstance(raw, dict):
+        return json.dumps(raw, ensure_ascii=False)
+    if not isinstance(raw, str):
+        return None
+    if not raw.strip():
+        return "{}"  # some models send "" for a call without arguments
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return None
+    return raw if isinstance(parsed, dict) else None
+
+
+def _repaired_call(call: Any, seen: set[str]) -> dict[str, Any] | None:
+    if not isinstance(call, dict):
+        return None
+    call_id, function = call.get("id"), call.get("function")
+    if not isinstance(call_id, str) or not call_id or call_id in seen:
+        return None
+    if not isinstance(function, dict):
+        return None
+    name = function.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    args = _arguments(function.get("arguments"))
+    if args is None:
+        return None
+    seen.add(call_id)
+    if call.get("type") == "function" and args is function.get("arguments"):
+        return call
+    return {**call, "type": "function", "function": {**function, "arguments": args}}
+
+
+def strip_malformed_tool_calls(messages: Sequence[Message]) -> list[Message]:
+    """Drop calls a provider would refuse to see again: no id, a repeated id, a name that
+    is missing or not a string, arguments that are not a JSON object. Their results turn
+    into orphans, which the next step removes; that pair is what heals a stuck chat."""
+    out: list[Message] = []
+    seen: set[str] = set()
+    for m in messages:
+        if m.get("role") != "assistant" or "tool_calls" not in m:
+            out.append(m)
+            continue
+        raw = m.get("tool_calls")
+        calls: list[Any] = raw if isinstance(raw, list) else []
+        kept = [r for r in (_repaired_call(c, seen) for c in calls) if r is not None]
+        unchanged = len(kept) == len(calls) and all(map(operator.is_, kept, calls))
+        if kept and unchanged:
+            out.append(m)
+        elif kept:
+            out.append({**m, "tool_calls": kept})
+        else:
+            bare = {k: v for k, v in m.items() if k != "tool_calls"}
+            if not _is_placeholder(bare):
+                out.append(bare)
+    return out
+
+
+def drop_orphan_tool_results(messages: Sequence[Message]) -> list[Message]:
+    """Keep a tool result only inside the block right after the assistant message that
+    made its call, once per call; anything else has no call a provider could match."""
+    out: list[Message] = []
+    pending: set[str] = set()
+    for m in messages:
+        if m.get("role") == "tool":
+            call_id = m.get("tool_call_id")
+            if isinstance(call_id, str) and call_id in pending:
+                pending.discard(call_id)
+                out.append(m)
+            continue
+        pending = set(call_ids(m))
+        out.append(m)
+    return out
+
+
+def backfill_missing_tool_results(messages: Sequence[Message]) -> list[Message]:
+    """Give every call exactly one result: a placeholder where the real one is missing."""
+    out: list[Message] = []
+    i, n = 0, len(messages)
+    while i < n:
+        m = messages[i]
+        out.append(m)
+        i += 1
+        ids = call_ids(m)
+        if not ids:
+            continue
+        answered: set[Any] = set()
+        while i < n and messages[i].get("role") == "tool":
+            answered.add(messages[i].get("tool_call_id"))
+            out.append(messages[i])
+            i += 1
+        for call_id in ids:
+            if call_id not in answered:
+                out.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
+    return out
+
+
+def repair_pairs(messages: Sequence[Message]) -> list[Message]:
+    """Orphans out, then missing results in: the pairing invariant after any cut."""
+    return backfill_missing_tool_results(drop_orphan_tool_results(messages))

@@ -1,0 +1,183 @@
+"""Reminders and follow-ups: SQLite is the source of truth, the scheduler only a timer.
+
+Times are stored as ISO 8601 UTC; the user's zone is stored with each reminder so a
+recurring one keeps its local wall-clock time across DST changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from bot.messages import ChatKey, utcnow
+from bot.store.db import Database
+
+
+class ReminderKind(StrEnum):
+    REMINDER = "reminder"
+    FOLLOWUP = "followup"
+
+
+class ReminderStatus(StrEnum):
+    ACTIVE = "active"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    MISSED = "missed"
+
+
+@dataclass(frozen=True, slots=True)
+class Reminder:
+    id: int
+    key: ChatKey
+    user_id: str
+    content: str
+    kind: ReminderKind
+    next_fire_at: datetime | None
+    recurrence: str | None
+    timezone: str
+    status: ReminderStatus
+    created_at: datetime
+    last_fired_at: datetime | None
+    attempts: int
+
+
+_COLUMNS = (
+    "id, channel, chat_id, thread_id, user_id, content, kind, next_fire_at, recurrence,"
+    " timezone, status, created_at, last_fired_at, attempts"
+)
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _row(row: sqlite3.Row) -> Reminder:
+    return Reminder(
+        id=int(row["id"]),
+        key=ChatKey(row["channel"], row["chat_id"], row["thread_id"] or None),
+        user_id=row["user_id"],
+        content=row["content"],
+        kind=ReminderKind(row["kind"]),
+        next_fire_at=_dt(row["next_fire_at"]),
+        recurrence=row["recurrence"],
+        timezone=row["timezone"],
+        status=ReminderStatus(row["status"]),
+        created_at=datetime.fromisoformat(row["created_at"]),
+        last_fired_at=_dt(row["last_fired_at"]),
+        attempts=int(row["attempts"]),
+    )
+
+
+class ReminderStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(
+        self,
+        key: ChatKey,
+        user_id: str,
+        *,
+        content: str,
+        kind: ReminderKind,
+        fire_at: datetime,
+        recurrence: str | None,
+        timezone: str,
+    ) -> Reminder:
+        rowid = await self._db.execute(
+            "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
+            " next_fire_at, recurrence, timezone, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                key.channel,
+                key.chat_id,
+                key.thread_id or "",
+                user_id,
+                content,
+                kind.value,
+                fire_at.isoformat(),
+                recurrence,
+                timezone,
+                utcnow().isoformat(),
+            ),
+        )
+        found = await self.get(rowid)
+        assert found is not None
+        return found
+
+    async def get(self, reminder_id: int) -> Reminder | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM reminders WHERE id = ?", (reminder_id,)
+        )
+        return _row(row) if row else None
+
+    async def active(self) -> list[Reminder]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' ORDER BY next_fire_at"
+        )
+        return [_row(r) for r in rows]
+
+    async def active_for_user(self, channel: str, user_id: str) -> list[Reminder]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
+            " AND user_id = ? ORDER BY next_fire_at",
+            (channel, user_id),
+        )
+        return [_row(r) for r in rows]
+
+    async def count_active_for_user(self, channel: str, user_id: str) -> int:
+        row = await self._db.fetchone(
+            "SELECT COUNT(*) AS n FROM reminders WHERE status = 'active' AND channel = ?"
+            " AND user_id = ?",
+            (channel, user_id),
+        )
+        return int(row["n"]) if row else 0
+
+    async def fired(
+        self,
+        reminder_id: int,
+        fired_at: datetime,
+        next_fire_at: datetime | None,
+        *,
+        missed: bool = False,
+    ) -> None:
+        """Record a firing: the next occurrence, or done (or missed) when there is none."""
+        status = ReminderStatus.ACTIVE if next_fire_at else ReminderStatus.DONE
+        if missed and next_fire_at is None:
+            status = ReminderStatus.MISSED
+        await self._db.execute(
+            "UPDATE reminders SET last_fired_at = ?, next_fire_at = ?, status = ?,"
+            " attempts = attempts + 1 WHERE id = ?",
+            (
+                fired_at.isoformat(),
+                next_fire_at.isoformat() if next_fire_at else None,
+                status.value,
+                reminder_id,
+            ),
+        )
+
+    async def set_status(self, reminder_id: int, status: ReminderStatus) -> None:
+        await self._db.execute(
+            "UPDATE reminders SET status = ? WHERE id = ?", (status.value, reminder_id)
+        )
+
+
+class UserSettingsStore:
+    """Per-user preferences; for now the time zone."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def timezone(self, channel: str, user_id: str) -> str | None:
+        row = await self._db.fetchone(
+            "SELECT timezone FROM user_settings WHERE channel = ? AND user_id = ?",
+            (channel, user_id),
+        )
+        return str(row["timezone"]) if row and row["timezone"] else None
+
+    async def set_timezone(self, channel: str, user_id: str, tz: str) -> None:
+        await self._db.execute(
+            "INSERT INTO user_settings (channel, user_id, timezone) VALUES (?, ?, ?)"
+            " ON CONFLICT (channel, user_id) DO UPDATE SET timezone = excluded.timezone",
+            (channel, user_id, tz),
+        )

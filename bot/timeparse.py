@@ -1,0 +1,120 @@
+"""Turning what people write ("in 10 minutes", "tomorrow at 9am", ISO 8601) into an
+aware UTC datetime, and cron expressions into validated schedules, in the user's zone.
+
+dateparser handles the natural-language phrases (well kept, many languages); ISO 8601
+goes through the standard library first so exact times never depend on heuristics.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.triggers.cron import CronTrigger
+
+from bot.errors import ToolError
+
+MAX_AHEAD = timedelta(days=3652)  # ten years
+PAST_TOLERANCE = timedelta(seconds=5)
+
+
+def zone(name: str) -> ZoneInfo:
+    """A ZoneInfo for an IANA name, or a ToolError that says what is accepted."""
+    try:
+        if not name or name.strip() != name or name.startswith("/"):
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ToolError(
+            f"'{name}' is not an IANA time zone; use a name like 'Europe/Berlin', "
+            "'America/New_York' or 'Asia/Shanghai'"
+        ) from None
+
+
+def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
+    """Parse a time the user gave; returns aware UTC. Raises ToolError when unusable."""
+    tz = zone(tz_name)
+    phrase = text.strip()
+    if not phrase:
+        raise ToolError("no time given; say e.g. 'in 10 minutes' or '2026-12-01T09:00'")
+    when = _parse_iso(phrase, tz) or _parse_phrase(phrase, tz, now)
+    if when is None:
+        raise ToolError(
+            f"could not understand the time '{phrase}'; try 'in 10 minutes', "
+            "'tomorrow at 9am', 'next Monday 8:30' or ISO 8601 like '2026-12-01T09:00'"
+        )
+    return when.astimezone(UTC)
+
+
+def check_future(when: datetime, now: datetime, tz_name: str) -> None:
+    if when < now - PAST_TOLERANCE:
+        raise ToolError(f"{format_local(when, tz_name)} is in the past; pick a future time")
+    if when - now > MAX_AHEAD:
+        raise ToolError("that is more than 10 years away; pick a nearer time")
+
+
+def _parse_iso(text: str, tz: ZoneInfo) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+
+
+def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> datetime | None:
+    import dateparser  # ~0.2 s to import: only when someone sets a reminder
+
+    base = now.astimezone(tz).replace(tzinfo=None)
+    parsed: datetime | None = dateparser.parse(
+        text,
+        languages=["en"],
+        settings={
+            "TIMEZONE": tz.key,
+            "RETURN_AS_TIMEZONE_AWARE": True,
+            "PREFER_DATES_FROM": "future",
+            "RELATIVE_BASE": base,
+        },
+    )
+    return parsed
+
+
+def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
+    """A validated 5-field cron schedule (minute hour day month weekday) in the user's zone."""
+    fields = expr.split()
+    if len(fields) != 5:
+        raise ToolError(
+            f"'{expr}' is not a 5-field cron expression (minute hour day month weekday), "
+            "e.g. '0 9 * * *' for every day at 9:00"
+        )
+    try:
+        return CronTrigger.from_crontab(expr, timezone=zone(tz_name))
+    except ValueError as exc:
+        raise ToolError(f"invalid cron expression '{expr}': {exc}") from None
+
+
+def next_occurrence(expr: str, tz_name: str, after: datetime) -> datetime | None:
+    """The first run of ``expr`` strictly after ``after`` (aware UTC), or None."""
+    trigger = cron_trigger(expr, tz_name)
+    nxt = trigger.get_next_fire_time(None, after + timedelta(microseconds=1))
+    return nxt.astimezone(UTC) if nxt else None
+
+
+def format_local(when: datetime, tz_name: str) -> str:
+    """How users see a time: their local wall clock and the zone's name."""
+    local = when.astimezone(ZoneInfo(tz_name))
+    return f"{local:%a %Y-%m-%d %H:%M} {tz_name}"
+
+
+def format_delay(delta: timedelta) -> str:
+    """'2 h 5 min', '3 d 4 h', '45 s'."""
+    seconds = int(delta.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return f"{minutes} min"
+    return f"{secs} s"

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.errors import ToolError
+from bot.timeparse import (
+    check_future,
+    cron_trigger,
+    format_delay,
+    format_local,
+    next_occurrence,
+    parse_when,
+    zone,
+)
+
+NOW = datetime(2026, 11, 29, 13, 0, tzinfo=UTC)  # 21:00 in Shanghai
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_local"),
+    [
+        ("in 10 minutes", "2026-11-29 21:10"),
+        ("tomorrow at 9am", "2026-11-30 09:00"),
+        ("next Monday 8:30", "2026-11-30 08:30"),
+        ("2026-12-01T09:00", "2026-12-01 09:00"),  # naive ISO = the user's zone
+        ("2026-12-01T09:00:00+00:00", "2026-12-01 17:00"),  # explicit offset wins
+        ("2026-12-01T01:00:00Z", "2026-12-01 09:00"),
+    ],
+)
+def test_parse_when_in_user_zone(text, expected_local):
+    when = parse_when(text, "Asia/Shanghai", NOW)
+    assert when.tzinfo is UTC
+    assert when.astimezone(zone("Asia/Shanghai")).strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+def test_same_phrase_differs_by_zone():
+    a = parse_when("tomorrow at 9am", "Asia/Shanghai", NOW)
+    b = parse_when("tomorrow at 9am", "America/New_York", NOW)
+    assert b - a == timedelta(hours=13)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "blorp the flurb", "next fortnight-ish"])
+def test_unparseable_time_is_a_clear_error(text):
+    with pytest.raises(ToolError, match="time"):
+        parse_when(text, "UTC", NOW)
+
+
+def test_past_and_far_future_are_refused():
+    with pytest.raises(ToolError, match="in the past"):
+        check_future(NOW - timedelta(minutes=1), NOW, "UTC")
+    with pytest.raises(ToolError, match="10 years"):
+        check_future(NOW + timedelta(days=3653), NOW, "UTC")
+    check_future(NOW + timedelta(days=3650), NOW, "UTC")
+
+
+@pytest.mark.parametrize("name", ["Mars/Olympus", "", "UTC ", "../etc/passwd", "/etc/localtime"])
+def test_unknown_zone(name):
+    with pytest.raises(ToolError, match="IANA"):
+        zone(name)
+
+
+@pytest.mark.parametrize(
+    "expr", ["* * * *", "0 9 * * * *", "61 * * * *", "0 25 * * *", "0 9 * * funday", "bogus"]
+)
+def test_invalid_cron(expr):
+    with pytest.raises(ToolError, match="cron"):
+        cron_trigger(expr, "UTC")
+
+
+@pytest.mark.parametrize(
+    ("tz", "start", "utc_hours"),
+    [
+        # Europe/Berlin: CET -> CEST on 2026-03-29, CEST -> CET on 2026-10-25
+        ("Europe/Berlin", datetime(2026, 3, 27, 12, tzinfo=UTC), [8, 7, 7, 7]),
+        ("Europe/Berlin", datetime(2026, 10, 23, 12, tzinfo=UTC), [7, 8, 8, 8]),
+        ("America/New_York", datetime(2026, 3, 6, 18, tzinfo=UTC), [14, 13, 13, 13]),
+    ],
+)
+def test_daily_nine_stays_nine_local_across_dst(tz, start, utc_hours):
+    when = start
+    seen = []
+    for _ in range(4):
+        when = next_occurrence("0 9 * * *", tz, when)
+        assert when is not None
+        assert when.astimezone(zone(tz)).hour == 9
+        seen.append(when.hour)
+    assert seen == utc_hours
+
+
+def test_format_helpers():
+    assert format_delay(timedelta(hours=2, minutes=5)) == "2 h 5 min"
+    assert format_delay(timedelta(days=3, hours=4)) == "3 d 4 h"
+    assert format_delay(timedelta(seconds=45)) == "45 s"
+    assert format_local(NOW, "Asia/Shanghai") == "Sun 2026-11-29 21:00 Asia/Shanghai"

@@ -1,0 +1,187 @@
+"""Whole turns: fake Bot API -> real PTB -> TelegramChannel -> daemon -> real litellm
+-> fake LLM -> reply through PTB back to the fake Bot API."""
+
+from __future__ import annotations
+
+from bot.agent.context import RUNTIME_HEADER
+from bot.store.kv import KeyValueStore
+from tests.fakes.telegram_api import (  # noqa: F401  (fixtures)
+    FakeTelegram,
+    fake_telegram,
+    telegram_daemon,
+)
+
+
+def _user_texts(fake_llm) -> list[str]:
+    return [
+        r.json["messages"][-1]["content"].split("\n\n" + RUNTIME_HEADER)[0]
+        for r in fake_llm.requests
+    ]
+
+
+async def test_private_turn_end_to_end(telegram_daemon, fake_telegram: FakeTelegram, fake_llm):
+    daemon, channel = await telegram_daemon()
+    update = fake_telegram.message("hello there", chat_id=42, user_id=7, username="alice")
+    sent = await fake_telegram.wait_sent(1)
+    params = sent[0].params
+    assert params["chat_id"] == 42
+    assert params["text"] == "echo: hello there"
+    assert params["reply_parameters"]["message_id"] == update["message"]["message_id"]
+    assert "message_thread_id" not in params
+    assert fake_telegram.calls_to("sendChatAction")[0].params["action"] == "typing"
+    block = fake_llm.requests[-1].json["messages"][-1]["content"]
+    assert "Channel: telegram" in block and "Chat ID: 42" in block and "User: 7 (@alice)" in block
+    # The offset is committed under the bot's id once the update is journaled.
+    await fake_telegram.wait_confirmed(update["update_id"])
+    kv = KeyValueStore(daemon.db)
+    assert await kv.get(f"telegram:{fake_telegram.bot_id}:offset") == str(update["update_id"] + 1)
+    assert channel.connected
+
+
+async def test_topic_reply_keeps_the_thread(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    update = fake_telegram.message("@test_bot in a topic", chat_id=-100, thread_id=77)
+    sent = await fake_telegram.wait_sent(1)
+    assert sent[0].params["message_thread_id"] == 77
+    assert sent[0].params["chat_id"] == -100
+    assert sent[0].params["reply_parameters"]["message_id"] == update["message"]["message_id"]
+    assert fake_telegram.calls_to("sendChatAction")[0].params["message_thread_id"] == 77
+    assert "Thread ID: 77" in fake_llm.requests[-1].json["messages"][-1]["content"]
+
+
+async def _barrier(fake_telegram, chat_id: int = 42, text: str = "barrier", **kw) -> None:
+    """Send one more message and wait for its answer: everything queued before is done."""
+    fake_telegram.message(text, chat_id=chat_id, **kw)
+    await fake_telegram.wait_for(
+        "sendMessage", 1, predicate=lambda c: c.ok and c.params["text"].endswith(text)
+    )
+
+
+async def test_group_gating_mention_reply_and_command(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    fake_telegram.message("people talking", chat_id=-100)
+    fake_telegram.message("/help", chat_id=-100)
+    await fake_telegram.wait_sent(1)
+    assert "/help" in fake_telegram.sent()[0].params["text"]
+    await _barrier(fake_telegram, -100, "@test_bot are you there")
+    assert _user_texts(fake_llm) == ["are you there"]
+    bot_msg = fake_telegram.bot_message("echo: are you there", chat_id=-100)
+    fake_telegram.message("thanks", chat_id=-100, reply_to=bot_msg)
+    await fake_telegram.wait_sent(3)
+    assert _user_texts(fake_llm)[-1] == "> replying to you (the bot): echo: are you there\nthanks"
+    assert len(fake_llm.requests) == 2  # "people talking" never reached the model
+
+
+async def test_group_policy_all_answers_every_message(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon(group_policy="all")
+    fake_telegram.message("people talking", chat_id=-100)
+    await fake_telegram.wait_sent(1)
+    assert _user_texts(fake_llm) == ["people talking"]
+
+
+async def test_disallowed_user_gets_no_model_call(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon(allow_from=["@bob", "99"])
+    fake_telegram.message("let me in", user_id=7, username="alice")
+    notice = await fake_telegram.wait_sent(1)
+    assert "only answers approved users" in notice[0].params["text"]
+    fake_telegram.message("by username", user_id=8, username="bob", chat_id=43)
+    fake_telegram.message("by id", user_id=99, username=None, chat_id=44)
+    await fake_telegram.wait_sent(1, chat_id=43)
+    await fake_telegram.wait_sent(1, chat_id=44)
+    assert sorted(_user_texts(fake_llm)) == ["by id", "by username"]
+
+
+async def test_duplicated_update_is_answered_once(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    update = fake_telegram.message("only once", message_id=500)
+    fake_telegram.add_update(dict(update))  # the same update_id twice in one batch
+    await fake_telegram.wait_sent(1)
+    # The same message again under a new update_id (a re-fetch after a lost commit).
+    fake_telegram.add_update({"message": update["message"]})
+    await _barrier(fake_telegram)
+    assert _user_texts(fake_llm).count("only once") == 1
+    answers = [c for c in fake_telegram.sent() if c.params["text"] == "echo: only once"]
+    assert len(answers) == 1
+
+
+async def test_ten_thousand_characters_are_answered_in_chunks(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    await telegram_daemon()
+    text = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 20 for i in range(40))[:10_000]
+    assert len(text) == 10_000
+    fake_telegram.message(text)
+    await fake_telegram.wait_sent(3)
+    await _barrier(fake_telegram)
+    chunks = [c.params["text"] for c in fake_telegram.sent()][:-1]
+    assert len(chunks) == 3
+    assert all(len(c) <= 4096 for c in chunks)
+    assert " ".join(chunks).split() == f"echo: {text}".split()
+    replies = [c.params.get("reply_parameters") for c in fake_telegram.sent()[:3]]
+    assert replies[0] is not None and replies[1] is None and replies[2] is None
+    assert _user_texts(fake_llm)[0] == text
+
+
+async def test_emoji_rtl_and_zero_width_text_round_trips(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    text = (
+        "héllo 👋🏽 👨\u200d👩\u200d👧 שלום עולם مرحبا \u200b\u200c\u200d\u2066x\u2069 \U0001f600"
+    )
+    fake_telegram.message(text)
+    sent = await fake_telegram.wait_sent(1)
+    assert _user_texts(fake_llm) == [text]
+    assert sent[0].params["text"] == f"echo: {text}"
+
+
+async def test_updates_without_text_never_crash(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    sticker = fake_telegram.make_message(None)
+    sticker["sticker"] = {
+        "file_id": "st",
+        "file_unique_id": "s",
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+        "emoji": "😀",
+    }
+    fake_telegram.add_update({"message": sticker})
+    joined = fake_telegram.make_message(None, chat_id=-100)
+    joined["new_chat_members"] = [{"id": 8, "is_bot": False, "first_name": "New"}]
+    fake_telegram.add_update({"message": joined})
+    fake_telegram.add_update(
+        {"edited_message": {**fake_telegram.make_message("x"), "edit_date": 1}}
+    )
+    fake_telegram.add_update({"update_id": 999_999, "poll": {"id": "p"}})  # unknown shape
+    await _barrier(fake_telegram)
+    assert _user_texts(fake_llm) == ["[sticker 😀]", "barrier"]
+
+
+async def test_attachments_reach_the_model_and_download(telegram_daemon, fake_telegram, fake_llm):
+    _, channel = await telegram_daemon()
+    fake_telegram.add_file("doc-1", b"%PDF-1.4 hello", "documents/file_7.pdf")
+    raw = fake_telegram.make_message(None, caption="summarize this")
+    raw["document"] = {
+        "file_id": "doc-1",
+        "file_unique_id": "u1",
+        "file_name": "report.pdf",
+        "mime_type": "application/pdf",
+        "file_size": 14,
+    }
+    fake_telegram.add_update({"message": raw})
+    await fake_telegram.wait_sent(1)
+    block = fake_llm.requests[-1].json["messages"][-1]["content"]
+    assert "Attachment: document report.pdf (id doc-1, 14 bytes)" in block
+    assert await channel.download("doc-1") == b"%PDF-1.4 hello"
+    assert fake_telegram.calls_to("getFile")[0].params["file_id"] == "doc-1"
+
+
+async def test_download_of_unknown_file_is_a_channel_error(telegram_daemon, fake_telegram):
+    import pytest
+
+    from bot.errors import ChannelError
+
+    _, channel = await telegram_daemon()
+    with pytest.raises(ChannelError):
+        await channel.download("nope")

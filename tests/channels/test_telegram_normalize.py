@@ -1,0 +1,218 @@
+"""Update -> InboundMessage for every shape the channel meets (no network: PTB objects
+are built from the same dicts the fake Bot API serves)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from telegram import Update
+
+from bot.access import AccessControl
+from bot.bus import InProcessBus
+from bot.messages import Attachment
+from channels.telegram_normalize import BotIdentity, normalize
+from tests.fakes.telegram_api import FakeTelegram
+
+ME = BotIdentity(id=123456, username="test_bot")
+
+
+@pytest.fixture
+def tg() -> FakeTelegram:
+    return FakeTelegram()  # builders only; the server is not started
+
+
+def _norm(message: dict[str, Any] | None = None, policy: str = "mention", **update: Any):
+    data = {"update_id": 1, **update}
+    if message is not None:
+        data["message"] = message
+    return normalize(Update.de_json(data, None), ME, policy)
+
+
+def test_private_text(tg):
+    msg = _norm(tg.make_message("hi 👋", chat_id=42, user_id=7, username="alice", message_id=5))
+    assert msg is not None
+    assert (msg.key.channel, msg.key.chat_id, msg.key.thread_id) == ("telegram", "42", None)
+    assert (msg.user_id, msg.user_name, msg.text, msg.message_id) == ("7", "@alice", "hi 👋", "5")
+    assert msg.extras["chat_type"] == "private"
+
+
+def test_message_id_is_the_telegram_id_so_redelivery_dedups(tg):
+    raw = tg.make_message("same", message_id=77)
+    assert _norm(raw).message_id == _norm(raw).message_id == "77"
+
+
+def test_user_without_username_gets_no_name_so_display_names_cannot_spoof_access(tg):
+    raw = tg.make_message("hi", username=None)
+    raw["from"]["first_name"] = "alice"
+    msg = _norm(raw)
+    assert msg.user_name == ""
+    assert msg.extras["full_name"] == "alice"
+    access = AccessControl(InProcessBus(), {"telegram": ["alice"]}, admins=[])
+    assert not access.allowed(msg)
+
+
+def test_group_message_without_mention_is_ignored(tg):
+    assert _norm(tg.make_message("just chatting", chat_id=-100)) is None
+    assert _norm(tg.make_message("just chatting", chat_id=-5, chat_type="group")) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["@test_bot what's the weather?", "hey @Test_Bot, help", "/help", "/help@test_bot"],
+)
+def test_group_message_addressed_to_the_bot_passes(tg, text):
+    msg = _norm(tg.make_message(text, chat_id=-100))
+    assert msg is not None
+
+
+def test_leading_mention_is_stripped(tg):
+    assert _norm(tg.make_message("@test_bot what's up", chat_id=-100)).text == "what's up"
+
+
+def test_mention_of_another_bot_or_command_for_it_is_ignored(tg):
+    assert _norm(tg.make_message("@test_bot2 hi", chat_id=-100)) is None
+    assert _norm(tg.make_message("/help@other_bot", chat_id=-100)) is None
+    assert _norm(tg.make_message("/help@other_bot", chat_id=-100), policy="all") is None
+
+
+def test_text_mention_entity_counts(tg):
+    raw = tg.make_message("Bot, hi", chat_id=-100)
+    raw["entities"] = [
+        {
+            "type": "text_mention",
+            "offset": 0,
+            "length": 3,
+            "user": {"id": ME.id, "is_bot": True, "first_name": "Bot"},
+        }
+    ]
+    assert _norm(raw) is not None
+
+
+def test_reply_to_the_bot_in_a_group_passes_and_carries_the_quoted_text(tg):
+    bot_msg = tg.bot_message("It is 20°C in Paris.", chat_id=-100)
+    msg = _norm(tg.make_message("and tomorrow?", chat_id=-100, reply_to=bot_msg))
+    assert msg is not None
+    assert msg.text == "> replying to you (the bot): It is 20°C in Paris.\nand tomorrow?"
+    assert msg.extras["reply_to"]["message_id"] == str(bot_msg["message_id"])
+
+
+def test_reply_to_a_user_quotes_the_author_and_is_truncated(tg):
+    other = tg.make_message("x" * 1000, user_id=9, username="bob")
+    msg = _norm(tg.make_message("what do you think?", reply_to=other))
+    first = msg.text.split("\n")[0]
+    assert first.startswith("> replying to @bob: xxx") and first.endswith("…")
+    assert len(first) < 400
+
+
+def test_reply_to_someone_else_in_a_group_is_not_addressed(tg):
+    other = tg.make_message("hello", chat_id=-100, user_id=9, username="bob")
+    assert _norm(tg.make_message("hi bob", chat_id=-100, reply_to=other)) is None
+
+
+def test_group_policy_all_answers_everything(tg):
+    msg = _norm(tg.make_message("just chatting", chat_id=-100), policy="all")
+    assert msg is not None and msg.text == "just chatting"
+
+
+def test_forum_topic_sets_thread_and_ignores_topic_root_reply(tg):
+    root = tg.make_message(None, chat_id=-100, message_id=10)
+    root["forum_topic_created"] = {"name": "Ideas", "icon_color": 7322096}
+    raw = tg.make_message("@test_bot hi", chat_id=-100, thread_id=10, reply_to=root)
+    msg = _norm(raw)
+    assert msg.key.thread_id == "10"
+    assert msg.text == "hi"  # no "> replying to" line for the topic root
+    assert "reply_to" not in msg.extras
+
+
+def test_reply_thread_in_plain_supergroup_is_not_a_topic(tg):
+    raw = tg.make_message("@test_bot hi", chat_id=-100)
+    raw["message_thread_id"] = 33  # set on replies in non-forum supergroups
+    assert _norm(raw).key.thread_id is None
+
+
+def test_command_keeps_its_text_and_the_reply_goes_to_extras(tg):
+    bot_msg = tg.bot_message("earlier answer")
+    msg = _norm(tg.make_message("/help", reply_to=bot_msg))
+    assert msg.text == "/help"
+    assert msg.extras["reply_to"]["text"] == "earlier answer"
+
+
+def test_photo_with_caption(tg):
+    raw = tg.make_message(None, caption="what is this?")
+    raw["photo"] = [
+        {"file_id": "small", "file_unique_id": "s", "width": 90, "height": 90, "file_size": 100},
+        {"file_id": "big", "file_unique_id": "b", "width": 900, "height": 900, "file_size": 9000},
+    ]
+    msg = _norm(raw)
+    assert msg.text == "what is this?"
+    assert msg.attachments == (Attachment("photo", "big", "", "image/jpeg", 9000),)
+
+
+def test_caption_mention_in_group(tg):
+    raw = tg.make_message(None, chat_id=-100, caption="@test_bot look")
+    raw["caption_entities"] = [{"type": "mention", "offset": 0, "length": 9}]
+    raw["document"] = {"file_id": "d1", "file_unique_id": "d", "file_name": "a.pdf"}
+    assert _norm(raw).text == "look"
+
+
+def test_document_and_voice_without_text_are_described(tg):
+    raw = tg.make_message(None)
+    raw["document"] = {
+        "file_id": "doc1",
+        "file_unique_id": "d",
+        "file_name": "report.pdf",
+        "mime_type": "application/pdf",
+        "file_size": 1234,
+    }
+    msg = _norm(raw)
+    assert msg.text == "[document: report.pdf]"
+    assert msg.attachments == (
+        Attachment("document", "doc1", "report.pdf", "application/pdf", 1234),
+    )
+    raw = tg.make_message(None)
+    raw["voice"] = {
+        "file_id": "v1",
+        "file_unique_id": "v",
+        "duration": 3,
+        "mime_type": "audio/ogg",
+        "file_size": 50,
+    }
+    msg = _norm(raw)
+    assert msg.text == "[voice]"
+    assert msg.attachments[0].kind == "voice" and msg.attachments[0].mime_type == "audio/ogg"
+
+
+def test_sticker_is_described(tg):
+    raw = tg.make_message(None)
+    raw["sticker"] = {
+        "file_id": "st",
+        "file_unique_id": "s",
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+        "emoji": "😀",
+    }
+    assert _norm(raw).text == "[sticker 😀]"
+
+
+def test_service_messages_edits_and_channel_posts_are_ignored(tg):
+    joined = tg.make_message(None, chat_id=-100)
+    joined["new_chat_members"] = [{"id": 8, "is_bot": False, "first_name": "New"}]
+    assert _norm(joined, policy="all") is None
+    pinned = tg.make_message(None)
+    pinned["pinned_message"] = tg.make_message("old")
+    assert _norm(pinned) is None
+    assert _norm(None, edited_message={**tg.make_message("edited"), "edit_date": 1}) is None
+    post = tg.make_message("news", chat_id=-200, chat_type="channel")
+    del post["from"]
+    assert _norm(None, channel_post=post) is None
+    assert _norm(None) is None
+
+
+def test_messages_from_bots_are_ignored(tg):
+    raw = tg.make_message("beep", user_id=99)
+    raw["from"]["is_bot"] = True
+    assert _norm(raw) is None

@@ -1,0 +1,436 @@
+"""A scriptable fake Telegram Bot API on loopback, for the REAL python-telegram-bot.
+
+PTB talks to it over real HTTP (``base_url=fake.base_url``), so request encoding,
+response parsing and PTB's error mapping are all exercised::
+
+    async with FakeTelegram() as tg:
+        tg.message("hi", chat_id=42)                  # queue an update (long-poll wakes)
+        tg.fail("sendMessage", 429, retry_after=0.1, times=3)
+        tg.fail("getUpdates", 502)
+        tg.fail("sendMessage", 400, "Bad Request: can't parse entities: ...")
+        await tg.wait_for("sendMessage", 1)
+        tg.sent(chat_id=42)[0].params["text"]
+
+getUpdates honours offset semantics (updates below the offset are confirmed and
+dropped) and holds the request until an update arrives or its ``timeout`` elapses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import pytest_asyncio
+from aiohttp import web
+
+# Form fields PTB JSON-encodes (every non-string value); the rest stay strings.
+_INT_FIELDS = {"chat_id", "message_id", "message_thread_id", "offset", "limit", "timeout"}
+_JSON_FIELDS = {"reply_parameters", "entities", "allowed_updates", "reply_markup"}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    method: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+    ok: bool = True  # False when a scripted failure answered it
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    status: int
+    description: str
+    retry_after: float | None = None
+
+
+def _decode(form: dict[str, str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for key, value in form.items():
+        if key in _INT_FIELDS and value.lstrip("-").isdigit():
+            params[key] = int(value)
+        elif key in _JSON_FIELDS:
+            params[key] = json.loads(value)
+        else:
+            params[key] = value
+    return params
+
+
+class FakeTelegram:
+    def __init__(self, token: str = "123456:TEST-token", username: str = "test_bot") -> None:
+        self.token = token
+        self.bot_id = int(token.split(":", 1)[0])
+        self.username = username
+        self.calls: list[Call] = []
+        self.updates: list[dict[str, Any]] = []  # queued, not yet confirmed
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.webhook: dict[str, Any] = {}
+        self._failures: dict[str, deque[Failure]] = {}
+        self._update_ids = itertools.count(1000)
+        self._message_ids = itertools.count(1)
+        self._sent_ids = itertools.count(50_000)
+        self._changed = asyncio.Condition()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    # -- lifecycle -------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/bot"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", self._api)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._file)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self._port).start()
+        self._port = int(self._runner.addresses[0][1])
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- scripting -------------------------------------------------------------------
+    def fail(
+        self,
+        method: str,
+        status: int,
+        description: str = "",
+        *,
+        retry_after: float | None = None,
+        times: int = 1,
+    ) -> None:
+        """The next ``times`` calls of ``method`` answer this error instead."""
+        text = description or {
+            429: f"Too Many Requests: retry after {retry_after}",
+            403: "Forbidden: bot was blocked by the user",
+            502: "Bad Gateway",
+        }.get(status, "Bad Request: error")
+        queue = self._failures.setdefault(method, deque())
+        queue.extend(Failure(status, text, retry_after) for _ in range(times))
+
+    def add_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        update.setdefault("update_id", next(self._update_ids))
+        self.updates.append(update)
+        task = asyncio.get_running_loop().create_task(self._notify())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return update
+
+    def make_message(
+        self,
+        text: str | None = None,
+        *,
+        chat_id: int = 42,
+        user_id: int = 7,
+        username: str | None = "alice",
+        chat_type: str | None = None,
+        thread_id: int | None = None,
+        reply_to: dict[str, Any] | None = None,
+        message_id: int | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A Message dict; "@mentions" and a leading "/command" get their entities."""
+        chat_type = chat_type or ("private" if chat_id > 0 else "supergroup")
+        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"}
+        if username:
+            user["username"] = username
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type != "private":
+            chat["title"] = "Test group"
+        msg: dict[str, Any] = {
+            "message_id": message_id if message_id is not None else next(self._message_ids),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": user,
+        }
+        if text is not None:
+            msg["text"] = text
+            entities = _entities(text)
+            if entities:
+                msg["entities"] = entities
+        if thread_id is not None:
+            msg["message_thread_id"] = thread_id
+            msg["is_topic_message"] = True
+        if reply_to is not None:
+            msg["reply_to_message"] = reply_to
+        msg.update(fields)
+        return msg
+
+    def message(self, text: str | None = None, **kw: Any) -> dict[str, Any]:
+        """Queue an update carrying a new message; returns the update."""
+        return self.add_update({"message": self.make_message(text, **kw)})
+
+    def bot_message(self, text: str, chat_id: int = 42) -> dict[str, Any]:
+        """A message the bot itself sent (to reply to)."""
+        return {
+            "message_id": next(self._sent_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "from": {
+                "id": self.bot_id,
+                "is_bot": True,
+                "first_name": "Bot",
+                "username": self.username,
+            },
+            "text": text,
+        }
+
+    def add_file(self, file_id: str, data: bytes, path: str = "documents/file_0.bin") -> None:
+        self.files[file_id] = (path, data)
+
+    # -- inspection ------------------------------------------------------------------
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def sent(self, chat_id: int | None = None) -> list[Call]:
+        """Successful sendMessage calls (failures answered by a script are not counted)."""
+        return [
+            c
+            for c in self.calls_to("sendMessage")
+            if c.ok and (chat_id is None or c.params["chat_id"] == chat_id)
+        ]
+
+    async def wait_for(
+        self,
+        method: str,
+        n: int = 1,
+        timeout: float = 10.0,
+        predicate: Callable[[Call], bool] = lambda c: True,
+    ) -> list[Call]:
+        """Wait for ``n`` calls of ``method`` matching ``predicate`` (failed ones too)."""
+
+        def matching() -> list[Call]:
+            return [c for c in self.calls_to(method) if predicate(c)]
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: len(matching()) >= n), timeout)
+        return matching()
+
+    async def wait_sent(self, n: int = 1, timeout: float = 10.0, **kw: Any) -> list[Call]:
+        async with self._changed:
+            await asyncio.wait_for(
+                self._changed.wait_for(lambda: len(self.sent(**kw)) >= n), timeout
+            )
+        return self.sent(**kw)
+
+    async def wait_confirmed(self, update_id: int, timeout: float = 10.0) -> None:
+        """Until the client confirmed ``update_id`` (asked for a higher offset)."""
+        async with self._changed:
+            await asyncio.wait_for(
+                self._changed.wait_for(
+                    lambda: all(u["update_id"] != update_id for u in self.updates)
+                ),
+                timeout,
+            )
+
+    # -- server ----------------------------------------------------------------------
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _ok(self, result: Any) -> web.Response:
+        return web.json_response({"ok": True, "result": result})
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.json_response(
+                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
+            )
+        method = request.match_info["method"]
+        form = await request.post()
+        params = _decode({k: str(v) for k, v in form.items()})
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        failures = self._failures.get(method)
+        failure = failures.popleft() if failures else None
+        async with self._changed:
+            self.calls.append(Call(method, params, headers, ok=failure is None))
+            self._changed.notify_all()
+        if failure is not None:
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": failure.status,
+                "description": failure.description,
+            }
+            if failure.retry_after is not None:
+                body["parameters"] = {"retry_after": failure.retry_after}
+            return web.json_response(body, status=failure.status)
+        handler = getattr(self, f"_m_{method}", None)
+        if handler is None:
+            return web.json_response(
+                {"ok": False, "error_code": 404, "description": "Not Found"}, status=404
+            )
+        return await handler(params)
+
+    async def _m_getMe(self, params: dict[str, Any]) -> web.Response:
+        return self._ok(
+            {
+                "id": self.bot_id,
+                "is_bot": True,
+                "first_name": "Test Bot",
+                "username": self.username,
+                "can_join_groups": True,
+                "can_read_all_group_messages": False,
+                "supports_inline_queries": False,
+            }
+        )
+
+    async def _m_deleteWebhook(self, params: dict[str, Any]) -> web.Response:
+        self.webhook = {}
+        return self._ok(True)
+
+    async def _m_setWebhook(self, params: dict[str, Any]) -> web.Response:
+        self.webhook = params
+        return self._ok(True)
+
+    async def _m_getUpdates(self, params: dict[str, Any]) -> web.Response:
+        offset = params.get("offset")
+        limit = int(params.get("limit", 100))
+        timeout = float(params.get("timeout", 0))
+        async with self._changed:
+            if isinstance(offset, int) and offset > 0:
+                self.updates = [u for u in self.updates if u["update_id"] >= offset]
+                self._changed.notify_all()
+            if not self.updates and timeout > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._changed.wait_for(lambda: bool(self.updates)), timeout
+                    )
+            batch = self.updates[:limit]
+        return self._ok(batch)
+
+    async def _m_sendMessage(self, params: dict[str, Any]) -> web.Response:
+        chat_id = params["chat_id"]
+        result: dict[str, Any] = {
+            "message_id": next(self._sent_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "from": {"id": self.bot_id, "is_bot": True, "first_name": "Test Bot"},
+            "text": params.get("text", ""),
+        }
+        if "message_thread_id" in params:
+            result["message_thread_id"] = params["message_thread_id"]
+        return self._ok(result)
+
+    async def _m_sendChatAction(self, params: dict[str, Any]) -> web.Response:
+        return self._ok(True)
+
+    async def _m_editMessageText(self, params: dict[str, Any]) -> web.Response:
+        return self._ok(
+            {
+                "message_id": params.get("message_id", 0),
+                "date": int(time.time()),
+                "chat": {"id": params.get("chat_id", 0), "type": "private"},
+                "text": params.get("text", ""),
+            }
+        )
+
+    async def _m_getFile(self, params: dict[str, Any]) -> web.Response:
+        file_id = params.get("file_id", "")
+        if file_id not in self.files:
+            return web.json_response(
+                {"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"},
+                status=400,
+            )
+        path, data = self.files[file_id]
+        return self._ok(
+            {
+                "file_id": file_id,
+                "file_unique_id": f"u{file_id}",
+                "file_size": len(data),
+                "file_path": path,
+            }
+        )
+
+    async def _file(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        path = request.match_info["path"]
+        for stored, data in self.files.values():
+            if stored == path:
+                return web.Response(body=data)
+        return web.Response(status=404)
+
+
+def _entities(text: str) -> list[dict[str, Any]]:
+    """bot_command / mention entities as Telegram computes them (UTF-16 offsets)."""
+    found = []
+    for match in re.finditer(r"(?<!\w)(/[A-Za-z]\w*(?:@\w+)?|@\w{3,})", text):
+        kind = "bot_command" if match.group().startswith("/") else "mention"
+        if kind == "bot_command" and match.start() != 0:
+            continue
+        offset = len(text[: match.start()].encode("utf-16-le")) // 2
+        length = len(match.group().encode("utf-16-le")) // 2
+        found.append({"type": kind, "offset": offset, "length": length})
+    return found
+
+
+@pytest_asyncio.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram() as fake:
+        yield fake
+
+
+TelegramDaemonFactory = Callable[..., Awaitable[tuple[Any, Any]]]
+
+
+@pytest_asyncio.fixture
+async def telegram_daemon(
+    tmp_path: Path, fake_llm: Any, fake_telegram: FakeTelegram
+) -> AsyncIterator[TelegramDaemonFactory]:
+    """Start a Daemon with a real TelegramChannel against the fake Bot API and fake LLM."""
+    from bot.main import build_daemon
+    from channels.telegram import Backoff, TelegramChannel
+    from tests.conftest import make_settings
+
+    started: list[Any] = []
+
+    async def factory(
+        *, data_dir: Path | None = None, poll_timeout: int = 1, **telegram: Any
+    ) -> tuple[Any, TelegramChannel]:
+        section = {
+            "token": fake_telegram.token,
+            "base_url": fake_telegram.base_url,
+            "allow_from": ["*"],
+            **telegram,
+        }
+        settings = make_settings(
+            data_dir or tmp_path / "data", fake_llm.url, channels={"telegram": section}
+        )
+        channel = TelegramChannel(
+            settings.channels.telegram,
+            poll_timeout=poll_timeout,
+            backoff=Backoff(base=0.05, cap=0.4),
+            webhook_host="127.0.0.1",
+        )
+        daemon = build_daemon(settings, [channel])
+        await daemon.start()
+        started.append(daemon)
+        return daemon, channel
+
+    yield factory
+    for daemon in started:
+        if daemon.db._conn is not None:
+            await daemon.stop(timeout=2)

@@ -1,0 +1,153 @@
+"""Reminder tools: create, follow up, list, cancel, and the user's time zone.
+
+All rules live in ``bot.reminders.ReminderService`` (shared with the slash commands);
+these classes only describe the calls to the model and format the answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from bot.errors import ToolError
+from bot.reminders import ReminderService, describe
+from bot.store.reminders import ReminderKind
+from bot.toolspec import ToolContext
+from tools.base import Tool
+
+_TIME_HELP = (
+    "When: ISO 8601 with an offset ('2026-12-01T09:00:00+01:00'), naive ISO in the "
+    "user's time zone ('2026-12-01T09:00'), or a phrase ('in 10 minutes', "
+    "'tomorrow at 9am', 'next Monday 8:30'). With a recurrence, when the schedule "
+    "starts ('now' is fine)."
+)
+_CRON_HELP = (
+    "Optional 5-field cron expression in the user's time zone for repeats, "
+    "e.g. '0 9 * * *' every day at 9:00, '30 8 * * 1-5' weekdays at 8:30."
+)
+
+
+def _service(ctx: ToolContext) -> ReminderService:
+    service = ctx.services.get("reminders")
+    if not isinstance(service, ReminderService):
+        raise ToolError("reminders are not available in this daemon")
+    return service
+
+
+class CreateReminderTool(Tool):
+    name = "create_reminder"
+    description = (
+        "Set a reminder that the bot sends to this chat at the given time, word for word, "
+        "without any further thinking. Use it when the user asks to be reminded."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "minLength": 1, "description": "What to remind of."},
+            "time": {"type": "string", "minLength": 1, "description": _TIME_HELP},
+            "recurrence": {"type": ["string", "null"], "description": _CRON_HELP},
+        },
+        "required": ["content", "time"],
+        "additionalProperties": False,
+    }
+    kind = ReminderKind.REMINDER
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        reminder = await _service(ctx).create(
+            ctx.chat_key,
+            ctx.user_id,
+            kwargs["content"],
+            kwargs["time"],
+            recurrence=kwargs.get("recurrence"),
+            kind=self.kind,
+        )
+        return f"Created {describe(reminder)}"
+
+
+class ScheduleFollowupTool(CreateReminderTool):
+    name = "schedule_followup"
+    description = (
+        "Schedule a task for yourself: at the given time, `prompt` runs as a new agent turn "
+        "in this chat (with tools) and the answer is sent here. Use it for 'at 7am check "
+        "the weather and tell me whether I need an umbrella'."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "prompt": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The instruction to carry out at that time.",
+            },
+            "time": {"type": "string", "minLength": 1, "description": _TIME_HELP},
+            "recurrence": {"type": ["string", "null"], "description": _CRON_HELP},
+        },
+        "required": ["prompt", "time"],
+        "additionalProperties": False,
+    }
+    kind = ReminderKind.FOLLOWUP
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        kwargs["content"] = kwargs.pop("prompt")
+        return await super().execute(ctx, **kwargs)
+
+
+class ListRemindersTool(Tool):
+    name = "list_reminders"
+    description = "List the user's active reminders and scheduled follow-ups with their ids."
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    read_only = True
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        reminders = await _service(ctx).list(ctx.chat_key.channel, ctx.user_id)
+        if not reminders:
+            return "No active reminders."
+        return "\n".join(describe(r) for r in reminders)
+
+
+class CancelReminderTool(Tool):
+    name = "cancel_reminder"
+    description = "Cancel one of the user's reminders or follow-ups by its id (see list_reminders)."
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"reminder_id": {"type": "integer", "minimum": 1}},
+        "required": ["reminder_id"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        reminder = await _service(ctx).cancel(
+            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"])
+        )
+        return f"Cancelled {describe(reminder)}"
+
+
+class SetTimezoneTool(Tool):
+    name = "set_timezone"
+    description = (
+        "Set the user's time zone (an IANA name such as 'Europe/Berlin'); reminders and "
+        "times are then read and shown in it. Use it when the user says where they are."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"timezone": {"type": "string", "minLength": 1}},
+        "required": ["timezone"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        return await _service(ctx).set_timezone(
+            ctx.chat_key.channel, ctx.user_id, kwargs["timezone"]
+        )
+
+
+__all__ = [
+    "CancelReminderTool",
+    "CreateReminderTool",
+    "ListRemindersTool",
+    "ScheduleFollowupTool",
+    "SetTimezoneTool",
+]
