@@ -46,7 +46,9 @@ def register_reminder_commands(
     async def remind(msg: InboundMessage, args: str) -> str:
         tz = await service.user_timezone(msg.key.channel, msg.user_id)
         when, what = split_when_what(args, tz, clock())
-        reminder = await service.create(msg.key, msg.user_id, what, when)
+        reminder = await service.create(
+            msg.key, msg.user_id, what, when, source=f"{msg.key}:{msg.message_id}#command"
+        )
         return f"OK, {describe(reminder)}"
 
     async def reminders(msg: InboundMessage, args: str) -> str:

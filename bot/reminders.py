@@ -68,7 +68,12 @@ class ReminderService:
         *,
         recurrence: str | None = None,
         kind: ReminderKind = ReminderKind.REMINDER,
+        source: str | None = None,
     ) -> Reminder:
+        """Validate and store a reminder. ``source`` (the message and effect that asked
+        for it) makes creation idempotent when a message is replayed after a crash."""
+        if source is not None and (existing := await self._store.by_source(source)):
+            return existing
         content = content.strip()
         if not content:
             raise ToolError("the reminder has no text; say what to remind about")
@@ -100,6 +105,7 @@ class ReminderService:
             fire_at=first,
             recurrence=recurrence,
             timezone=tz,
+            source=source,
         )
         self._scheduler.schedule(reminder)
         return reminder

@@ -28,6 +28,17 @@ class ToolContext:
     workspace: Path | None = None
     data_dir: Path | None = None
     services: Mapping[str, Any] = field(default_factory=dict)
+    # The inbound message this turn answers, and a per-turn scratch pad: tools with side
+    # effects derive idempotency keys from them, so a turn replayed after a crash does
+    # not repeat what it already did.
+    message_id: str = ""
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+    def next_effect_id(self, kind: str) -> str:
+        """``<message id>#<kind><n>`` for the n-th side effect of a kind in this turn."""
+        n = int(self.scratch.get(kind, 0)) + 1
+        self.scratch[kind] = n
+        return f"{self.message_id}#{kind}{n}"
 
 
 @dataclass(frozen=True, slots=True)

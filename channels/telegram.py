@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,7 +19,6 @@ from urllib.parse import urlsplit
 
 from telegram import Bot, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError
-from telegram.warnings import PTBUserWarning
 from telegram.request import HTTPXRequest
 
 from bot.bus import Bus
@@ -35,8 +33,14 @@ log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
 READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
-# do_api_request("getUpdates") is deliberate (raw dicts, see _fetch); silence PTB's hint.
-warnings.filterwarnings("ignore", message=r"Please use 'Bot\.getUpdates'", category=PTBUserWarning)
+
+
+class RawUpdatesBot(Bot):
+    """A Bot whose getUpdates returns raw dicts, so each update is parsed on its own and
+    one that PTB cannot read (a newer API shape) is skipped instead of failing the batch."""
+
+    async def raw_updates(self, params: dict[str, Any], read_timeout: float) -> Any:
+        return await self._post("getUpdates", params, read_timeout=read_timeout)
 
 
 class OffsetStore(Protocol):
@@ -80,7 +84,7 @@ class TelegramChannel:
         self.state = state  # bound by the wiring once the daemon's store exists
         self._poll_timeout = poll_timeout
         self._backoff = backoff
-        self.bot = Bot(
+        self.bot = RawUpdatesBot(
             settings.token.get_secret_value(),
             base_url=settings.base_url,
             base_file_url=file_base_url(settings.base_url),
@@ -109,7 +113,8 @@ class TelegramChannel:
     async def start(self, bus: Bus) -> None:
         self._bus = bus
         webhook = self.settings.mode == "webhook"
-        if webhook and not (self.settings.webhook_url and self.settings.webhook_secret):
+        secret = self.settings.webhook_secret.get_secret_value()
+        if webhook and not (self.settings.webhook_url and secret):
             raise ChannelError("telegram webhook mode needs webhook_url and webhook_secret")
         try:
             await self._identify()
@@ -120,16 +125,21 @@ class TelegramChannel:
                 raise ChannelError(f"telegram unreachable: {exc.message}") from exc
             log.warning("telegram unreachable at start (%s); retrying in the background", exc)
         if webhook:
+            await self._start_webhook(secret)
+        else:
+            self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
+
+    async def _start_webhook(self, secret: str) -> None:
+        try:
             await self.webhook.start()
             await self.sender.call(
                 lambda: self.bot.set_webhook(
-                    self.settings.webhook_url,
-                    secret_token=self.settings.webhook_secret.get_secret_value(),
-                    allowed_updates=ALLOWED_UPDATES,
+                    self.settings.webhook_url, secret_token=secret, allowed_updates=ALLOWED_UPDATES
                 )
             )
-        else:
-            self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
+        except (OSError, TelegramError, ChannelError) as exc:
+            await self.webhook.stop()
+            raise ChannelError(f"telegram webhook could not be set up: {exc}") from exc
 
     async def _identify(self) -> None:
         await self.bot.initialize()  # getMe
@@ -169,9 +179,7 @@ class TelegramChannel:
         params: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ALLOWED_UPDATES}
         if self._offset is not None:
             params["offset"] = self._offset
-        result = await self.bot.do_api_request(
-            "getUpdates", api_kwargs=params, read_timeout=READ_TIMEOUT_S + self._poll_timeout
-        )
+        result = await self.bot.raw_updates(params, READ_TIMEOUT_S + self._poll_timeout)
         return [u for u in result if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
 
     async def _accept(self, updates: Sequence[dict[str, Any]]) -> None:

@@ -59,6 +59,7 @@ class CreateReminderTool(Tool):
             kwargs["time"],
             recurrence=kwargs.get("recurrence"),
             kind=self.kind,
+            source=ctx.next_effect_id("reminder"),
         )
         return f"Created {describe(reminder)}"
 

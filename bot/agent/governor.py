@@ -225,7 +225,7 @@ class ContextGovernor:
         room = budget.limit - self.counter.tools(tools)
         out = repair.known_messages(messages)
         out = repair.strip_placeholder_assistant_messages(out)
-        out = repair.strip_malformed_tool_calls(out)
+        out = repair.strip_malformed_tool_calls(out, _index(out, anchor))
         out = repair.repair_pairs(out)
         out = apply_tool_result_budget(out, self.settings.max_tool_result_chars)
         start = _index(out, anchor)

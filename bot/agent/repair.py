@@ -20,6 +20,7 @@ Message = dict[str, Any]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 MISSING_RESULT = "[no result: the call was interrupted before its result was saved]"
+UNNAMED = "unnamed_tool_call"
 
 # "[previous assistant message omitted]", "(no content)", "[placeholder]" and the like.
 _PLACEHOLDER = re.compile(
@@ -74,39 +75,53 @@ def _arguments(raw: Any) -> str | None:
     return raw if isinstance(parsed, dict) else None
 
 
-def _repaired_call(call: Any, seen: set[str]) -> dict[str, Any] | None:
+def _repaired_call(call: Any, seen: set[str], sanitize: bool) -> dict[str, Any] | None:
     if not isinstance(call, dict):
         return None
-    call_id, function = call.get("id"), call.get("function")
+    call_id, original = call.get("id"), call.get("function")
     if not isinstance(call_id, str) or not call_id or call_id in seen:
         return None
-    if not isinstance(function, dict):
+    function: dict[str, Any] = original if isinstance(original, dict) else {}
+    if function is not original and not sanitize:
         return None
     name = function.get("name")
     if not isinstance(name, str) or not name.strip():
-        return None
+        if not sanitize:
+            return None
+        function = {**function, "name": UNNAMED}
     args = _arguments(function.get("arguments"))
     if args is None:
-        return None
+        if not sanitize:
+            return None
+        raw = function.get("arguments")
+        args = json.dumps({"invalid_arguments": str(raw)[:2000]}, ensure_ascii=False)
     seen.add(call_id)
-    if call.get("type") == "function" and args is function.get("arguments"):
+    unchanged = function is original and args is function.get("arguments")
+    if unchanged and call.get("type") == "function":
         return call
     return {**call, "type": "function", "function": {**function, "arguments": args}}
 
 
-def strip_malformed_tool_calls(messages: Sequence[Message]) -> list[Message]:
+def strip_malformed_tool_calls(
+    messages: Sequence[Message], inflight_from: int | None = None
+) -> list[Message]:
     """Drop calls a provider would refuse to see again: no id, a repeated id, a name that
     is missing or not a string, arguments that are not a JSON object. Their results turn
-    into orphans, which the next step removes; that pair is what heals a stuck chat."""
+    into orphans, which the next step removes; that pair is what heals a stuck chat.
+
+    Calls of the turn in flight (from index ``inflight_from`` on) are sanitized instead
+    (a stand-in name, the raw arguments wrapped in an object), so the model still sees
+    the "Error: ..." result its bad call earned and can correct itself."""
     out: list[Message] = []
     seen: set[str] = set()
-    for m in messages:
+    for index, m in enumerate(messages):
         if m.get("role") != "assistant" or "tool_calls" not in m:
             out.append(m)
             continue
         raw = m.get("tool_calls")
         calls: list[Any] = raw if isinstance(raw, list) else []
-        kept = [r for r in (_repaired_call(c, seen) for c in calls) if r is not None]
+        sanitize = inflight_from is not None and index >= inflight_from
+        kept = [r for r in (_repaired_call(c, seen, sanitize) for c in calls) if r is not None]
         unchanged = len(kept) == len(calls) and all(map(operator.is_, kept, calls))
         if kept and unchanged:
             out.append(m)

@@ -141,6 +141,7 @@ class AgentRunner:
             timezone=tz,
             workspace=self._workspaces.path(),
             services=self._services,
+            message_id=f"{msg.key}:{msg.message_id}",
         )
         definitions = self._tools.definitions()
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)

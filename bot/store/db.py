@@ -93,8 +93,10 @@ MIGRATIONS: tuple[str, ...] = (
         status       TEXT NOT NULL DEFAULT 'active',
         created_at   TEXT NOT NULL,
         last_fired_at TEXT,
-        attempts     INTEGER NOT NULL DEFAULT 0
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        source       TEXT
     );
+    CREATE UNIQUE INDEX reminders_by_source ON reminders (source);
     CREATE INDEX reminders_active ON reminders (status, next_fire_at);
     CREATE INDEX reminders_by_user ON reminders (channel, user_id, status);
     CREATE TABLE user_settings (

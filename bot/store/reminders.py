@@ -84,10 +84,12 @@ class ReminderStore:
         fire_at: datetime,
         recurrence: str | None,
         timezone: str,
+        source: str | None = None,
     ) -> Reminder:
         rowid = await self._db.execute(
             "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
-            " next_fire_at, recurrence, timezone, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " next_fire_at, recurrence, timezone, created_at, source)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key.channel,
                 key.chat_id,
@@ -99,6 +101,7 @@ class ReminderStore:
                 recurrence,
                 timezone,
                 utcnow().isoformat(),
+                source,
             ),
         )
         found = await self.get(rowid)
@@ -108,6 +111,12 @@ class ReminderStore:
     async def get(self, reminder_id: int) -> Reminder | None:
         row = await self._db.fetchone(
             f"SELECT {_COLUMNS} FROM reminders WHERE id = ?", (reminder_id,)
+        )
+        return _row(row) if row else None
+
+    async def by_source(self, source: str) -> Reminder | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM reminders WHERE source = ?", (source,)
         )
         return _row(row) if row else None
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from bot.agent.context import RUNTIME_HEADER
 from bot.store.kv import KeyValueStore
-from tests.fakes.telegram_api import (  # noqa: F401  (fixtures)
-    FakeTelegram,
-    fake_telegram,
-    telegram_daemon,
-)
+from tests.fakes import telegram_api
+from tests.fakes.telegram_api import FakeTelegram
+
+fake_telegram = telegram_api.fake_telegram
+telegram_daemon = telegram_api.telegram_daemon
 
 
 def _user_texts(fake_llm) -> list[str]:
@@ -51,9 +51,12 @@ async def test_topic_reply_keeps_the_thread(telegram_daemon, fake_telegram, fake
 
 async def _barrier(fake_telegram, chat_id: int = 42, text: str = "barrier", **kw) -> None:
     """Send one more message and wait for its answer: everything queued before is done."""
-    fake_telegram.message(text, chat_id=chat_id, **kw)
+    update = fake_telegram.message(text, chat_id=chat_id, **kw)
+    mid = update["message"]["message_id"]
     await fake_telegram.wait_for(
-        "sendMessage", 1, predicate=lambda c: c.ok and c.params["text"].endswith(text)
+        "sendMessage",
+        1,
+        predicate=lambda c: c.ok and c.params.get("reply_parameters", {}).get("message_id") == mid,
     )
 
 

@@ -258,3 +258,14 @@ async def test_scheduled_followup_is_exempt_from_allow_from(daemon_factory, fake
     msg = await chat.say("do the scheduled thing", kind=MessageKind.SCHEDULED, user="stranger")
     reply = await chat.reply(msg)
     assert reply.text == "echo: do the scheduled thing"
+
+
+async def test_creation_is_idempotent_per_source(daemon_factory):
+    """A message replayed after a crash must not create its reminder twice."""
+    daemon, _ = await daemon_factory()
+    key = ChatKey("test", "c1")
+    first = await daemon.reminders.create(key, "u1", "tea", "in 1 hour", source="m1#reminder1")
+    again = await daemon.reminders.create(key, "u1", "tea", "in 1 hour", source="m1#reminder1")
+    other = await daemon.reminders.create(key, "u1", "tea", "in 1 hour", source="m1#reminder2")
+    assert again.id == first.id and other.id != first.id
+    assert len(await daemon.reminders.list("test", "u1")) == 2

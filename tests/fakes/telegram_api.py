@@ -25,8 +25,8 @@ import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -52,6 +52,7 @@ class Failure:
     status: int
     description: str
     retry_after: float | None = None
+    match: Callable[[dict[str, Any]], bool] | None = None  # only calls it accepts
 
 
 def _decode(form: dict[str, str]) -> dict[str, Any]:
@@ -121,15 +122,16 @@ class FakeTelegram:
         *,
         retry_after: float | None = None,
         times: int = 1,
+        match: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        """The next ``times`` calls of ``method`` answer this error instead."""
+        """The next ``times`` calls of ``method`` (that ``match`` accepts) fail so."""
         text = description or {
             429: f"Too Many Requests: retry after {retry_after}",
             403: "Forbidden: bot was blocked by the user",
             502: "Bad Gateway",
         }.get(status, "Bad Request: error")
         queue = self._failures.setdefault(method, deque())
-        queue.extend(Failure(status, text, retry_after) for _ in range(times))
+        queue.extend(Failure(status, text, retry_after, match) for _ in range(times))
 
     def add_update(self, update: dict[str, Any]) -> dict[str, Any]:
         update.setdefault("update_id", next(self._update_ids))
@@ -263,8 +265,10 @@ class FakeTelegram:
         form = await request.post()
         params = _decode({k: str(v) for k, v in form.items()})
         headers = {k.lower(): v for k, v in request.headers.items()}
-        failures = self._failures.get(method)
-        failure = failures.popleft() if failures else None
+        failures = self._failures.get(method, deque())
+        failure = next((f for f in failures if f.match is None or f.match(params)), None)
+        if failure is not None:
+            failures.remove(failure)
         async with self._changed:
             self.calls.append(Call(method, params, headers, ok=failure is None))
             self._changed.notify_all()
@@ -408,7 +412,11 @@ async def telegram_daemon(
     started: list[Any] = []
 
     async def factory(
-        *, data_dir: Path | None = None, poll_timeout: int = 1, **telegram: Any
+        *,
+        data_dir: Path | None = None,
+        poll_timeout: int = 1,
+        state: Any = None,
+        **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = {
             "token": fake_telegram.token,
@@ -421,6 +429,7 @@ async def telegram_daemon(
         )
         channel = TelegramChannel(
             settings.channels.telegram,
+            state=state,
             poll_timeout=poll_timeout,
             backoff=Backoff(base=0.05, cap=0.4),
             webhook_host="127.0.0.1",

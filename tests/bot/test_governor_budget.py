@@ -1,0 +1,110 @@
+"""The token budget: the model's real window, the configured fallback, offline counting."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import litellm
+import pytest
+
+from bot.agent.budget import (
+    Budget,
+    TokenCounter,
+    estimate_tokens,
+    litellm_counter,
+    model_window,
+    resolve_budget,
+)
+from bot.agent.governor import ContextGovernor
+from bot.config import ContextSettings, Settings
+
+
+def test_known_model_uses_its_real_window():
+    budget = resolve_budget(
+        litellm, "openai/gpt-4o-mini", max_context_tokens=32_000, reserve_tokens=4_000
+    )
+    assert budget == Budget(128_000, 4_000, "model")
+    assert budget.limit == 124_000
+
+
+@pytest.mark.parametrize("model", ["openai/fake-model", "my-self-hosted/thing", "", None])
+def test_unknown_model_falls_back_to_the_configured_window(model):
+    assert model_window(litellm, model) is None  # get_model_info raises for these
+    budget = resolve_budget(litellm, model, max_context_tokens=9_000, reserve_tokens=1_000)
+    assert budget == Budget(9_000, 1_000, "config")
+    assert budget.limit == 8_000
+
+
+def test_reserve_never_eats_more_than_half_the_window():
+    assert Budget(4_000, 10_000, "config").limit == 2_000
+
+
+def test_context_settings_defaults_and_toml_keys():
+    ctx = Settings().context
+    assert (ctx.max_context_tokens, ctx.reserve_tokens) == (32_000, 4_000)
+    assert (ctx.max_tool_result_chars, ctx.history_turns) == (16_000, 6)
+
+
+def test_counting_works_offline(monkeypatch):
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    text = "hello world, how are you today?"
+    for model in ("openai/gpt-4o-mini", "openai/fake-model", "ollama/llama3"):
+        exact = litellm.token_counter(model=model, text=text)
+        assert 0 < exact < estimate_tokens(text)
+        assert litellm_counter(litellm, model).text(text) == exact
+
+
+def test_counts_are_cached_per_string():
+    calls: list[str] = []
+
+    def count(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    counter = TokenCounter(count)
+    msg = {"role": "user", "content": "x" * 1000}
+    first = counter.message(msg)
+    assert counter.message(dict(msg)) == first
+    assert counter.message({"role": "assistant", "content": "x" * 1000}) == first
+    assert calls == ["x" * 1000]
+
+
+def test_a_failing_tokenizer_falls_back_to_the_estimate():
+    def broken(text: str) -> int:
+        raise RuntimeError("no tokenizer")
+
+    assert TokenCounter(broken).text("abcdef") == estimate_tokens("abcdef")
+
+
+def test_tool_calls_and_definitions_count():
+    counter = TokenCounter()
+    bare = counter.message({"role": "assistant", "content": None})
+    args = '{"city": "Paris"}' * 20
+    called = counter.message(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "function": {"name": "get_weather", "arguments": args}}],
+        }
+    )
+    assert called > bare + estimate_tokens(args) - 1
+    assert counter.tools([{"function": {"name": "x"}}]) > 0
+    assert counter.tools(None) == 0
+
+
+async def test_governor_resolves_window_and_tokenizer_lazily():
+    gov = ContextGovernor(ContextSettings(max_context_tokens=5_000), "openai/fake-model")
+    assert gov.budget is None
+    await gov.ready()
+    assert gov.budget == Budget(5_000, 4_000, "config")
+    assert gov.budget.limit == 2_500
+    text = "hello world, how are you today?"
+    assert gov.counter.text(text) == litellm.token_counter(model="openai/fake-model", text=text)
+    known = ContextGovernor(ContextSettings(), "openai/gpt-4o-mini")
+    await known.ready()
+    assert known.budget is not None and known.budget.window == 128_000

@@ -1,0 +1,240 @@
+"""Nothing lost, nothing twice: offsets, restarts, flood control, 5xx, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+import bot.store.outbox
+from bot.config import TelegramSettings
+from bot.messages import InboundMessage
+from bot.store.kv import KeyValueStore
+from channels.telegram import Backoff, TelegramChannel
+from tests.fakes import telegram_api
+from tests.fakes.telegram_api import FakeTelegram
+
+fake_telegram = telegram_api.fake_telegram
+telegram_daemon = telegram_api.telegram_daemon
+
+
+class RecordingBus:
+    """The one bus method a channel uses; can fail like a full disk."""
+
+    def __init__(self, events: list[tuple[str, Any]], fail: int = 0) -> None:
+        self.events = events
+        self.fail = fail
+        self.got = asyncio.Event()
+
+    async def put_inbound(self, msg: InboundMessage) -> None:
+        if self.fail:
+            self.fail -= 1
+            raise OSError("disk full")
+        self.events.append(("put", msg.message_id))
+        self.got.set()
+
+
+class MemoryState:
+    def __init__(self, events: list[tuple[str, Any]], data: dict[str, str] | None = None):
+        self.events = events
+        self.data = dict(data or {})
+        self.changed = asyncio.Event()
+
+    async def get(self, key: str, default: str | None = None) -> str | None:
+        return self.data.get(key, default)
+
+    async def set(self, key: str, value: str) -> None:
+        self.events.append(("commit", value))
+        self.data[key] = value
+        self.changed.set()
+
+
+def _channel(tg: FakeTelegram, state: MemoryState, **kw: Any) -> TelegramChannel:
+    settings = TelegramSettings(token=tg.token, base_url=tg.base_url, **kw)
+    return TelegramChannel(settings, state=state, poll_timeout=1, backoff=Backoff(0.05, 0.4))
+
+
+def _gaps(calls) -> list[float]:
+    return [b.at - a.at for a, b in itertools.pairwise(calls)]
+
+
+async def test_offset_is_committed_only_after_the_message_is_persisted(fake_telegram):
+    events: list[tuple[str, Any]] = []
+    state = MemoryState(events)
+    bus = RecordingBus(events, fail=1)
+    channel = _channel(fake_telegram, state)
+    update = fake_telegram.message("hi", message_id=9)
+    await channel.start(bus)  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(state.changed.wait(), 10)
+    finally:
+        await channel.stop()
+    key = f"telegram:{fake_telegram.bot_id}:offset"
+    assert events == [("put", "9"), ("commit", str(update["update_id"] + 1))]
+    assert state.data == {key: str(update["update_id"] + 1)}
+    polls = fake_telegram.calls_to("getUpdates")
+    assert "offset" not in polls[1].params  # re-fetched after the failed put: not confirmed
+    assert fake_telegram.calls_to("deleteWebhook")  # polling clears any webhook first
+
+
+async def test_saved_offset_resumes_and_is_keyed_by_bot_id(fake_telegram):
+    events: list[tuple[str, Any]] = []
+    other_bot = {"telegram:999:offset": "5000"}
+    state = MemoryState(events, other_bot)
+    bus = RecordingBus(events)
+    fake_telegram.message("for this bot", message_id=3)
+    channel = _channel(fake_telegram, state)
+    await channel.start(bus)  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(bus.got.wait(), 10)  # a new token starts clean
+    finally:
+        await channel.stop()
+    assert "offset" not in fake_telegram.calls_to("getUpdates")[0].params
+    saved = state.data[f"telegram:{fake_telegram.bot_id}:offset"]
+    # A restart resumes from the saved offset: nothing re-fetched.
+    fake_telegram.calls.clear()
+    channel = _channel(fake_telegram, state)
+    await channel.start(RecordingBus(events))  # type: ignore[arg-type]
+    try:
+        await fake_telegram.wait_for("getUpdates", 1)
+    finally:
+        await channel.stop()
+    assert fake_telegram.calls_to("getUpdates")[0].params["offset"] == int(saved)
+    assert [e for e in events if e[0] == "put"] == [("put", "3")]
+
+
+async def test_restart_after_crash_before_commit_answers_once(
+    telegram_daemon, fake_telegram, fake_llm, monkeypatch
+):
+    async def never(self, key, value):  # the process "dies" before the commit
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(KeyValueStore, "set", never)
+    daemon, _ = await telegram_daemon()
+    update = fake_telegram.message("answer me once", message_id=11)
+    await fake_telegram.wait_sent(1)
+    await daemon.stop(timeout=2)
+    assert any(u["update_id"] == update["update_id"] for u in fake_telegram.updates)
+    monkeypatch.undo()
+    await telegram_daemon()  # re-fetches the update; the inbox drops it
+    fake_telegram.message("barrier", message_id=12)
+    await fake_telegram.wait_sent(2)
+    await fake_telegram.wait_confirmed(update["update_id"])
+    texts = [c.params["text"] for c in fake_telegram.sent()]
+    assert texts == ["echo: answer me once", "echo: barrier"]
+    assert len(fake_llm.requests) == 2
+
+
+async def test_flood_control_storm_on_send_is_waited_out(telegram_daemon, fake_telegram):
+    await telegram_daemon()
+    fake_telegram.fail("sendMessage", 429, retry_after=0.2, times=4)
+    fake_telegram.message("storm")
+    sent = await fake_telegram.wait_sent(1)
+    assert sent[0].params["text"] == "echo: storm"
+    attempts = fake_telegram.calls_to("sendMessage")
+    assert len(attempts) == 5
+    assert all(gap >= 0.18 for gap in _gaps(attempts))
+
+
+async def test_flood_control_on_get_updates_is_honoured(telegram_daemon, fake_telegram):
+    fake_telegram.fail("getUpdates", 429, retry_after=0.5)
+    await telegram_daemon()
+    fake_telegram.message("after the flood")
+    await fake_telegram.wait_sent(1)
+    polls = fake_telegram.calls_to("getUpdates")
+    assert polls[1].at - polls[0].at >= 0.45
+
+
+async def test_get_updates_502_backs_off_and_recovers(telegram_daemon, fake_telegram):
+    fake_telegram.fail("getUpdates", 502, times=3)
+    await telegram_daemon()
+    fake_telegram.message("still there?")
+    sent = await fake_telegram.wait_sent(1)
+    assert sent[0].params["text"] == "echo: still there?"
+    gaps = _gaps(fake_telegram.calls_to("getUpdates")[:4])
+    for gap, expected in zip(gaps, (0.05, 0.1, 0.2), strict=True):
+        assert gap >= expected * 0.9
+
+
+def test_backoff_is_exponential_and_capped():
+    backoff = Backoff(base=1.0, cap=30.0)
+    assert [backoff.delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+
+
+async def test_server_errors_on_send_retry_from_the_outbox(
+    telegram_daemon, fake_telegram, monkeypatch
+):
+    monkeypatch.setattr(bot.store.outbox, "BACKOFF_BASE_S", 0.05)
+    daemon, _ = await telegram_daemon()
+    fake_telegram.fail("sendMessage", 502, times=2)
+    fake_telegram.message("eventually")
+    sent = await fake_telegram.wait_sent(1)
+    assert sent[0].params["text"] == "echo: eventually"
+    assert len(fake_telegram.calls_to("sendMessage")) == 3
+    assert daemon.delivery.failed == 2
+
+
+async def _outbox(daemon) -> list[tuple[str, str | None]]:
+    rows = await daemon.db.fetchall("SELECT status, last_error FROM outbox ORDER BY id")
+    return [(r["status"], r["last_error"]) for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("status", "description"),
+    [(403, "Forbidden: bot was blocked by the user"), (400, "Bad Request: chat not found")],
+)
+async def test_permanent_refusal_is_given_up(telegram_daemon, fake_telegram, status, description):
+    daemon, _ = await telegram_daemon()
+    fake_telegram.fail("sendMessage", status, description)
+    fake_telegram.message("refused")
+    await fake_telegram.wait_for("sendMessage", 1)
+    fake_telegram.message("barrier")  # same chat: delivered in order after the refusal
+    await fake_telegram.wait_sent(1)
+    assert len(fake_telegram.calls_to("sendMessage")) == 2  # the refused one not retried
+    rows = await _outbox(daemon)
+    assert rows[0][0] == "failed"
+    assert description.split(": ")[1].lower() in (rows[0][1] or "").lower()
+    assert rows[1][0] == "sent"
+
+
+async def test_markdown_is_sent_as_entities(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon()
+    fake_llm.reply_tool_calls([("final_result", {"answer": "**bold** and `code` 👋 _it_"})])
+    fake_telegram.message("format please")
+    sent = await fake_telegram.wait_sent(1)
+    params = sent[0].params
+    assert params["text"] == "bold and code 👋 it"
+    types = {(e["type"], e["offset"], e["length"]) for e in params["entities"]}
+    assert types == {("bold", 0, 4), ("code", 9, 4), ("italic", 17, 2)}  # UTF-16 offsets
+
+
+async def test_rejected_formatting_falls_back_to_plain_text(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    await telegram_daemon()
+    fake_llm.reply_tool_calls([("final_result", {"answer": "**bold** reply"})])
+    fake_telegram.fail(
+        "sendMessage", 400, "Bad Request: can't parse entities: Can't find end of Bold entity"
+    )
+    update = fake_telegram.message("format please")
+    sent = await fake_telegram.wait_sent(1)
+    first, second = fake_telegram.calls_to("sendMessage")
+    assert first.params["text"] == "bold reply" and first.params["entities"]
+    assert second.params["text"] == "**bold** reply" and "entities" not in second.params
+    assert sent[0].params["reply_parameters"]["message_id"] == update["message"]["message_id"]
+
+
+async def test_retried_long_reply_does_not_repeat_sent_chunks(
+    telegram_daemon, fake_telegram, fake_llm, monkeypatch
+):
+    monkeypatch.setattr(bot.store.outbox, "BACKOFF_BASE_S", 0.05)
+    await telegram_daemon()
+    answer = "A" * 3000 + "\n\n" + "B" * 3000
+    fake_llm.reply_tool_calls([("final_result", {"answer": answer})])
+    fake_telegram.fail("sendMessage", 502, match=lambda p: p["text"].startswith("B"))
+    fake_telegram.message("long please")
+    sent = await fake_telegram.wait_sent(2)
+    assert [c.params["text"][0] for c in sent] == ["A", "B"]
+    assert len(fake_telegram.calls_to("sendMessage")) == 3

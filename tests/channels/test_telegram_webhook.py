@@ -1,0 +1,82 @@
+"""Webhook mode: our own aiohttp receiver, the secret token checked, same normalize path."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from tests.fakes import telegram_api
+
+fake_telegram = telegram_api.fake_telegram
+telegram_daemon = telegram_api.telegram_daemon
+
+SECRET = "s3cret-token_value"
+
+
+async def _webhook(telegram_daemon):
+    daemon, channel = await telegram_daemon(
+        mode="webhook",
+        webhook_url="https://bot.example.com/tg/hook",
+        webhook_secret=SECRET,
+        webhook_port=0,
+    )
+    return daemon, channel, f"http://127.0.0.1:{channel.webhook.port}/tg/hook"
+
+
+async def _post(url: str, update: dict, secret: str | None) -> int:
+    headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret is not None else {}
+    async with aiohttp.ClientSession() as http, http.post(url, json=update, headers=headers) as r:
+        return r.status
+
+
+async def test_webhook_checks_the_secret_and_answers(telegram_daemon, fake_telegram, fake_llm):
+    daemon, channel, url = await _webhook(telegram_daemon)
+    assert channel.connected
+    hook = fake_telegram.webhook
+    assert hook["url"] == "https://bot.example.com/tg/hook"
+    assert hook["secret_token"] == SECRET
+    assert hook["allowed_updates"] == ["message", "edited_message"]
+    assert not fake_telegram.calls_to("getUpdates")
+    update = {"update_id": 1, "message": fake_telegram.make_message("via webhook", message_id=4)}
+    assert await _post(url, update, "wrong") == 403
+    assert await _post(url, update, None) == 403
+    assert fake_llm.requests == []
+    assert not await daemon.bus.inbox.pending()
+    assert await _post(url, update, SECRET) == 200
+    assert await _post(url, update, SECRET) == 200  # Telegram's redelivery: deduplicated
+    second = {"update_id": 2, "message": fake_telegram.make_message("second", message_id=5)}
+    assert await _post(url, second, SECRET) == 200
+    sent = await fake_telegram.wait_sent(2)
+    assert [c.params["text"] for c in sent] == ["echo: via webhook", "echo: second"]
+    assert len(fake_llm.requests) == 2
+
+
+async def test_webhook_rejects_garbage_without_crashing(telegram_daemon, fake_telegram):
+    _, channel, url = await _webhook(telegram_daemon)
+    async with aiohttp.ClientSession() as http:
+        headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+        async with http.post(url, data=b"not json", headers=headers) as r:
+            assert r.status == 400
+        async with http.post(url, json=[1, 2], headers=headers) as r:
+            assert r.status == 400
+        async with http.post(url, json={"update_id": 3, "poll": {"id": 1}}, headers=headers) as r:
+            assert r.status == 200  # unreadable update: acknowledged and skipped
+    assert channel.connected
+
+
+async def test_webhook_without_secret_does_not_start(telegram_daemon, fake_telegram, caplog):
+    _, channel = await telegram_daemon(
+        mode="webhook", webhook_url="https://bot.example.com/hook", webhook_port=0
+    )
+    assert not channel.connected
+    assert "needs webhook_url and webhook_secret" in caplog.text
+    assert not fake_telegram.calls_to("setWebhook")
+
+
+async def test_refused_set_webhook_leaves_the_daemon_running(
+    telegram_daemon, fake_telegram, caplog
+):
+    fake_telegram.fail("setWebhook", 400, "Bad Request: bad webhook: HTTPS url must be provided")
+    daemon, channel, _ = await _webhook(telegram_daemon)
+    assert not channel.connected
+    assert "webhook could not be set up" in caplog.text
+    assert daemon.ready_s is not None
