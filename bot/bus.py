@@ -27,6 +27,7 @@ class Bus(Protocol):
     async def get_inbound(self) -> InboundMessage: ...
     async def inbound_done(self, msg: InboundMessage) -> None: ...
     async def put_outbound(self, msg: OutboundMessage) -> None: ...
+    async def put_outbound_many(self, msgs: list[OutboundMessage]) -> None: ...
     async def get_outbound(self) -> OutboundMessage: ...
     def inbound_depth(self) -> int: ...
     def outbound_depth(self) -> int: ...
@@ -50,6 +51,10 @@ class InProcessBus:
 
     async def put_outbound(self, msg: OutboundMessage) -> None:
         await self._outbound.put(msg)
+
+    async def put_outbound_many(self, msgs: list[OutboundMessage]) -> None:
+        for msg in msgs:
+            await self.put_outbound(msg)
 
     async def get_outbound(self) -> OutboundMessage:
         return await self._outbound.get()
@@ -81,6 +86,11 @@ class DurableBus(InProcessBus):
             await super().put_outbound(msg)
         else:
             log.info("delivery %s already queued or sent; not sent again", msg.delivery_key)
+
+    async def put_outbound_many(self, msgs: list[OutboundMessage]) -> None:
+        """One transaction for a batch (reminders due in the same second)."""
+        for msg in await self.outbox.add_many(msgs):
+            await super().put_outbound(msg)
 
     async def replay(self) -> tuple[int, int]:
         """Re-queue what a previous run accepted but did not finish; (inbound, outbound)."""

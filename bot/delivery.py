@@ -36,6 +36,9 @@ class Delivery:
             self._send, max_concurrent=max_concurrent, idle_s=60.0, name="send"
         )
         self._timers: set[asyncio.TimerHandle] = set()
+        # Sent keys are marked in batches: one transaction per burst, not one per message.
+        self._sent_keys: list[str] = []
+        self._marker: asyncio.Task[None] | None = None
         self.sent = 0
         self.failed = 0
 
@@ -79,7 +82,18 @@ class Delivery:
             self._retry_later(msg, delay)
             return
         self.sent += 1
-        await self._outbox.mark_sent(msg)
+        self._sent_keys.append(msg.delivery_key)
+        if self._marker is None or self._marker.done():
+            self._marker = asyncio.create_task(self._mark_sent())
+
+    async def _mark_sent(self) -> None:
+        while self._sent_keys:
+            keys, self._sent_keys = self._sent_keys, []
+            try:
+                await self._outbox.mark_sent_keys(keys)
+            except Exception:
+                # Left pending: at worst re-sent after a restart, never lost.
+                log.exception("could not mark %d deliveries as sent", len(keys))
 
     def _retry_later(self, msg: OutboundMessage, delay: float) -> None:
         loop = asyncio.get_running_loop()
@@ -100,4 +114,7 @@ class Delivery:
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
-        return await self._lanes.drain(timeout)
+        finished = await self._lanes.drain(timeout)
+        if self._marker is not None:
+            await self._marker
+        return finished

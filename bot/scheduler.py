@@ -1,10 +1,12 @@
 """APScheduler as a timer over the reminders table, which stays the source of truth.
 
-Every active reminder is one DateTrigger job at its next fire time, rebuilt from SQLite
-at start. ``misfire_grace_time=None``: a job that is late (daemon down, loop busy) still
-runs, and this module decides what lateness means: delivered and marked late within the
-grace period, reported once as missed beyond it. Job functions are module level with
-plain arguments, so a persistent job store could hold them.
+APScheduler holds one DateTrigger job per distinct fire time inside a rolling horizon
+(an hour by default), refilled from SQLite's index every few minutes and at start; so
+100,000 stored reminders cost a range query, not 100,000 jobs, and reminders due in
+the same second fire as one batch. ``misfire_grace_time=None``: a job that is late
+(daemon down, loop busy) still runs, and this module decides what lateness means:
+delivered and marked late within the grace period, reported once as missed beyond it.
+Job functions are module level with plain arguments.
 
 Exactly once: a plain reminder goes to the outbox under the key
 ``reminder:<id>:<fire time>`` before the reminder row moves on, so a crash in between
@@ -20,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.bus import Bus
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
@@ -29,16 +32,23 @@ from bot.timeparse import format_delay, format_local, next_occurrence
 log = logging.getLogger(__name__)
 
 LATE_AFTER = timedelta(seconds=60)  # later than this is shown as "late by ..."
+RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) is retried
 
-# The running scheduler, for the module-level job function (one per process).
+# The running scheduler, for the module-level job functions (one per process).
 _ACTIVE: dict[str, ReminderScheduler] = {}
 
 
-async def fire_reminder_job(reminder_id: int, due_iso: str) -> None:
-    """APScheduler entry point: plain arguments only."""
+async def fire_due_job(due_iso: str) -> None:
+    """APScheduler entry point: fire every reminder due at or before ``due_iso``."""
     scheduler = _ACTIVE.get("current")
     if scheduler is not None:
-        await scheduler.fire(reminder_id, datetime.fromisoformat(due_iso))
+        await scheduler.fire_due(datetime.fromisoformat(due_iso))
+
+
+async def refill_job() -> None:
+    scheduler = _ACTIVE.get("current")
+    if scheduler is not None:
+        await scheduler.refill()
 
 
 class ReminderScheduler:
@@ -48,16 +58,20 @@ class ReminderScheduler:
         bus: Bus,
         *,
         grace: timedelta = timedelta(hours=24),
+        horizon: timedelta = timedelta(hours=1),
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._store = store
         self._bus = bus
         self._grace = grace
+        self._horizon = horizon
         self._clock = clock
         self._scheduler = AsyncIOScheduler(
             timezone=UTC,
             job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
         )
+        self._inflight: set[int] = set()
+        self._planned_until = datetime.min.replace(tzinfo=UTC)
         self.fired = 0
         self.late = 0
         self.missed = 0
@@ -67,13 +81,17 @@ class ReminderScheduler:
         return len(self._scheduler.get_jobs())
 
     async def start(self) -> int:
-        """Start the timer and schedule every active reminder; returns how many."""
+        """Start the timer and plan the next horizon; returns the active reminders."""
         _ACTIVE["current"] = self
         self._scheduler.start()
-        active = await self._store.active()
-        for reminder in active:
-            self.schedule(reminder)
-        return len(active)
+        self._scheduler.add_job(
+            refill_job,
+            IntervalTrigger(seconds=max(1.0, self._horizon.total_seconds() / 4), timezone=UTC),
+            id="reminders:refill",
+            replace_existing=True,
+        )
+        await self.refill()
+        return await self._store.count_active()
 
     def stop(self) -> None:
         if self._scheduler.running:
@@ -81,95 +99,120 @@ class ReminderScheduler:
         if _ACTIVE.get("current") is self:
             del _ACTIVE["current"]
 
+    async def refill(self) -> None:
+        """Give APScheduler a job for every fire time up to now + horizon."""
+        until = self._clock() + self._horizon
+        for when in await self._store.due_times(until):
+            self._plan(when)
+        self._planned_until = until
+
     def schedule(self, reminder: Reminder) -> None:
-        if reminder.next_fire_at is None or reminder.status is not ReminderStatus.ACTIVE:
+        """Plan a new or moved reminder now if it falls inside the planned horizon."""
+        when = reminder.next_fire_at
+        if when is None or reminder.status is not ReminderStatus.ACTIVE:
             return
-        self._scheduler.add_job(
-            fire_reminder_job,
-            DateTrigger(run_date=reminder.next_fire_at, timezone=UTC),
-            args=[reminder.id, reminder.next_fire_at.isoformat()],
-            id=f"reminder:{reminder.id}",
-            replace_existing=True,
-        )
+        if when <= self._planned_until:
+            self._plan(when)
 
     def unschedule(self, reminder_id: int) -> None:
-        job = self._scheduler.get_job(f"reminder:{reminder_id}")
-        if job is not None:
-            job.remove()
+        """Nothing to do: a cancelled reminder is skipped when its time comes."""
+
+    def _plan(self, when: datetime) -> None:
+        # One job per second at most: a job fires everything due up to its time, so the
+        # horizon never holds more than 3,600 jobs an hour however many reminders there are.
+        if when.microsecond:
+            when = when.replace(microsecond=0) + timedelta(seconds=1)
+        job_id = f"due:{when.isoformat()}"
+        if self._scheduler.get_job(job_id) is None:
+            self._scheduler.add_job(
+                fire_due_job,
+                DateTrigger(run_date=when, timezone=UTC),
+                args=[when.isoformat()],
+                id=job_id,
+            )
+
+    async def fire_due(self, until: datetime) -> None:
+        due = [r for r in await self._store.due(until) if r.id not in self._inflight]
+        await self._fire_batch(due)
 
     async def fire(self, reminder_id: int, due: datetime) -> None:
+        """Fire one occurrence if it is still the reminder's next one (else: stale)."""
         reminder = await self._store.get(reminder_id)
-        if (
-            reminder is None
-            or reminder.status is not ReminderStatus.ACTIVE
-            or reminder.next_fire_at != due
-        ):
-            return  # cancelled, or a stale job for an occurrence already handled
-        now = self._clock()
-        lateness = now - due
-        try:
-            if lateness > self._grace:
-                await self._report_missed(reminder, due, lateness)
-            elif reminder.kind is ReminderKind.FOLLOWUP:
-                await self._run_followup(reminder, due, lateness)
-            else:
-                await self._deliver(reminder, due, lateness)
-        except Exception:
-            log.exception("reminder %d could not be handed over; retrying in 30 s", reminder_id)
-            self._scheduler.add_job(
-                fire_reminder_job,
-                DateTrigger(run_date=now + timedelta(seconds=30), timezone=UTC),
-                args=[reminder.id, due.isoformat()],
-                id=f"reminder:{reminder.id}",
-                replace_existing=True,
-            )
-            return
-        nxt = None
-        if reminder.recurrence:
-            # A recurring reminder that missed several runs catches up once, then
-            # continues from now on its schedule.
-            nxt = next_occurrence(reminder.recurrence, reminder.timezone, max(now, due))
-        missed = lateness > self._grace and nxt is None
-        await self._store.fired(reminder.id, now, nxt, missed=missed)
-        if nxt is not None:
-            updated = await self._store.get(reminder.id)
-            if updated is not None:
-                self.schedule(updated)
+        if reminder is not None and reminder.next_fire_at == due:
+            await self._fire_batch([reminder])
 
-    async def _deliver(self, reminder: Reminder, due: datetime, lateness: timedelta) -> None:
+    async def _fire_batch(self, reminders: list[Reminder]) -> None:
+        """Hand a batch over in one outbox transaction, then move the rows on in one more."""
+        ids = {r.id for r in reminders}
+        self._inflight |= ids
+        try:
+            now = self._clock()
+            outbound: list[OutboundMessage] = []
+            followups: list[InboundMessage] = []
+            records: list[tuple[int, datetime, datetime | None, bool]] = []
+            for reminder in reminders:
+                due = reminder.next_fire_at
+                if due is None or reminder.status is not ReminderStatus.ACTIVE:
+                    continue
+                lateness = now - due
+                missed = lateness > self._grace
+                if missed:
+                    outbound.append(self._missed(reminder, due, lateness))
+                elif reminder.kind is ReminderKind.FOLLOWUP:
+                    followups.append(self._followup(reminder, due, lateness))
+                else:
+                    outbound.append(self._reminder(reminder, due, lateness))
+                nxt = None
+                if reminder.recurrence:
+                    # A recurring reminder that missed several runs catches up once,
+                    # then continues from now on its schedule.
+                    nxt = next_occurrence(reminder.recurrence, reminder.timezone, max(now, due))
+                records.append((reminder.id, now, nxt, missed))
+            try:
+                await self._bus.put_outbound_many(outbound)
+                for msg in followups:
+                    await self._bus.put_inbound(msg)
+            except Exception:
+                log.exception("%d reminders could not be handed over; retrying", len(records))
+                self._plan(now + RETRY_AFTER)
+                return
+            await self._store.fired_many(records)
+            for _, _, nxt, _ in records:
+                if nxt is not None and nxt <= self._planned_until:
+                    self._plan(nxt)
+        finally:
+            self._inflight -= ids
+
+    def _reminder(self, reminder: Reminder, due: datetime, lateness: timedelta) -> OutboundMessage:
         self.fired += 1
         late = ""
         if lateness > LATE_AFTER:
             self.late += 1
             late = f" (late by {format_delay(lateness)})"
-        await self._bus.put_outbound(
-            OutboundMessage(
-                key=reminder.key,
-                text=f"⏰ Reminder{late}: {reminder.content}",
-                kind=OutboundKind.REMINDER,
-                idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
-                extras={"reminder_id": reminder.id},
-            )
+        return OutboundMessage(
+            key=reminder.key,
+            text=f"⏰ Reminder{late}: {reminder.content}",
+            kind=OutboundKind.REMINDER,
+            idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
+            extras={"reminder_id": reminder.id},
         )
 
-    async def _report_missed(self, reminder: Reminder, due: datetime, lateness: timedelta) -> None:
+    def _missed(self, reminder: Reminder, due: datetime, lateness: timedelta) -> OutboundMessage:
         self.missed += 1
         what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
-        await self._bus.put_outbound(
-            OutboundMessage(
-                key=reminder.key,
-                text=(
-                    f"⏰ Missed {what} (was due {format_local(due, reminder.timezone)}, "
-                    f"{format_delay(lateness)} ago, while the bot was offline): "
-                    f"{reminder.content}"
-                ),
-                kind=OutboundKind.REMINDER,
-                idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
-                extras={"reminder_id": reminder.id, "missed": True},
-            )
+        return OutboundMessage(
+            key=reminder.key,
+            text=(
+                f"⏰ Missed {what} (was due {format_local(due, reminder.timezone)}, "
+                f"{format_delay(lateness)} ago, while the bot was offline): "
+                f"{reminder.content}"
+            ),
+            kind=OutboundKind.REMINDER,
+            idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
+            extras={"reminder_id": reminder.id, "missed": True},
         )
 
-    async def _run_followup(self, reminder: Reminder, due: datetime, lateness: timedelta) -> None:
+    def _followup(self, reminder: Reminder, due: datetime, lateness: timedelta) -> InboundMessage:
         self.fired += 1
         extras: dict[str, object] = {
             "reminder_id": reminder.id,
@@ -178,13 +221,11 @@ class ReminderScheduler:
         if lateness > LATE_AFTER:
             self.late += 1
             extras["late_by"] = format_delay(lateness)
-        await self._bus.put_inbound(
-            InboundMessage(
-                key=reminder.key,
-                user_id=reminder.user_id,
-                text=reminder.content,
-                kind=MessageKind.SCHEDULED,
-                message_id=f"followup:{reminder.id}:{due.isoformat()}",
-                extras=extras,
-            )
+        return InboundMessage(
+            key=reminder.key,
+            user_id=reminder.user_id,
+            text=reminder.content,
+            kind=MessageKind.SCHEDULED,
+            message_id=f"followup:{reminder.id}:{due.isoformat()}",
+            extras=extras,
         )

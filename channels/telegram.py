@@ -26,7 +26,7 @@ from bot.config import TelegramSettings
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
 from channels.telegram_normalize import CHANNEL, BotIdentity, normalize
-from channels.telegram_send import TelegramSender, retry_after_s
+from channels.telegram_send import TelegramSender, redact, retry_after_s
 from channels.telegram_webhook import WebhookServer
 
 log = logging.getLogger(__name__)
@@ -122,8 +122,9 @@ class TelegramChannel:
             raise ChannelError(f"telegram token refused: {exc.message}") from exc
         except TelegramError as exc:
             if webhook:
-                raise ChannelError(f"telegram unreachable: {exc.message}") from exc
-            log.warning("telegram unreachable at start (%s); retrying in the background", exc)
+                raise ChannelError(f"telegram unreachable: {redact(exc, self.bot.token)}") from exc
+            error = redact(exc, self.bot.token)
+            log.warning("telegram unreachable at start (%s); retrying in the background", error)
         if webhook:
             await self._start_webhook(secret)
         else:
@@ -139,7 +140,8 @@ class TelegramChannel:
             )
         except (OSError, TelegramError, ChannelError) as exc:
             await self.webhook.stop()
-            raise ChannelError(f"telegram webhook could not be set up: {exc}") from exc
+            error = redact(exc, self.bot.token)
+            raise ChannelError(f"telegram webhook could not be set up: {error}") from exc
 
     async def _identify(self) -> None:
         await self.bot.initialize()  # getMe
@@ -171,7 +173,8 @@ class TelegramChannel:
                 failures += 1
                 delay = self._backoff.delay(failures)
                 level = logging.ERROR if isinstance(exc, InvalidToken) else logging.WARNING
-                log.log(level, "telegram polling failed (%s); retry in %.1f s", exc, delay)
+                error = redact(exc, self.bot.token)
+                log.log(level, "telegram polling failed (%s); retry in %.1f s", error, delay)
                 await asyncio.sleep(delay)
 
     async def _fetch(self) -> list[dict[str, Any]]:

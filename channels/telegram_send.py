@@ -40,6 +40,12 @@ def retry_after_s(exc: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
+def redact(error: object, token: str) -> str:
+    """An error's text without the bot token (transport errors may quote the URL)."""
+    text = str(error)
+    return text.replace(token, "<token>") if token else text
+
+
 def chat_ref(chat_id: str) -> int | str:
     return int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
 
@@ -145,5 +151,5 @@ class TelegramSender:
             except (Forbidden, ChatMigrated) as exc:  # blocked, kicked, group upgraded
                 raise DeliveryRejected(f"Telegram refused the chat: {exc.message}") from exc
             except TelegramError as exc:  # network, 5xx, timeouts: retry from the outbox
-                raise ChannelError(f"Telegram API error: {exc.message}") from exc
+                raise ChannelError(f"Telegram API error: {redact(exc, self._bot.token)}") from exc
         raise AssertionError("unreachable")

@@ -27,6 +27,7 @@ from typing import Any
 
 from bot.agent import repair
 from bot.agent.budget import Budget, TokenCounter, litellm_counter, resolve_budget
+from bot.agent.llm import litellm_module
 from bot.agent.offload import head_tail
 from bot.agent.repair import Message
 from bot.config import ContextSettings
@@ -174,8 +175,6 @@ class ContextGovernor:
         """Resolve the window and the tokenizer once (litellm loads off the loop)."""
         if self.budget is not None and self._exact:
             return
-        from bot.agent.llm import litellm_module
-
         try:
             litellm: Any = await litellm_module()
         except Exception:

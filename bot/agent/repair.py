@@ -10,6 +10,7 @@ fixes one kind of damage on a copy and never mutates a message dict it was given
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import re
@@ -68,11 +69,16 @@ def _arguments(raw: Any) -> str | None:
         return None
     if not raw.strip():
         return "{}"  # some models send "" for a call without arguments
+    return raw if _is_json_object(raw) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_json_object(raw: str) -> bool:
+    """Cached: the same stored calls are checked again on every step of every turn."""
     try:
-        parsed = json.loads(raw)
+        return isinstance(json.loads(raw), dict)
     except ValueError:
-        return None
-    return raw if isinstance(parsed, dict) else None
+        return False
 
 
 def _repaired_call(call: Any, seen: set[str], sanitize: bool) -> dict[str, Any] | None:

@@ -33,11 +33,38 @@ class OutboxStore:
         )
         return changed > 0
 
+    async def add_many(self, msgs: list[OutboundMessage]) -> list[OutboundMessage]:
+        """Persist a batch in one transaction; returns the ones whose key was new."""
+        seen: set[str] = set()
+        for start in range(0, len(msgs), 500):
+            chunk = [m.delivery_key for m in msgs[start : start + 500]]
+            marks = ",".join("?" * len(chunk))
+            rows = await self._db.fetchall(
+                f"SELECT delivery_key FROM outbox WHERE delivery_key IN ({marks})", chunk
+            )
+            seen.update(r["delivery_key"] for r in rows)
+        new: list[OutboundMessage] = []
+        for msg in msgs:
+            if msg.delivery_key not in seen:
+                seen.add(msg.delivery_key)
+                new.append(msg)
+        now = utcnow().isoformat()
+        await self._db.executemany(
+            "INSERT OR IGNORE INTO outbox (delivery_key, channel, payload, next_attempt_at,"
+            " created_at) VALUES (?, ?, ?, ?, ?)",
+            [(m.delivery_key, m.key.channel, to_json(m), now, now) for m in new],
+        )
+        return new
+
     async def mark_sent(self, msg: OutboundMessage) -> None:
-        await self._db.execute(
+        await self.mark_sent_keys([msg.delivery_key])
+
+    async def mark_sent_keys(self, keys: list[str]) -> None:
+        now = utcnow().isoformat()
+        await self._db.executemany(
             "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1,"
             " last_error = NULL WHERE delivery_key = ?",
-            (utcnow().isoformat(), msg.delivery_key),
+            [(now, key) for key in keys],
         )
 
     async def give_up(self, msg: OutboundMessage, error: str) -> None:

@@ -120,6 +120,27 @@ class ReminderStore:
         )
         return _row(row) if row else None
 
+    async def due_times(self, until: datetime) -> list[datetime]:
+        """Distinct fire times of active reminders up to ``until`` (overdue ones included)."""
+        rows = await self._db.fetchall(
+            "SELECT DISTINCT next_fire_at FROM reminders WHERE status = 'active'"
+            " AND next_fire_at <= ? ORDER BY next_fire_at",
+            (until.isoformat(),),
+        )
+        return [datetime.fromisoformat(r["next_fire_at"]) for r in rows]
+
+    async def due(self, until: datetime) -> list[Reminder]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' AND next_fire_at <= ?"
+            " ORDER BY next_fire_at, id",
+            (until.isoformat(),),
+        )
+        return [_row(r) for r in rows]
+
+    async def count_active(self) -> int:
+        row = await self._db.fetchone("SELECT COUNT(*) AS n FROM reminders WHERE status = 'active'")
+        return int(row["n"]) if row else 0
+
     async def active(self) -> list[Reminder]:
         rows = await self._db.fetchall(
             f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' ORDER BY next_fire_at"
@@ -142,6 +163,27 @@ class ReminderStore:
         )
         return int(row["n"]) if row else 0
 
+    async def fired_many(self, entries: list[tuple[int, datetime, datetime | None, bool]]) -> None:
+        """Record a batch of firings (id, fired at, next fire or None, missed) at once."""
+        rows = []
+        for reminder_id, fired_at, nxt, missed in entries:
+            status = ReminderStatus.ACTIVE if nxt else ReminderStatus.DONE
+            if missed and nxt is None:
+                status = ReminderStatus.MISSED
+            rows.append(
+                (
+                    fired_at.isoformat(),
+                    nxt.isoformat() if nxt else None,
+                    status.value,
+                    reminder_id,
+                )
+            )
+        await self._db.executemany(
+            "UPDATE reminders SET last_fired_at = ?, next_fire_at = ?, status = ?,"
+            " attempts = attempts + 1 WHERE id = ?",
+            rows,
+        )
+
     async def fired(
         self,
         reminder_id: int,
@@ -150,20 +192,8 @@ class ReminderStore:
         *,
         missed: bool = False,
     ) -> None:
-        """Record a firing: the next occurrence, or done (or missed) when there is none."""
-        status = ReminderStatus.ACTIVE if next_fire_at else ReminderStatus.DONE
-        if missed and next_fire_at is None:
-            status = ReminderStatus.MISSED
-        await self._db.execute(
-            "UPDATE reminders SET last_fired_at = ?, next_fire_at = ?, status = ?,"
-            " attempts = attempts + 1 WHERE id = ?",
-            (
-                fired_at.isoformat(),
-                next_fire_at.isoformat() if next_fire_at else None,
-                status.value,
-                reminder_id,
-            ),
-        )
+        """Record one firing: the next occurrence, or done (or missed) when there is none."""
+        await self.fired_many([(reminder_id, fired_at, next_fire_at, missed)])
 
     async def set_status(self, reminder_id: int, status: ReminderStatus) -> None:
         await self._db.execute(
