@@ -3,15 +3,13 @@
 It runs on a copy (seed 000, s3.2): the stored history is never changed, only what
 this one request sends. The pipeline, in order:
 
-1. strip placeholder assistant messages      (repair.py)
-2. strip malformed tool calls                (repair.py)
-3. drop orphan tool results                  (repair.py)
-4. backfill missing tool results             (repair.py)
-5. apply the tool-result budget              (max_tool_result_chars)
-6. compact in-flight overflow                (the current turn alone overflows: shrink
-                                              its largest tool results in place first)
-7. snip history                              (oldest turns out; a legal tail stays)
-8. drop orphans and backfill once more
+1-4. strip placeholder assistant messages, strip malformed tool calls, drop orphan tool
+     results, backfill missing tool results (repair.py)
+5.   apply the tool-result budget (max_tool_result_chars)
+6.   compact in-flight overflow: the current turn alone overflows, so its largest tool
+     results shrink in place first
+7.   snip history: oldest turns out, a legal tail stays
+8.   drop orphans and backfill once more
 
 The system message, the current turn's user message and the latest user message are
 never dropped or changed, so the persona and the question always reach the model.
@@ -125,6 +123,7 @@ def snip_history(
     history is never even counted). If the current turn alone is still too big, its
     oldest steps go too, but never its user message nor the latest user message."""
     head = list(messages[:1]) if messages and messages[0].get("role") == "system" else []
+    turn_start = max(turn_start, len(head))
     history = messages[len(head) : turn_start]
     current = list(messages[turn_start:])
     used = counter.messages(head) + counter.messages(current)
@@ -187,16 +186,13 @@ class ContextGovernor:
                 max_context_tokens=self.settings.max_context_tokens,
                 reserve_tokens=self.settings.reserve_tokens,
             )
-            log.info("context window for %s: %d tokens (%s)", self.model, *self._window())
+            window, source = self.budget.window, self.budget.source
+            log.info("context window for %s: %d tokens (%s)", self.model, window, source)
         if not self._exact and litellm is not None:
             counter = litellm_counter(litellm, self.model)
             await asyncio.to_thread(counter.text, "warm up the tokenizer")  # loads its files
             self.counter = counter
         self._exact = True
-
-    def _window(self) -> tuple[int, str]:
-        assert self.budget is not None
-        return self.budget.window, self.budget.source
 
     async def prepare(
         self,

@@ -261,3 +261,9 @@ def test_pipeline_fits_the_budget_and_second_pass_restores_pairs():
     assert governed.tokens <= governed.limit == 1000
     assert governed.dropped > 0
     assert violations(governed.messages) == []
+
+
+def test_a_turn_start_on_the_system_message_does_not_duplicate_it():
+    msgs = [SYSTEM, user("a"), said("b"), user("c")]
+    out, _ = snip_history(msgs, 0, chars_counter(), room=1_000)
+    assert out == msgs

@@ -238,3 +238,12 @@ async def test_retried_long_reply_does_not_repeat_sent_chunks(
     sent = await fake_telegram.wait_sent(2)
     assert [c.params["text"][0] for c in sent] == ["A", "B"]
     assert len(fake_telegram.calls_to("sendMessage")) == 3
+
+
+async def test_polling_errors_never_log_the_token(telegram_daemon, fake_telegram, caplog):
+    fake_telegram.fail("getUpdates", 502, f"Bad Gateway for /bot{fake_telegram.token}/getUpdates")
+    await telegram_daemon()
+    fake_telegram.message("hi")
+    await fake_telegram.wait_sent(1)
+    assert "polling failed (Bad Gateway for /bot<token>/getUpdates)" in caplog.text
+    assert fake_telegram.token not in caplog.text

@@ -269,3 +269,45 @@ async def test_creation_is_idempotent_per_source(daemon_factory):
     other = await daemon.reminders.create(key, "u1", "tea", "in 1 hour", source="m1#reminder2")
     assert again.id == first.id and other.id != first.id
     assert len(await daemon.reminders.list("test", "u1")) == 2
+
+
+async def test_failed_sends_are_retried_from_the_outbox(daemon_factory, fake_llm, monkeypatch):
+    monkeypatch.setattr("bot.store.outbox.BACKOFF_BASE_S", 0.05)
+    from tests.fakes.channel import FakeChannel
+
+    class Flaky(FakeChannel):
+        failures = 2
+
+        async def send(self, msg):
+            if msg.kind is OutboundKind.REMINDER and self.failures:
+                self.failures -= 1
+                raise ConnectionError("platform down")
+            await super().send(msg)
+
+    daemon, chat = await daemon_factory(channel=Flaky())
+    await chat.ask("/remind in 1 second | retry me")
+    (fired,) = await _wait_reminders(chat, 1)
+    assert fired.text == f"{REMINDER}: retry me"
+    rows = await daemon.db.fetchall(
+        "SELECT status, attempts, last_error FROM outbox WHERE delivery_key LIKE 'reminder:%'"
+    )
+    async with asyncio.timeout(5):
+        while rows[0]["status"] != "sent":
+            await asyncio.sleep(0.01)
+            rows = await daemon.db.fetchall(
+                "SELECT status, attempts FROM outbox WHERE delivery_key LIKE 'reminder:%'"
+            )
+    assert rows[0]["attempts"] == 3
+
+
+async def test_reminder_text_never_returns_as_a_user_message(daemon_factory, fake_llm):
+    _, chat = await daemon_factory()
+    await chat.ask("/remind in 1 second | secret plan")
+    await _wait_reminders(chat, 1)
+    await chat.ask("what now?")
+    sent = fake_llm.requests[-1].json["messages"]
+    assert not any(
+        "secret plan" in str(m.get("content"))
+        for m in sent
+        if m["role"] == "user" and "/remind" not in str(m.get("content"))
+    )
