@@ -44,6 +44,8 @@ class AgentSettings(_Section):
     max_concurrent_chats: int = Field(default=64, ge=1)
     worker_idle_s: float = Field(default=300, gt=0)
     max_message_chars: int = Field(default=16_000, ge=100)
+    # On SIGTERM/SIGINT running turns get this long; unfinished ones resume at the next start.
+    shutdown_timeout_s: float = Field(default=10, ge=0)
 
 
 class RemindersSettings(_Section):
@@ -101,6 +103,9 @@ class ChannelsSettings(_Section):
 
 
 class WebSettings(_Section):
+    """The operations endpoint: ``/healthz`` and ``/metrics``."""
+
+    enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
 

@@ -15,8 +15,9 @@ import asyncio
 import logging
 import os
 import threading
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -78,10 +79,14 @@ class _Loader:
             self._thread.start()
 
     def _warm(self) -> None:
+        started = time.perf_counter()
         try:
             self.load()
         except Exception:
             log.warning("litellm warm-up import failed", exc_info=True)
+            return
+        # Operators (and a start-up test) see that `ready:` never waited for this.
+        log.info("litellm warm-up import finished (%.1f s)", time.perf_counter() - started)
 
     def load(self) -> Any:
         if self._module is not None:
@@ -308,6 +313,9 @@ class LLMClient:
         self._jitter = wait_exponential_jitter(
             initial=backoff_base_s, max=backoff_max_s, jitter=backoff_base_s
         )
+        # Called once per HTTP attempt with (model, None) or (model, failure kind): the
+        # daemon counts model calls and errors through it without this module knowing how.
+        self.on_attempt: Callable[[str, str | None], None] | None = None
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, api_base={self.api_base!r})"
@@ -345,9 +353,17 @@ class LLMClient:
         assert last is not None
         failed_model, kind, cause = last
         tried = len(self.fallback_models) + 1
+        hint = ""
+        if kind == "connection error":
+            where = self.api_base or "the provider"
+            hint = (
+                f"; {where} did not answer: check llm.api_base / BOT_LLM__API_BASE "
+                "and that the server is running"
+            )
         raise ModelUnavailableError(
             f"model call failed: {kind} from {failed_model}"
             + (f" (tried {tried} models)" if tried > 1 else "")
+            + hint
         ) from cause
 
     # -- one model -----------------------------------------------------------------
@@ -452,9 +468,10 @@ class LLMClient:
                     timeout=self.timeout_s,
                     num_retries=0,
                 )
-            return _parse_response(resp, model)
+            parsed = _parse_response(resp, model)
         except Exception as exc:
             failure = _classify(litellm, exc)
+            self._observe(model, failure.kind)
             if not failure.retryable:
                 outcome = " (not retried)"
             elif number >= attempts:
@@ -478,6 +495,15 @@ class LLMClient:
                     + CONFIGURE_HINT.format(env=_provider_key_env(litellm, model))
                 ) from exc
             raise
+        self._observe(model, None)
+        return parsed
+
+    def _observe(self, model: str, failure: str | None) -> None:
+        if self.on_attempt is not None:
+            try:
+                self.on_attempt(model, failure)
+            except Exception:  # counting must never break a model call
+                log.debug("on_attempt hook failed", exc_info=True)
 
     def _redact(self, text: str) -> str:
         """One line of at most 500 characters with the API key masked."""

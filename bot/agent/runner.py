@@ -109,9 +109,10 @@ class AgentRunner:
             )
         )
 
-    async def _history(self, msg: InboundMessage) -> tuple[list[dict[str, Any]], str | None]:
+    async def _history(
+        self, msg: InboundMessage, rows: list[tuple[int, dict[str, Any]]]
+    ) -> tuple[list[dict[str, Any]], str | None]:
         """The recent turns to send whole and the archived summary of the older ones."""
-        rows = await self._sessions.history_rows(msg.key, self._history_limit)
         stored = await self._sessions.summary(msg.key)
         summary, through = stored if stored is not None else (None, 0)
         window = plan_window(rows, through, self._context.history_turns)
@@ -125,9 +126,10 @@ class AgentRunner:
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         tz = await self._tz(msg)
-        history, summary = await self._history(msg)
+        rows = await self._sessions.history_rows(msg.key, self._history_limit)
         # The user's words are stored first: a dead model must not lose them.
         await self._sessions.append(msg.key, [{"role": "user", "content": msg.text}])
+        history, summary = await self._history(msg, rows)
         messages = build_messages(
             self.system_prompt(msg, summary=summary),
             _for_model(history),

@@ -223,3 +223,13 @@ async def test_unicode_text_survives_round_trip(daemon_factory, fake_llm):
     text = "שלום 👋🏽 zero\u200bwidth \u202eRTL 漢字"
     reply = await chat.ask(text)
     assert reply.text == f"echo: {text}"
+
+
+async def test_unreachable_model_server_says_what_to_check(daemon_factory, unused_tcp_port):
+    _, chat = await _setup(
+        daemon_factory,
+        llm={"api_base": f"http://127.0.0.1:{unused_tcp_port}/v1", "max_retries": 0},
+    )
+    reply = await chat.ask("hello")
+    assert reply.kind is OutboundKind.ERROR
+    assert "unavailable" in reply.text and "BOT_LLM__API_BASE" in reply.text

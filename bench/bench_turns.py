@@ -1,0 +1,228 @@
+"""Turn overhead: messages through the whole path (channel -> bus -> dispatcher -> runner
+-> real litellm -> fake model answering final_result at once -> delivery -> channel),
+against the floor: a bare ``litellm.acompletion`` loop on the same fake server.
+
+The fake model server runs in its own process (its CPU is reported apart); each
+measurement runs in a fresh interpreter (bench/procs.py), so CPU per message is
+``getrusage`` of the daemon's process alone (all its threads: the loop, aiosqlite,
+litellm's). Chats are closed loops: each of ``CHATS`` chats sends its next message when
+the previous answer arrives, so latency is a turn's own, not queueing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Row, median, percentile
+from bench.harness import (
+    BenchChannel,
+    CpuMeter,
+    bare_loop,
+    profiled,
+    settings,
+    tool_definitions,
+)
+from bench.procs import FakeLLMProcess, fake_stats, run_worker
+
+CHATS = 50
+MESSAGES = 2_000
+LONG_SESSION = 1_000  # stored messages per chat before the measured turns
+LONG_MESSAGES = 1_000
+FLOOR_CALLS = 2_000
+WARMUP = 2  # turns per chat before measuring (litellm's first-call caches, tokenizer)
+
+
+# --------------------------------------------------------------------------- workers
+
+
+async def floor(url: str, stats_url: str, calls: int, inflight: int) -> dict[str, Any]:
+    """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm."""
+    from bot.agent.llm import litellm_module
+
+    litellm = await litellm_module()
+    tools = tool_definitions()
+    await bare_loop(litellm, url, tools, 100, inflight)  # warm-up
+    gc.collect()
+    before = await fake_stats(stats_url)
+    with CpuMeter() as cpu, profiled(f"turns-floor-{inflight}"):
+        wall = await bare_loop(litellm, url, tools, calls, inflight)
+    after = await fake_stats(stats_url)
+    return {
+        "calls": calls,
+        "wall_s": wall,
+        "cpu_s": cpu.used,
+        "requests": after["requests"] - before["requests"],
+        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+    }
+
+
+async def _seed(daemon: Any, chats: int, stored: int) -> int:
+    """``stored`` messages per chat shaped like real turns (user, final_result call, its
+    result), with an archived summary covering all but the last six turns (the state a
+    long chat settles in). Returns the messages stored per chat."""
+    turns = stored // 3
+    for c in range(chats):
+        key = BenchChannel().message(f"c{c}", "").key
+        messages: list[dict[str, Any]] = []
+        for t in range(turns):
+            call_id = f"call_seed_{c}_{t}"
+            answer = f"Answer {t}: " + "here is what I found about that. " * 5
+            messages += [
+                {"role": "user", "content": f"question {t}: " + "what about this and that? " * 4},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": "final_result",
+                                "arguments": f'{{"answer": "{answer}"}}',
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": call_id, "name": "final_result", "content": "ok"},
+            ]
+        await daemon.sessions.append(key, messages)
+        rows = await daemon.sessions.history_rows(key, 6 * 3 + 1)
+        await daemon.sessions.save_summary(
+            key, "The user asks many questions about this and that. " * 8, rows[0][0] - 1
+        )
+    return turns * 3
+
+
+async def ours(
+    url: str, stats_url: str, chats: int, per_chat: int, stored: int, label: str
+) -> dict[str, Any]:
+    """The daemon with ``chats`` closed-loop chats of ``per_chat`` messages each."""
+    from bot.agent.llm import litellm_module
+    from bot.daemon import Daemon
+
+    with tempfile.TemporaryDirectory() as tmp:
+        channel = BenchChannel()
+        daemon = Daemon(settings(Path(tmp), url), channels=[channel])
+        await daemon.start()
+        await litellm_module()
+        seeded = await _seed(daemon, chats, stored) if stored else 0
+        for w in range(WARMUP):
+            await asyncio.gather(*(channel.ask(f"c{c}", f"warm-up {w}") for c in range(chats)))
+        latencies: list[float] = []
+
+        async def chat(c: int) -> None:
+            for i in range(per_chat):
+                reply, latency = await channel.ask(f"c{c}", f"message {i} in chat {c}")
+                assert reply.text == f"echo: message {i} in chat {c}", reply.text
+                latencies.append(latency)
+
+        gc.collect()
+        before = await fake_stats(stats_url)
+        with CpuMeter() as cpu, profiled(f"turns-{label}"):
+            started = time.perf_counter()
+            await asyncio.gather(*(chat(c) for c in range(chats)))
+            wall = time.perf_counter() - started
+        after = await fake_stats(stats_url)
+        rows = len(await daemon.sessions.history_rows(channel.message("c0", "").key))
+        await daemon.stop()
+    return {
+        "messages": chats * per_chat,
+        "wall_s": wall,
+        "cpu_s": cpu.used,
+        "p50_ms": median(latencies) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+        "requests": after["requests"] - before["requests"],
+        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+        "seeded": seeded,
+        "final_rows": rows,
+    }
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _turn_rows(scenario: str, r: dict[str, Any], floor_ms: float) -> list[Row]:
+    n = r["messages"]
+    cpu_ms = r["cpu_s"] / n * 1000
+    per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
+    return [
+        Row(scenario, "messages/s", f"{n / r['wall_s']:.0f}", f"{n:,} messages, {CHATS} chats"),
+        Row(scenario, "latency p50", f"{r['p50_ms']:.1f} ms", "put_inbound -> channel.send"),
+        Row(scenario, "latency p99", f"{r['p99_ms']:.1f} ms"),
+        Row(
+            scenario,
+            "CPU per message",
+            f"{cpu_ms:.2f} ms",
+            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms)",
+        ),
+        Row(
+            scenario,
+            "model calls per message",
+            f"{r['requests'] / n:.2f}",
+            f"{per_call_ms:.2f} ms CPU per model call = {per_call_ms / floor_ms:.2f}x floor"
+            " (extra calls: archived-summary updates)",
+        ),
+        Row(
+            scenario,
+            "fake server CPU per request",
+            f"{r['fake_cpu_s'] / max(1, r['requests']) * 1000:.2f} ms",
+            "separate process; not in the figures above",
+        ),
+    ]
+
+
+async def run() -> list[Row]:
+    async with FakeLLMProcess(delay=0.0) as fake:
+        urls = {"url": fake.url, "stats_url": fake.stats_url}
+        bare = await run_worker("bench_turns:floor", calls=FLOOR_CALLS, inflight=CHATS, **urls)
+        short = await run_worker(
+            "bench_turns:ours",
+            chats=CHATS,
+            per_chat=MESSAGES // CHATS,
+            stored=0,
+            label="short",
+            **urls,
+        )
+        long = await run_worker(
+            "bench_turns:ours",
+            chats=CHATS,
+            per_chat=LONG_MESSAGES // CHATS,
+            stored=LONG_SESSION,
+            label="long",
+            **urls,
+        )
+    floor_ms = bare["cpu_s"] / bare["calls"] * 1000
+    rows = [
+        Row(
+            "turns: floor (bare litellm.acompletion)",
+            "calls/s",
+            f"{bare['calls'] / bare['wall_s']:.0f}",
+            f"{bare['calls']:,} calls, {CHATS} in flight, same tools offered",
+        ),
+        Row(
+            "turns: floor (bare litellm.acompletion)",
+            "CPU per call",
+            f"{floor_ms:.2f} ms",
+            f"fake server: {bare['fake_cpu_s'] / bare['requests'] * 1000:.2f} ms per request"
+            " (own process)",
+        ),
+    ]
+    rows += _turn_rows("turns: short session", short, floor_ms)
+    rows += _turn_rows(
+        f"turns: session of {long['seeded']:,} messages", long, floor_ms
+    )
+    growth = (long["cpu_s"] / long["messages"]) / (short["cpu_s"] / short["messages"])
+    rows.append(
+        Row(
+            "turns: long vs short session",
+            "CPU per message ratio",
+            f"{growth:.2f}x",
+            f"sessions start at {long['seeded']:,} stored messages vs empty",
+        )
+    )
+    return rows

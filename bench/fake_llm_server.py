@@ -1,0 +1,74 @@
+"""tests.fakes.FakeLLM in its own process, so the server's CPU is not billed to the
+process under test (and is measured on its own).
+
+Run as ``python -m bench.fake_llm_server --delay 1.0``: prints ``PORT <n>`` once it
+listens and serves until stdin closes. Every request is answered by the default
+responder (``final_result`` when that tool is offered, else a text echo) after
+``delay`` seconds; requests are counted, not recorded. ``GET /bench/stats`` returns
+``{"requests": n, "cpu_s": s}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import sys
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.llm_server import FakeLLM, Reply, default_responder
+
+
+class _CountingFake(FakeLLM):
+    def __init__(self, delay: float) -> None:
+        def respond(request: Any) -> Reply:
+            return replace(default_responder(request), delay=delay)
+
+        super().__init__(respond)
+        self.count = 0
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.count += 1
+        try:
+            return await super()._handle(request)
+        finally:
+            self.requests.clear()  # a long run must not hold every request body
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return web.json_response(
+            {"requests": self.count, "cpu_s": usage.ru_utime + usage.ru_stime}
+        )
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        app.router.add_get("/bench/stats", self._stats)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0, backlog=4096).start()
+        self._port = int(self._runner.addresses[0][1])
+
+
+async def _serve(delay: float) -> None:
+    fake = _CountingFake(delay)
+    await fake.start()
+    print(f"PORT {fake._port}", flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
+    await fake.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    asyncio.run(_serve(args.delay))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Child processes for benchmarks: the fake model server, and measured workers.
+
+A worker is any ``async def`` in a bench module, run in a fresh interpreter with
+``python -m bench.worker module:function '<json kwargs>'``; it returns a JSON-able dict
+(printed as the last line of stdout). A fresh process per measurement keeps CPU time
+and peak RSS (``ru_maxrss``) free of whatever ran before it in the same ``make bench``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of a live process, from /proc (Linux)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def proc_rss_mb(pid: int, key: str = "VmRSS") -> float:
+    """VmRSS (or VmHWM, the peak) of a live process, in MB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class FakeLLMProcess:
+    """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.proc: asyncio.subprocess.Process | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def stats_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bench/stats"
+
+    async def __aenter__(self) -> Self:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.fake_llm_server",
+            "--delay",
+            str(self.delay),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=child_env(),
+            cwd=ROOT,
+        )
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
+        if not line.startswith(b"PORT "):
+            raise RuntimeError(f"fake LLM server did not start: {line!r}")
+        self.port = int(line.split()[1])
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.proc is None:
+            return
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 10)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+async def fake_stats(stats_url: str) -> dict[str, float]:
+    """Requests served and CPU seconds used so far by a fake server process."""
+    async with aiohttp.ClientSession() as http, http.get(stats_url) as resp:
+        data: dict[str, float] = await resp.json()
+        return data
+
+
+async def run_worker(target: str, timeout: float = 300, **kwargs: Any) -> dict[str, Any]:
+    """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter; its dict."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.worker",
+        target,
+        json.dumps(kwargs),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise RuntimeError(f"worker {target} timed out after {timeout:.0f} s") from None
+    lines = out.decode().strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = err.decode()[-2000:]
+        raise RuntimeError(f"worker {target} failed (exit {proc.returncode}): {tail}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
