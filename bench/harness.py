@@ -88,6 +88,7 @@ def settings(data_dir: Path, llm_url: str, *, max_concurrent_chats: int = 64) ->
             "max_retries": 0,
         },
         agent={"max_concurrent_chats": max_concurrent_chats},
+        web={"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
     )
 
 

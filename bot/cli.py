@@ -1,4 +1,4 @@
-"""Command line: ``bot run``, ``bot chat``, ``bot init`` (also ``python -m bot``)."""
+"""Command line: ``bot run``, ``chat``, ``init``, ``doctor`` (also ``python -m bot``)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,17 @@ def init(
     settings = _load(config)
     ws = Workspaces(settings.data_dir / "workspaces").ensure()
     typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")
+
+
+@app.command()
+def doctor(config: ConfigOpt = None) -> None:
+    """Check config, data dir, channel tokens, model and weather; exit 1 if any fails."""
+    from bot.doctor import exit_code, render, run_checks
+
+    _setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
+    checks = asyncio.run(run_checks(config))
+    typer.echo(render(checks))
+    raise typer.Exit(exit_code(checks))
 
 
 def _run(coro: Coroutine[Any, Any, int]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
@@ -28,6 +27,8 @@ from bot.delivery import Delivery
 from bot.dispatch import Dispatcher
 from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError, ToolError
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.metrics import CountingToolBox, PrometheusMetrics
+from bot.ops import bind_metrics, stop_on_signals
 from bot.reminder_commands import register_reminder_commands
 from bot.reminders import ReminderService
 from bot.scheduler import ReminderScheduler
@@ -36,6 +37,7 @@ from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
+from bot.web import Health, WebServer, probe_health
 from bot.workspaces import Workspaces
 from channels.base import Channel
 from tools.weather import weather_command
@@ -64,10 +66,13 @@ class Daemon:
         *,
         channels: Sequence[Channel] = (),
         model: ChatModel | None = None,
+        serve_web: bool | None = None,
     ) -> None:
         from tools.loader import build_registry
 
         self.settings = settings
+        self.state = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
+        self.metrics = PrometheusMetrics()
         self.db = Database(settings.data_dir / "bot.db")
         self.sessions = SessionStore(self.db)
         self.outbox = OutboxStore(self.db)
@@ -76,6 +81,8 @@ class Daemon:
         self.tools = build_registry()
         self._llm = build_model(settings) if model is None else None
         self.model: ChatModel = model if model is not None else self._llm  # type: ignore[assignment]
+        if self._llm is not None:
+            self._llm.on_attempt = self.metrics.model_call
         self.scheduler = ReminderScheduler(
             ReminderStore(self.db),
             self.bus,
@@ -100,7 +107,10 @@ class Daemon:
         }
         self.channels: dict[str, Channel] = {c.name: c for c in channels}
         self.delivery = Delivery(
-            self.outbox, self.channels, max_concurrent=settings.agent.max_concurrent_chats
+            self.outbox,
+            self.channels,
+            max_concurrent=settings.agent.max_concurrent_chats,
+            metrics=self.metrics,
         )
         self.access = AccessControl(
             self.bus,
@@ -113,7 +123,7 @@ class Daemon:
         )
         self.runner = AgentRunner(
             self.model,
-            self.tools,
+            CountingToolBox(self.tools, self.metrics),
             self.sessions,
             self.workspaces,
             timezone=self._user_timezone,
@@ -135,9 +145,25 @@ class Daemon:
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
         self.ready_s: float | None = None
+        bind_metrics(
+            self.metrics,
+            scheduler=self.scheduler,
+            dispatcher=self.dispatcher,
+            outbox=self.outbox,
+            channels=self.channels,
+        )
+        web = settings.web
+        self.web = (
+            WebServer(web.host, web.port, health=self.health, metrics=self.metrics.render)
+            if (web.enabled if serve_web is None else serve_web)
+            else None
+        )
 
     async def start(self) -> None:
         started = time.perf_counter()
+        if self.web is not None:
+            # First: a port in use fails the start before anything else is opened.
+            await self.web.start()
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         await self.db.open()
         self.workspaces.ensure()
@@ -161,32 +187,55 @@ class Daemon:
                 "resuming %d unanswered messages and %d undelivered replies", inbound, outbound
             )
         self.ready_s = time.perf_counter() - started
+        self.state = "ready"
         log.info(
-            "ready: channels=%s model=%s reminders=%d data_dir=%s (%.0f ms)",
+            "ready: channels=%s model=%s reminders=%d data_dir=%s web=%s (%.0f ms)",
             ",".join(up) or "none",
             self.settings.llm.model,
             scheduled,
             self.settings.data_dir,
+            self.web.url if self.web is not None else "off",
             self.ready_s * 1000,
         )
 
+    async def health(self) -> Health:
+        return await probe_health(
+            state=self.state,
+            writable=self.db.writable,
+            channels={name: channel.connected for name, channel in self.channels.items()},
+        )
+
     async def handle(self, msg: InboundMessage) -> None:
-        """One turn: a command if it is one, else the agent."""
+        """One turn: a command if it is one, else the agent; counted and timed."""
+        self.metrics.message_in(msg.key.channel)
         matched = self.commands.match(msg)
-        if matched is not None:
-            command, args = matched
-            try:
-                text = await command.func(msg, args)
-            except ToolError as exc:
-                text = f"Error: {exc}"
-            await self._reply(msg, text)
-            return
+        started = time.perf_counter()
+        outcome = "error"  # raised: the dispatcher apologizes with an error id
+        try:
+            if matched is not None:
+                command, args = matched
+                try:
+                    text = await command.func(msg, args)
+                    outcome = "ok"
+                except ToolError as exc:
+                    text, outcome = f"Error: {exc}", "tool_error"
+                await self._reply(msg, text)
+            else:
+                outcome = await self._agent_turn(msg)
+        except asyncio.CancelledError:
+            outcome = "cancelled"  # shutdown: the message stays in the inbox
+            raise
+        finally:
+            kind = "agent" if matched is None else "command"
+            self.metrics.turn(msg.key.channel, kind, outcome, time.perf_counter() - started)
+
+    async def _agent_turn(self, msg: InboundMessage) -> str:
         try:
             async with self._typing(msg):
                 outcome = await self.runner.run_turn(msg)
         except ModelNotConfiguredError as exc:
             await self._reply(msg, str(exc), OutboundKind.ERROR)
-            return
+            return "model_not_configured"
         except ModelUnavailableError as exc:
             await self._reply(
                 msg,
@@ -194,13 +243,14 @@ class Daemon:
                 f"({exc}). Your message is saved; please try again in a little while.",
                 OutboundKind.ERROR,
             )
-            return
+            return "model_unavailable"
         extras: dict[str, Any] = {}
         if outcome.structured_data is not None:
             extras["structured_data"] = outcome.structured_data
         if outcome.next_actions:
             extras["next_actions"] = list(outcome.next_actions)
         await self._reply(msg, outcome.answer, extras=extras)
+        return "fallback" if outcome.fallback else "ok"
 
     @contextlib.asynccontextmanager
     async def _typing(self, msg: InboundMessage) -> AsyncIterator[None]:
@@ -245,14 +295,29 @@ class Daemon:
         while True:
             self.delivery.submit(await self.bus.get_outbound())
 
-    def request_stop(self) -> None:
+    def request_stop(self, reason: str = "request") -> None:
+        if self._stopping.is_set():
+            log.info("%s: already stopping", reason)
+            return
+        log.info(
+            "%s: stopping (running turns get up to %g s)",
+            reason,
+            self.settings.agent.shutdown_timeout_s,
+        )
         self._stopping.set()
 
     async def wait_stopped(self) -> None:
         await self._stopping.wait()
 
-    async def stop(self, timeout: float = 10.0) -> None:
-        """Stop taking messages, let running turns finish, flush replies, close."""
+    async def stop(self, timeout: float | None = None) -> None:
+        """Stop taking messages, let running turns finish, flush replies, close.
+
+        Turns still running after ``timeout`` (default ``agent.shutdown_timeout_s``) are
+        cancelled; their messages stay in the inbox journal and are answered after the
+        next start, so nothing accepted is lost.
+        """
+        timeout = self.settings.agent.shutdown_timeout_s if timeout is None else timeout
+        self.state = "stopping"
         self.scheduler.stop()
         finished = await self.dispatcher.drain(timeout)
         if not finished:
@@ -273,14 +338,14 @@ class Daemon:
                 await channel.stop()
             except Exception:
                 log.exception("channel %s did not stop cleanly", channel.name)
+        if self.web is not None:
+            await self.web.stop()
         if self.http is not None:
             await self.http.close()
         await self.db.close()
+        self.state = "stopped"
         log.info("stopped")
 
 
 def install_signal_handlers(daemon: Daemon) -> None:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, daemon.request_stop)
+    stop_on_signals(daemon.request_stop)

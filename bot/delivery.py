@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from bot.errors import DeliveryRejected
 from bot.keyed import KeyedSerial
 from bot.messages import ChatKey, OutboundMessage, utcnow
+from bot.metrics import NO_METRICS, Metrics
 from bot.store.outbox import OutboxStore
 from channels.base import Channel
 
@@ -28,8 +29,10 @@ class Delivery:
         *,
         max_attempts: int = 12,
         max_concurrent: int = 64,
+        metrics: Metrics = NO_METRICS,
     ) -> None:
         self._outbox = outbox
+        self._metrics = metrics
         self._channels = channels
         self._max_attempts = max_attempts
         self._lanes: KeyedSerial[ChatKey, OutboundMessage] = KeyedSerial(
@@ -53,11 +56,13 @@ class Delivery:
             await channel.send(msg)
         except DeliveryRejected as exc:
             self.failed += 1
+            self._metrics.delivery_failed(msg.key.channel)
             log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
             await self._outbox.give_up(msg, str(exc))
             return
         except Exception as exc:
             self.failed += 1
+            self._metrics.delivery_failed(msg.key.channel)
             error = f"{type(exc).__name__}: {exc}"
             attempts, due = await self._outbox.mark_failed(msg, error)
             if attempts >= self._max_attempts:
@@ -82,6 +87,7 @@ class Delivery:
             self._retry_later(msg, delay)
             return
         self.sent += 1
+        self._metrics.message_out(msg.key.channel, msg.kind.value)
         self._sent_keys.append(msg.delivery_key)
         if self._marker is None or self._marker.done():
             self._marker = asyncio.create_task(self._mark_sent())

@@ -41,9 +41,11 @@ class _Stateful(Protocol):
     state: Any
 
 
-def build_daemon(settings: Settings, channels: Sequence[Channel]) -> Daemon:
+def build_daemon(
+    settings: Settings, channels: Sequence[Channel], *, serve_web: bool | None = None
+) -> Daemon:
     """The daemon, with channels that keep state (polling offsets) bound to its store."""
-    daemon = Daemon(settings, channels=channels)
+    daemon = Daemon(settings, channels=channels, serve_web=serve_web)
     kv = KeyValueStore(daemon.db)
     for channel in channels:
         if isinstance(channel, _Stateful) and channel.state is None:
@@ -70,7 +72,8 @@ async def run_chat(settings: Settings) -> int:
     from channels.cli import CLIChannel
 
     cli = CLIChannel()
-    daemon = build_daemon(settings, [cli, *platform_channels(settings)])
+    # No /healthz here: a terminal session next to a running `bot run` must not clash.
+    daemon = build_daemon(settings, [cli, *platform_channels(settings)], serve_web=False)
     install_signal_handlers(daemon)
     await daemon.start()
     await _first(daemon.wait_stopped(), cli.finished.wait())

@@ -18,6 +18,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from bot.toolspec import ToolBox, ToolCall, ToolContext, ToolResult
+
 log = logging.getLogger(__name__)
 
 TURN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300)
@@ -91,9 +93,7 @@ class PrometheusMetrics(Metrics):
             buckets=TURN_BUCKETS,
             registry=r,
         )
-        self._model_calls = Counter(
-            "bot_model_calls", "Model HTTP attempts", ["model"], registry=r
-        )
+        self._model_calls = Counter("bot_model_calls", "Model HTTP attempts", ["model"], registry=r)
         self._model_errors = Counter(
             "bot_model_errors", "Failed model attempts by kind", ["model", "kind"], registry=r
         )
@@ -168,3 +168,25 @@ def channel_states(states: Callable[[], dict[str, bool]]) -> Callable[[], Iterab
 
 def as_sample(name: str, doc: str, value: Any) -> Sample:
     return (name, doc, float(value))
+
+
+class CountingToolBox:
+    """A ToolBox that counts each call by name and outcome, then defers to the real one."""
+
+    def __init__(self, inner: ToolBox, metrics: Metrics) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return self._inner.definitions()
+
+    def concurrency_safe(self, name: str | None) -> bool:
+        return self._inner.concurrency_safe(name)
+
+    def offload_exempt(self, name: str | None) -> bool:
+        return self._inner.offload_exempt(name)
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        result = await self._inner.execute(call, ctx)
+        self._metrics.tool_call(result.name, "error" if result.is_error else "ok")
+        return result

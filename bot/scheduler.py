@@ -72,6 +72,8 @@ class ReminderScheduler:
         )
         self._inflight: set[int] = set()
         self._planned_until = datetime.min.replace(tzinfo=UTC)
+        # Plain counters, read by /metrics at scrape time.
+        self.scheduled = 0
         self.fired = 0
         self.late = 0
         self.missed = 0
@@ -111,6 +113,7 @@ class ReminderScheduler:
         when = reminder.next_fire_at
         if when is None or reminder.status is not ReminderStatus.ACTIVE:
             return
+        self.scheduled += 1
         if when <= self._planned_until:
             self._plan(when)
 

@@ -34,7 +34,9 @@ def make_settings(data_dir: Path, llm_url: str, **overrides: Any) -> Settings:
         "max_retries": 1,
     }
     llm.update(overrides.pop("llm", {}))
-    return Settings(data_dir=data_dir, llm=llm, **overrides)
+    # Port 0: tests run several daemons at once; each binds a free port for /healthz.
+    web: dict[str, Any] = {"port": 0, **overrides.pop("web", {})}
+    return Settings(data_dir=data_dir, llm=llm, web=web, **overrides)
 
 
 @pytest_asyncio.fixture

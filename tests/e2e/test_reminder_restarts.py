@@ -33,7 +33,7 @@ class ChatProcess:
             "chat",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=open(data.parent / f"stderr-{time.time():.3f}.txt", "w"),  # noqa: SIM115
+            stderr=asyncio.subprocess.DEVNULL,
             env=env,
         )
         return cls(proc)

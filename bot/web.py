@@ -1,0 +1,121 @@
+"""The operations endpoint: ``GET /healthz`` and ``GET /metrics`` on ``[web] host:port``.
+
+It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health answer
+proves the loop is responsive; it stays off the hot path because nothing in a turn
+touches it, and each request does only a database probe or a registry render.
+``/healthz`` is 200 only when the daemon is ready, the database is writable and every
+enabled channel is connected; otherwise 503 naming what failed, as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 2.0  # a database that does not answer within this is reported failing
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """One health verdict: every part named, with ``ok`` or the reason it fails."""
+
+    parts: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(state == "ok" for state in self.parts.values())
+
+    def body(self) -> dict[str, object]:
+        failing = [name for name, state in self.parts.items() if state != "ok"]
+        return {"status": "ok" if not failing else "failing", "failing": failing, **self.parts}
+
+
+async def probe_health(
+    *,
+    state: str,
+    writable: Callable[[], Awaitable[bool]],
+    channels: Mapping[str, bool],
+    timeout: float | None = None,
+) -> Health:
+    """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` name -> up."""
+    timeout = PROBE_TIMEOUT_S if timeout is None else timeout
+    parts: dict[str, str] = {
+        "daemon": "ok" if state == "ready" else state,
+        # Answering at all is the proof: this coroutine runs on the daemon's own loop.
+        "loop": "ok",
+    }
+    try:
+        ok = await asyncio.wait_for(writable(), timeout)
+        parts["database"] = "ok" if ok else "not writable"
+    except TimeoutError:
+        parts["database"] = f"no answer within {timeout:g} s"
+    for name, up in sorted(channels.items()):
+        parts[f"channel:{name}"] = "ok" if up else "not connected"
+    return Health(parts)
+
+
+class WebServer:
+    """Binds at :meth:`start`; ``port`` is the bound one (``[web] port = 0`` picks one)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        health: Callable[[], Awaitable[Health]],
+        metrics: Callable[[], Awaitable[bytes]],
+    ) -> None:
+        self.host = host
+        self.port = port
+        self._health = health
+        self._metrics = metrics
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/metrics", self._metrics_view)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, self.port).start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ConfigError(
+                f"key 'web.port': cannot listen on {self.host}:{self.port} for /healthz and"
+                f" /metrics ({exc.strerror or exc}); choose another port or set"
+                " web.enabled = false"
+            ) from None
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
+        log.info("serving /healthz and /metrics on %s", self.url)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        health = await self._health()
+        body = health.body()
+        body["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return web.json_response(body, status=200 if health.ok else 503)
+
+    async def _metrics_view(self, request: web.Request) -> web.Response:
+        payload = await self._metrics()
+        return web.Response(body=payload, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -1,0 +1,194 @@
+"""`bot doctor` against the fakes: every check ok, then every check failing for a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from bot import doctor
+from bot.cli import app
+from tests.fakes import platform_auth, telegram_api
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.open_meteo import FakeOpenMeteo
+from tests.fakes.platform_auth import FakeDiscordAuth, FakeSlackAuth
+from tests.fakes.telegram_api import FakeTelegram
+
+fake_telegram = telegram_api.fake_telegram
+fake_slack_auth = platform_auth.fake_slack_auth
+fake_discord_auth = platform_auth.fake_discord_auth
+
+
+def _toml(data: dict[str, Any], prefix: str = "") -> str:
+    """Enough TOML for these tests (JSON strings and lists are valid TOML values)."""
+    scalars = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    out = ([f"[{prefix}]"] if prefix and scalars else []) + scalars
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.append(_toml(value, f"{prefix}.{key}" if prefix else key))
+    return "\n".join(out) + "\n"
+
+
+def _dead_url(path: str = "") -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}{path}"
+
+
+def _config(tmp_path: Path, **sections: Any) -> Path:
+    path = tmp_path / "bot.toml"
+    path.write_text(_toml({"data_dir": str(tmp_path / "data"), **sections}))
+    return path
+
+
+def _all_ok_config(tmp_path, llm, weather, tg, slack, discord) -> Path:
+    return _config(
+        tmp_path,
+        llm={"model": "openai/fake-model", "api_base": llm.url, "api_key": "sk-doctor-secret"},
+        weather={"geocoding_url": weather.settings().geocoding_url},
+        channels={
+            "telegram": {"token": tg.token, "base_url": tg.base_url},
+            "slack": {"bot_token": slack.token, "app_token": "xapp-1", "api_url": slack.api_url},
+            "discord": {"token": discord.token, "api_base": discord.api_base},
+        },
+    )
+
+
+async def _cli(*args: str) -> tuple[int, str]:
+    # In a thread: the command runs its own event loop while the fakes serve on ours.
+    result = await asyncio.to_thread(CliRunner().invoke, app, list(args))
+    return result.exit_code, result.output
+
+
+async def test_every_check_ok_exits_zero(
+    tmp_path: Path,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    fake_slack_auth: FakeSlackAuth,
+    fake_discord_auth: FakeDiscordAuth,
+) -> None:
+    async with FakeOpenMeteo() as weather:
+        weather.add_place("Berlin", "Germany", 52.52, 13.41, "Europe/Berlin")
+        config = _all_ok_config(
+            tmp_path, fake_llm, weather, fake_telegram, fake_slack_auth, fake_discord_auth
+        )
+        checks = await doctor.run_checks(config)
+        code, out = await _cli("doctor", "--config", str(config))
+
+    assert [(c.name, c.status) for c in checks] == [
+        ("config", "ok"),
+        ("data dir", "ok"),
+        ("telegram", "ok"),
+        ("slack", "ok"),
+        ("discord", "ok"),
+        ("model openai/fake-model", "ok"),
+        ("weather", "ok"),
+    ], checks
+    assert "@test_bot" in checks[2].detail and "testbot" in checks[4].detail
+    assert "52.52" in checks[6].detail
+    assert fake_llm.requests, "the model check made a real call"
+    assert code == 0, out
+    assert "all checks passed" in out and "FAILED" not in out
+    assert fake_discord_auth.calls == [f"Bot {fake_discord_auth.token}"] * 2
+
+
+async def test_every_check_failing_names_reason_and_fix(
+    tmp_path: Path,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    fake_slack_auth: FakeSlackAuth,
+    fake_discord_auth: FakeDiscordAuth,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    fake_llm.reply_error(401).reply_error(401)  # one per run: in-process, then the CLI
+    async with FakeOpenMeteo() as weather:
+        weather.fail("geocoding", status=500)
+        weather.fail("geocoding", status=500)
+        config = _config(
+            tmp_path,
+            data_dir=str(blocker / "data"),
+            llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-wrong"},
+            weather={"geocoding_url": weather.settings().geocoding_url},
+            channels={
+                "telegram": {"token": "999:wrong-secret", "base_url": fake_telegram.base_url},
+                "slack": {
+                    "bot_token": "xoxb-wrong",
+                    "app_token": "xapp-1",
+                    "api_url": fake_slack_auth.api_url,
+                },
+                "discord": {"token": "wrong-discord", "api_base": fake_discord_auth.api_base},
+            },
+        )
+        checks = {c.name: c for c in await doctor.run_checks(config)}
+        code, out = await _cli("doctor", "--config", str(config))
+
+    assert {n: c.status for n, c in checks.items()} == {
+        "config": "ok",
+        "data dir": "failed",
+        "telegram": "failed",
+        "slack": "failed",
+        "discord": "failed",
+        "model openai/fake-model": "failed",
+        "weather": "failed",
+    }
+    assert "not writable" in checks["data dir"].detail
+    assert "401" in checks["telegram"].detail and "BotFather" in checks["telegram"].fix
+    assert "invalid_auth" in checks["slack"].detail and "xoxb" in checks["slack"].fix
+    assert "401" in checks["discord"].detail
+    assert "rejected the credentials" in checks["model openai/fake-model"].detail
+    assert "HTTP 500" in checks["weather"].detail
+    assert all(c.fix for c in checks.values() if c.status == "failed")
+    assert code == 1
+    assert out.count("FAILED") == 6 and out.count("fix: ") == 6 and "6 check(s) failed" in out
+    assert "wrong-secret" not in out and "sk-wrong" not in out
+
+
+async def test_dead_ports_and_missing_slack_mode(tmp_path):
+    config = _config(
+        tmp_path,
+        llm={"model": "openai/fake-model", "api_base": _dead_url("/v1"), "api_key": "sk-x"},
+        weather={"geocoding_url": _dead_url("/v1/search")},
+        channels={
+            "telegram": {"token": "1:t", "base_url": _dead_url("/bot")},
+            "slack": {"bot_token": "xoxb-1", "api_url": _dead_url("/api/")},
+            "discord": {"token": "d", "api_base": _dead_url("/api/v10")},
+        },
+    )
+    checks = {c.name: c for c in await doctor.run_checks(config)}
+    for name in ("telegram", "discord", "weather"):
+        assert checks[name].status == "failed"
+        assert "cannot connect" in checks[name].detail, checks[name]
+    assert "neither app_token" in checks["slack"].detail
+    assert "connection error" in checks["model openai/fake-model"].detail
+    assert doctor.exit_code(list(checks.values())) == 1
+
+
+async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[llm]\ntimeout_s = "soon"\n')
+    code, out = await _cli("doctor", "--config", str(bad))
+    assert code == 1
+    assert "config" in out and "llm.timeout_s" in out and "fix: " in out
+
+    monkeypatch.setattr(doctor, "MIN_FREE_BYTES", 1 << 60)
+    check = doctor.check_data_dir(tmp_path / "data")
+    assert check.status == "failed" and "MB free" in check.detail
+
+
+async def test_no_channel_is_skipped_not_failed(tmp_path, fake_llm: FakeLLM):
+    async with FakeOpenMeteo() as weather:
+        weather.add_place("Berlin", "Germany", 52.52, 13.41, "Europe/Berlin")
+        config = _config(
+            tmp_path,
+            llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-1"},
+            weather={"geocoding_url": weather.settings().geocoding_url},
+        )
+        checks = await doctor.run_checks(config)
+    assert ("channels", "skipped") in [(c.name, c.status) for c in checks]
+    assert doctor.exit_code(checks) == 0

@@ -1,0 +1,98 @@
+"""Tiny loopback fakes of the two identity endpoints ``bot doctor`` asks: Slack's
+``auth.test`` (POST, Bearer token, always HTTP 200 with ``ok``) and Discord's
+``users/@me`` (GET, ``Bot`` token, 401 when wrong). Just enough to check credentials::
+
+    async with FakeSlackAuth() as slack, FakeDiscordAuth() as discord:
+        slack.api_url      # for channels.slack.api_url
+        discord.api_base   # for channels.discord.api_base
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Self
+
+import pytest_asyncio
+from aiohttp import web
+
+
+class _Server:
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.calls: list[str] = []  # the Authorization headers seen
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def routes(self, app: web.Application) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        app = web.Application()
+        self.routes(app)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self.port = int(self._runner.addresses[0][1])
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+class FakeSlackAuth(_Server):
+    def __init__(self, token: str = "xoxb-test-token") -> None:
+        super().__init__(token)
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/api/auth.test", self._auth_test)
+
+    async def _auth_test(self, request: web.Request) -> web.Response:
+        header = request.headers.get("Authorization", "")
+        self.calls.append(header)
+        if header != f"Bearer {self.token}":
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        return web.json_response(
+            {"ok": True, "url": "https://test.slack.com/", "team": "Test Team",
+             "user": "testbot", "team_id": "T1", "user_id": "U1", "bot_id": "B1"}
+        )  # fmt: skip
+
+
+class FakeDiscordAuth(_Server):
+    def __init__(self, token: str = "discord-test-token") -> None:
+        super().__init__(token)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/api/v10/users/@me", self._me)
+
+    async def _me(self, request: web.Request) -> web.Response:
+        header = request.headers.get("Authorization", "")
+        self.calls.append(header)
+        if header != f"Bot {self.token}":
+            return web.json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+        return web.json_response(
+            {"id": "1001", "username": "testbot", "discriminator": "0", "bot": True}
+        )
+
+
+@pytest_asyncio.fixture
+async def fake_slack_auth() -> AsyncIterator[FakeSlackAuth]:
+    async with FakeSlackAuth() as fake:
+        yield fake
+
+
+@pytest_asyncio.fixture
+async def fake_discord_auth() -> AsyncIterator[FakeDiscordAuth]:
+    async with FakeDiscordAuth() as fake:
+        yield fake
