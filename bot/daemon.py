@@ -104,9 +104,9 @@ class Daemon:
             "sessions": self.sessions,
             "outbox": self.outbox,
             "reminders": self.reminders,
-            "channels": self.channels,  # e.g. TelegramChannel.download(file_id) for tools
         }
         self.channels: dict[str, Channel] = {c.name: c for c in channels}
+        self.services["channels"] = self.channels  # e.g. TelegramChannel.download for tools
         self.delivery = Delivery(
             self.outbox,
             self.channels,

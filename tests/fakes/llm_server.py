@@ -34,12 +34,12 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from types import TracebackType
 from typing import Any, Self
 
 import pytest_asyncio
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackServer
 from tests.fakes.provider_rules import violations
 
 FINAL_RESULT = "final_result"
@@ -238,7 +238,7 @@ class ReplyQueue:
         return self._queue.popleft() if self._queue else None
 
 
-class FakeLLM(ReplyQueue):
+class FakeLLM(LoopbackServer, ReplyQueue):
     """The fake server; use as ``async with FakeLLM() as fake``."""
 
     def __init__(self, default: Responder = default_responder, *, strict: bool = False) -> None:
@@ -249,15 +249,11 @@ class FakeLLM(ReplyQueue):
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
         self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     @property
     def url(self) -> str:
         """The ``api_base`` for litellm, e.g. ``http://127.0.0.1:PORT/v1``."""
-        if self._runner is None:
-            raise RuntimeError("FakeLLM is not started")
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"{self.root}/v1"
 
     def for_model(self, model: str) -> ReplyQueue:
         """Replies served only to requests whose ``model`` field equals ``model``."""
@@ -277,31 +273,9 @@ class FakeLLM(ReplyQueue):
             await asyncio.wait_for(self._changed.wait_for(lambda: len(self.requests) >= n), timeout)
         return list(self.requests)
 
-    async def start(self) -> None:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = int(self._runner.addresses[0][1])
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _next_reply(self, payload: Any, model: str | None) -> Reply:
         if model is not None and model in self._per_model:

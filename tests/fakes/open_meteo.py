@@ -25,14 +25,14 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pytest_asyncio
 from aiohttp import web
 
 from bot.config import WeatherSettings
+from tests.fakes.loopback import LoopbackServer
 
 Endpoint = Literal["geocoding", "forecast"]
 
@@ -126,7 +126,7 @@ class FakePlace:
 
 
 @dataclass
-class FakeOpenMeteo:
+class FakeOpenMeteo(LoopbackServer):
     """The fake server; use as ``async with FakeOpenMeteo() as fake``."""
 
     places: dict[str, list[FakePlace]] = field(default_factory=dict)
@@ -136,8 +136,6 @@ class FakeOpenMeteo:
     requests: list[RecordedRequest] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     _failures: dict[str, deque[Failure]] = field(default_factory=dict)
-    _runner: web.AppRunner | None = None
-    _port: int = 0
 
     # -- scripting ----------------------------------------------------------------------
 
@@ -187,9 +185,7 @@ class FakeOpenMeteo:
 
     @property
     def base_url(self) -> str:
-        if self._runner is None:
-            raise RuntimeError("FakeOpenMeteo is not started")
-        return f"http://127.0.0.1:{self._port}"
+        return self.root
 
     def settings(self, timeout_s: float = 5.0) -> WeatherSettings:
         return WeatherSettings(
@@ -198,31 +194,9 @@ class FakeOpenMeteo:
             timeout_s=timeout_s,
         )
 
-    async def start(self) -> None:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get(GEOCODING_PATH, self._geocoding)
         app.router.add_get(FORECAST_PATH, self._forecast)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = int(self._runner.addresses[0][1])
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- handlers -----------------------------------------------------------------------
 

@@ -27,11 +27,12 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import pytest_asyncio
 from aiohttp import web
+
+from tests.fakes.loopback import LoopbackServer
 
 # Form fields PTB JSON-encodes (every non-string value); the rest stay strings.
 _INT_FIELDS = {"chat_id", "message_id", "message_thread_id", "offset", "limit", "timeout"}
@@ -67,7 +68,7 @@ def _decode(form: dict[str, str]) -> dict[str, Any]:
     return params
 
 
-class FakeTelegram:
+class FakeTelegram(LoopbackServer):
     def __init__(self, token: str = "123456:TEST-token", username: str = "test_bot") -> None:
         self.token = token
         self.bot_id = int(token.split(":", 1)[0])
@@ -82,36 +83,15 @@ class FakeTelegram:
         self._sent_ids = itertools.count(50_000)
         self._changed = asyncio.Condition()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     # -- lifecycle -------------------------------------------------------------------
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}/bot"
 
-    async def start(self) -> None:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._file)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self._port).start()
-        self._port = int(self._runner.addresses[0][1])
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     # -- scripting -------------------------------------------------------------------
     def fail(
