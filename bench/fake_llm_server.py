@@ -6,12 +6,16 @@ listens and serves until stdin closes. Every request is answered by the default
 responder (``final_result`` when that tool is offered, else a text echo) after
 ``delay`` seconds; requests are counted, not recorded. ``GET /bench/stats`` returns
 ``{"requests": n, "cpu_s": s}``.
+
+Unlike the test fake, it also answers ``"stream": true`` (nanobot always streams): the
+same reply as server-sent ``chat.completion.chunk`` events, then ``data: [DONE]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import resource
 import sys
 from dataclasses import replace
@@ -33,9 +37,43 @@ class _CountingFake(FakeLLM):
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.count += 1
         try:
+            payload = json.loads(await request.read())
+            if isinstance(payload, dict) and payload.get("stream"):
+                return await self._stream(request, payload)
             return await super()._handle(request)
         finally:
             self.requests.clear()  # a long run must not hold every request body
+
+    async def _stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
+        reply = self.default(payload)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        body = reply.body
+        choice = body["choices"][0]
+        message = choice["message"]
+        base = {k: body[k] for k in ("id", "created", "system_fingerprint")}
+        base.update(object="chat.completion.chunk", model=payload.get("model", body["model"]))
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [
+                {"index": i, **call} for i, call in enumerate(message["tool_calls"])
+            ]
+        chunks = [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {
+                **base,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            },
+        ]
+        if (payload.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**base, "choices": [], "usage": body["usage"]})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for chunk in chunks:
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
 
     async def _stats(self, request: web.Request) -> web.Response:
         usage = resource.getrusage(resource.RUSAGE_SELF)

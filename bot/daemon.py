@@ -162,9 +162,18 @@ class Daemon:
 
     async def start(self) -> None:
         started = time.perf_counter()
-        if self.web is not None:
-            # First: a port in use fails the start before anything else is opened.
-            await self.web.start()
+        if self.web is None:
+            await self._start(started)
+            return
+        # First: a port in use fails the start before anything else is opened.
+        await self.web.start()
+        try:
+            await self._start(started)
+        except BaseException:
+            await self.web.stop()
+            raise
+
+    async def _start(self, started: float) -> None:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         await self.db.open()
         self.workspaces.ensure()

@@ -1,0 +1,185 @@
+"""Concurrency: 1,000 chats sending one message each to a model that takes 1 s, against
+1,000 concurrent bare ``litellm.acompletion`` calls to the same 1-second fake (the
+floor); and 10 messages in one chat, answered in order.
+
+Each measurement runs in a fresh interpreter (bench/procs.py), so peak RSS is that
+process's own high-water mark (``VmHWM``: litellm loaded, plus the burst).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Row, median, percentile, rss_mb
+from bench.harness import (
+    BenchChannel,
+    CpuMeter,
+    bare_call,
+    profiled,
+    settings,
+    tool_definitions,
+)
+from bench.procs import FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
+
+CHATS = 1_000
+DELAY_S = 1.0
+IN_ORDER = 10
+DEFAULT_CAP = 64  # [agent] max_concurrent_chats default
+
+
+def _hwm() -> float:
+    import os
+
+    return proc_rss_mb(os.getpid(), "VmHWM")
+
+
+# --------------------------------------------------------------------------- workers
+
+
+async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
+    from bot.agent.llm import litellm_module
+
+    litellm = await litellm_module()
+    tools = tool_definitions()
+    await asyncio.gather(*(bare_call(litellm, url, tools, "warm-up") for _ in range(4)))
+    gc.collect()
+    base = rss_mb()
+    with CpuMeter() as cpu, profiled("concurrency-floor"):
+        started = time.perf_counter()
+        replies = await asyncio.gather(
+            *(bare_call(litellm, url, tools, f"message {i}") for i in range(calls))
+        )
+        wall = time.perf_counter() - started
+    assert all(r.choices[0].message.tool_calls for r in replies)
+    return {"wall_s": wall, "cpu_s": cpu.used, "base_rss_mb": base, "peak_rss_mb": _hwm()}
+
+
+async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]:
+    from bot.agent.llm import litellm_module
+    from bot.daemon import Daemon
+
+    with tempfile.TemporaryDirectory() as tmp:
+        channel = BenchChannel()
+        daemon = Daemon(
+            settings(Path(tmp), url, max_concurrent_chats=cap), channels=[channel]
+        )
+        await daemon.start()
+        await litellm_module()
+        await asyncio.gather(*(channel.ask(f"w{c}", "warm-up") for c in range(4)))
+        gc.collect()
+        base = rss_mb()
+        before = await fake_stats(stats_url)
+        msgs = [channel.message(f"c{c}", f"hello from chat {c}") for c in range(chats)]
+        waiters = [channel.expect(m) for m in msgs]
+        with CpuMeter() as cpu, profiled(f"concurrency-ours-{cap}"):
+            started = time.perf_counter()
+            for m in msgs:
+                await channel.put(m)
+            sent: list[float] = []
+            for w in waiters:
+                await asyncio.wait_for(w, 600)
+            done = {m.reply_to: t for t, m in channel.sent}
+            sent = [done[m.message_id] - started for m in msgs]
+            wall = max(sent)
+        after = await fake_stats(stats_url)
+        for m, w in zip(msgs, waiters, strict=True):
+            assert w.result().text == f"echo: {m.text}", w.result().text
+        await daemon.stop()
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu.used,
+        "p50_s": median(sent),
+        "p99_s": percentile(sent, 99),
+        "base_rss_mb": base,
+        "peak_rss_mb": _hwm(),
+        "requests": after["requests"] - before["requests"],
+    }
+
+
+async def in_order(url: str, stats_url: str, count: int) -> dict[str, Any]:
+    from bot.agent.llm import litellm_module
+    from bot.daemon import Daemon
+
+    with tempfile.TemporaryDirectory() as tmp:
+        channel = BenchChannel()
+        daemon = Daemon(settings(Path(tmp), url), channels=[channel])
+        await daemon.start()
+        await litellm_module()
+        await channel.ask("warm", "warm-up")
+        msgs = [channel.message("one", f"message {i}") for i in range(count)]
+        waiters = [channel.expect(m) for m in msgs]
+        started = time.perf_counter()
+        for m in msgs:
+            await channel.put(m)
+        await asyncio.wait_for(asyncio.gather(*waiters), 120)
+        wall = time.perf_counter() - started
+        got = [m.text for _, m in channel.sent if m.key.chat_id == "one"]
+        await daemon.stop()
+    expected = [f"echo: message {i}" for i in range(count)]
+    assert got == expected, f"replies out of order: {got}"
+    return {"wall_s": wall, "order": got == expected}
+
+
+# --------------------------------------------------------------------------- rows
+
+
+async def run() -> list[Row]:
+    async with FakeLLMProcess(delay=DELAY_S) as fake:
+        urls = {"url": fake.url, "stats_url": fake.stats_url}
+        bare = await run_worker("bench_concurrency:floor", calls=CHATS, **urls)
+        raised = await run_worker("bench_concurrency:ours", chats=CHATS, cap=CHATS, **urls)
+        default = await run_worker(
+            "bench_concurrency:ours", chats=CHATS, cap=DEFAULT_CAP, **urls
+        )
+        order = await run_worker("bench_concurrency:in_order", count=IN_ORDER, **urls)
+    floor = "1,000 one-second chats: floor (bare litellm)"
+    rows = [
+        Row(floor, "wall time", f"{bare['wall_s']:.2f} s", "1,000 concurrent acompletion calls"),
+        Row(
+            floor,
+            "peak RSS",
+            f"{bare['peak_rss_mb']:.0f} MB",
+            f"{bare['base_rss_mb']:.0f} MB before the burst",
+        ),
+        Row(floor, "CPU", f"{bare['cpu_s']:.1f} s", f"{bare['cpu_s'] / CHATS * 1000:.1f} ms per call"),
+    ]
+    for r, cap in ((raised, CHATS), (default, DEFAULT_CAP)):
+        label = "raised" if cap == CHATS else "default"
+        scenario = f"1,000 one-second chats: ours, max_concurrent_chats={cap} ({label})"
+        rows += [
+            Row(
+                scenario,
+                "wall time",
+                f"{r['wall_s']:.2f} s",
+                f"{r['wall_s'] / bare['wall_s']:.2f}x the floor; reply p50 {r['p50_s']:.2f} s,"
+                f" p99 {r['p99_s']:.2f} s",
+            ),
+            Row(
+                scenario,
+                "peak RSS",
+                f"{r['peak_rss_mb']:.0f} MB",
+                f"{r['peak_rss_mb'] / bare['peak_rss_mb']:.2f}x the floor;"
+                f" {r['base_rss_mb']:.0f} MB before the burst",
+            ),
+            Row(
+                scenario,
+                "CPU",
+                f"{r['cpu_s']:.1f} s",
+                f"{r['cpu_s'] / CHATS * 1000:.1f} ms per message,"
+                f" {r['requests']:,} model calls; floor {bare['cpu_s'] / CHATS * 1000:.1f} ms",
+            ),
+        ]
+    rows.append(
+        Row(
+            f"{IN_ORDER} messages in one chat (1 s model)",
+            "time",
+            f"{order['wall_s']:.2f} s",
+            "answered in order (asserted)",
+        )
+    )
+    return rows
