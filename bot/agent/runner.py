@@ -127,8 +127,16 @@ class AgentRunner:
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         tz = await self._tz(msg)
         rows = await self._sessions.history_rows(msg.key, self._history_limit)
-        # The user's words are stored first: a dead model must not lose them.
-        await self._sessions.append(msg.key, [{"role": "user", "content": msg.text}])
+        resumed = await self._sessions.turn_started(msg.key, msg.message_id)
+        if resumed is None:
+            # The user's words are stored first: a dead model must not lose them.
+            await self._sessions.append(
+                msg.key, [{"role": "user", "content": msg.text}], source_id=msg.message_id
+            )
+        else:
+            # A turn interrupted by a crash or a stop is replayed: its user message is
+            # already stored; the model sees the history before it, then the message again.
+            rows = [(row_id, m) for row_id, m in rows if row_id < resumed]
         history, summary = await self._history(msg, rows)
         messages = build_messages(
             self.system_prompt(msg, summary=summary),

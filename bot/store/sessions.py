@@ -50,8 +50,15 @@ class SessionStore:
         self._ids[key] = int(row["id"])
         return self._ids[key]
 
-    async def append(self, key: ChatKey, messages: Sequence[Mapping[str, Any]]) -> None:
-        """Persist messages in order; one transaction per call."""
+    async def append(
+        self,
+        key: ChatKey,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        source_id: str | None = None,
+    ) -> None:
+        """Persist messages in order; one transaction per call. ``source_id`` names the
+        inbound message they answer (see :meth:`turn_started`)."""
         if not messages:
             return
         sid = await self.session_id(key)
@@ -65,15 +72,25 @@ class SessionStore:
                 m.get("tool_call_id"),
                 m.get("name"),
                 now,
+                source_id,
             )
             for m in messages
         ]
         await self._db.executemany(
             "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, name,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         await self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+
+    async def turn_started(self, key: ChatKey, source_id: str) -> int | None:
+        """Row id of the user message stored for inbound ``source_id``, if its turn began."""
+        sid = await self.session_id(key)
+        row = await self._db.fetchone(
+            "SELECT id FROM messages WHERE session_id = ? AND source_id = ? ORDER BY id LIMIT 1",
+            (sid, source_id),
+        )
+        return int(row["id"]) if row else None
 
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""

@@ -108,3 +108,42 @@ async def test_history_continues_after_restart(tmp_path, daemon_factory, fake_ll
     sent = fake_llm.requests[-1].json["messages"]
     assert sent[1] == {"role": "user", "content": "my name is Ada"}
     assert any(m["role"] == "assistant" for m in sent[2:-1])
+
+
+async def test_replayed_turn_does_not_store_or_send_the_user_message_twice(
+    daemon_factory, fake_llm
+):
+    """A turn interrupted by a crash is replayed from the inbox at the next start."""
+    from bot.messages import ChatKey, InboundMessage
+
+    daemon, chat = await daemon_factory()
+    await chat.ask("earlier question")
+    msg = InboundMessage(key=ChatKey("test", "c1"), user_id="u1", text="interrupted question")
+    # What the crashed run left behind: the user message and a call without its result.
+    await daemon.sessions.append(
+        msg.key, [{"role": "user", "content": msg.text}], source_id=msg.message_id
+    )
+    await daemon.sessions.append(
+        msg.key,
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c-x",
+                        "type": "function",
+                        "function": {"name": "add_numbers", "arguments": "{}"},
+                    }
+                ],
+            }
+        ],
+    )
+    await daemon.bus.put_inbound(msg)
+    reply = await chat.reply(msg)
+    assert reply.text == "echo: interrupted question"
+    sent = fake_llm.requests[-1].json["messages"]
+    user_texts = [m["content"].split("\n\n[Runtime")[0] for m in sent if m["role"] == "user"]
+    assert user_texts == ["earlier question", "interrupted question"]
+    stored = [m for m in await daemon.sessions.history(msg.key) if m["role"] == "user"]
+    assert [m["content"] for m in stored].count("interrupted question") == 1
