@@ -6,10 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run chat test lint format bench lock clean
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
@@ -34,10 +34,14 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Re-resolve every pin (needs the package index); commit the result.
+# Re-resolve every pin (needs the package index); commit the result. requirements.lock is
+# what the daemon runs with (the Docker image installs it); the dev lock adds the tools,
+# constrained to the same versions.
 lock: $(STAMP)
-	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra build --universal --python-version 3.11 \
 		--generate-hashes -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra build --extra dev --universal \
+		--python-version 3.11 --generate-hashes -c requirements.lock -o requirements-dev.lock
 
 clean:
 	rm -rf $(VENV)
