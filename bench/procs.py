@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -102,29 +103,31 @@ async def fake_stats(stats_url: str) -> dict[str, float]:
         return data
 
 
-async def run_worker(target: str, timeout: float = 300, **kwargs: Any) -> dict[str, Any]:
+async def run_worker(target: str, timeout: float = 600, **kwargs: Any) -> dict[str, Any]:
     """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter; its dict."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.worker",
-        target,
-        json.dumps(kwargs),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=child_env(),
-        cwd=ROOT,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise RuntimeError(f"worker {target} timed out after {timeout:.0f} s") from None
+    with tempfile.TemporaryFile() as err:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.worker",
+            target,
+            json.dumps(kwargs),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+            env=child_env(),
+            cwd=ROOT,
+        )
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            out = b""
+        err.seek(0)
+        tail = err.read()[-3000:].decode(errors="replace")
     lines = out.decode().strip().splitlines()
     if proc.returncode != 0 or not lines:
-        tail = err.decode()[-2000:]
         raise RuntimeError(f"worker {target} failed (exit {proc.returncode}): {tail}")
     result: dict[str, Any] = json.loads(lines[-1])
     return result

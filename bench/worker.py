@@ -27,6 +27,8 @@ def main() -> None:
     kwargs = json.loads(raw)
     result = asyncio.run(func(**kwargs))
     print(json.dumps(result), flush=True)
+    # A worker measures; it does not wait for stray non-daemon threads at exit.
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The one wiring module: builds every part, starts them in order, stops them gracefully.
 
-Only this module imports concrete channels and tools. Start-up never waits for
-``import litellm`` (seconds and ~190 MB): the model client warms up in the background
-and the first turn awaits it if it has to.
+Only this module imports concrete channels and tools. What happens in one turn lives
+in :mod:`bot.turns`; this module decides which parts exist and in what order they start
+and stop. Start-up never waits for ``import litellm`` (seconds and ~190 MB): the model
+client warms up in the background and the first turn awaits it if it has to.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -25,8 +26,8 @@ from bot.commands import CommandRouter
 from bot.config import Settings
 from bot.delivery import Delivery
 from bot.dispatch import Dispatcher
-from bot.errors import ChannelError, ModelNotConfiguredError, ModelUnavailableError, ToolError
-from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.errors import ChannelError
+from bot.messages import InboundMessage
 from bot.metrics import CountingToolBox, PrometheusMetrics
 from bot.ops import bind_metrics, stop_on_signals
 from bot.reminder_commands import register_reminder_commands
@@ -37,6 +38,7 @@ from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
+from bot.turns import TYPING_REFRESH_S, TurnHandler
 from bot.web import Health, WebServer, probe_health
 from bot.workspaces import Workspaces
 from channels.base import Channel
@@ -44,7 +46,8 @@ from tools.weather import weather_command
 
 log = logging.getLogger(__name__)
 
-TYPING_REFRESH_S = 4.0  # Telegram shows "typing" for 5 s per call
+# TYPING_REFRESH_S is re-exported: it used to be defined here.
+__all__ = ["TYPING_REFRESH_S", "Daemon", "build_model", "install_signal_handlers"]
 
 
 def build_model(settings: Settings) -> LLMClient:
@@ -133,6 +136,13 @@ class Daemon:
             model_name=settings.llm.model,
             services=self.services,
         )
+        self.turns = TurnHandler(
+            bus=self.bus,
+            commands=self.commands,
+            runner=self.runner,
+            channels=self.channels,
+            metrics=self.metrics,
+        )
         self.dispatcher = Dispatcher(
             self.bus,
             self.handle,
@@ -182,7 +192,7 @@ class Daemon:
         scheduled = await self.scheduler.start()
         if self._llm is not None:
             self._llm.start_warmup()
-        self._tasks.append(asyncio.create_task(self._route_outbound(), name="outbound"))
+        self._tasks.append(asyncio.create_task(self.delivery.route(self.bus), name="outbound"))
         self._tasks.append(asyncio.create_task(self.dispatcher.run(), name="dispatcher"))
         up: list[str] = []
         for channel in list(self.channels.values()):
@@ -216,94 +226,11 @@ class Daemon:
         )
 
     async def handle(self, msg: InboundMessage) -> None:
-        """One turn: a command if it is one, else the agent; counted and timed."""
-        self.metrics.message_in(msg.key.channel)
-        matched = self.commands.match(msg)
-        started = time.perf_counter()
-        outcome = "error"  # raised: the dispatcher apologizes with an error id
-        try:
-            if matched is not None:
-                command, args = matched
-                try:
-                    text = await command.func(msg, args)
-                    outcome = "ok"
-                except ToolError as exc:
-                    text, outcome = f"Error: {exc}", "tool_error"
-                await self._reply(msg, text)
-            else:
-                outcome = await self._agent_turn(msg)
-        except asyncio.CancelledError:
-            outcome = "cancelled"  # shutdown: the message stays in the inbox
-            raise
-        finally:
-            kind = "agent" if matched is None else "command"
-            self.metrics.turn(msg.key.channel, kind, outcome, time.perf_counter() - started)
-
-    async def _agent_turn(self, msg: InboundMessage) -> str:
-        try:
-            async with self._typing(msg):
-                outcome = await self.runner.run_turn(msg)
-        except ModelNotConfiguredError as exc:
-            await self._reply(msg, str(exc), OutboundKind.ERROR)
-            return "model_not_configured"
-        except ModelUnavailableError as exc:
-            await self._reply(
-                msg,
-                "The language model is unavailable right now "
-                f"({exc}). Your message is saved; please try again in a little while.",
-                OutboundKind.ERROR,
-            )
-            return "model_unavailable"
-        extras: dict[str, Any] = {}
-        if outcome.structured_data is not None:
-            extras["structured_data"] = outcome.structured_data
-        if outcome.next_actions:
-            extras["next_actions"] = list(outcome.next_actions)
-        await self._reply(msg, outcome.answer, extras=extras)
-        return "fallback" if outcome.fallback else "ok"
-
-    @contextlib.asynccontextmanager
-    async def _typing(self, msg: InboundMessage) -> AsyncIterator[None]:
-        """Show and refresh the channel's typing indicator while a turn runs."""
-        channel = self.channels.get(msg.key.channel)
-
-        async def refresh() -> None:
-            assert channel is not None
-            while True:
-                try:
-                    await channel.typing(msg.key)
-                except Exception as exc:  # cosmetic: never fail a turn over it
-                    log.debug("typing indicator failed in %s: %s", msg.key, exc)
-                await asyncio.sleep(TYPING_REFRESH_S)
-
-        task = asyncio.create_task(refresh()) if channel is not None else None
-        try:
-            yield
-        finally:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        """One turn (see :class:`bot.turns.TurnHandler`); the dispatcher's handler."""
+        await self.turns.handle(msg)
 
     async def _user_timezone(self, msg: InboundMessage) -> str:
         return await self.reminders.user_timezone(msg.key.channel, msg.user_id)
-
-    async def _reply(
-        self,
-        msg: InboundMessage,
-        text: str,
-        kind: OutboundKind = OutboundKind.REPLY,
-        extras: dict[str, Any] | None = None,
-    ) -> None:
-        await self.bus.put_outbound(
-            OutboundMessage(
-                key=msg.key, text=text, kind=kind, reply_to=msg.message_id, extras=extras or {}
-            )
-        )
-
-    async def _route_outbound(self) -> None:
-        while True:
-            self.delivery.submit(await self.bus.get_outbound())
 
     def request_stop(self, reason: str = "request") -> None:
         if self._stopping.is_set():
@@ -332,9 +259,7 @@ class Daemon:
         finished = await self.dispatcher.drain(timeout)
         if not finished:
             log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
-        await asyncio.sleep(0)  # let the router hand the last replies to delivery
-        while self.bus.outbound_depth():
-            self.delivery.submit(await self.bus.get_outbound())
+        await self.delivery.take_remaining(self.bus)
         if not await self.delivery.drain(timeout=5.0):
             log.warning("some replies not delivered at shutdown; they stay in the outbox")
         for task in self._tasks:

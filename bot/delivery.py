@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
+from bot.bus import Bus
 from bot.errors import DeliveryRejected
 from bot.keyed import KeyedSerial
 from bot.messages import ChatKey, OutboundMessage, utcnow
@@ -44,6 +45,17 @@ class Delivery:
         self._marker: asyncio.Task[None] | None = None
         self.sent = 0
         self.failed = 0
+
+    async def route(self, bus: Bus) -> None:
+        """Runs until cancelled: hands every reply the bus yields to its chat's lane."""
+        while True:
+            self.submit(await bus.get_outbound())
+
+    async def take_remaining(self, bus: Bus) -> None:
+        """At shutdown: hands over the replies still on the bus, after :meth:`route` stops."""
+        await asyncio.sleep(0)  # let the router hand the last replies to delivery
+        while bus.outbound_depth():
+            self.submit(await bus.get_outbound())
 
     def submit(self, msg: OutboundMessage) -> None:
         self._lanes.submit(msg.key, msg)

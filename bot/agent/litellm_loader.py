@@ -1,0 +1,109 @@
+"""Imports litellm lazily, once, and off the event loop.
+
+``import litellm`` takes seconds and ~190 MB, so nothing imports it at module import
+time. :func:`start_warmup` imports it on a daemon thread while the daemon starts;
+:func:`litellm_module` waits for that import when a caller needs litellm before it is
+done. The environment litellm reads at import (offline mode, bundled tables) is set
+here, right before the import, so it always applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Set (with setdefault, so an operator can override) before litellm is imported.
+LITELLM_ENV = {
+    # Use the bundled model cost map instead of fetching it from GitHub at import.
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    # Use the bundled Anthropic beta-header table instead of fetching it on first use.
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    # Covers both of the above plus Hugging Face tokenizer downloads in token_counter
+    # (bundled tokenizers still load; others fall back to tiktoken).
+    "LITELLM_OFFLINE_MODE": "true",
+}
+
+
+class LitellmLoader:
+    """Imports and configures litellm exactly once, from whichever thread asks first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._module: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._module is not None
+
+    def start(self) -> None:
+        with self._lock:
+            if self._module is not None or self._thread is not None:
+                return
+            # A daemon thread, not the loop's executor: a slow import must never delay
+            # the daemon's exit, and warm-up needs no running loop.
+            self._thread = threading.Thread(target=self._warm, name="litellm-warmup", daemon=True)
+            self._thread.start()
+
+    def _warm(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.load()
+        except Exception:
+            log.warning("litellm warm-up import failed", exc_info=True)
+            return
+        # Operators (and a start-up test) see that `ready:` never waited for this.
+        log.info("litellm warm-up import finished (%.1f s)", time.perf_counter() - started)
+
+    def load(self) -> Any:
+        if self._module is not None:
+            return self._module
+        with self._lock:
+            if self._module is None:
+                self._module = import_litellm()
+            return self._module
+
+    async def aload(self) -> Any:
+        if self._module is not None:
+            return self._module
+        return await asyncio.to_thread(self.load)
+
+
+def import_litellm() -> Any:
+    """Set litellm's import-time environment, import it and configure it."""
+    for key, value in LITELLM_ENV.items():
+        os.environ.setdefault(key, value)
+    import litellm
+
+    # No "Give Feedback / Get Help" banners printed to stdout on errors.
+    litellm.suppress_debug_info = True
+    # Drop OpenAI params a provider does not support instead of failing the call.
+    litellm.drop_params = True
+    # There is no ``litellm.telemetry`` flag in this litellm: ``litellm.telemetry`` is the
+    # proxy's opt-in telemetry package, so assigning it would only shadow a module.
+    return litellm
+
+
+# The process-wide loader: every LLMClient and litellm_module() share one import.
+loader = LitellmLoader()
+
+
+def start_warmup() -> None:
+    """Begin importing litellm in the background; returns at once."""
+    loader.start()
+
+
+def litellm_loaded() -> bool:
+    """True once litellm is imported and configured."""
+    return loader.loaded
+
+
+async def litellm_module() -> Any:
+    """The configured litellm module, importing it off the event loop when needed."""
+    return await loader.aload()
