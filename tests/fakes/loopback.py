@@ -3,18 +3,20 @@ start (the same port again on a restart), ``shutdown_timeout=0.1`` so tests end 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Self
 
 from aiohttp import web
 
 
-class LoopbackServer:
+class LoopbackServer(ABC):
     _runner: web.AppRunner | None = None
     _port: int = 0
 
+    @abstractmethod
     def add_routes(self, app: web.Application) -> None:
-        raise NotImplementedError  # each fake declares its routes
+        """Each fake declares its routes."""
 
     @property
     def port(self) -> int:

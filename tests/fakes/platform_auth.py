@@ -10,37 +10,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import Self
 
 import pytest_asyncio
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackServer
 
-class _Server:
+
+class _Server(LoopbackServer):
     def __init__(self, token: str) -> None:
         self.token = token
         self.calls: list[str] = []  # the Authorization headers seen
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    def routes(self, app: web.Application) -> None:
-        raise NotImplementedError
-
-    async def __aenter__(self) -> Self:
-        app = web.Application()
-        self.routes(app)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.port = int(self._runner.addresses[0][1])
-        return self
-
-    async def __aexit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
 
 class FakeSlackAuth(_Server):
@@ -51,7 +31,7 @@ class FakeSlackAuth(_Server):
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
 
-    def routes(self, app: web.Application) -> None:
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/auth.test", self._auth_test)
 
     async def _auth_test(self, request: web.Request) -> web.Response:
@@ -73,7 +53,7 @@ class FakeDiscordAuth(_Server):
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/v10"
 
-    def routes(self, app: web.Application) -> None:
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/api/v10/users/@me", self._me)
 
     async def _me(self, request: web.Request) -> web.Response:
