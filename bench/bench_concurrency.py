@@ -30,6 +30,7 @@ CHATS = 1_000
 DELAY_S = 1.0
 IN_ORDER = 10
 DEFAULT_CAP = 64  # [agent] max_concurrent_chats default
+DEADLINE_S = 180.0  # a burst still unanswered then is reported, not waited for
 
 
 def _hwm() -> float:
@@ -65,9 +66,7 @@ async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]
 
     with tempfile.TemporaryDirectory() as tmp:
         channel = BenchChannel()
-        daemon = Daemon(
-            settings(Path(tmp), url, max_concurrent_chats=cap), channels=[channel]
-        )
+        daemon = Daemon(settings(Path(tmp), url, max_concurrent_chats=cap), channels=[channel])
         await daemon.start()
         await litellm_module()
         await asyncio.gather(*(channel.ask(f"w{c}", "warm-up") for c in range(4)))
@@ -80,21 +79,26 @@ async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]
             started = time.perf_counter()
             for m in msgs:
                 await channel.put(m)
-            sent: list[float] = []
-            for w in waiters:
-                await asyncio.wait_for(w, 600)
-            done = {m.reply_to: t for t, m in channel.sent}
-            sent = [done[m.message_id] - started for m in msgs]
-            wall = max(sent)
+            await asyncio.wait(waiters, timeout=DEADLINE_S)
+            wall = time.perf_counter() - started
         after = await fake_stats(stats_url)
-        for m, w in zip(msgs, waiters, strict=True):
-            assert w.result().text == f"echo: {m.text}", w.result().text
-        await daemon.stop()
+        done = {m.reply_to: t - started for t, m in channel.sent}
+        answered = [done[m.message_id] for m, w in zip(msgs, waiters, strict=True) if w.done()]
+        failed = sum(
+            1
+            for m, w in zip(msgs, waiters, strict=True)
+            if w.done() and w.result().text != f"echo: {m.text}"
+        )
+        if len(answered) == len(msgs):
+            wall = max(answered)
+        await daemon.stop(timeout=2)
     return {
         "wall_s": wall,
         "cpu_s": cpu.used,
-        "p50_s": median(sent),
-        "p99_s": percentile(sent, 99),
+        "p50_s": median(answered),
+        "p99_s": percentile(answered, 99),
+        "answered": len(answered),
+        "failed": failed,
         "base_rss_mb": base,
         "peak_rss_mb": _hwm(),
         "requests": after["requests"] - before["requests"],
@@ -133,9 +137,7 @@ async def run() -> list[Row]:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
         bare = await run_worker("bench_concurrency:floor", calls=CHATS, **urls)
         raised = await run_worker("bench_concurrency:ours", chats=CHATS, cap=CHATS, **urls)
-        default = await run_worker(
-            "bench_concurrency:ours", chats=CHATS, cap=DEFAULT_CAP, **urls
-        )
+        default = await run_worker("bench_concurrency:ours", chats=CHATS, cap=DEFAULT_CAP, **urls)
         order = await run_worker("bench_concurrency:in_order", count=IN_ORDER, **urls)
     floor = "1,000 one-second chats: floor (bare litellm)"
     rows = [
@@ -146,7 +148,12 @@ async def run() -> list[Row]:
             f"{bare['peak_rss_mb']:.0f} MB",
             f"{bare['base_rss_mb']:.0f} MB before the burst",
         ),
-        Row(floor, "CPU", f"{bare['cpu_s']:.1f} s", f"{bare['cpu_s'] / CHATS * 1000:.1f} ms per call"),
+        Row(
+            floor,
+            "CPU",
+            f"{bare['cpu_s']:.1f} s",
+            f"{bare['cpu_s'] / CHATS * 1000:.1f} ms per call",
+        ),
     ]
     for r, cap in ((raised, CHATS), (default, DEFAULT_CAP)):
         label = "raised" if cap == CHATS else "default"
@@ -158,6 +165,13 @@ async def run() -> list[Row]:
                 f"{r['wall_s']:.2f} s",
                 f"{r['wall_s'] / bare['wall_s']:.2f}x the floor; reply p50 {r['p50_s']:.2f} s,"
                 f" p99 {r['p99_s']:.2f} s",
+            ),
+            Row(
+                scenario,
+                "answered / failed",
+                f"{r['answered']:,} / {r['failed']:,}",
+                "failed = an error reply instead of the echo"
+                + (f"; unanswered after {DEADLINE_S:.0f} s" if r["answered"] < CHATS else ""),
             ),
             Row(
                 scenario,

@@ -77,9 +77,7 @@ class _CountingFake(FakeLLM):
 
     async def _stats(self, request: web.Request) -> web.Response:
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        return web.json_response(
-            {"requests": self.count, "cpu_s": usage.ru_utime + usage.ru_stime}
-        )
+        return web.json_response({"requests": self.count, "cpu_s": usage.ru_utime + usage.ru_stime})
 
     async def start(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)

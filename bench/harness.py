@@ -66,7 +66,9 @@ class BenchChannel:
         assert self.bus is not None, "channel not started"
         await self.bus.put_inbound(msg)
 
-    async def ask(self, chat: str, text: str, timeout: float = 120) -> tuple[OutboundMessage, float]:
+    async def ask(
+        self, chat: str, text: str, timeout: float = 120
+    ) -> tuple[OutboundMessage, float]:
         """Send one message and wait for its reply; (reply, latency in seconds)."""
         msg = self.message(chat, text)
         waiter = self.expect(msg)

@@ -70,7 +70,8 @@ def _raise_http_pool(size: int) -> None:
     httpx.Limits.__init__ = limits  # type: ignore[method-assign]
 
 
-async def _main(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare(args: dict[str, Any]) -> Path:
+    """A fresh HOME with a config.json naming the fake server; gateway-style logging."""
     home = Path(tempfile.mkdtemp(prefix="nanobot-bench-"))
     os.environ["HOME"] = str(home)  # ~/.nanobot (sessions, memory, cron) stays in here
     if args.get("raise_pool"):
@@ -95,7 +96,11 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
 
     logger.remove()
     logger.add(sys.stderr, level="INFO")
+    return config_path
 
+
+async def _main(args: dict[str, Any]) -> dict[str, Any]:
+    config_path = _prepare(args)
     from nanobot.agent.loop import AgentLoop
     from nanobot.agent.tools.registry import ToolRegistry
     from nanobot.bus.events import InboundMessage
@@ -104,7 +109,7 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
 
     bus = MessageBus()
     agent = AgentLoop.from_config(load_config(config_path), bus, tool_registry=ToolRegistry())
-    runner = asyncio.create_task(agent.run())
+    running = asyncio.create_task(agent.run())
     ready_s = time.perf_counter() - SPAWNED
     ready_rss = _rss_mb()
 
@@ -120,10 +125,9 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
                 waiter.set_result(out)
 
     router = asyncio.create_task(route())
-    loop = asyncio.get_running_loop()
 
     async def ask(chat: str, text: str) -> float:
-        waiter = loop.create_future()
+        waiter = asyncio.get_running_loop().create_future()
         waiters[chat] = waiter
         started = time.perf_counter()
         await bus.publish_inbound(
@@ -160,7 +164,7 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
     after = await asyncio.to_thread(_stats, args["stats_url"])
     router.cancel()
     agent.stop()
-    runner.cancel()
+    running.cancel()
     return {
         "messages": messages,
         "wall_s": wall,

@@ -1,0 +1,188 @@
+"""Start-up: ``python -m bot run`` as a real process, with the Telegram channel against
+the fake Bot API (tests/fakes/telegram_api.py) and the model on the fake LLM server.
+
+Time from spawn to the ``: ready: `` log line; RSS (``/proc/<pid>/status``) at ready,
+once the background litellm import has finished (its ``warm-up import finished`` log
+line: the idle daemon with channels and litellm loaded), and after a first turn.
+Repeated RUNS times (median time); one more run with no platform channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Row, median
+from bench.procs import child_env, proc_rss_mb
+
+RUNS = 3
+READY = ": ready: "
+WARM = "warm-up import finished"
+
+
+class _Daemon:
+    def __init__(self, proc: asyncio.subprocess.Process, spawned: float) -> None:
+        self.proc = proc
+        self.spawned = spawned
+        self.lines: list[str] = []
+        self.marks: dict[str, float] = {}
+        self.rss: dict[str, float] = {}
+        self._changed = asyncio.Event()
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stderr is not None
+        while line := (await self.proc.stderr.readline()).decode(errors="replace"):
+            now = time.perf_counter()
+            self.lines.append(line)
+            for mark in (READY, WARM):
+                if mark in line and mark not in self.marks:
+                    self.marks[mark] = now - self.spawned
+                    with contextlib.suppress(OSError):
+                        self.rss[mark] = proc_rss_mb(self.proc.pid)
+            self._changed.set()
+
+    async def wait_mark(self, mark: str, timeout: float) -> bool:
+        deadline = time.perf_counter() + timeout
+        while mark not in self.marks and not self._reader.done():
+            self._changed.clear()
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
+        return mark in self.marks
+
+    async def stop(self) -> int:
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), 30)
+        except TimeoutError:
+            self.proc.kill()
+            code = await self.proc.wait()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(self._reader, 5)
+        return code
+
+
+async def _once(tmp: Path, llm_url: str, tg: Any | None) -> dict[str, Any]:
+    env = child_env(
+        BOT_DATA_DIR=str(tmp / "data"),
+        BOT_LLM__MODEL="openai/fake-model",
+        BOT_LLM__API_BASE=llm_url,
+        BOT_LLM__API_KEY="sk-bench-not-a-secret",
+        BOT_WEB__PORT="0",
+        PYTHONUNBUFFERED="1",
+    )
+    if tg is not None:
+        env.update(
+            BOT_CHANNELS__TELEGRAM__TOKEN=tg.token,
+            BOT_CHANNELS__TELEGRAM__BASE_URL=tg.base_url,
+            BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["*"]',
+        )
+    spawned = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=tmp,
+    )
+    bot = _Daemon(proc, spawned)
+    result: dict[str, Any] = {}
+    try:
+        if not await bot.wait_mark(READY, 60):
+            raise RuntimeError("no ready line:\n" + "".join(bot.lines)[-2000:])
+        ready_line = next(line for line in bot.lines if READY in line)
+        result["ready_line"] = ready_line.split(READY, 1)[1].strip()
+        found = re.search(r"\((\d+) ms\)", ready_line)
+        result["self_ms"] = float(found.group(1)) if found else None
+        result["ready_s"] = bot.marks[READY]
+        result["ready_rss"] = bot.rss.get(READY, 0.0)
+        warmed = await bot.wait_mark(WARM, 60)
+        await asyncio.sleep(0.5)
+        result["warm_s"] = bot.marks.get(WARM) if warmed else None
+        result["idle_rss"] = proc_rss_mb(proc.pid)
+        if tg is not None:
+            started = time.perf_counter()
+            tg.message("hello", chat_id=42)
+            sent = await tg.wait_sent(1, timeout=60, chat_id=42)
+            result["first_turn_s"] = time.perf_counter() - started
+            assert sent[0].params["text"] == "echo: hello", sent[0].params
+            await asyncio.sleep(1.0)
+            result["turn_rss"] = proc_rss_mb(proc.pid)
+    finally:
+        code = await bot.stop()
+    result["exit"] = code
+    return result
+
+
+async def run() -> list[Row]:
+    from tests.fakes.llm_server import FakeLLM
+    from tests.fakes.telegram_api import FakeTelegram
+
+    runs: list[dict[str, Any]] = []
+    async with FakeLLM() as llm:
+        for _ in range(RUNS):
+            with tempfile.TemporaryDirectory() as tmp:
+                async with FakeTelegram() as tg:
+                    runs.append(await _once(Path(tmp), llm.url, tg))
+        with tempfile.TemporaryDirectory() as tmp:
+            bare = await _once(Path(tmp), llm.url, None)
+    scenario = "start-up: bot run, Telegram on the fake Bot API"
+    last = runs[-1]
+    ready = [r["ready_s"] for r in runs]
+    warm = [r["warm_s"] for r in runs if r["warm_s"] is not None]
+    rows = [
+        Row(
+            scenario,
+            "spawn to ready",
+            f"{median(ready) * 1000:.0f} ms",
+            f"median of {RUNS} ({', '.join(f'{x * 1000:.0f}' for x in ready)});"
+            f" daemon.start() itself {median([r['self_ms'] or 0 for r in runs]):.0f} ms;"
+            f" `{last['ready_line'][:60]}`",
+        ),
+        Row(scenario, "RSS at ready", f"{median([r['ready_rss'] for r in runs]):.0f} MB"),
+        Row(
+            scenario,
+            "idle RSS, litellm loaded",
+            f"{median([r['idle_rss'] for r in runs]):.0f} MB",
+            (
+                f"after the '{WARM}' line, {median(warm):.1f} s after spawn"
+                if warm
+                else "no warm-up line within 60 s; measured then"
+            ),
+        ),
+        Row(
+            scenario,
+            "RSS after first turn",
+            f"{median([r['turn_rss'] for r in runs]):.0f} MB",
+            f"first turn {median([r['first_turn_s'] for r in runs]) * 1000:.0f} ms"
+            " (Telegram update -> sendMessage)",
+        ),
+        Row(
+            scenario,
+            "exit on SIGTERM",
+            ",".join(str(r["exit"]) for r in runs),
+            "exit codes",
+        ),
+        Row(
+            "start-up: bot run, no platform channel",
+            "spawn to ready",
+            f"{bare['ready_s'] * 1000:.0f} ms",
+            f"RSS at ready {bare['ready_rss']:.0f} MB, idle with litellm {bare['idle_rss']:.0f} MB",
+        ),
+    ]
+    return rows
