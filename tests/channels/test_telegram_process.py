@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import signal
-import sys
 from pathlib import Path
 
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
+from tests.fakes.process import BotProcess
 from tests.fakes.telegram_api import FakeTelegram
 
 fake_telegram = telegram_api.fake_telegram
@@ -32,49 +30,6 @@ def _env(tmp_path: Path, llm: FakeLLM, tg: FakeTelegram) -> dict[str, str]:
     return env
 
 
-class Bot:
-    """A `python -m bot run` process whose stderr is collected line by line."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self.ready = asyncio.Event()
-        self._reader = asyncio.create_task(self._read())
-
-    @classmethod
-    async def start(cls, env: dict[str, str], cwd: Path) -> Bot:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bot",
-            "run",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-        )
-        bot = cls(proc)
-        waiter = asyncio.ensure_future(bot.ready.wait())
-        await asyncio.wait([waiter, bot._reader], timeout=30, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        assert bot.ready.is_set(), "".join(bot.lines)
-        return bot
-
-    async def _read(self) -> None:
-        assert self.proc.stderr is not None
-        while line := (await self.proc.stderr.readline()).decode():
-            self.lines.append(line)
-            if ": ready: " in line:
-                self.ready.set()
-
-    async def finish(self) -> str:
-        await asyncio.wait_for(self.proc.wait(), 30)
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(self._reader, 5)
-        return "".join(self.lines)
-
-
 def _texts_seen(llm: FakeLLM, text: str) -> int:
     return sum(1 for r in llm.requests if text in r.json["messages"][-1]["content"])
 
@@ -82,16 +37,14 @@ def _texts_seen(llm: FakeLLM, text: str) -> int:
 async def test_sigkill_mid_turn_answers_once_after_restart(tmp_path, fake_llm, fake_telegram):
     env = _env(tmp_path, fake_llm, fake_telegram)
     fake_llm.reply_tool_calls([("final_result", {"answer": "too late"})], delay=30)
-    first = await Bot.start(env, tmp_path)
+    first = await BotProcess.start(env, tmp_path)
     assert "channels=telegram" in "".join(first.lines)
     update = fake_telegram.message("hold on", message_id=21)
     await fake_llm.wait_requests(1, timeout=30)  # mid-turn: the model is "thinking"
-    first.proc.send_signal(signal.SIGKILL)
-    await first.finish()
-    assert first.proc.returncode == -signal.SIGKILL
+    assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
     assert fake_telegram.sent() == []
 
-    second = await Bot.start(env, tmp_path)
+    second = await BotProcess.start(env, tmp_path)
     try:
         sent = await fake_telegram.wait_sent(1, timeout=30)
         assert sent[0].params["text"] == "echo: hold on"
@@ -100,9 +53,9 @@ async def test_sigkill_mid_turn_answers_once_after_restart(tmp_path, fake_llm, f
         await fake_telegram.wait_sent(2, timeout=30)
         await fake_telegram.wait_confirmed(update["update_id"])
     finally:
-        second.proc.send_signal(signal.SIGTERM)
-        log = await second.finish()
-    assert second.proc.returncode == 0, log
+        code = await second.stop(signal.SIGTERM)
+    log = second.log
+    assert code == 0, log
     assert [c.params["text"] for c in fake_telegram.sent()] == ["echo: hold on", "echo: barrier"]
     assert _texts_seen(fake_llm, "hold on") == 2  # once per process: the new one saw it once
     assert "resuming 1 unanswered messages" in log

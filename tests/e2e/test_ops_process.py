@@ -3,12 +3,9 @@ start-up does not wait for litellm, and SIGTERM mid-turn loses nothing."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import re
 import signal
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
+from tests.fakes.process import BotProcess
 from tests.fakes.telegram_api import FakeTelegram
 
 fake_telegram = telegram_api.fake_telegram
@@ -42,64 +40,6 @@ def _env(tmp_path: Path, llm: FakeLLM, tg: FakeTelegram, **extra: str) -> dict[s
     )
     env.update(extra)
     return env
-
-
-class BotProcess:
-    """`python -m bot run`, its stderr collected line by line as it comes."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self._changed = asyncio.Condition()
-        self._reader = asyncio.create_task(self._read())
-
-    @classmethod
-    async def start(cls, env: dict[str, str], cwd: Path) -> BotProcess:
-        proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "bot", "run"),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-        )
-        bot = cls(proc)
-        await bot.wait_line(": ready: ")
-        return bot
-
-    async def _read(self) -> None:
-        assert self.proc.stderr is not None
-        while line := (await self.proc.stderr.readline()).decode():
-            async with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        async with self._changed:
-            self._changed.notify_all()
-
-    def index(self, needle: str) -> int | None:
-        return next((i for i, line in enumerate(self.lines) if needle in line), None)
-
-    async def wait_line(self, needle: str, timeout: float = 30) -> str:
-        def seen() -> bool:
-            return self.index(needle) is not None or self._reader.done()
-
-        async with self._changed:
-            await asyncio.wait_for(self._changed.wait_for(seen), timeout)
-        found = self.index(needle)
-        assert found is not None, f"{needle!r} never logged:\n{self.log}"
-        return self.lines[found]
-
-    @property
-    def log(self) -> str:
-        return "".join(self.lines)
-
-    async def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.proc.returncode is None:
-            self.proc.send_signal(sig)
-        code = await asyncio.wait_for(self.proc.wait(), 30)
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(self._reader, 5)
-        return code
 
 
 async def _seed_reminder(data: Path) -> None:
