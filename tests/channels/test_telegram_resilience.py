@@ -193,7 +193,10 @@ async def test_permanent_refusal_is_given_up(telegram_daemon, fake_telegram, sta
     fake_telegram.message("barrier")  # same chat: delivered in order after the refusal
     await fake_telegram.wait_sent(1)
     assert len(fake_telegram.calls_to("sendMessage")) == 2  # the refused one not retried
-    rows = await _outbox(daemon)
+    # Sent deliveries are marked in batches just after the send: await that state.
+    async with asyncio.timeout(5):
+        while (rows := await _outbox(daemon))[1][0] != "sent":  # noqa: ASYNC110 (db state)
+            await asyncio.sleep(0.01)
     assert rows[0][0] == "failed"
     assert description.split(": ")[1].lower() in (rows[0][1] or "").lower()
     assert rows[1][0] == "sent"
