@@ -107,7 +107,10 @@ async def test_metrics_count_messages_turns_model_and_tool_calls(
     assert "unavailable" in reply.text
     await channel.ask("/help")
 
-    m = await _metrics(daemon)
+    # Sent deliveries are marked in batches right after the send: await the last one.
+    async with asyncio.timeout(5):
+        while _value(m := await _metrics(daemon), "bot_outbox_depth") != 0:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
     assert _value(m, "bot_messages_in_total", channel="test") == 4
     assert _value(m, "bot_messages_out_total", channel="test", kind="reply") == 3
     assert _value(m, "bot_messages_out_total", channel="test", kind="error") == 1
