@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
-from pathlib import Path
 
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
-from tests.fakes.process import BotProcess
-from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.process import LLM_KEY, BotProcess, bot_env
 
 fake_telegram = telegram_api.fake_telegram
-
-
-def _env(tmp_path: Path, llm: FakeLLM, tg: FakeTelegram) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
-    env.update(
-        BOT_DATA_DIR=str(tmp_path / "data"),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        PYTHONUNBUFFERED="1",
-        BOT_LLM__MODEL="openai/fake-model",
-        BOT_LLM__API_BASE=llm.url,
-        BOT_LLM__API_KEY="sk-test-secret-value",
-        BOT_CHANNELS__TELEGRAM__TOKEN=tg.token,
-        BOT_CHANNELS__TELEGRAM__BASE_URL=tg.base_url,
-        BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["*"]',
-    )
-    return env
 
 
 def _texts_seen(llm: FakeLLM, text: str) -> int:
@@ -35,7 +16,7 @@ def _texts_seen(llm: FakeLLM, text: str) -> int:
 
 
 async def test_sigkill_mid_turn_answers_once_after_restart(tmp_path, fake_llm, fake_telegram):
-    env = _env(tmp_path, fake_llm, fake_telegram)
+    env = bot_env(tmp_path / "data", fake_llm, fake_telegram)
     fake_llm.reply_tool_calls([("final_result", {"answer": "too late"})], delay=30)
     first = await BotProcess.start(env, tmp_path)
     assert "channels=telegram" in "".join(first.lines)
@@ -59,5 +40,5 @@ async def test_sigkill_mid_turn_answers_once_after_restart(tmp_path, fake_llm, f
     assert [c.params["text"] for c in fake_telegram.sent()] == ["echo: hold on", "echo: barrier"]
     assert _texts_seen(fake_llm, "hold on") == 2  # once per process: the new one saw it once
     assert "resuming 1 unanswered messages" in log
-    assert "Traceback" not in log and "sk-test-secret-value" not in log
+    assert "Traceback" not in log and LLM_KEY not in log
     assert fake_telegram.token.split(":", 1)[1] not in log  # the token never reaches the log

@@ -3,29 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
 
-from tests.fakes.llm_server import FakeLLM
-
-
-def _env(tmp_path: Path, llm: FakeLLM | None = None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
-    env.update(
-        BOT_DATA_DIR=str(tmp_path / "data"),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        PYTHONUNBUFFERED="1",
-    )
-    if llm is not None:
-        env.update(
-            BOT_LLM__MODEL="openai/fake-model",
-            BOT_LLM__API_BASE=llm.url,
-            BOT_LLM__API_KEY="sk-test-secret-value",
-        )
-    env.update(extra)
-    return env
+from tests.fakes.process import LLM_KEY, bot_env
 
 
 async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None):
@@ -47,15 +29,20 @@ async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None =
 async def test_chat_answers_piped_lines_in_order_and_exits(tmp_path, fake_llm):
     lines = [f"line {i}" for i in range(5)]
     code, out, err = await _bot(
-        "chat", env=_env(tmp_path, fake_llm), cwd=tmp_path, stdin="\n".join(lines).encode()
+        "chat",
+        env=bot_env(tmp_path / "data", fake_llm),
+        cwd=tmp_path,
+        stdin="\n".join(lines).encode(),
     )
     assert code == 0, err
     assert out.splitlines() == [f"echo: {line}" for line in lines]
-    assert "sk-test-secret-value" not in out + err
+    assert LLM_KEY not in out + err
 
 
 async def test_chat_without_model_explains_configuration(tmp_path):
-    code, out, err = await _bot("chat", env=_env(tmp_path), cwd=tmp_path, stdin=b"hello\n")
+    code, out, err = await _bot(
+        "chat", env=bot_env(tmp_path / "data"), cwd=tmp_path, stdin=b"hello\n"
+    )
     assert code == 0, err
     assert "BOT_LLM__API_KEY" in out
     assert "Traceback" not in err
@@ -71,7 +58,7 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=_env(tmp_path, fake_llm),
+            env=bot_env(tmp_path / "data", fake_llm),
             cwd=tmp_path,
         )
         assert proc.stderr is not None
@@ -94,20 +81,22 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
         text = "".join(seen) + rest.decode()
         assert "stopped" in text
         assert "Traceback" not in text
-        assert "sk-test-secret-value" not in text
+        assert LLM_KEY not in text
 
 
 async def test_run_with_bad_config_exits_2_with_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[llm]\ntimeout_s = "soon"\n')
-    code, _, err = await _bot("run", "--config", str(bad), env=_env(tmp_path), cwd=tmp_path)
+    code, _, err = await _bot(
+        "run", "--config", str(bad), env=bot_env(tmp_path / "data"), cwd=tmp_path
+    )
     assert code == 2
     assert err.strip().count("\n") == 0
     assert "llm.timeout_s" in err and "Traceback" not in err
 
 
 async def test_init_writes_config_and_workspace_without_overwriting(tmp_path):
-    env = _env(tmp_path)
+    env = bot_env(tmp_path / "data")
     code, out, err = await _bot("init", env=env, cwd=tmp_path)
     assert code == 0, err
     config = tmp_path / "bot.toml"

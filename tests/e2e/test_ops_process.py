@@ -3,7 +3,6 @@ start-up does not wait for litellm, and SIGTERM mid-turn loses nothing."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 from datetime import timedelta
@@ -16,30 +15,12 @@ from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
-from tests.fakes.process import BotProcess
+from tests.fakes.process import LLM_KEY, BotProcess, bot_env
 from tests.fakes.telegram_api import FakeTelegram
 
 fake_telegram = telegram_api.fake_telegram
 
 WARMED = "litellm warm-up import finished"
-
-
-def _env(tmp_path: Path, llm: FakeLLM, tg: FakeTelegram, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
-    env.update(
-        BOT_DATA_DIR=str(tmp_path / "data"),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        PYTHONUNBUFFERED="1",
-        BOT_LLM__MODEL="openai/fake-model",
-        BOT_LLM__API_BASE=llm.url,
-        BOT_LLM__API_KEY="sk-test-secret-value",
-        BOT_CHANNELS__TELEGRAM__TOKEN=tg.token,
-        BOT_CHANNELS__TELEGRAM__BASE_URL=tg.base_url,
-        BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["*"]',
-        BOT_WEB__PORT="0",
-    )
-    env.update(extra)
-    return env
 
 
 async def _seed_reminder(data: Path) -> None:
@@ -75,7 +56,7 @@ async def test_ready_before_litellm_then_sigterm_mid_turn_loses_nothing(
 ) -> None:
     """One scenario, two processes (each pays the litellm import once, in the background)."""
     await _seed_reminder(tmp_path / "data")
-    env = _env(tmp_path, fake_llm, fake_telegram, BOT_AGENT__SHUTDOWN_TIMEOUT_S="4")
+    env = bot_env(tmp_path / "data", fake_llm, fake_telegram, BOT_AGENT__SHUTDOWN_TIMEOUT_S="4")
     tg = fake_telegram
     # Chat 42's turn outlasts the shutdown timeout; chat 43's finishes within it.
     fake_llm.reply_tool_calls([("final_result", {"answer": "too late"})], delay=30)
@@ -111,4 +92,4 @@ async def test_ready_before_litellm_then_sigterm_mid_turn_loses_nothing(
         (42, "echo: barrier"),
     ]
     assert tg.sent(chat_id=42)[0].params["reply_parameters"]["message_id"] == 21
-    assert "sk-test-secret-value" not in first.log + second.log
+    assert LLM_KEY not in first.log + second.log

@@ -6,7 +6,6 @@ exactly once, also when it fell due while the daemon was down (APScheduler's def
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.messages import ChatKey
+from tests.fakes.process import bot_env
 
 
 class ChatProcess:
@@ -24,8 +24,7 @@ class ChatProcess:
 
     @classmethod
     async def start(cls, data: Path) -> ChatProcess:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
-        env.update(BOT_DATA_DIR=str(data), LITELLM_LOCAL_MODEL_COST_MAP="True")
+        env = bot_env(data)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

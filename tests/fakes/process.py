@@ -5,9 +5,47 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.fakes.llm_server import FakeLLM
+    from tests.fakes.telegram_api import FakeTelegram
+
+LLM_KEY = "sk-test-secret-value"  # must never show up in a process's output
+
+
+def bot_env(
+    data_dir: Path,
+    llm: FakeLLM | None = None,
+    telegram: FakeTelegram | None = None,
+    **extra: str,
+) -> dict[str, str]:
+    """The environment of a daemon subprocess: none of the caller's BOT_/OPENAI_ settings,
+    its own data dir, no network for litellm's cost map, /metrics on a free port, and the
+    fakes it should talk to."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+    env.update(
+        BOT_DATA_DIR=str(data_dir),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+        BOT_WEB__PORT="0",
+    )
+    if llm is not None:
+        env.update(
+            BOT_LLM__MODEL="openai/fake-model", BOT_LLM__API_BASE=llm.url, BOT_LLM__API_KEY=LLM_KEY
+        )
+    if telegram is not None:
+        env.update(
+            BOT_CHANNELS__TELEGRAM__TOKEN=telegram.token,
+            BOT_CHANNELS__TELEGRAM__BASE_URL=telegram.base_url,
+            BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["*"]',
+        )
+    env.update(extra)
+    return env
 
 
 class BotProcess:
