@@ -43,7 +43,7 @@ def _hwm() -> float:
 
 
 async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
-    from bot.agent.llm import litellm_module
+    from bot.agent.llm.client import litellm_module
 
     litellm = await litellm_module()
     tools = tool_definitions()
@@ -61,7 +61,7 @@ async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
 
 
 async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]:
-    from bot.agent.llm import litellm_module
+    from bot.agent.llm.client import litellm_module
     from bot.daemon import Daemon
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,7 +106,7 @@ async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]
 
 
 async def in_order(url: str, stats_url: str, count: int) -> dict[str, Any]:
-    from bot.agent.llm import litellm_module
+    from bot.agent.llm.client import litellm_module
     from bot.daemon import Daemon
 
     with tempfile.TemporaryDirectory() as tmp:

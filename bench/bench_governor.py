@@ -14,7 +14,7 @@ import tracemalloc
 from typing import Any
 
 from bench.common import Row, median, percentile
-from bot.agent.governor import ContextGovernor
+from bot.agent.governor.pipeline import ContextGovernor
 from bot.config import ContextSettings
 
 TURNS = 1_000  # x 5 messages = 5,000 messages

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.common import Row, percentile, rss_mb
-from bot.bus import DurableBus
+from bot.bus.durable import DurableBus
 from bot.delivery import Delivery
 from bot.messages import OutboundMessage
-from bot.scheduler import ReminderScheduler
+from bot.reminders.scheduler import ReminderScheduler
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore

@@ -43,7 +43,7 @@ WARMUP = 2  # turns per chat before measuring (litellm's first-call caches, toke
 
 async def floor(url: str, stats_url: str, calls: int, inflight: int) -> dict[str, Any]:
     """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm."""
-    from bot.agent.llm import litellm_module
+    from bot.agent.llm.client import litellm_module
 
     litellm = await litellm_module()
     tools = tool_definitions()
@@ -103,7 +103,7 @@ async def ours(
     url: str, stats_url: str, *, chats: int, per_chat: int, stored: int, label: str
 ) -> dict[str, Any]:
     """The daemon with ``chats`` closed-loop chats of ``per_chat`` messages each."""
-    from bot.agent.llm import litellm_module
+    from bot.agent.llm.client import litellm_module
     from bot.daemon import Daemon
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import cpu_s
-from bot.bus import Bus
+from bot.bus.durable import Bus
 from bot.config import Settings
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 

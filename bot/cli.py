@@ -47,7 +47,7 @@ def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
     settings = _load(config)
     _setup_logging(settings.log_level)
-    from bot.main import run_daemon
+    from bot.app import run_daemon
 
     _run(run_daemon(settings, terminal=sys.stdin.isatty()))
 
@@ -57,7 +57,7 @@ def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
     settings = _load(config)
     _setup_logging(settings.log_level, quiet=True)
-    from bot.main import run_chat
+    from bot.app import run_chat
 
     _run(run_chat(settings))
 
@@ -68,8 +68,8 @@ def init(
     force: Annotated[bool, typer.Option(help="overwrite an existing config")] = False,
 ) -> None:
     """Write an example config and the workspace templates (never overwrites them)."""
-    from bot.main import write_example_config
-    from bot.workspaces import Workspaces
+    from bot.app import write_example_config
+    from bot.workspaces.folders import Workspaces
 
     if config.exists() and not force:
         typer.echo(f"{config} exists; not overwritten (use --force)")
@@ -84,7 +84,7 @@ def init(
 @app.command()
 def doctor(config: ConfigOpt = None) -> None:
     """Check config, data dir, channel tokens, model and weather; exit 1 if any fails."""
-    from bot.doctor import exit_code, render, run_checks
+    from bot.ops.doctor import exit_code, render, run_checks
 
     _setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
     checks = asyncio.run(run_checks(config))

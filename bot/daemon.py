@@ -1,7 +1,7 @@
 """The one wiring module: builds every part, starts them in order, stops them gracefully.
 
 Only this module imports concrete channels and tools. What happens in one turn lives
-in :mod:`bot.turns`; this module decides which parts exist and in what order they start
+in :mod:`bot.handlers.turn`; this module decides which parts exist and in what order they start
 and stop. Start-up never waits for ``import litellm`` (seconds and ~190 MB): the model
 client warms up in the background and the first turn awaits it if it has to.
 """
@@ -18,29 +18,29 @@ from typing import Any
 
 import aiohttp
 
-from bot.access import AccessControl, SizeGuard
-from bot.agent.llm import LLMClient
+from bot.agent.llm.client import LLMClient
 from bot.agent.runner import AgentRunner, ChatModel
-from bot.bus import DurableBus
-from bot.commands import CommandRouter
+from bot.bus.durable import DurableBus
 from bot.config import Settings
 from bot.delivery import Delivery
-from bot.dispatch import Dispatcher
+from bot.dispatcher.dispatcher import Dispatcher
+from bot.dispatcher.middlewares import AccessControl, SizeGuard
 from bot.errors import ChannelError
+from bot.handlers.commands import CommandRouter
+from bot.handlers.turn import TYPING_REFRESH_S, TurnHandler
 from bot.messages import InboundMessage
-from bot.metrics import CountingToolBox, PrometheusMetrics
-from bot.ops import bind_metrics, stop_on_signals
-from bot.reminder_commands import register_reminder_commands
-from bot.reminders import ReminderService
-from bot.scheduler import ReminderScheduler
+from bot.ops.bindings import bind_metrics, stop_on_signals
+from bot.ops.metrics import CountingToolBox, PrometheusMetrics
+from bot.ops.web import Health, WebServer, probe_health
+from bot.reminders.commands import register_reminder_commands
+from bot.reminders.scheduler import ReminderScheduler
+from bot.reminders.service import ReminderService
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
-from bot.turns import TYPING_REFRESH_S, TurnHandler
-from bot.web import Health, WebServer, probe_health
-from bot.workspaces import Workspaces
+from bot.workspaces.folders import Workspaces
 from channels.base import Channel
 from tools.weather import weather_command
 
@@ -226,7 +226,7 @@ class Daemon:
         )
 
     async def handle(self, msg: InboundMessage) -> None:
-        """One turn (see :class:`bot.turns.TurnHandler`); the dispatcher's handler."""
+        """One turn (see :class:`bot.handlers.turn.TurnHandler`); the dispatcher's handler."""
         await self.turns.handle(msg)
 
     async def _user_timezone(self, msg: InboundMessage) -> str:

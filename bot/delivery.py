@@ -11,11 +11,11 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from bot.bus import Bus
+from bot.bus.durable import Bus
+from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
-from bot.keyed import KeyedSerial
 from bot.messages import ChatKey, OutboundMessage, utcnow
-from bot.metrics import NO_METRICS, Metrics
+from bot.ops.metrics import NO_METRICS, Metrics
 from bot.store.outbox import OutboxStore
 from channels.base import Channel
 

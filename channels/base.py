@@ -1,15 +1,51 @@
-"""The contract every channel adapter fulfils.
+"""The contract every channel adapter fulfils, and the spec each platform package exports.
 
-An adapter normalizes platform updates into InboundMessage and puts them on the bus,
-and turns OutboundMessage into platform sends. It holds no agent logic.
+An adapter normalizes platform updates into :class:`InboundMessage`, hands them to the
+``put_inbound`` callable it was started with (which returns once the message is
+journaled, so the adapter may acknowledge its platform only then), and turns
+:class:`OutboundMessage` into platform posts. It holds no agent logic and never sees the
+bus or the store.
+
+The contract is deliberately small: ``start``, ``stop``, ``send``. Everything a platform
+may or may not offer (editing, typing indicators, reactions, file transfer, webhook
+routes) is a separate ``runtime_checkable`` Protocol the adapter implements or not, so
+no adapter carries stub methods.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from bot.bus import Bus
-from bot.messages import ChatKey, OutboundMessage
+from aiohttp import web
+from pydantic import BaseModel, SecretStr
+
+from bot.messages import ChatKey, InboundMessage, OutboundMessage
+
+if TYPE_CHECKING:
+    import aiohttp
+
+    from bot.ops.checks import Check
+
+PutInbound = Callable[[InboundMessage], Awaitable[None]]
+"""Journal one inbound message; returns once it is durable (then acknowledge the platform)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The platform ids of what one ``send`` posted, in order (a long answer is split)."""
+
+    ids: tuple[str, ...] = ()
+
+    @property
+    def first(self) -> str | None:
+        return self.ids[0] if self.ids else None
+
+    @property
+    def last(self) -> str | None:
+        return self.ids[-1] if self.ids else None
 
 
 class Channel(Protocol):
@@ -22,16 +58,115 @@ class Channel(Protocol):
         """True while the adapter can receive and send (health checks read it)."""
         ...
 
-    async def start(self, bus: Bus) -> None:
-        """Connect and begin putting inbound messages on the bus; return once started."""
+    async def start(self, put_inbound: PutInbound) -> None:
+        """Connect and begin handing inbound messages to ``put_inbound``; return once started.
+
+        Raise :class:`bot.errors.ChannelError` when the channel cannot work at all (a
+        refused token); a platform that is only unreachable is retried in the background.
+        """
         ...
 
-    async def send(self, msg: OutboundMessage) -> None:
-        """Deliver one message; raise ChannelError when the platform refuses it."""
-        ...
+    async def send(self, msg: OutboundMessage) -> Sent:
+        """Deliver one message; raise ChannelError when the platform refuses it.
 
-    async def typing(self, key: ChatKey) -> None:
-        """Show a typing indicator in the chat, where the platform has one."""
+        Outbound attachments are uploaded where the platform can, otherwise the user is
+        told they could not be sent; never silently dropped.
+        """
         ...
 
     async def stop(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsTyping(Protocol):
+    async def typing(self, key: ChatKey) -> None:
+        """Show a typing / working indicator in the chat while a turn runs."""
+        ...
+
+
+@runtime_checkable
+class SupportsEdit(Protocol):
+    async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
+        """Replace the text of a message this adapter sent (streaming, placeholders)."""
+        ...
+
+
+@runtime_checkable
+class SupportsReactions(Protocol):
+    async def react(self, key: ChatKey, message_id: str, emoji: str) -> None: ...
+
+    async def unreact(self, key: ChatKey, message_id: str, emoji: str) -> None: ...
+
+
+@runtime_checkable
+class SupportsDownload(Protocol):
+    async def download(self, file_id: str) -> bytes:
+        """The bytes of an inbound attachment (``Attachment.file_id``)."""
+        ...
+
+
+@runtime_checkable
+class SupportsUpload(Protocol):
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        """Post a file into the chat (and thread) of ``key``."""
+        ...
+
+
+WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One HTTP route a webhook-style channel mounts on the daemon's shared web app."""
+
+    method: str
+    path: str
+    handler: WebHandler
+
+
+@runtime_checkable
+class ProvidesRoutes(Protocol):
+    def routes(self) -> Sequence[Route]:
+        """Routes to mount on the ``[web]`` app (known before ``start``)."""
+        ...
+
+
+class StateStore(Protocol):
+    """Small durable key-value state (polling offsets, resolved ids) that survives restarts."""
+
+    async def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    async def set(self, key: str, value: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelContext:
+    """What the composition root hands a channel factory besides its own settings."""
+
+    state: StateStore
+    data_dir: Path
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSpec(Generic[S]):
+    """Everything the daemon needs to know about one platform, exported by its package.
+
+    ``settings`` is the model of ``[channels.<name>]``; ``enabled`` says whether that
+    section turns the channel on (a token is set); ``factory`` builds the adapter and may
+    import the platform SDK lazily (start-up and ``bot doctor`` only pay for what is on);
+    ``secrets`` names the setting values that must never appear in a log or a report;
+    ``doctor`` checks the credentials against the platform; ``example`` is the
+    commented TOML section that ``bot init`` writes for it.
+    """
+
+    name: str
+    settings: type[S]
+    enabled: Callable[[S], bool]
+    factory: Callable[[S, ChannelContext], Channel]
+    secrets: Callable[[S], list[SecretStr]]
+    doctor: Callable[[aiohttp.ClientSession, S], Awaitable[Check]] | None = None
+    example: str = ""  # the commented ``[channels.<name>]`` block ``bot init`` writes

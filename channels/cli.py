@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import TextIO
 
-from bot.bus import Bus
+from channels.base import PutInbound, Sent
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,8 @@ class CLIChannel:
     def connected(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    async def start(self, bus: Bus) -> None:
-        self._task = asyncio.create_task(self._read_loop(bus), name="cli-reader")
+    async def start(self, put_inbound: PutInbound) -> None:
+        self._task = asyncio.create_task(self._read_loop(put_inbound), name="cli-reader")
 
     def _reader(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str]) -> None:
         # A daemon thread: a blocked readline() must never keep the process alive.
@@ -61,7 +61,7 @@ class CLIChannel:
             if not line:
                 return
 
-    async def _read_loop(self, bus: Bus) -> None:
+    async def _read_loop(self, put_inbound: PutInbound) -> None:
         lines: asyncio.Queue[str] = asyncio.Queue()
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._reader, args=(loop, lines), daemon=True).start()
@@ -78,21 +78,21 @@ class CLIChannel:
                 msg = InboundMessage(key=CLI_KEY, user_id=self._user, text=text, user_name="you")
                 done = asyncio.Event()
                 self._pending[msg.message_id] = done
-                await bus.put_inbound(msg)
+                await put_inbound(msg)
                 await done.wait()
         finally:
             self.finished.set()
 
-    async def send(self, msg: OutboundMessage) -> None:
+    async def send(self, msg: OutboundMessage) -> Sent:
         prefix = "bot> " if self._interactive else ""
         self._write(f"{prefix}{msg.text}")
+        for attachment in msg.attachments:
+            self._write(f"{prefix}[file not shown in the terminal: {attachment.name}]")
         if msg.final and msg.reply_to is not None:
             event = self._pending.pop(msg.reply_to, None)
             if event is not None:
                 event.set()
-
-    async def typing(self, key: ChatKey) -> None:
-        return None
+        return Sent()
 
     def _write(self, text: str, end: str = "\n") -> None:
         self._out.write(text + end)

@@ -25,7 +25,7 @@ import pytest
 from pydantic import BaseModel
 
 from bot.config import Settings, load_settings
-from bot.workspaces import template_text
+from bot.workspaces.folders import template_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

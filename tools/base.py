@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
-from bot.toolspec import ToolContext
+from bot.agent.toolbox import ToolContext
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})

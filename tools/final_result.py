@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bot.toolspec import FINAL_RESULT, ToolContext
+from bot.agent.toolbox import FINAL_RESULT, ToolContext
 from tools.base import Tool
 
 

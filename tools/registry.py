@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from bot.agent.toolbox import ERROR_HINT, FINAL_RESULT, ToolCall, ToolContext, ToolResult
 from bot.errors import ToolError
-from bot.toolspec import ERROR_HINT, FINAL_RESULT, ToolCall, ToolContext, ToolResult
 from tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def _stringify(output: Any) -> str:
 
 
 class ToolRegistry:
-    """Holds tool instances by name and implements the ``bot.toolspec.ToolBox`` protocol."""
+    """Holds tool instances by name and implements the ``bot.agent.toolbox.ToolBox`` protocol."""
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}

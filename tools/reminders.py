@@ -1,6 +1,6 @@
 """Reminder tools: create, follow up, list, cancel, and the user's time zone.
 
-All rules live in ``bot.reminders.ReminderService`` (shared with the slash commands);
+All rules live in ``bot.reminders.service.ReminderService`` (shared with the slash commands);
 these classes only describe the calls to the model and format the answers.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
-from bot.reminders import ReminderService, describe
+from bot.reminders.service import ReminderService, describe
 from bot.store.reminders import ReminderKind
-from bot.toolspec import ToolContext
 from tools.base import Tool
 
 _TIME_HELP = (

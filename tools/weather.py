@@ -19,11 +19,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
 
-from bot.commands import Command
+from bot.agent.toolbox import ToolContext
 from bot.config import Settings, WeatherSettings
 from bot.errors import ToolError
+from bot.handlers.commands import Command
 from bot.messages import InboundMessage
-from bot.toolspec import ToolContext
 from tools.base import Tool
 from tools.open_meteo import (
     DAILY_VARIABLES,

@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.messages import InboundMessage, MessageKind
-from bot.workspaces import BootstrapFile
+from bot.workspaces.folders import BootstrapFile
 
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
 SECTION_SEPARATOR = "\n\n---\n\n"

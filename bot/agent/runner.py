@@ -24,15 +24,15 @@ from bot.agent.context import (
     runtime_block,
     user_content,
 )
-from bot.agent.governor import ContextGovernor
-from bot.agent.llm import LLMResponse
-from bot.agent.offload import ToolResultOffload
-from bot.agent.summary import plan_window, summarize
+from bot.agent.governor.offload import ToolResultOffload
+from bot.agent.governor.pipeline import ContextGovernor
+from bot.agent.governor.summary import plan_window, summarize
+from bot.agent.llm.client import LLMResponse
+from bot.agent.toolbox import FINAL_RESULT, ToolBox, ToolCall, ToolContext, ToolResult
 from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
 from bot.store.sessions import SessionStore
-from bot.toolspec import FINAL_RESULT, ToolBox, ToolCall, ToolContext, ToolResult
-from bot.workspaces import DEFAULT_WORKSPACE, Workspaces
+from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
 
 log = logging.getLogger(__name__)
 

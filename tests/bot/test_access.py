@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from bot.access import AccessControl, SizeGuard
-from bot.bus import InProcessBus
+from bot.bus.durable import InProcessBus
+from bot.dispatcher.middlewares import AccessControl, SizeGuard
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands import Command, CommandRouter, parse_command
+from bot.handlers.commands import Command, CommandRouter, parse_command
 from bot.messages import ChatKey, InboundMessage
 
 

@@ -20,7 +20,7 @@ from bot.agent.context import (
     user_content,
 )
 from bot.messages import Attachment, ChatKey, InboundMessage, MessageKind
-from bot.workspaces import BootstrapFile
+from bot.workspaces.folders import BootstrapFile
 
 NOW = datetime(2024, 3, 1, 23, 30, 5, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.bus import InProcessBus
-from bot.dispatch import Dispatcher
+from bot.bus.durable import InProcessBus
+from bot.dispatcher.dispatcher import Dispatcher
 from bot.messages import ChatKey, InboundMessage, OutboundKind
 
 A = ChatKey("test", "A")
@@ -133,7 +133,7 @@ async def test_failing_turn_reports_error_id_and_worker_survives(
         handled.append(m.text)
 
     d = Dispatcher(bus, handler)
-    with caplog.at_level(logging.ERROR, logger="bot.dispatch"):
+    with caplog.at_level(logging.ERROR, logger="bot.dispatcher.dispatcher"):
         await d.submit(msg(A, "boom", message_id="m-boom"))
         await d.submit(msg(A, "after"))
         out = await asyncio.wait_for(bus.get_outbound(), TIMEOUT)

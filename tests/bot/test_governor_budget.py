@@ -8,7 +8,7 @@ from typing import Any
 import litellm
 import pytest
 
-from bot.agent.budget import (
+from bot.agent.governor.budget import (
     Budget,
     TokenCounter,
     estimate_tokens,
@@ -16,7 +16,7 @@ from bot.agent.budget import (
     model_window,
     resolve_budget,
 )
-from bot.agent.governor import ContextGovernor
+from bot.agent.governor.pipeline import ContextGovernor
 from bot.config import ContextSettings, Settings
 
 

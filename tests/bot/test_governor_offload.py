@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from bot.agent.offload import RESULTS_DIR, ToolResultOffload, head_tail
+from bot.agent.governor.offload import RESULTS_DIR, ToolResultOffload, head_tail
+from bot.agent.toolbox import FINAL_RESULT
 from bot.messages import ChatKey
 from bot.store.db import Database
 from bot.store.sessions import SessionStore
-from bot.toolspec import FINAL_RESULT
 from tools.loader import build_registry
 
 KEY = ChatKey("telegram", "100")

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bot.agent.budget import Budget, TokenCounter
-from bot.agent.governor import ContextGovernor
+from bot.agent.governor.budget import Budget, TokenCounter
+from bot.agent.governor.pipeline import ContextGovernor
 from bot.config import ContextSettings
 from tests.fakes.provider_rules import violations
 

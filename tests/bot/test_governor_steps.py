@@ -6,9 +6,9 @@ import copy
 import json
 from typing import Any
 
-from bot.agent import repair
-from bot.agent.budget import Budget, TokenCounter
-from bot.agent.governor import (
+from bot.agent.governor import repair
+from bot.agent.governor.budget import Budget, TokenCounter
+from bot.agent.governor.pipeline import (
     ContextGovernor,
     apply_tool_result_budget,
     compact_inflight_overflow,

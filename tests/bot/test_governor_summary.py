@@ -10,8 +10,7 @@ import pytest
 import pytest_asyncio
 
 from bot.agent.context import RUNTIME_HEADER
-from bot.agent.llm import LLMResponse
-from bot.agent.summary import (
+from bot.agent.governor.summary import (
     MAX_SUMMARY_CHARS,
     SUMMARY_INSTRUCTIONS,
     plan_window,
@@ -19,6 +18,7 @@ from bot.agent.summary import (
     transcript,
     turns_of,
 )
+from bot.agent.llm.client import LLMResponse
 from bot.messages import ChatKey
 from bot.store.db import Database
 from bot.store.sessions import SessionStore

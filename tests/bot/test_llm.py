@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.agent import llm as llm_module
-from bot.agent.llm import LLMClient, LLMResponse
+from bot.agent.llm.client import LLMClient, LLMResponse
 from bot.errors import ModelNotConfiguredError, ModelUnavailableError
 from tests.fakes.llm_server import FakeLLM
 
@@ -92,11 +92,11 @@ async def test_500_then_success_is_retried_and_logged(
 ) -> None:
     fake_llm.reply_error(500)
     fake_llm.reply_text("ok")
-    with caplog.at_level(logging.WARNING, logger="bot.agent.llm"):
+    with caplog.at_level(logging.WARNING, logger="bot.agent.llm.client"):
         resp = await client(fake_llm).complete(USER, None)
     assert resp.content == "ok"
     assert len(fake_llm.requests) == 2
-    (record,) = [r for r in caplog.records if r.name == "bot.agent.llm"]
+    (record,) = [r for r in caplog.records if r.name == "bot.agent.llm.client"]
     message = record.getMessage()
     assert MODEL in message
     assert "server error (HTTP 500)" in message
@@ -241,11 +241,11 @@ async def test_connection_refused_is_retried(caplog: pytest.LogCaptureFixture) -
         backoff_base_s=0.01,
     )
     with (
-        caplog.at_level(logging.WARNING, logger="bot.agent.llm"),
+        caplog.at_level(logging.WARNING, logger="bot.agent.llm.client"),
         pytest.raises(ModelUnavailableError, match="connection error"),
     ):
         await llm.complete(USER, None)
-    assert len([r for r in caplog.records if r.name == "bot.agent.llm"]) == 2
+    assert len([r for r in caplog.records if r.name == "bot.agent.llm.client"]) == 2
 
 
 async def test_unknown_provider_is_not_configured(fake_llm: FakeLLM) -> None:
@@ -284,7 +284,7 @@ async def test_warmup_returns_at_once_and_sets_offline_env() -> None:
 
 
 def test_importing_the_module_does_not_import_litellm() -> None:
-    code = "import bot.agent.llm, sys; print('litellm' in sys.modules)"
+    code = "import bot.agent.llm.client, sys; print('litellm' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

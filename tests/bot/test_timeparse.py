@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.errors import ToolError
-from bot.timeparse import (
+from bot.reminders.timeparse import (
     check_future,
     cron_trigger,
     format_delay,

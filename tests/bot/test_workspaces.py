@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.workspaces import BOOTSTRAP_FILES, BootstrapFile, Workspaces, template_text
+from bot.workspaces.folders import BOOTSTRAP_FILES, BootstrapFile, Workspaces, template_text
 
 
 @pytest.fixture

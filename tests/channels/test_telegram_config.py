@@ -6,11 +6,11 @@ import tomllib
 
 import pytest
 
+from bot.app import build_daemon, platform_channels
 from bot.config import load_settings
 from bot.errors import ConfigError
-from bot.main import build_daemon, platform_channels
-from bot.workspaces import template_text
-from channels.telegram import TelegramChannel, file_base_url
+from bot.workspaces.folders import template_text
+from channels.telegram.adapter import TelegramChannel, file_base_url
 
 
 def test_defaults(tmp_path, monkeypatch):

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from telegram import Update
 
-from bot.access import AccessControl
-from bot.bus import InProcessBus
+from bot.bus.durable import InProcessBus
+from bot.dispatcher.middlewares import AccessControl
 from bot.messages import Attachment
-from channels.telegram_normalize import BotIdentity, normalize
+from channels.telegram.normalize import BotIdentity, normalize
 from tests.fakes.telegram_api import FakeTelegram
 
 ME = BotIdentity(id=123456, username="test_bot")

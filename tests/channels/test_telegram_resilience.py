@@ -12,7 +12,7 @@ import bot.store.outbox
 from bot.config import TelegramSettings
 from bot.messages import InboundMessage
 from bot.store.kv import KeyValueStore
-from channels.telegram import Backoff, TelegramChannel
+from channels.telegram.adapter import Backoff, TelegramChannel
 from tests.fakes import telegram_api
 from tests.fakes.telegram_api import FakeTelegram
 

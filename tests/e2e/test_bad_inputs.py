@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
+from bot.agent.toolbox import ERROR_HINT
 from bot.messages import OutboundKind
-from bot.toolspec import ERROR_HINT
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.tools import TEST_TOOLS
 

@@ -12,12 +12,12 @@ import litellm
 import pytest
 
 from bot.agent.context import build_messages
-from bot.agent.llm import LLMClient
-from bot.agent.offload import RESULTS_DIR
-from bot.agent.summary import SUMMARY_INSTRUCTIONS
+from bot.agent.governor.offload import RESULTS_DIR
+from bot.agent.governor.summary import SUMMARY_INSTRUCTIONS
+from bot.agent.llm.client import LLMClient
+from bot.agent.toolbox import ToolContext
 from bot.errors import ModelUnavailableError
 from bot.messages import ChatKey, OutboundKind
-from bot.toolspec import ToolContext
 from tests.fakes.llm_server import FakeLLM, RecordedRequest
 from tests.fakes.provider_rules import violations
 from tests.fakes.tools import TEST_TOOLS

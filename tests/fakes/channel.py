@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from bot.bus import Bus
+from bot.bus.durable import Bus
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundMessage
 
 

@@ -385,8 +385,8 @@ async def telegram_daemon(
     tmp_path: Path, fake_llm: Any, fake_telegram: FakeTelegram
 ) -> AsyncIterator[TelegramDaemonFactory]:
     """Start a Daemon with a real TelegramChannel against the fake Bot API and fake LLM."""
-    from bot.main import build_daemon
-    from channels.telegram import Backoff, TelegramChannel
+    from bot.app import build_daemon
+    from channels.telegram.adapter import Backoff, TelegramChannel
     from tests.conftest import make_settings
 
     started: list[Any] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
+from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
-from bot.toolspec import ToolContext
 from tools.base import Tool
 
 

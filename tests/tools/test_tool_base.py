@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from bot.agent.toolbox import FINAL_RESULT, ToolContext
 from bot.messages import ChatKey
-from bot.toolspec import FINAL_RESULT, ToolContext
 from tools.base import Tool
 from tools.final_result import FinalResultTool
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.toolspec import FINAL_RESULT
+from bot.agent.toolbox import FINAL_RESULT
 from tools.final_result import FinalResultTool
 from tools.loader import build_registry, discover_builtin, discover_plugins
 

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from bot.agent.toolbox import ERROR_HINT, ToolBox, ToolCall, ToolContext
 from bot.errors import ToolError
 from bot.messages import ChatKey
-from bot.toolspec import ERROR_HINT, ToolBox, ToolCall, ToolContext
 from tools.base import Tool
 from tools.registry import ToolRegistry
 

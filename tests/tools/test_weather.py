@@ -13,11 +13,11 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from bot.commands import CommandRouter
+from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext
 from bot.config import Settings, WeatherSettings
 from bot.errors import ToolError
+from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
-from bot.toolspec import ERROR_HINT, ToolCall, ToolContext
 from tests.fakes.open_meteo import DAILY_UNITS as FAKE_DAILY
 from tests.fakes.open_meteo import FakeOpenMeteo
 from tools.loader import build_registry

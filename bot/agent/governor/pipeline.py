@@ -1,0 +1,253 @@
+"""The context governor: the last repair-and-compress pass before every model call.
+
+It runs on a copy (seed 000, s3.2): the stored history is never changed, only what
+this one request sends. The pipeline, in order:
+
+1-4. strip placeholder assistant messages, strip malformed tool calls, drop orphan tool
+     results, backfill missing tool results (repair.py)
+5.   apply the tool-result budget (max_tool_result_chars)
+6.   compact in-flight overflow: the current turn alone overflows, so its largest tool
+     results shrink in place first
+7.   snip history: oldest turns out, a legal tail stays
+8.   drop orphans and backfill once more
+
+The system message, the current turn's user message and the latest user message are
+never dropped or changed, so the persona and the question always reach the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.agent.governor import repair
+from bot.agent.governor.budget import Budget, TokenCounter, litellm_counter, resolve_budget
+from bot.agent.governor.offload import head_tail
+from bot.agent.governor.repair import Message
+from bot.agent.llm.client import litellm_module
+from bot.config import ContextSettings
+
+log = logging.getLogger(__name__)
+
+COMPACT_CHARS = 400  # what a compacted in-flight tool result keeps (its first lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Governed:
+    """One request's messages and what the governor did to get there."""
+
+    messages: list[Message]
+    tokens: int
+    limit: int
+    dropped: int = 0
+    compacted: int = 0
+
+
+def apply_tool_result_budget(messages: Sequence[Message], max_chars: int) -> list[Message]:
+    """No tool result longer than ``max_chars`` (older rows predate the offload)."""
+    out: list[Message] = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") != "tool":
+            out.append(m)
+        elif not isinstance(content, str):
+            out.append({**m, "content": "" if content is None else str(content)})
+        elif len(content) > max_chars:
+            cut = head_tail(content, max_chars, "cut to fit the tool-result budget")
+            out.append({**m, "content": cut})
+        else:
+            out.append(m)
+    return out
+
+
+def compact_inflight_overflow(
+    messages: Sequence[Message], turn_start: int, counter: TokenCounter, room: int
+) -> tuple[list[Message], int]:
+    """When the system message plus the current turn exceed ``room`` tokens, shrink the
+    turn's largest tool results to their first lines until it fits (or none are left)."""
+    out = list(messages)
+    head = out[:1] if out and out[0].get("role") == "system" else []
+    used = counter.messages(head) + counter.messages(out[turn_start:])
+    if used <= room:
+        return out, 0
+    big = [
+        i
+        for i in range(turn_start, len(out))
+        if out[i].get("role") == "tool" and len(out[i].get("content") or "") > COMPACT_CHARS
+    ]
+    big.sort(key=lambda i: len(out[i]["content"]), reverse=True)
+    compacted = 0
+    for i in big:
+        old = out[i]
+        new = {**old, "content": _compact(old["content"])}
+        used += counter.message(new) - counter.message(old)
+        out[i] = new
+        compacted += 1
+        if used <= room:
+            break
+    return out, compacted
+
+
+def _compact(text: str) -> str:
+    omitted = len(text) - COMPACT_CHARS
+    return f"{text[:COMPACT_CHARS]}\n… [{omitted} characters compacted to fit the window] …"
+
+
+def _turns(messages: Sequence[Message]) -> list[list[Message]]:
+    """Split at user messages: a turn never separates a call from its results."""
+    turns: list[list[Message]] = []
+    for m in messages:
+        if m.get("role") == "user" or not turns:
+            turns.append([])
+        turns[-1].append(m)
+    return turns
+
+
+def _units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Split at every non-tool message: an assistant message with its results is one unit."""
+    units: list[list[Message]] = []
+    for m in messages:
+        if m.get("role") != "tool" or not units:
+            units.append([])
+        units[-1].append(m)
+    return units
+
+
+def snip_history(
+    messages: Sequence[Message], turn_start: int, counter: TokenCounter, room: int
+) -> tuple[list[Message], int]:
+    """Keep the newest history turns that fit, counting from the newest back (so old
+    history is never even counted). If the current turn alone is still too big, its
+    oldest steps go too, but never its user message nor the latest user message."""
+    head = list(messages[:1]) if messages and messages[0].get("role") == "system" else []
+    turn_start = max(turn_start, len(head))
+    history = messages[len(head) : turn_start]
+    current = list(messages[turn_start:])
+    used = counter.messages(head) + counter.messages(current)
+    kept: list[list[Message]] = []
+    for turn in reversed(_turns(history)):
+        cost = counter.messages(turn)
+        if used + cost > room:
+            break
+        used += cost
+        kept.append(turn)
+    kept_history = [m for turn in reversed(kept) for m in turn]
+    dropped = len(history) - len(kept_history)
+    if used > room and current:
+        latest_user = max(i for i, m in enumerate(current) if i == 0 or m.get("role") == "user")
+        protected = {id(current[0]), id(current[latest_user])}
+        units = _units(current)
+        for unit in units:
+            if used <= room:
+                break
+            if any(id(m) in protected for m in unit):
+                continue
+            used -= counter.messages(unit)
+            dropped += len(unit)
+            unit.clear()
+        current = [m for unit in units for m in unit]
+    return head + kept_history + current, dropped
+
+
+class ContextGovernor:
+    """Runs the pipeline for one model; the window and tokenizer are resolved lazily,
+    because litellm is imported in the background and the first call awaits it."""
+
+    def __init__(
+        self,
+        settings: ContextSettings,
+        model: str | None = None,
+        *,
+        counter: TokenCounter | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self.counter = counter or TokenCounter()
+        self._exact = counter is not None
+        self.budget = budget
+
+    async def ready(self) -> None:
+        """Resolve the window and the tokenizer once (litellm loads off the loop)."""
+        if self.budget is not None and self._exact:
+            return
+        try:
+            litellm: Any = await litellm_module()
+        except Exception:
+            log.warning("litellm unavailable: estimating tokens", exc_info=True)
+            litellm = None
+        if self.budget is None:
+            self.budget = resolve_budget(
+                litellm,
+                self.model,
+                max_context_tokens=self.settings.max_context_tokens,
+                reserve_tokens=self.settings.reserve_tokens,
+            )
+            window, source = self.budget.window, self.budget.source
+            log.info("context window for %s: %d tokens (%s)", self.model, window, source)
+        if not self._exact and litellm is not None:
+            counter = litellm_counter(litellm, self.model)
+            await asyncio.to_thread(counter.text, "warm up the tokenizer")  # loads its files
+            self.counter = counter
+        self._exact = True
+
+    async def prepare(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        turn_start: int | None = None,
+    ) -> Governed:
+        await self.ready()
+        return self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
+
+    def prepare_for_model(
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        turn_start: int | None = None,
+    ) -> Governed:
+        """The governed copy of ``messages``; ``turn_start`` indexes the current turn's
+        user message (default: the latest user message). Never raises on bad history."""
+        budget = self.budget or Budget(
+            self.settings.max_context_tokens, self.settings.reserve_tokens, "config"
+        )
+        anchor = _anchor(messages, turn_start)
+        room = budget.limit - self.counter.tools(tools)
+        out = repair.known_messages(messages)
+        out = repair.strip_placeholder_assistant_messages(out)
+        out = repair.strip_malformed_tool_calls(out, _index(out, anchor))
+        out = repair.repair_pairs(out)
+        out = apply_tool_result_budget(out, self.settings.max_tool_result_chars)
+        start = _index(out, anchor)
+        out, compacted = compact_inflight_overflow(out, start, self.counter, room)
+        out, dropped = snip_history(out, start, self.counter, room)
+        out = repair.repair_pairs(out)
+        tokens = self.counter.messages(out) + self.counter.tools(tools)
+        if tokens > budget.limit:
+            log.warning("context still %d tokens over the %d limit", tokens, budget.limit)
+        elif dropped or compacted:
+            log.debug("governor dropped %d messages, compacted %d results", dropped, compacted)
+        return Governed(out, tokens, budget.limit, dropped, compacted)
+
+
+def _anchor(messages: Sequence[Any], turn_start: int | None) -> object | None:
+    """The current turn's user message, tracked by identity through the repair steps
+    (they never drop or replace a user message, so the identity survives)."""
+    if turn_start is not None and 0 <= turn_start < len(messages):
+        return messages[turn_start]  # type: ignore[no-any-return]
+    for m in reversed(messages):
+        if isinstance(m, dict) and m.get("role") == "user":
+            return m
+    return None
+
+
+def _index(messages: Sequence[Message], anchor: object | None) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i] is anchor:
+            return i
+    return len(messages)

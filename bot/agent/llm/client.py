@@ -1,0 +1,237 @@
+"""The one place the daemon talks to a model: litellm behind retries and fallbacks.
+
+``import litellm`` takes seconds and ~190 MB, so this module never imports it at
+import time: :mod:`bot.agent.llm.loader` warms it up in the background and
+:meth:`LLMClient.complete` waits for that import when it is not done yet.
+
+Retries are ours (tenacity), not litellm's: litellm is called with
+``num_retries=0`` so one attempt is one HTTP request, the retry policy is the same
+for every provider, and every failed attempt is logged here. Which failures are
+worth a retry is decided in :mod:`bot.agent.llm.errors`; configuration mistakes are
+caught before any request by :mod:`bot.agent.llm.credentials`.
+
+This module is the public API: everything callers need is importable from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
+from bot.agent.llm.errors import classify, is_auth_error
+from bot.agent.llm.loader import LitellmLoader, litellm_loaded, litellm_module, start_warmup
+from bot.agent.llm.loader import loader as _loader
+from bot.agent.llm.response import LLMResponse, parse_response
+from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
+
+__all__ = [
+    "CONFIGURE_HINT",
+    "LLMClient",
+    "LLMResponse",
+    "litellm_loaded",
+    "litellm_module",
+    "start_warmup",
+]
+
+log = logging.getLogger(__name__)
+
+_Loader = LitellmLoader  # the names tests reach for: llm._Loader() and llm._loader
+
+
+class LLMClient:
+    """Calls one model through litellm, with retries and then fallback models."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str = "",
+        api_key: str = "",
+        fallback_models: Sequence[str] = (),
+        timeout_s: float = 60,
+        max_retries: int = 2,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+    ) -> None:
+        self.model = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.fallback_models = tuple(fallback_models)
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, max_retries)
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self._configured: set[str] = set()
+        self._jitter = wait_exponential_jitter(
+            initial=backoff_base_s, max=backoff_max_s, jitter=backoff_base_s
+        )
+        # Called once per HTTP attempt with (model, None) or (model, failure kind): the
+        # daemon counts model calls and errors through it without this module knowing how.
+        self.on_attempt: Callable[[str, str | None], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"LLMClient(model={self.model!r}, api_base={self.api_base!r})"
+
+    @staticmethod
+    def start_warmup() -> None:
+        """Begin importing litellm in the background; returns at once."""
+        start_warmup()
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> LLMResponse:
+        """One model answer, after retries and fallbacks; raises an :class:`LLMError`."""
+        try:
+            litellm = await _loader.aload()
+        except ImportError as exc:
+            raise LLMError(f"litellm could not be imported: {exc}") from exc
+
+        last: tuple[str, str, BaseException] | None = None
+        for index, model in enumerate((self.model, *self.fallback_models)):
+            try:
+                self._check_configured(litellm, model)
+            except ModelNotConfiguredError as err:
+                if index == 0:
+                    raise
+                log.warning("skipping fallback model %s: %s", model, err)
+                last = (model, "not configured", err)
+                continue
+            try:
+                return await self._call_with_retries(litellm, model, messages, tools)
+            except ModelNotConfiguredError:
+                raise
+            except Exception as err:
+                last = (model, classify(litellm, err).kind, err)
+        assert last is not None
+        failed_model, kind, cause = last
+        tried = len(self.fallback_models) + 1
+        hint = ""
+        if kind == "connection error":
+            where = self.api_base or "the provider"
+            hint = (
+                f"; {where} did not answer: check llm.api_base / BOT_LLM__API_BASE "
+                "and that the server is running"
+            )
+        raise ModelUnavailableError(
+            f"model call failed: {kind} from {failed_model}"
+            + (f" (tried {tried} models)" if tried > 1 else "")
+            + hint
+        ) from cause
+
+    # -- one model -----------------------------------------------------------------
+
+    def _check_configured(self, litellm: Any, model: str) -> None:
+        """Fail fast on an unknown provider or a missing key; checked once per model."""
+        if model in self._configured:
+            return
+        check_configured(litellm, model, api_base=self.api_base, api_key=self._api_key)
+        self._configured.add(model)
+
+    async def _call_with_retries(
+        self,
+        litellm: Any,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+    ) -> LLMResponse:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(1 + self.max_retries),
+            wait=lambda state: self._wait(litellm, state),
+            retry=retry_if_exception(lambda exc: classify(litellm, exc).retryable),
+            reraise=True,
+        )
+        attempts = 1 + self.max_retries
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(
+                    litellm,
+                    model,
+                    messages,
+                    tools,
+                    number=attempt.retry_state.attempt_number,
+                    attempts=attempts,
+                )
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    def _wait(self, litellm: Any, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, stretched to a provider's Retry-After (capped)."""
+        delay = self._jitter(state)
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if exc is not None:
+            retry_after = classify(litellm, exc).retry_after
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, self.backoff_max_s))
+        return delay
+
+    async def _attempt(
+        self,
+        litellm: Any,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        number: int,
+        attempts: int,
+    ) -> LLMResponse:
+        try:
+            # litellm enforces timeout_s itself; this outer guard only catches a hang
+            # outside its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
+            async with asyncio.timeout(self.timeout_s * 2 + 5):
+                resp = await litellm.acompletion(
+                    model=model,
+                    messages=messages,
+                    tools=tools or None,
+                    api_base=self.api_base or None,
+                    api_key=self._api_key or None,
+                    timeout=self.timeout_s,
+                    num_retries=0,
+                )
+            parsed = parse_response(resp, model)
+        except Exception as exc:
+            failure = classify(litellm, exc)
+            self._observe(model, failure.kind)
+            if not failure.retryable:
+                outcome = " (not retried)"
+            elif number >= attempts:
+                outcome = " (out of retries)"
+            else:
+                outcome = ""
+            log.warning(
+                "LLM call failed: model=%s attempt=%d/%d kind=%s%s: %s",
+                model,
+                number,
+                attempts,
+                failure.kind,
+                outcome,
+                self._redact(str(exc)),
+                exc_info=not failure.expected,
+            )
+            if is_auth_error(litellm, exc):
+                raise credentials_rejected(litellm, model, exc, self._redact) from exc
+            raise
+        self._observe(model, None)
+        return parsed
+
+    def _observe(self, model: str, failure: str | None) -> None:
+        if self.on_attempt is not None:
+            try:
+                self.on_attempt(model, failure)
+            except Exception:  # counting must never break a model call
+                log.debug("on_attempt hook failed", exc_info=True)
+
+    def _redact(self, text: str) -> str:
+        """One line of at most 500 characters with the API key masked."""
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text.replace("\n", " ")[:500]

@@ -1,0 +1,76 @@
+"""What a model answered: :class:`LLMResponse`, parsed from litellm's reply object.
+
+Kept apart from the client so the parsing of provider replies (pydantic objects or
+dicts, missing fields, tool calls without ids) is one small, testable unit, and so
+:mod:`bot.agent.llm.errors` can name an empty reply without importing the client.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.agent.toolbox import ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResponse:
+    """One model answer; ``model`` is the configured model string that produced it."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    model: str
+    finish_reason: str | None
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+class EmptyResponse(Exception):
+    """The provider answered 200 with no choices; worth another try."""
+
+
+def get_field(obj: Any, key: str) -> Any:
+    """Read a field from a pydantic-ish object or a dict, None when absent."""
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _parse_tool_call(raw: Any) -> ToolCall:
+    function = get_field(raw, "function")
+    name = get_field(function, "name") if function is not None else None
+    call_id = get_field(raw, "id")
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}",
+        name=name if isinstance(name, str) and name else None,
+        arguments=get_field(function, "arguments") if function is not None else None,
+    )
+
+
+def _parse_usage(raw: Any) -> dict[str, int]:
+    usage: dict[str, int] = {}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = get_field(raw, key) if raw is not None else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            usage[key] = value
+    return usage
+
+
+def parse_response(resp: Any, model: str) -> LLMResponse:
+    """The first choice of a completion; raises :class:`EmptyResponse` when there is none."""
+    choices = get_field(resp, "choices")
+    if not choices:
+        raise EmptyResponse("the provider returned no choices")
+    choice = choices[0]
+    message = get_field(choice, "message")
+    content = get_field(message, "content") if message is not None else None
+    raw_calls = (get_field(message, "tool_calls") if message is not None else None) or ()
+    finish = get_field(choice, "finish_reason")
+    return LLMResponse(
+        content=content if isinstance(content, str) or content is None else str(content),
+        tool_calls=tuple(_parse_tool_call(c) for c in raw_calls),
+        model=model,
+        finish_reason=finish if isinstance(finish, str) else None,
+        usage=_parse_usage(get_field(resp, "usage")),
+    )

@@ -1,0 +1,42 @@
+"""The configured channels, read through the registry's specs (no platform named here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from bot.config.settings import Settings
+from channels.base import ChannelSpec
+from channels.registry import SPECS
+
+
+def channel_section(settings: Settings, name: str) -> BaseModel:
+    """``[channels.<name>]`` as its package's settings model."""
+    section: BaseModel = getattr(settings.channels, name)
+    return section
+
+
+def enabled_channels(settings: Settings) -> Iterator[tuple[ChannelSpec[Any], BaseModel]]:
+    """Each platform whose section turns it on (a token is set), with that section."""
+    for spec in SPECS:
+        section = channel_section(settings, spec.name)
+        if spec.enabled(section):
+            yield spec, section
+
+
+def allow_lists(settings: Settings) -> dict[str, list[str]]:
+    """``allow_from`` of every platform, by channel name."""
+    return {
+        spec.name: list(getattr(channel_section(settings, spec.name), "allow_from", []))
+        for spec in SPECS
+    }
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every configured secret's value (channels and the model key), for redaction."""
+    secrets: list[SecretStr] = [settings.llm.api_key]
+    for spec in SPECS:
+        secrets += spec.secrets(channel_section(settings, spec.name))
+    return [s.get_secret_value() for s in secrets if s.get_secret_value()]

@@ -1,0 +1,208 @@
+"""Settings: TOML file + ``BOT_...__...`` environment overrides, validated at start-up.
+
+The file is found at ``--config``, else ``$BOT_CONFIG``, else ``./bot.toml``; no file at
+all means embedded defaults. Every problem becomes one :class:`ConfigError` line naming
+the key, because a traceback at start-up tells an operator nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from bot.config.section import Section
+from bot.errors import ConfigError
+from channels.registry import SPECS
+
+DEFAULT_CONFIG_NAME = "bot.toml"
+
+
+class LLMSettings(Section):
+    model: str = "openai/gpt-4o-mini"
+    api_base: str = ""
+    api_key: SecretStr = SecretStr("")
+    fallback_models: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(default=60, gt=0)
+    max_steps: int = Field(default=8, ge=1, le=100)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+
+class AgentSettings(Section):
+    """How chats are scheduled onto workers."""
+
+    max_concurrent_chats: int = Field(default=64, ge=1)
+    worker_idle_s: float = Field(default=300, gt=0)
+    max_message_chars: int = Field(default=16_000, ge=100)
+    # On SIGTERM/SIGINT running turns get this long; unfinished ones resume at the next start.
+    shutdown_timeout_s: float = Field(default=10, ge=0)
+
+
+class RemindersSettings(Section):
+    missed_grace_h: float = Field(default=24, ge=0)
+    max_active_per_user: int = Field(default=100, ge=1)
+
+
+class ContextSettings(Section):
+    """What the context governor may send: the window it falls back to and its budgets."""
+
+    max_context_tokens: int = Field(default=32_000, ge=1_000)
+    reserve_tokens: int = Field(default=4_000, ge=0)
+    max_tool_result_chars: int = Field(default=16_000, ge=500)
+    history_turns: int = Field(default=6, ge=1, le=100)
+
+
+class WeatherSettings(Section):
+    geocoding_url: str = "https://geocoding-api.open-meteo.com/v1/search"
+    forecast_url: str = "https://api.open-meteo.com/v1/forecast"
+    timeout_s: float = Field(default=10, gt=0)
+
+
+class WebSettings(Section):
+    """The operations endpoint: ``/healthz`` and ``/metrics``."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+
+
+def _channels_model() -> type[BaseModel]:
+    """``[channels.<name>]`` for every registered platform, each its package's own model."""
+    fields: dict[str, Any] = {
+        spec.name: (spec.settings, Field(default_factory=spec.settings)) for spec in SPECS
+    }
+    return create_model("ChannelsSettings", __base__=Section, **fields)
+
+
+if TYPE_CHECKING:
+    ChannelsSettings = Any
+else:
+    ChannelsSettings = _channels_model()
+
+
+class Settings(BaseSettings):
+    """The whole configuration. ``repr`` never shows secrets (``SecretStr``)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BOT_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Path("data")
+    timezone: str = "UTC"
+    admins: list[str] = Field(default_factory=list)
+    log_level: str = "INFO"
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    reminders: RemindersSettings = Field(default_factory=RemindersSettings)
+    weather: WeatherSettings = Field(default_factory=WeatherSettings)
+    channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+
+    _toml_data: ClassVar[dict[str, Any]] = {}
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r}") from exc
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment beats the file; the file beats defaults.
+        return (init_settings, env_settings, _DictSource(settings_cls, cls._toml_data))
+
+
+class _DictSource(PydanticBaseSettingsSource):
+    """Feeds the already-parsed TOML document to pydantic-settings."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._data = data
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+def resolve_config_path(explicit: str | Path | None) -> tuple[Path, bool]:
+    """Return the config path to use and whether it was asked for explicitly."""
+    if explicit:
+        return Path(explicit), True
+    env = os.environ.get("BOT_CONFIG")
+    if env:
+        return Path(env), True
+    return Path(DEFAULT_CONFIG_NAME), False
+
+
+def _read_toml(path: Path, required: bool) -> dict[str, Any]:
+    if not path.exists():
+        if required:
+            raise ConfigError(f"config file {path}: not found")
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: invalid TOML ({exc})") from None
+
+
+def _describe(error: Any) -> str:
+    loc = ".".join(str(part) for part in error["loc"])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"unknown key '{loc}'"
+    msg = str(error["msg"]).removeprefix("Value error, ")
+    value = error.get("input")
+    # Never echo a secret's value (llm.api_key, *.token, slack.signing_secret, ...).
+    secret = any(word in loc for word in ("secret", "token", "key", "password"))
+    shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
+    env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()
+    origin = f" from {env_name}" if env_name in os.environ else ""
+    return f"key '{loc}'{origin}: {msg}{shown}"
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Load and validate the configuration or raise a one-line :class:`ConfigError`."""
+    config_path, required = resolve_config_path(path)
+    data = _read_toml(config_path, required)
+    Settings._toml_data = data
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        more = len(exc.errors()) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        raise ConfigError(f"config {config_path}: {_describe(first)}{suffix}") from None
+    finally:
+        Settings._toml_data = {}
+    return settings

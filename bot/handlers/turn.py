@@ -1,0 +1,131 @@
+"""One turn per inbound message: a command or an agent run, answered, counted and timed.
+
+Kept out of :mod:`bot.daemon` so the wiring module is only about building, starting
+and stopping parts, while the rules of a turn (typing indicator, command dispatch,
+turning model failures into user-facing messages) live in one place. It imports no
+concrete channel or tool: the daemon passes in what a turn needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from bot.agent.runner import AgentRunner
+from bot.bus.durable import DurableBus
+from bot.errors import ModelNotConfiguredError, ModelUnavailableError, ToolError
+from bot.handlers.commands import CommandRouter
+from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.ops.metrics import Metrics
+from channels.base import Channel
+
+log = logging.getLogger(__name__)
+
+TYPING_REFRESH_S = 4.0  # Telegram shows "typing" for 5 s per call
+
+
+class TurnHandler:
+    """Answers one inbound message; the dispatcher calls :meth:`handle` per message."""
+
+    def __init__(
+        self,
+        *,
+        bus: DurableBus,
+        commands: CommandRouter,
+        runner: AgentRunner,
+        channels: Mapping[str, Channel],
+        metrics: Metrics,
+    ) -> None:
+        self.bus = bus
+        self.commands = commands
+        self.runner = runner
+        self.channels = channels
+        self.metrics = metrics
+
+    async def handle(self, msg: InboundMessage) -> None:
+        """One turn: a command if it is one, else the agent; counted and timed."""
+        self.metrics.message_in(msg.key.channel)
+        matched = self.commands.match(msg)
+        started = time.perf_counter()
+        outcome = "error"  # raised: the dispatcher apologizes with an error id
+        try:
+            if matched is not None:
+                command, args = matched
+                try:
+                    text = await command.func(msg, args)
+                    outcome = "ok"
+                except ToolError as exc:
+                    text, outcome = f"Error: {exc}", "tool_error"
+                await self.reply(msg, text)
+            else:
+                outcome = await self._agent_turn(msg)
+        except asyncio.CancelledError:
+            outcome = "cancelled"  # shutdown: the message stays in the inbox
+            raise
+        finally:
+            kind = "agent" if matched is None else "command"
+            self.metrics.turn(msg.key.channel, kind, outcome, time.perf_counter() - started)
+
+    async def _agent_turn(self, msg: InboundMessage) -> str:
+        try:
+            async with self.typing(msg):
+                outcome = await self.runner.run_turn(msg)
+        except ModelNotConfiguredError as exc:
+            await self.reply(msg, str(exc), OutboundKind.ERROR)
+            return "model_not_configured"
+        except ModelUnavailableError as exc:
+            await self.reply(
+                msg,
+                "The language model is unavailable right now "
+                f"({exc}). Your message is saved; please try again in a little while.",
+                OutboundKind.ERROR,
+            )
+            return "model_unavailable"
+        extras: dict[str, Any] = {}
+        if outcome.structured_data is not None:
+            extras["structured_data"] = outcome.structured_data
+        if outcome.next_actions:
+            extras["next_actions"] = list(outcome.next_actions)
+        await self.reply(msg, outcome.answer, extras=extras)
+        return "fallback" if outcome.fallback else "ok"
+
+    @contextlib.asynccontextmanager
+    async def typing(self, msg: InboundMessage) -> AsyncIterator[None]:
+        """Show and refresh the channel's typing indicator while a turn runs."""
+        channel = self.channels.get(msg.key.channel)
+
+        async def refresh() -> None:
+            assert channel is not None
+            while True:
+                try:
+                    await channel.typing(msg.key)
+                except Exception as exc:  # cosmetic: never fail a turn over it
+                    log.debug("typing indicator failed in %s: %s", msg.key, exc)
+                await asyncio.sleep(TYPING_REFRESH_S)
+
+        task = asyncio.create_task(refresh()) if channel is not None else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def reply(
+        self,
+        msg: InboundMessage,
+        text: str,
+        kind: OutboundKind = OutboundKind.REPLY,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it)."""
+        await self.bus.put_outbound(
+            OutboundMessage(
+                key=msg.key, text=text, kind=kind, reply_to=msg.message_id, extras=extras or {}
+            )
+        )

@@ -1,0 +1,60 @@
+"""Binds the operations surface (metrics readings, ``/healthz``) to a daemon's parts.
+
+Kept out of ``bot.daemon`` so the wiring module stays about message flow: this module
+says which existing counters and states are exported, and reads them only when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Iterable, Mapping
+
+from bot.dispatcher.dispatcher import Dispatcher
+from bot.ops.metrics import PrometheusMetrics, Sample, as_sample, channel_states
+from bot.reminders.scheduler import ReminderScheduler
+from bot.store.outbox import OutboxStore
+from channels.base import Channel
+
+log = logging.getLogger(__name__)
+
+
+def bind_metrics(
+    metrics: PrometheusMetrics,
+    *,
+    scheduler: ReminderScheduler,
+    dispatcher: Dispatcher,
+    outbox: OutboxStore,
+    channels: Mapping[str, Channel],
+) -> None:
+    """Export what the daemon already tracks, read at scrape time (nothing on the hot path)."""
+
+    def reminders() -> Iterable[Sample]:
+        yield as_sample("bot_reminders_scheduled", "Reminders scheduled", scheduler.scheduled)
+        yield as_sample("bot_reminders_fired", "Reminder occurrences fired", scheduler.fired)
+        yield as_sample("bot_reminders_late", "Occurrences fired late", scheduler.late)
+        yield as_sample("bot_reminders_missed", "Occurrences past the grace", scheduler.missed)
+
+    def workers() -> Iterable[Sample]:
+        yield as_sample(
+            "bot_workers_active", "Chat workers alive (one per chat)", dispatcher.active_workers
+        )
+        yield as_sample("bot_workers_busy", "Chat workers running a turn", dispatcher.busy_workers)
+
+    async def outbox_depth() -> None:
+        metrics.outbox_depth.set(await outbox.depth())
+
+    metrics.read_counters(reminders)
+    metrics.read_gauges(workers)
+    metrics.read_metrics(channel_states(lambda: {n: c.connected for n, c in channels.items()}))
+    metrics.refresh_before_scrape(outbox_depth)
+
+
+def stop_on_signals(request_stop: Callable[[str], None]) -> None:
+    """SIGTERM and SIGINT ask for a graceful stop (where the loop supports handlers)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, request_stop, sig.name)

@@ -1,0 +1,146 @@
+"""``bot doctor``: check everything a deployment depends on, before users find out.
+
+Each check returns a :class:`Check` with the reason and the fix, so an operator reads
+one table instead of a traceback in the logs hours later. The model is asked one tiny
+question through the daemon's own LLMClient (same code path as a turn, no retries);
+channel checks come from each channel package's spec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+import uuid
+from collections.abc import Awaitable
+from pathlib import Path
+
+import aiohttp
+
+from bot.agent.llm.client import LLMClient
+from bot.config import Settings, load_settings
+from bot.config.channels import enabled_channels, secret_values
+from bot.errors import ConfigError, LLMError, ModelNotConfiguredError
+from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
+
+CHECK_CITY = "Berlin"
+MIN_FREE_BYTES = 100 * 1024 * 1024
+MODEL_TIMEOUT_S = 30.0
+
+
+def check_config(path: str | Path | None) -> tuple[Check, Settings | None]:
+    try:
+        settings = load_settings(path)
+    except ConfigError as exc:
+        return failed("config", str(exc), "correct that key (see deploy/bot.example.toml)"), None
+    return ok("config", str(path) if path else "loaded (file, environment, defaults)"), settings
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    name = "data dir"
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".doctor-{uuid.uuid4().hex}"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+        free = shutil.disk_usage(data_dir).free
+    except OSError as exc:
+        return failed(
+            name,
+            f"{data_dir} is not writable ({exc.strerror or exc})",
+            "set data_dir (BOT_DATA_DIR) to a directory the bot's user can write",
+        )
+    if free < MIN_FREE_BYTES:
+        return failed(
+            name,
+            f"{data_dir}: only {free / 2**20:.0f} MB free",
+            f"free disk space (at least {MIN_FREE_BYTES // 2**20} MB) or move data_dir",
+        )
+    return ok(name, f"{data_dir} (writable, {free / 2**30:.1f} GB free)")
+
+
+async def check_model(settings: Settings) -> Check:
+    llm = settings.llm
+    name = f"model {llm.model}"
+    client = LLMClient(
+        llm.model,
+        api_base=llm.api_base,
+        api_key=llm.api_key.get_secret_value(),
+        timeout_s=min(llm.timeout_s, MODEL_TIMEOUT_S),
+        max_retries=0,
+    )
+    started = time.perf_counter()
+    try:
+        await client.complete([{"role": "user", "content": "Reply with the word OK."}], None)
+    except ModelNotConfiguredError as exc:
+        return failed(name, str(exc).split(". ")[0], "set llm.model, llm.api_key, llm.api_base")
+    except LLMError as exc:
+        return failed(
+            name, str(exc), "check llm.api_base, the provider's status and llm.model's name"
+        )
+    return ok(name, f"answered in {time.perf_counter() - started:.1f} s")
+
+
+async def run_checks(config: str | Path | None) -> list[Check]:
+    """Every check, the network ones concurrently; never raises for a failed check."""
+    config_check, settings = check_config(config)
+    if settings is None:
+        return [config_check]
+    checks = [config_check, check_data_dir(settings.data_dir)]
+    async with aiohttp.ClientSession() as http:
+        pending: list[Awaitable[Check]] = [
+            spec.doctor(http, section)
+            for spec, section in enabled_channels(settings)
+            if spec.doctor is not None
+        ]
+        if not pending:
+            checks.append(Check("channels", "skipped", "no platform token set (terminal only)"))
+        pending += [check_model(settings), check_weather(http, settings)]
+        checks += await asyncio.gather(*pending)
+    return [_redacted(c, settings) for c in checks]
+
+
+def _redacted(check: Check, settings: Settings) -> Check:
+    """Tokens appear in URLs (Telegram) and errors; never in the report."""
+    detail = check.detail
+    for secret in secret_values(settings):
+        detail = detail.replace(secret, "***")
+    return Check(check.name, check.status, detail, check.fix)
+
+
+async def check_weather(http: aiohttp.ClientSession, settings: Settings) -> Check:
+    weather = settings.weather
+    params = {"name": CHECK_CITY, "count": "1", "language": "en", "format": "json"}
+    fix = "check weather.geocoding_url and outbound network access"
+    try:
+        status, body = await get_json(
+            http, "GET", weather.geocoding_url, params=params, timeout=weather.timeout_s
+        )
+    except HttpProblem as exc:
+        return failed("weather", f"{weather.geocoding_url}: {exc}", fix)
+    results = body.get("results") if isinstance(body, dict) else None
+    if status != 200 or not isinstance(results, list) or not results:
+        return failed("weather", f"geocoding {CHECK_CITY}: HTTP {status}, no result", fix)
+    first: Any = results[0]
+    where = f"{first.get('latitude')}, {first.get('longitude')}" if isinstance(first, dict) else ""
+    return ok("weather", f"geocoded {CHECK_CITY} ({where})")
+
+
+def render(checks: list[Check]) -> str:
+    """A plain table: CHECK, STATUS, DETAIL, with a ``fix:`` line under each failure."""
+    width = max([len("CHECK"), *(len(c.name) for c in checks)]) + 2
+    lines = [f"{'CHECK':<{width}}{'STATUS':<9}DETAIL"]
+    for c in checks:
+        lines.append(
+            f"{c.name:<{width}}{c.status.upper() if c.status == 'failed' else c.status:<9}"
+            f"{c.detail}"
+        )
+        if c.fix:
+            lines.append(f"{'':<{width + 9}}fix: {c.fix}")
+    bad = sum(c.status == "failed" for c in checks)
+    lines.append("all checks passed" if not bad else f"{bad} check(s) failed")
+    return "\n".join(lines)
+
+
+def exit_code(checks: list[Check]) -> int:
+    return 1 if any(c.status == "failed" for c in checks) else 0

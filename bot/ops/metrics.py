@@ -1,0 +1,192 @@
+"""What the daemon counts, behind a small interface with a no-op default.
+
+The hot path (the daemon's turn handler, delivery, the model client, the tool box) calls
+plain methods on a :class:`Metrics`; only :class:`PrometheusMetrics` knows about
+prometheus-client. Each daemon gets its own ``CollectorRegistry`` (never the global
+one), so several daemons can live in one process, as they do in tests. Values that
+already exist elsewhere (reminder counters, worker counts, outbox depth) are read when
+``/metrics`` is scraped instead of being mirrored on every change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from bot.agent.toolbox import ToolBox, ToolCall, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+TURN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300)
+
+
+class Metrics:
+    """The counting interface; this base class records nothing (tests, library use)."""
+
+    def message_in(self, channel: str) -> None:
+        """A message reached a chat worker."""
+
+    def message_out(self, channel: str, kind: str) -> None:
+        """A channel accepted an outbound message."""
+
+    def delivery_failed(self, channel: str) -> None:
+        """One send attempt failed (it may be retried)."""
+
+    def turn(self, channel: str, kind: str, outcome: str, seconds: float) -> None:
+        """A turn (``kind`` agent or command) ended with ``outcome`` after ``seconds``."""
+
+    def model_call(self, model: str, error: str | None) -> None:
+        """One HTTP attempt at a model; ``error`` is the failure kind, None on success."""
+
+    def tool_call(self, name: str, outcome: str) -> None:
+        """One tool call ended ``ok`` or ``error``."""
+
+
+NO_METRICS = Metrics()
+
+Sample = tuple[str, str, float]  # (metric name, help, value)
+
+
+class _Readings(Collector):
+    """Counters and gauges read from the daemon's own state at scrape time."""
+
+    def __init__(self) -> None:
+        self.counters: list[Callable[[], Iterable[Sample]]] = []
+        self.gauges: list[Callable[[], Iterable[Sample]]] = []
+        self.labelled: list[Callable[[], Iterable[Metric]]] = []
+
+    def collect(self) -> Iterable[Metric]:
+        for read in self.counters:
+            for name, doc, value in read():
+                yield CounterMetricFamily(name, doc, value=value)
+        for read in self.gauges:
+            for name, doc, value in read():
+                yield GaugeMetricFamily(name, doc, value=value)
+        for make in self.labelled:
+            yield from make()
+
+
+class PrometheusMetrics(Metrics):
+    """Records into a registry of its own; :meth:`render` is the ``/metrics`` body."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self._in = Counter(
+            "bot_messages_in", "Messages handed to a chat worker", ["channel"], registry=r
+        )
+        self._out = Counter(
+            "bot_messages_out", "Messages a channel accepted", ["channel", "kind"], registry=r
+        )
+        self._send_failed = Counter(
+            "bot_delivery_failures", "Failed send attempts (retried)", ["channel"], registry=r
+        )
+        self._turns = Histogram(
+            "bot_turn_seconds",
+            "Turn latency from worker pick-up to reply queued",
+            ["channel", "kind", "outcome"],
+            buckets=TURN_BUCKETS,
+            registry=r,
+        )
+        self._model_calls = Counter("bot_model_calls", "Model HTTP attempts", ["model"], registry=r)
+        self._model_errors = Counter(
+            "bot_model_errors", "Failed model attempts by kind", ["model", "kind"], registry=r
+        )
+        self._tools = Counter(
+            "bot_tool_calls", "Tool calls by tool and outcome", ["tool", "outcome"], registry=r
+        )
+        self.outbox_depth = Gauge(
+            "bot_outbox_depth", "Outbound messages not yet delivered", registry=r
+        )
+        self._readings = _Readings()
+        r.register(self._readings)
+        self._refreshers: list[Callable[[], Awaitable[None]]] = []
+
+    def message_in(self, channel: str) -> None:
+        self._in.labels(channel).inc()
+
+    def message_out(self, channel: str, kind: str) -> None:
+        self._out.labels(channel, kind).inc()
+
+    def delivery_failed(self, channel: str) -> None:
+        self._send_failed.labels(channel).inc()
+
+    def turn(self, channel: str, kind: str, outcome: str, seconds: float) -> None:
+        self._turns.labels(channel, kind, outcome).observe(seconds)
+
+    def model_call(self, model: str, error: str | None) -> None:
+        self._model_calls.labels(model).inc()
+        if error is not None:
+            self._model_errors.labels(model, error).inc()
+
+    def tool_call(self, name: str, outcome: str) -> None:
+        self._tools.labels(name or "(none)", outcome).inc()
+
+    # -- read at scrape time ---------------------------------------------------------
+    def read_counters(self, read: Callable[[], Iterable[Sample]]) -> None:
+        """Counters kept elsewhere as plain ints (``read`` must be cheap and sync)."""
+        self._readings.counters.append(read)
+
+    def read_gauges(self, read: Callable[[], Iterable[Sample]]) -> None:
+        self._readings.gauges.append(read)
+
+    def read_metrics(self, make: Callable[[], Iterable[Metric]]) -> None:
+        """Whole metric families, for labelled readings (e.g. per-channel state)."""
+        self._readings.labelled.append(make)
+
+    def refresh_before_scrape(self, refresh: Callable[[], Awaitable[None]]) -> None:
+        """Async readings (a database count) taken just before each scrape."""
+        self._refreshers.append(refresh)
+
+    async def render(self) -> bytes:
+        for refresh in self._refreshers:
+            try:
+                await refresh()
+            except Exception as exc:  # a stale gauge beats a failed scrape
+                log.warning("metrics refresh failed: %s", exc)
+        return generate_latest(self.registry)
+
+
+def channel_states(states: Callable[[], dict[str, bool]]) -> Callable[[], Iterable[Metric]]:
+    """``bot_channel_connected{channel}``: 1 while a channel can send and receive."""
+
+    def make() -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            "bot_channel_connected", "1 while the channel is connected", labels=["channel"]
+        )
+        for name, up in sorted(states().items()):
+            family.add_metric([name], 1.0 if up else 0.0)
+        yield family
+
+    return make
+
+
+def as_sample(name: str, doc: str, value: Any) -> Sample:
+    return (name, doc, float(value))
+
+
+class CountingToolBox:
+    """A ToolBox that counts each call by name and outcome, then defers to the real one."""
+
+    def __init__(self, inner: ToolBox, metrics: Metrics) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return self._inner.definitions()
+
+    def concurrency_safe(self, name: str | None) -> bool:
+        return self._inner.concurrency_safe(name)
+
+    def offload_exempt(self, name: str | None) -> bool:
+        return self._inner.offload_exempt(name)
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        result = await self._inner.execute(call, ctx)
+        self._metrics.tool_call(result.name, "error" if result.is_error else "ok")
+        return result

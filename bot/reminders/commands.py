@@ -1,0 +1,79 @@
+"""Slash commands for reminders and time zones: no model involved, so they work when
+no provider is configured or the provider is down."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.errors import ToolError
+from bot.handlers.commands import Command, CommandRouter
+from bot.messages import InboundMessage, utcnow
+from bot.reminders.service import ReminderService, describe
+from bot.reminders.timeparse import format_local, parse_when
+
+MAX_WHEN_WORDS = 8
+
+
+def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
+    """``"in 10 minutes tea"`` -> ``("in 10 minutes", "tea")``.
+
+    An explicit separator (``|``) wins; otherwise the longest leading run of words that
+    parses as a time is the time, and the rest is the reminder text.
+    """
+    if "|" in args:
+        when, _, what = args.partition("|")
+        return when.strip(), what.strip()
+    words = args.split()
+    best = 0
+    for n in range(1, min(len(words) - 1, MAX_WHEN_WORDS) + 1):
+        try:
+            parse_when(" ".join(words[:n]), tz, now)
+        except ToolError:
+            continue
+        best = n
+    if best == 0:
+        raise ToolError(
+            "usage: /remind <when> <what>, e.g. '/remind in 10 minutes tea' or "
+            "'/remind tomorrow 9am | call mom'"
+        )
+    return " ".join(words[:best]), " ".join(words[best:])
+
+
+def register_reminder_commands(
+    router: CommandRouter, service: ReminderService, clock: Callable[[], datetime] = utcnow
+) -> None:
+    async def remind(msg: InboundMessage, args: str) -> str:
+        tz = await service.user_timezone(msg.key.channel, msg.user_id)
+        when, what = split_when_what(args, tz, clock())
+        reminder = await service.create(
+            msg.key, msg.user_id, what, when, source=f"{msg.key}:{msg.message_id}#command"
+        )
+        return f"OK, {describe(reminder)}"
+
+    async def reminders(msg: InboundMessage, args: str) -> str:
+        active = await service.list(msg.key.channel, msg.user_id)
+        if not active:
+            return "You have no active reminders."
+        return "Your reminders:\n" + "\n".join(describe(r) for r in active)
+
+    async def cancel(msg: InboundMessage, args: str) -> str:
+        ident = args.strip().lstrip("#")
+        if not ident.isdigit():
+            raise ToolError("usage: /cancel <id>  (see /reminders for the ids)")
+        reminder = await service.cancel(msg.key.channel, msg.user_id, int(ident))
+        return f"Cancelled {describe(reminder)}"
+
+    async def timezone(msg: InboundMessage, args: str) -> str:
+        if not args.strip():
+            tz = await service.user_timezone(msg.key.channel, msg.user_id)
+            return (
+                f"Your time zone is {tz}; it is now {format_local(clock(), tz)}. "
+                "Change it with /timezone <IANA name>, e.g. /timezone Europe/Berlin"
+            )
+        return await service.set_timezone(msg.key.channel, msg.user_id, args)
+
+    router.register(Command("remind", "/remind <when> <what>", "set a reminder", remind))
+    router.register(Command("reminders", "/reminders", "list your reminders", reminders))
+    router.register(Command("cancel", "/cancel <id>", "cancel a reminder", cancel))
+    router.register(Command("timezone", "/timezone <zone>", "show or set your time zone", timezone))

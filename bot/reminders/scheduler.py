@@ -1,0 +1,234 @@
+"""APScheduler as a timer over the reminders table, which stays the source of truth.
+
+APScheduler holds one DateTrigger job per distinct fire time inside a rolling horizon
+(an hour by default), refilled from SQLite's index every few minutes and at start; so
+100,000 stored reminders cost a range query, not 100,000 jobs, and reminders due in
+the same second fire as one batch. ``misfire_grace_time=None``: a job that is late
+(daemon down, loop busy) still runs, and this module decides what lateness means:
+delivered and marked late within the grace period, reported once as missed beyond it.
+Job functions are module level with plain arguments.
+
+Exactly once: a plain reminder goes to the outbox under the key
+``reminder:<id>:<fire time>`` before the reminder row moves on, so a crash in between
+re-fires into a key the outbox already has. A follow-up enters the inbox under a
+message id built the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.bus.durable import Bus
+from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
+from bot.reminders.timeparse import format_delay, format_local, next_occurrence
+from bot.store.reminders import Reminder, ReminderKind, ReminderStatus, ReminderStore
+
+log = logging.getLogger(__name__)
+
+LATE_AFTER = timedelta(seconds=60)  # later than this is shown as "late by ..."
+RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) is retried
+
+# The running scheduler, for the module-level job functions (one per process).
+_ACTIVE: dict[str, ReminderScheduler] = {}
+
+
+async def fire_due_job(due_iso: str) -> None:
+    """APScheduler entry point: fire every reminder due at or before ``due_iso``."""
+    scheduler = _ACTIVE.get("current")
+    if scheduler is not None:
+        await scheduler.fire_due(datetime.fromisoformat(due_iso))
+
+
+async def refill_job() -> None:
+    scheduler = _ACTIVE.get("current")
+    if scheduler is not None:
+        await scheduler.refill()
+
+
+class ReminderScheduler:
+    def __init__(
+        self,
+        store: ReminderStore,
+        bus: Bus,
+        *,
+        grace: timedelta = timedelta(hours=24),
+        horizon: timedelta = timedelta(hours=1),
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._store = store
+        self._bus = bus
+        self._grace = grace
+        self._horizon = horizon
+        self._clock = clock
+        self._scheduler = AsyncIOScheduler(
+            timezone=UTC,
+            job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+        )
+        self._inflight: set[int] = set()
+        self._planned_until = datetime.min.replace(tzinfo=UTC)
+        # Plain counters, read by /metrics at scrape time.
+        self.scheduled = 0
+        self.fired = 0
+        self.late = 0
+        self.missed = 0
+
+    @property
+    def job_count(self) -> int:
+        return len(self._scheduler.get_jobs())
+
+    async def start(self) -> int:
+        """Start the timer and plan the next horizon; returns the active reminders."""
+        _ACTIVE["current"] = self
+        self._scheduler.start()
+        self._scheduler.add_job(
+            refill_job,
+            IntervalTrigger(seconds=max(1.0, self._horizon.total_seconds() / 4), timezone=UTC),
+            id="reminders:refill",
+            replace_existing=True,
+        )
+        await self.refill()
+        return await self._store.count_active()
+
+    def stop(self) -> None:
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+        if _ACTIVE.get("current") is self:
+            del _ACTIVE["current"]
+
+    async def refill(self) -> None:
+        """Give APScheduler a job for every fire time up to now + horizon."""
+        until = self._clock() + self._horizon
+        for when in await self._store.due_times(until):
+            self._plan(when)
+        self._planned_until = until
+
+    def schedule(self, reminder: Reminder) -> None:
+        """Plan a new or moved reminder now if it falls inside the planned horizon."""
+        when = reminder.next_fire_at
+        if when is None or reminder.status is not ReminderStatus.ACTIVE:
+            return
+        self.scheduled += 1
+        if when <= self._planned_until:
+            self._plan(when)
+
+    def unschedule(self, reminder_id: int) -> None:
+        """Nothing to do: a cancelled reminder is skipped when its time comes."""
+
+    def _plan(self, when: datetime) -> None:
+        # One job per second at most: a job fires everything due up to its time, so the
+        # horizon never holds more than 3,600 jobs an hour however many reminders there are.
+        if when.microsecond:
+            when = when.replace(microsecond=0) + timedelta(seconds=1)
+        job_id = f"due:{when.isoformat()}"
+        if self._scheduler.get_job(job_id) is None:
+            self._scheduler.add_job(
+                fire_due_job,
+                DateTrigger(run_date=when, timezone=UTC),
+                args=[when.isoformat()],
+                id=job_id,
+            )
+
+    async def fire_due(self, until: datetime) -> None:
+        due = [r for r in await self._store.due(until) if r.id not in self._inflight]
+        await self._fire_batch(due)
+
+    async def fire(self, reminder_id: int, due: datetime) -> None:
+        """Fire one occurrence if it is still the reminder's next one (else: stale)."""
+        reminder = await self._store.get(reminder_id)
+        if reminder is not None and reminder.next_fire_at == due:
+            await self._fire_batch([reminder])
+
+    async def _fire_batch(self, reminders: list[Reminder]) -> None:
+        """Hand a batch over in one outbox transaction, then move the rows on in one more."""
+        ids = {r.id for r in reminders}
+        self._inflight |= ids
+        try:
+            now = self._clock()
+            outbound: list[OutboundMessage] = []
+            followups: list[InboundMessage] = []
+            records: list[tuple[int, datetime, datetime | None, bool]] = []
+            for reminder in reminders:
+                due = reminder.next_fire_at
+                if due is None or reminder.status is not ReminderStatus.ACTIVE:
+                    continue
+                lateness = now - due
+                missed = lateness > self._grace
+                if missed:
+                    outbound.append(self._missed(reminder, due, lateness))
+                elif reminder.kind is ReminderKind.FOLLOWUP:
+                    followups.append(self._followup(reminder, due, lateness))
+                else:
+                    outbound.append(self._reminder(reminder, due, lateness))
+                nxt = None
+                if reminder.recurrence:
+                    # A recurring reminder that missed several runs catches up once,
+                    # then continues from now on its schedule.
+                    nxt = next_occurrence(reminder.recurrence, reminder.timezone, max(now, due))
+                records.append((reminder.id, now, nxt, missed))
+            try:
+                await self._bus.put_outbound_many(outbound)
+                for msg in followups:
+                    await self._bus.put_inbound(msg)
+            except Exception:
+                log.exception("%d reminders could not be handed over; retrying", len(records))
+                self._plan(now + RETRY_AFTER)
+                return
+            await self._store.fired_many(records)
+            for _, _, nxt, _ in records:
+                if nxt is not None and nxt <= self._planned_until:
+                    self._plan(nxt)
+        finally:
+            self._inflight -= ids
+
+    def _reminder(self, reminder: Reminder, due: datetime, lateness: timedelta) -> OutboundMessage:
+        self.fired += 1
+        late = ""
+        if lateness > LATE_AFTER:
+            self.late += 1
+            late = f" (late by {format_delay(lateness)})"
+        return OutboundMessage(
+            key=reminder.key,
+            text=f"⏰ Reminder{late}: {reminder.content}",
+            kind=OutboundKind.REMINDER,
+            idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
+            extras={"reminder_id": reminder.id},
+        )
+
+    def _missed(self, reminder: Reminder, due: datetime, lateness: timedelta) -> OutboundMessage:
+        self.missed += 1
+        what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
+        return OutboundMessage(
+            key=reminder.key,
+            text=(
+                f"⏰ Missed {what} (was due {format_local(due, reminder.timezone)}, "
+                f"{format_delay(lateness)} ago, while the bot was offline): "
+                f"{reminder.content}"
+            ),
+            kind=OutboundKind.REMINDER,
+            idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
+            extras={"reminder_id": reminder.id, "missed": True},
+        )
+
+    def _followup(self, reminder: Reminder, due: datetime, lateness: timedelta) -> InboundMessage:
+        self.fired += 1
+        extras: dict[str, object] = {
+            "reminder_id": reminder.id,
+            "scheduled_for": format_local(due, reminder.timezone),
+        }
+        if lateness > LATE_AFTER:
+            self.late += 1
+            extras["late_by"] = format_delay(lateness)
+        return InboundMessage(
+            key=reminder.key,
+            user_id=reminder.user_id,
+            text=reminder.content,
+            kind=MessageKind.SCHEDULED,
+            message_id=f"followup:{reminder.id}:{due.isoformat()}",
+            extras=extras,
+        )

@@ -1,0 +1,139 @@
+"""What users can do with reminders, shared by the model's tools and the slash commands.
+
+All validation lives here, so a tool call and ``/remind`` refuse the same things with
+the same words: a past or unparseable time, an invalid cron, more than ten years ahead,
+an unknown zone, too many active reminders, someone else's reminder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from bot.errors import ToolError
+from bot.messages import ChatKey, utcnow
+from bot.reminders.scheduler import ReminderScheduler
+from bot.reminders.timeparse import (
+    check_future,
+    cron_trigger,
+    format_local,
+    next_occurrence,
+    parse_when,
+    zone,
+)
+from bot.store.reminders import (
+    Reminder,
+    ReminderKind,
+    ReminderStatus,
+    ReminderStore,
+    UserSettingsStore,
+)
+
+MAX_CONTENT_CHARS = 2000
+
+
+class ReminderService:
+    def __init__(
+        self,
+        store: ReminderStore,
+        users: UserSettingsStore,
+        scheduler: ReminderScheduler,
+        *,
+        default_timezone: str,
+        max_active_per_user: int = 100,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._store = store
+        self._users = users
+        self._scheduler = scheduler
+        self._default_tz = default_timezone
+        self._max_active = max_active_per_user
+        self._clock = clock
+
+    async def user_timezone(self, channel: str, user_id: str) -> str:
+        return await self._users.timezone(channel, user_id) or self._default_tz
+
+    async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str:
+        tz = zone(tz_name.strip())
+        await self._users.set_timezone(channel, user_id, tz.key)
+        now = format_local(self._clock(), tz.key)
+        return f"Time zone set to {tz.key}; it is now {now}."
+
+    async def create(
+        self,
+        key: ChatKey,
+        user_id: str,
+        content: str,
+        when: str,
+        *,
+        recurrence: str | None = None,
+        kind: ReminderKind = ReminderKind.REMINDER,
+        source: str | None = None,
+    ) -> Reminder:
+        """Validate and store a reminder. ``source`` (the message and effect that asked
+        for it) makes creation idempotent when a message is replayed after a crash."""
+        if source is not None and (existing := await self._store.by_source(source)):
+            return existing
+        content = content.strip()
+        if not content:
+            raise ToolError("the reminder has no text; say what to remind about")
+        if len(content) > MAX_CONTENT_CHARS:
+            raise ToolError(f"the reminder text is over {MAX_CONTENT_CHARS} characters")
+        tz = await self.user_timezone(key.channel, user_id)
+        now = self._clock()
+        recurrence = (recurrence or "").strip() or None
+        if recurrence:
+            cron_trigger(recurrence, tz)  # validate before anything else
+            start = now if when.strip().lower() in {"", "now"} else parse_when(when, tz, now)
+            check_future(start, now, tz)
+            first = next_occurrence(recurrence, tz, max(start, now) - _EPSILON)
+            if first is None:
+                raise ToolError(f"the schedule '{recurrence}' never fires")
+        else:
+            first = parse_when(when, tz, now)
+        check_future(first, now, tz)
+        if await self._store.count_active_for_user(key.channel, user_id) >= self._max_active:
+            raise ToolError(
+                f"you already have {self._max_active} active reminders, the most allowed; "
+                "cancel some first"
+            )
+        reminder = await self._store.add(
+            key,
+            user_id,
+            content=content,
+            kind=kind,
+            fire_at=first,
+            recurrence=recurrence,
+            timezone=tz,
+            source=source,
+        )
+        self._scheduler.schedule(reminder)
+        return reminder
+
+    async def list(self, channel: str, user_id: str) -> list[Reminder]:
+        return await self._store.active_for_user(channel, user_id)
+
+    async def cancel(self, channel: str, user_id: str, reminder_id: int) -> Reminder:
+        reminder = await self._store.get(reminder_id)
+        if (
+            reminder is None
+            or reminder.status is not ReminderStatus.ACTIVE
+            or reminder.key.channel != channel
+        ):
+            raise ToolError(f"there is no active reminder #{reminder_id}")
+        if reminder.user_id != user_id:
+            raise ToolError(f"reminder #{reminder_id} belongs to someone else; it was not touched")
+        await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
+        self._scheduler.unschedule(reminder_id)
+        return reminder
+
+
+def describe(reminder: Reminder) -> str:
+    """One line a user reads: id, when (their zone), what, how often."""
+    when = format_local(reminder.next_fire_at, reminder.timezone) if reminder.next_fire_at else "-"
+    what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
+    repeat = f", repeats '{reminder.recurrence}'" if reminder.recurrence else ""
+    return f"#{reminder.id} {what} at {when}{repeat}: {reminder.content}"
+
+
+_EPSILON = timedelta(seconds=1)

@@ -1,0 +1,23 @@
+"""``[channels.discord]``: the bot token, REST and gateway roots, access."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+
+from bot.config.section import Section
+
+
+class DiscordSettings(Section):
+    token: SecretStr = SecretStr("")
+    api_base: str = "https://discord.com/api/v10"
+    gateway_url: str = ""
+    allow_from: list[str] = Field(default_factory=list)
+
+
+EXAMPLE = """\
+[channels.discord]
+token = ""                   # bot token from the Developer Portal; empty: channel off
+api_base = "https://discord.com/api/v10" # REST root
+gateway_url = ""             # empty: the one Discord returns
+allow_from = []              # user ids; ["*"] = everyone
+"""

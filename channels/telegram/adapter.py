@@ -1,0 +1,232 @@
+"""The Telegram channel: long polling (default) or a webhook, through python-telegram-bot.
+
+Own polling loop instead of PTB's Updater, because the offset must be committed only
+after ``put_inbound`` returned (the update is journaled in the inbox): a crash before
+the commit re-fetches the update and the inbox drops the duplicate, so nothing is lost
+and nothing is answered twice. The offset lives in the key-value store under the bot's
+id, so a new token starts clean. This module only normalizes and sends; no agent logic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from telegram import Bot, Update
+from telegram.error import InvalidToken, RetryAfter, TelegramError
+from telegram.request import HTTPXRequest
+
+from bot.errors import ChannelError
+from bot.messages import ChatKey, OutboundMessage
+from channels.base import PutInbound, Route, Sent, StateStore
+from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
+from channels.telegram.send import TelegramSender, redact, retry_after_s
+from channels.telegram.settings import TelegramSettings
+from channels.telegram.webhook import TelegramWebhook
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = ["message", "edited_message"]
+READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
+
+
+class RawUpdatesBot(Bot):
+    """A Bot whose getUpdates returns raw dicts, so each update is parsed on its own and
+    one that PTB cannot read (a newer API shape) is skipped instead of failing the batch."""
+
+    async def raw_updates(self, params: dict[str, Any], read_timeout: float) -> Any:
+        return await self._post("getUpdates", params, read_timeout=read_timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential, capped: 1, 2, 4, ... seconds up to ``cap`` between failed polls."""
+
+    base: float = 1.0
+    cap: float = 60.0
+
+    def delay(self, failures: int) -> float:
+        return min(self.cap, self.base * 2.0 ** max(0, failures - 1))
+
+
+def file_base_url(base_url: str) -> str:
+    """``https://api.telegram.org/bot`` -> ``https://api.telegram.org/file/bot``."""
+    head, sep, tail = base_url.rpartition("/bot")
+    return f"{head}/file/bot{tail}" if sep else base_url.rstrip("/") + "/file/bot"
+
+
+class TelegramChannel:
+    name = CHANNEL
+    trusted = False
+
+    def __init__(
+        self,
+        settings: TelegramSettings,
+        *,
+        state: StateStore | None = None,
+        poll_timeout: int = 30,
+        backoff: Backoff = Backoff(),
+    ) -> None:
+        self.settings = settings
+        self.state = state  # where the polling offset survives restarts
+        self._poll_timeout = poll_timeout
+        self._backoff = backoff
+        self.bot = RawUpdatesBot(
+            settings.token.get_secret_value(),
+            base_url=settings.base_url,
+            base_file_url=file_base_url(settings.base_url),
+            request=HTTPXRequest(connection_pool_size=16, read_timeout=20.0),
+            get_updates_request=HTTPXRequest(read_timeout=READ_TIMEOUT_S),
+        )
+        self.sender = TelegramSender(self.bot)
+        self.me: BotIdentity | None = None
+        self._put_inbound: PutInbound | None = None
+        self._offset: int | None = None
+        self._task: asyncio.Task[None] | None = None
+        secret = settings.webhook_secret.get_secret_value()
+        path = urlsplit(settings.webhook_url).path or "/"
+        self.webhook = TelegramWebhook(path, secret, self._put)
+
+    @property
+    def connected(self) -> bool:
+        running = self.webhook.accepting or (self._task is not None and not self._task.done())
+        return self.me is not None and running
+
+    def routes(self) -> list[Route]:
+        """Webhook mode: the webhook path on the daemon's shared web app."""
+        if self.settings.mode != "webhook":
+            return []
+        return [Route("POST", self.webhook.path, self.webhook.handle)]
+
+    @property
+    def offset_key(self) -> str:
+        assert self.me is not None
+        return f"telegram:{self.me.id}:offset"
+
+    async def start(self, put_inbound: PutInbound) -> None:
+        self._put_inbound = put_inbound
+        webhook = self.settings.mode == "webhook"
+        secret = self.settings.webhook_secret.get_secret_value()
+        if webhook and not (self.settings.webhook_url and secret):
+            raise ChannelError("telegram webhook mode needs webhook_url and webhook_secret")
+        try:
+            await self._identify()
+        except InvalidToken as exc:
+            raise ChannelError(f"telegram token refused: {exc.message}") from exc
+        except TelegramError as exc:
+            if webhook:
+                raise ChannelError(f"telegram unreachable: {redact(exc, self.bot.token)}") from exc
+            error = redact(exc, self.bot.token)
+            log.warning("telegram unreachable at start (%s); retrying in the background", error)
+        if webhook:
+            await self._start_webhook(secret)
+        else:
+            self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
+
+    async def _start_webhook(self, secret: str) -> None:
+        self.webhook.accepting = True
+        try:
+            await self.sender.call(
+                lambda: self.bot.set_webhook(
+                    self.settings.webhook_url, secret_token=secret, allowed_updates=ALLOWED_UPDATES
+                )
+            )
+        except (TelegramError, ChannelError) as exc:
+            self.webhook.accepting = False
+            error = redact(exc, self.bot.token)
+            raise ChannelError(f"telegram webhook could not be set up: {error}") from exc
+
+    async def _identify(self) -> None:
+        await self.bot.initialize()  # getMe
+        self.me = BotIdentity(self.bot.id, self.bot.username)
+        if self.state is not None:
+            saved = await self.state.get(self.offset_key)
+            self._offset = int(saved) if saved else None
+        log.info("telegram: connected as @%s (id %d)", self.me.username, self.me.id)
+
+    async def _poll_loop(self) -> None:
+        failures = 0
+        cleared = False
+        while True:
+            try:
+                if self.me is None:
+                    await self._identify()
+                if not cleared:
+                    await self.bot.delete_webhook()  # polling and a webhook exclude each other
+                    cleared = True
+                await self._accept(await self._fetch())
+                failures = 0
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                wait = retry_after_s(exc)
+                log.warning("telegram flood control on getUpdates: waiting %.1f s", wait)
+                await asyncio.sleep(wait)
+            except Exception as exc:  # network, 5xx, conflict, store: back off and retry
+                failures += 1
+                delay = self._backoff.delay(failures)
+                level = logging.ERROR if isinstance(exc, InvalidToken) else logging.WARNING
+                error = redact(exc, self.bot.token)
+                log.log(level, "telegram polling failed (%s); retry in %.1f s", error, delay)
+                await asyncio.sleep(delay)
+
+    async def _fetch(self) -> list[dict[str, Any]]:
+        """Raw getUpdates: parsed one by one, so one update PTB cannot read blocks nothing."""
+        params: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ALLOWED_UPDATES}
+        if self._offset is not None:
+            params["offset"] = self._offset
+        result = await self.bot.raw_updates(params, READ_TIMEOUT_S + self._poll_timeout)
+        return [u for u in result if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
+
+    async def _accept(self, updates: Sequence[dict[str, Any]]) -> None:
+        """Journal each update's message, then commit the offset past what was journaled."""
+        start = self._offset
+        try:
+            for data in updates:
+                await self._put(data)
+                self._offset = int(data["update_id"]) + 1
+        finally:
+            if self._offset != start and self.state is not None and self.me is not None:
+                await self.state.set(self.offset_key, str(self._offset))
+
+    async def _put(self, data: dict[str, Any]) -> None:
+        assert self._put_inbound is not None and self.me is not None
+        try:
+            update = Update.de_json(data, self.bot)
+            msg = normalize(update, self.me, self.settings.group_policy)
+        except Exception:  # one unreadable update must not block the ones behind it
+            log.exception("telegram update %s could not be read; skipped", data.get("update_id"))
+            return
+        if msg is None:
+            log.debug("telegram update %s needs no answer", update.update_id)
+            return
+        await self._put_inbound(msg)
+
+    async def send(self, msg: OutboundMessage) -> Sent:
+        return await self.sender.send(msg)
+
+    async def typing(self, key: ChatKey) -> None:
+        await self.sender.typing(key)
+
+    async def download(self, file_id: str) -> bytes:
+        """A file the user sent (Attachment.file_id), fetched through getFile."""
+        try:
+            file = await self.sender.call(lambda: self.bot.get_file(file_id))
+            return bytes(await file.download_as_bytearray())
+        except TelegramError as exc:
+            raise ChannelError(f"telegram file {file_id} unavailable: {exc.message}") from exc
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self.webhook.accepting = False
+        with contextlib.suppress(TelegramError, RuntimeError):
+            await self.bot.shutdown()

@@ -1,0 +1,160 @@
+"""OutboundMessage -> Telegram sendMessage calls: chunking, formatting, error mapping.
+
+The model writes Markdown; Telegram renders text + entities, so each chunk is converted
+with telegramify-markdown (offsets in UTF-16 units) and resent as plain text when
+Telegram refuses the entities. Errors are sorted for Delivery: a permanent refusal
+raises DeliveryRejected (given up), anything else ChannelError (retried from the outbox).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import warnings
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import telegramify_markdown
+from telegram import Bot, MessageEntity, ReplyParameters
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+
+from bot.errors import ChannelError, DeliveryRejected
+from bot.messages import ChatKey, OutboundMessage
+from channels.base import Sent
+from channels.format import split_message, utf16_len
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 4096  # Telegram's limit per message, in UTF-16 code units
+T = TypeVar("T")
+
+
+def retry_after_s(exc: RetryAfter) -> float:
+    """Seconds to wait; PTB returns int, float or timedelta depending on PTB_TIMEDELTA."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def redact(error: object, token: str) -> str:
+    """An error's text without the bot token (transport errors may quote the URL)."""
+    text = str(error)
+    return text.replace(token, "<token>") if token else text
+
+
+def chat_ref(chat_id: str) -> int | str:
+    return int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
+
+
+def render(chunk: str) -> tuple[str, list[MessageEntity]]:
+    """Markdown -> (plain text, entities); the chunk itself when conversion fails or grows."""
+    try:
+        text, entities = telegramify_markdown.convert(chunk)
+    except Exception:  # a converter bug must not lose the reply
+        log.exception("markdown conversion failed; sending plain text")
+        return chunk, []
+    if not text.strip() or utf16_len(text) > MAX_CHARS:
+        return chunk, []
+    return text, [
+        MessageEntity(
+            type=e.type,
+            offset=e.offset,
+            length=e.length,
+            url=e.url,
+            language=e.language,
+            custom_emoji_id=e.custom_emoji_id,
+        )
+        for e in entities
+    ]
+
+
+def _is_format_error(exc: BadRequest) -> bool:
+    text = exc.message.lower()
+    return "parse entities" in text or "entity" in text or "entities" in text
+
+
+class TelegramSender:
+    def __init__(self, bot: Bot, *, max_flood_wait_s: float = 30.0, max_flood_waits: int = 5):
+        self._bot = bot
+        self._max_wait = max_flood_wait_s
+        self._max_waits = max_flood_waits
+        # Ids of the chunks already delivered per delivery key, so an outbox retry resumes
+        # where it stopped instead of repeating them.
+        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+
+    async def send(self, msg: OutboundMessage) -> Sent:
+        chunks = split_message(msg.text, MAX_CHARS, measure=utf16_len)
+        if not chunks:
+            log.info("empty reply to %s not sent", msg.key)
+            return Sent()
+        reply_to = int(msg.reply_to) if msg.reply_to and msg.reply_to.isdigit() else None
+        done = self._progress.setdefault(msg.delivery_key, [])
+        try:
+            for i in range(len(done), len(chunks)):
+                done.append(await self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None))
+                while len(self._progress) > 1000:
+                    self._progress.popitem(last=False)
+        except DeliveryRejected:
+            self._progress.pop(msg.delivery_key, None)
+            raise
+        self._progress.pop(msg.delivery_key, None)
+        return Sent(tuple(done))
+
+    async def _send_chunk(self, key: ChatKey, chunk: str, reply_to: int | None) -> str:
+        text, entities = render(chunk)
+        common: dict[str, Any] = {
+            "chat_id": chat_ref(key.chat_id),
+            "message_thread_id": int(key.thread_id) if key.thread_id else None,
+            "reply_parameters": (
+                ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
+                if reply_to is not None
+                else None
+            ),
+        }
+        try:
+            sent = await self.call(
+                lambda: self._bot.send_message(text=text, entities=entities, **common)
+            )
+            return str(sent.message_id)
+        except BadRequest as exc:
+            if not entities or not _is_format_error(exc):
+                raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
+            log.warning("Telegram refused the formatting in %s (%s); sending plain text", key, exc)
+        try:
+            sent = await self.call(lambda: self._bot.send_message(text=chunk, **common))
+        except BadRequest as exc:
+            raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
+        return str(sent.message_id)
+
+    async def typing(self, key: ChatKey) -> None:
+        thread = int(key.thread_id) if key.thread_id else None
+        await self._bot.send_chat_action(
+            chat_ref(key.chat_id), ChatAction.TYPING, message_thread_id=thread
+        )
+
+    async def call(self, request: Callable[[], Awaitable[T]]) -> T:
+        """One Bot API call: waits out short flood control, maps the rest for Delivery.
+
+        BadRequest is left to the caller (some are recoverable, e.g. bad formatting).
+        """
+        for attempt in itertools.count(1):
+            try:
+                return await request()
+            except RetryAfter as exc:
+                wait = retry_after_s(exc)
+                if attempt > self._max_waits or wait > self._max_wait:
+                    raise ChannelError(f"Telegram flood control: retry in {wait:g} s") from exc
+                log.warning("Telegram flood control: waiting %.1f s (attempt %d)", wait, attempt)
+                await asyncio.sleep(wait)
+            except BadRequest:
+                raise
+            except (Forbidden, ChatMigrated) as exc:  # blocked, kicked, group upgraded
+                raise DeliveryRejected(f"Telegram refused the chat: {exc.message}") from exc
+            except TelegramError as exc:  # network, 5xx, timeouts: retry from the outbox
+                raise ChannelError(f"Telegram API error: {redact(exc, self._bot.token)}") from exc
+        raise AssertionError("unreachable")

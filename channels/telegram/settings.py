@@ -1,0 +1,34 @@
+"""``[channels.telegram]``: the Bot API token and root, access, polling or webhook."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr
+
+from bot.config.section import Section
+
+
+class TelegramSettings(Section):
+    token: SecretStr = SecretStr("")
+    base_url: str = "https://api.telegram.org/bot"
+    allow_from: list[str] = Field(default_factory=list)
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str = ""
+    webhook_port: int = Field(default=8443, ge=0, le=65535)
+    webhook_secret: SecretStr = SecretStr("")
+    group_policy: Literal["mention", "all"] = "mention"
+
+
+EXAMPLE = """\
+[channels.telegram]
+token = ""                                # empty: channel off
+base_url = "https://api.telegram.org/bot" # Bot API root; the token is appended
+allow_from = []                           # user ids or usernames; ["*"] = everyone
+mode = "polling"             # "polling" (long polling) or "webhook"
+webhook_url = ""             # webhook mode: the public HTTPS URL Telegram posts to
+webhook_port = 8443          # webhook mode: local port of the webhook server (behind TLS proxy)
+webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bot-Api-Secret-Token
+group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
+                             # "all" = every message
+"""
