@@ -62,11 +62,11 @@ async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
 
 async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]:
     from bot.agent.llm.client import litellm_module
-    from bot.daemon import Daemon
+    from bot.app import build_daemon
 
     with tempfile.TemporaryDirectory() as tmp:
         channel = BenchChannel()
-        daemon = Daemon(settings(Path(tmp), url, max_concurrent_chats=cap), channels=[channel])
+        daemon = build_daemon(settings(Path(tmp), url, max_concurrent_chats=cap), [channel])
         await daemon.start()
         await litellm_module()
         await asyncio.gather(*(channel.ask(f"w{c}", "warm-up") for c in range(4)))
@@ -107,11 +107,11 @@ async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]
 
 async def in_order(url: str, stats_url: str, count: int) -> dict[str, Any]:
     from bot.agent.llm.client import litellm_module
-    from bot.daemon import Daemon
+    from bot.app import build_daemon
 
     with tempfile.TemporaryDirectory() as tmp:
         channel = BenchChannel()
-        daemon = Daemon(settings(Path(tmp), url), channels=[channel])
+        daemon = build_daemon(settings(Path(tmp), url), [channel])
         await daemon.start()
         await litellm_module()
         await channel.ask("warm", "warm-up")

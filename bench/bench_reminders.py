@@ -19,6 +19,7 @@ from bot.store.db import Database
 from bot.store.inbox import InboxStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore
+from channels.base import Sent
 
 STORED = 100_000
 BURST = 1_000
@@ -34,7 +35,7 @@ class _Recorder:
         self.done = asyncio.Event()
         self._expected = expected
 
-    async def start(self, bus: object) -> None:
+    async def start(self, put_inbound: object) -> None:
         return None
 
     async def stop(self) -> None:
@@ -43,10 +44,11 @@ class _Recorder:
     async def typing(self, key: object) -> None:
         return None
 
-    async def send(self, msg: OutboundMessage) -> None:
+    async def send(self, msg: OutboundMessage) -> Sent:
         self.received.append((time.time(), msg))
         if len(self.received) >= self._expected:
             self.done.set()
+        return Sent()
 
 
 async def _insert(db: Database, count: int, first: datetime, spread_s: float) -> None:

@@ -104,11 +104,11 @@ async def ours(
 ) -> dict[str, Any]:
     """The daemon with ``chats`` closed-loop chats of ``per_chat`` messages each."""
     from bot.agent.llm.client import litellm_module
-    from bot.daemon import Daemon
+    from bot.app import build_daemon
 
     with tempfile.TemporaryDirectory() as tmp:
         channel = BenchChannel()
-        daemon = Daemon(settings(Path(tmp), url), channels=[channel])
+        daemon = build_daemon(settings(Path(tmp), url), [channel])
         await daemon.start()
         await litellm_module()
         seeded = await _seed(daemon, chats, stored) if stored else 0

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import cpu_s
-from bot.bus.durable import Bus
 from bot.config import Settings
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
+from channels.base import PutInbound, Sent
 
 API_KEY = "sk-bench-not-a-secret"
 MODEL = "openai/fake-model"
@@ -31,28 +31,26 @@ class BenchChannel:
     trusted = True
 
     def __init__(self) -> None:
-        self.bus: Bus | None = None
+        self.put_inbound: PutInbound | None = None
         self.sent: list[tuple[float, OutboundMessage]] = []
         self._waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
 
     @property
     def connected(self) -> bool:
-        return self.bus is not None
+        return self.put_inbound is not None
 
-    async def start(self, bus: Bus) -> None:
-        self.bus = bus
+    async def start(self, put_inbound: PutInbound) -> None:
+        self.put_inbound = put_inbound
 
     async def stop(self) -> None:
-        self.bus = None
+        self.put_inbound = None
 
-    async def typing(self, key: ChatKey) -> None:
-        return None
-
-    async def send(self, msg: OutboundMessage) -> None:
+    async def send(self, msg: OutboundMessage) -> Sent:
         self.sent.append((time.perf_counter(), msg))
         waiter = self._waiters.pop(msg.reply_to or "", None)
         if waiter is not None and not waiter.done():
             waiter.set_result(msg)
+        return Sent()
 
     def message(self, chat: str, text: str) -> InboundMessage:
         return InboundMessage(key=ChatKey(self.name, chat), user_id=f"u-{chat}", text=text)
@@ -63,8 +61,8 @@ class BenchChannel:
         return waiter
 
     async def put(self, msg: InboundMessage) -> None:
-        assert self.bus is not None, "channel not started"
-        await self.bus.put_inbound(msg)
+        assert self.put_inbound is not None, "channel not started"
+        await self.put_inbound(msg)
 
     async def ask(
         self, chat: str, text: str, timeout: float = 120

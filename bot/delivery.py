@@ -10,16 +10,43 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 
-from bot.bus.durable import Bus
+from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.store.outbox import OutboxStore
-from channels.base import Channel
+from channels.base import Channel, Sent, SupportsUpload
 
 log = logging.getLogger(__name__)
+
+
+async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
+    """Send the text, then upload each attachment where the channel can.
+
+    A file the channel cannot take (no upload capability, or the file is gone) is never
+    dropped silently: the text tells the user which files could not be sent.
+    """
+    uploads = [a for a in msg.attachments if isinstance(channel, SupportsUpload)]
+    unsent = [a.name or a.file_id for a in msg.attachments if a not in uploads]
+    if unsent:
+        note = "(Could not send here: " + ", ".join(unsent) + ")"
+        msg = replace(msg, text=f"{msg.text}\n\n{note}".strip(), attachments=tuple(uploads))
+    sent = await channel.send(msg)
+    for attachment in uploads:
+        assert isinstance(channel, SupportsUpload)
+        try:
+            data = await asyncio.to_thread(Path(attachment.file_id).read_bytes)
+        except OSError as exc:
+            text = f"(Could not send the file {attachment.name}: {exc.strerror})"
+            more = await channel.send(replace(msg, text=text, attachments=(), reply_to=None))
+        else:
+            more = await channel.upload(msg.key, attachment.name, data)
+        sent = Sent(sent.ids + more.ids)
+    return sent
 
 
 class Delivery:
@@ -65,7 +92,7 @@ class Delivery:
         try:
             if channel is None:
                 raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
-            await channel.send(msg)
+            await deliver(channel, msg)
         except DeliveryRejected as exc:
             self.failed += 1
             self._metrics.delivery_failed(msg.key.channel)

@@ -96,6 +96,17 @@ class OutboundMessage:
     def delivery_key(self) -> str:
         return self.idempotency_key or f"msg:{self.message_id}"
 
+    @classmethod
+    def reply(
+        cls,
+        to: InboundMessage,
+        text: str,
+        kind: OutboundKind = OutboundKind.REPLY,
+        extras: Mapping[str, Any] | None = None,
+    ) -> OutboundMessage:
+        """The answer to ``to``: same chat and thread, replying to its message id."""
+        return cls(key=to.key, text=text, kind=kind, reply_to=to.message_id, extras=extras or {})
+
 
 def to_json(msg: InboundMessage | OutboundMessage) -> str:
     """Serialize a bus message (for the inbox/outbox tables or a networked bus)."""

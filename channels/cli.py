@@ -14,8 +14,8 @@ import sys
 import threading
 from typing import TextIO
 
-from channels.base import PutInbound, Sent
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
+from channels.base import PutInbound, Sent
 
 log = logging.getLogger(__name__)
 

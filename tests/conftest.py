@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any  # noqa: E402
 import litellm  # noqa: E402, F401  (imported once here: ~4 s, so no single test pays it)
 import pytest_asyncio  # noqa: E402
 
+from bot.app import build_daemon  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.daemon import Daemon  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
@@ -49,7 +50,7 @@ async def daemon_factory(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[Dae
     ) -> tuple[Daemon, FakeChannel]:
         channel = channel or FakeChannel()
         settings = make_settings(data_dir or tmp_path / "data", fake_llm.url, **overrides)
-        daemon = Daemon(settings, channels=[channel])
+        daemon = build_daemon(settings, [channel])
         await daemon.start()
         started.append(daemon)
         return daemon, channel

@@ -55,10 +55,18 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self._builtin: set[str] = set()
-        self._definitions: list[dict[str, Any]] | None = None
+        # Tools only some workspaces may use (MCP servers, skills); absent = everywhere.
+        self._scope: dict[str, frozenset[str]] = {}
+        self._definitions: dict[frozenset[str], list[dict[str, Any]]] = {}
+        self._by_workspace: dict[str, list[dict[str, Any]]] = {}
 
-    def register(self, tool: Tool, *, builtin: bool) -> None:
-        """Add a tool; a duplicate or malformed name is a programming error (ValueError)."""
+    def register(
+        self, tool: Tool, *, builtin: bool, workspaces: frozenset[str] | None = None
+    ) -> None:
+        """Add a tool, for every workspace or only ``workspaces``.
+
+        A duplicate or malformed name is a programming error (ValueError).
+        """
         name = getattr(tool, "name", None)
         if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise ValueError(f"tool {type(tool).__qualname__} has an invalid name: {name!r}")
@@ -70,15 +78,24 @@ class ToolRegistry:
         self._tools[name] = tool
         if builtin:
             self._builtin.add(name)
-        self._definitions = None
+        if workspaces is not None:
+            self._scope[name] = workspaces
+        self._definitions.clear()
+        self._by_workspace.clear()
 
     def unregister(self, name: str) -> Tool | None:
         """Remove and return a tool (None when it was not registered)."""
         tool = self._tools.pop(name, None)
         self._builtin.discard(name)
+        self._scope.pop(name, None)
         if tool is not None:
-            self._definitions = None
+            self._definitions.clear()
+        self._by_workspace.clear()
         return tool
+
+    def visible(self, name: str, workspace: str) -> bool:
+        scope = self._scope.get(name)
+        return name in self._tools and (scope is None or workspace in scope)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -95,12 +112,22 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """Sorted by name with ``mcp_*`` last; cached so the prompt prefix stays byte-stable."""
-        if self._definitions is None:
-            order = sorted(self._tools, key=lambda n: (n.startswith("mcp_"), n))
-            self._definitions = [self._tools[n].definition() for n in order]
-        return self._definitions
+    def definitions(self, workspace: str = "default") -> list[dict[str, Any]]:
+        """The workspace's tools sorted by name with ``mcp_*`` last.
+
+        Cached per tool set (workspaces that see the same tools share one list), so the
+        prompt prefix stays byte-stable and nothing is rebuilt per turn.
+        """
+        cached = self._by_workspace.get(workspace)
+        if cached is not None:
+            return cached
+        names = frozenset(n for n in self._tools if self.visible(n, workspace))
+        cached = self._definitions.get(names)
+        if cached is None:
+            order = sorted(names, key=lambda n: (n.startswith("mcp_"), n))
+            cached = self._definitions[names] = [self._tools[n].definition() for n in order]
+        self._by_workspace[workspace] = cached
+        return cached
 
     def concurrency_safe(self, name: str | None) -> bool:
         tool = self._tools.get(name) if isinstance(name, str) else None
@@ -113,16 +140,18 @@ class ToolRegistry:
         tool = self._tools.get(name) if isinstance(name, str) else None
         return tool is not None and tool.offload_exempt
 
-    def prepare_call(self, name: Any, raw_arguments: Any) -> tuple[Tool, dict[str, Any]] | str:
+    def prepare_call(
+        self, name: Any, raw_arguments: Any, workspace: str = "default"
+    ) -> tuple[Tool, dict[str, Any]] | str:
         """Resolve, parse, cast and validate one call; a str return is the Error result."""
         if not isinstance(name, str) or not name.strip():
             return (
                 f"Error: the tool call has no valid name (got {name!r}); "
                 "call one of the available tools by its exact name."
             )
-        tool = self._tools.get(name)
+        tool = self._tools.get(name) if self.visible(name, workspace) else None
         if tool is None:
-            return f"Error: tool '{name}' not found.{self._suggest(name)}"
+            return f"Error: tool '{name}' not found.{self._suggest(name, workspace)}"
         params = self._coerce_params(tool, raw_arguments)
         if isinstance(params, str):
             return params
@@ -132,10 +161,11 @@ class ToolRegistry:
             return f"Error: invalid arguments for tool '{name}': " + "; ".join(problems)
         return tool, params
 
-    def _suggest(self, name: str) -> str:
+    def _suggest(self, name: str, workspace: str) -> str:
         """Hint at a near-identical name; the hint is shown, never executed."""
         wanted = _normalize(name)
-        matches = [n for n in self._tools if _normalize(n) == wanted] if wanted else []
+        known = [n for n in self._tools if self.visible(n, workspace)]
+        matches = [n for n in known if _normalize(n) == wanted] if wanted else []
         return f" Did you mean '{matches[0]}'?" if len(matches) == 1 else ""
 
     def _coerce_params(self, tool: Tool, raw: Any) -> dict[str, Any] | str:
@@ -172,29 +202,34 @@ class ToolRegistry:
         label = call.name if isinstance(call.name, str) else ""
         arguments: dict[str, Any] = {}
         try:
-            prepared = self.prepare_call(call.name, call.arguments)
+            prepared = self.prepare_call(call.name, call.arguments, ctx.workspace_name)
             if isinstance(prepared, str):
-                content = prepared
+                content, is_error = prepared, True
             else:
                 tool, arguments = prepared
-                content = await self._run(tool, arguments, ctx)
+                content, is_error = await self._run(tool, arguments, ctx)
         except Exception as exc:  # a registry or schema bug must not kill the turn
             logger.exception("preparing tool call %r failed", label)
-            content = f"Error: tool '{label}' failed: {type(exc).__name__}: {exc}"
-        is_error = content.startswith("Error")
+            content, is_error = f"Error: tool '{label}' failed: {type(exc).__name__}: {exc}", True
         if is_error:
             content = f"{content}\n\n{ERROR_HINT}"
         return ToolResult(
             call_id=call.id, name=label, content=content, is_error=is_error, arguments=arguments
         )
 
-    async def _run(self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> str:
+    async def _run(
+        self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
+    ) -> tuple[str, bool]:
+        """(text, is_error): a raised ToolError is the way to fail; the text keeps "Error"."""
         try:
             output = await tool.execute(ctx, **arguments)
         except ToolError as exc:
             message = str(exc).removeprefix("Error:").strip()
-            return f"Error: {message}" if message else f"Error: tool '{tool.name}' failed."
+            text = f"Error: {message}" if message else f"Error: tool '{tool.name}' failed."
+            return text, True
         except Exception as exc:
             logger.exception("tool %r failed", tool.name)
-            return f"Error: tool '{tool.name}' failed: {type(exc).__name__}: {exc}"
-        return _stringify(output)
+            return f"Error: tool '{tool.name}' failed: {type(exc).__name__}: {exc}", True
+        text = _stringify(output)
+        # Plugins written before ToolError report failure as "Error..." text; honour that.
+        return text, text.startswith("Error")

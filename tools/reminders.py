@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bot.agent.toolbox import ToolContext
+from bot.agent.toolbox import ReminderAccess, ToolContext
 from bot.errors import ToolError
-from bot.reminders.service import ReminderService, describe
+from bot.reminders.service import describe
 from bot.store.reminders import ReminderKind
 from tools.base import Tool
 
@@ -26,11 +26,10 @@ _CRON_HELP = (
 )
 
 
-def _service(ctx: ToolContext) -> ReminderService:
-    service = ctx.services.get("reminders")
-    if not isinstance(service, ReminderService):
+def _service(ctx: ToolContext) -> ReminderAccess:
+    if ctx.services.reminders is None:
         raise ToolError("reminders are not available in this daemon")
-    return service
+    return ctx.services.reminders
 
 
 class CreateReminderTool(Tool):

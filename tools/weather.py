@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
 
-from bot.agent.toolbox import ToolContext
+from bot.agent.toolbox import ToolContext, WeatherAccess
 from bot.config import Settings, WeatherSettings
 from bot.errors import ToolError
 from bot.handlers.commands import Command
@@ -44,6 +44,7 @@ __all__ = [
     "FORECAST_DAYS",
     "PAST_DAYS",
     "WMO_WORDS",
+    "OpenMeteoWeather",
     "Place",
     "WeatherTool",
     "describe_code",
@@ -158,11 +159,25 @@ class WeatherTool(Tool):
     async def execute(
         self, ctx: ToolContext, *args: Any, city: str, date: str | None = None, **kwargs: Any
     ) -> str:
-        settings = ctx.services.get("settings")
-        weather = settings.weather if isinstance(settings, Settings) else WeatherSettings()
-        http = ctx.services.get("http")
-        session = http if isinstance(http, aiohttp.ClientSession) else None
-        return await fetch_weather(session, weather, city, date, ctx.timezone)
+        if ctx.services.weather is None:
+            raise ToolError("the weather service is not available in this daemon")
+        return await ctx.services.weather.forecast(city, date, ctx.timezone)
+
+
+class OpenMeteoWeather:
+    """The weather service tools and ``/weather`` share (``WeatherAccess``).
+
+    ``http`` is read at call time: the daemon's shared session exists only once it runs
+    (None: a short-lived session per call).
+    """
+
+    def __init__(self, settings: WeatherSettings, http: HttpGetter | None = None) -> None:
+        self._settings = settings
+        self._http = http
+
+    async def forecast(self, city: str, date: str | None, tz: str) -> str:
+        session = self._http() if self._http is not None else None
+        return await fetch_weather(session, self._settings, city, date, tz)
 
 
 def parse_command_args(args: str) -> tuple[str, str | None]:
@@ -173,24 +188,16 @@ def parse_command_args(args: str) -> tuple[str, str | None]:
     return " ".join(words), None
 
 
-def weather_command(
-    settings: Settings,
-    http: HttpGetter | None = None,
-    timezone_for: TimezoneGetter | None = None,
-) -> Command:
-    """The ``/weather`` command; ``http`` and ``timezone_for`` are read at call time.
-
-    ``http`` returns the daemon's shared session (or None for a short-lived one);
-    ``timezone_for`` gives the sender's zone, else ``settings.timezone`` is used.
-    """
+def weather_command(weather: WeatherAccess, timezone_for: TimezoneGetter) -> Command:
+    """The ``/weather`` command; ``timezone_for`` gives the sender's zone."""
 
     async def run(msg: InboundMessage, args: str) -> str:
         city, day = parse_command_args(args)
         if not city:
             return f"Usage: {COMMAND_USAGE}, e.g. /weather Paris, France"
-        tz = await timezone_for(msg) if timezone_for is not None else settings.timezone
+        tz = await timezone_for(msg)
         try:
-            return await fetch_weather(http() if http else None, settings, city, day, tz)
+            return await weather.forecast(city, day, tz)
         except ToolError as exc:
             return f"Error: {str(exc).removeprefix('Error:').strip()}"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -28,7 +28,14 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import plan_window, summarize
 from bot.agent.llm.client import LLMResponse
-from bot.agent.toolbox import FINAL_RESULT, ToolBox, ToolCall, ToolContext, ToolResult
+from bot.agent.toolbox import (
+    FINAL_RESULT,
+    ToolBox,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    ToolServices,
+)
 from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
 from bot.store.sessions import SessionStore
@@ -72,7 +79,7 @@ class AgentRunner:
         timezone: str | TimezoneLookup = "UTC",
         max_steps: int = 8,
         history_limit: int = 200,
-        services: Mapping[str, Any] | None = None,
+        services: ToolServices | None = None,
         clock: Callable[[], datetime] = utcnow,
         context: ContextSettings | None = None,
         model_name: str | None = None,
@@ -84,7 +91,7 @@ class AgentRunner:
         self._timezone = timezone
         self._max_steps = max_steps
         self._history_limit = history_limit
-        self._services = dict(services or {})
+        self._services = services or ToolServices()
         self._clock = clock
         self._context = context or ContextSettings()
         self.governor = ContextGovernor(self._context, model_name)
@@ -150,10 +157,11 @@ class AgentRunner:
             user_id=msg.user_id,
             timezone=tz,
             workspace=self._workspaces.path(),
+            workspace_name=DEFAULT_WORKSPACE,
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
         )
-        definitions = self._tools.definitions()
+        definitions = self._tools.definitions(ctx.workspace_name)
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)
         nudged = False
         contract_failures = 0

@@ -1,8 +1,10 @@
 """The contract between the agent and the tool system.
 
-The agent runner only knows this protocol; ``tools.registry.ToolRegistry`` implements it
-and the wiring module hands one to the runner. That keeps ``bot`` free of imports from
-``tools`` (tools import ``bot``, never the reverse).
+The agent runner only knows :class:`ToolBox`; ``tools.registry.ToolRegistry``
+implements it and the composition root hands one to the runner. Tools see the world
+only through :class:`ToolContext`: the turn's chat, user, zone and workspace, and a
+:class:`ToolServices` of narrow, typed interfaces, never the Settings or a secret. That
+keeps ``bot`` free of imports from ``tools`` (tools import ``bot``, never the reverse).
 """
 
 from __future__ import annotations
@@ -10,12 +12,58 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.messages import ChatKey
 
+if TYPE_CHECKING:
+    from bot.store.reminders import Reminder, ReminderKind
+
 ERROR_HINT = "[Analyse the error above and try a different approach.]"
 FINAL_RESULT = "final_result"
+
+
+class ReminderAccess(Protocol):
+    """What the reminder tools may do (``bot.reminders.service.ReminderService`` fits)."""
+
+    async def create(
+        self,
+        key: ChatKey,
+        user_id: str,
+        content: str,
+        when: str,
+        *,
+        recurrence: str | None = None,
+        kind: ReminderKind = ...,
+        source: str | None = None,
+    ) -> Reminder: ...
+
+    async def list(self, channel: str, user_id: str) -> list[Reminder]: ...
+
+    async def cancel(self, channel: str, user_id: str, reminder_id: int) -> Reminder: ...
+
+    async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str: ...
+
+
+class WeatherAccess(Protocol):
+    async def forecast(self, city: str, date: str | None, tz: str) -> str:
+        """One summary line; raises ToolError with a user-readable reason."""
+        ...
+
+
+class FileAccess(Protocol):
+    async def download(self, channel: str, file_id: str) -> bytes:
+        """An inbound attachment's bytes from the channel it came from."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolServices:
+    """The named services tools may use; ``None`` where this daemon has none."""
+
+    reminders: ReminderAccess | None = None
+    weather: WeatherAccess | None = None
+    files: FileAccess | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +74,8 @@ class ToolContext:
     user_id: str
     timezone: str = "UTC"
     workspace: Path | None = None
-    data_dir: Path | None = None
-    services: Mapping[str, Any] = field(default_factory=dict)
+    workspace_name: str = "default"
+    services: ToolServices = field(default_factory=ToolServices)
     # The inbound message this turn answers, and a per-turn scratch pad: tools with side
     # effects derive idempotency keys from them, so a turn replayed after a crash does
     # not repeat what it already did.
@@ -62,8 +110,8 @@ class ToolResult:
 class ToolBox(Protocol):
     """What the runner needs from a tool registry."""
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI-style tool definitions, in a stable order."""
+    def definitions(self, workspace: str = "default") -> list[dict[str, Any]]:
+        """OpenAI-style definitions of the tools this workspace may use, in a stable order."""
         ...
 
     def concurrency_safe(self, name: str | None) -> bool:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from bot.bus.durable import Bus
+from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
 
@@ -73,14 +73,13 @@ class Dispatcher:
             error_id = new_id()[:8]
             log.exception("turn failed in %s (error id %s)", msg.key, error_id)
             await self._bus.put_outbound(
-                OutboundMessage(
-                    key=msg.key,
-                    text=(
+                OutboundMessage.reply(
+                    msg,
+                    (
                         "Sorry, something went wrong while handling that message "
                         f"(error id {error_id}). Please try again."
                     ),
-                    kind=OutboundKind.ERROR,
-                    reply_to=msg.message_id,
+                    OutboundKind.ERROR,
                 )
             )
         await self._bus.inbound_done(msg)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from bot.bus.durable import Bus
+from bot.bus.base import Bus
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
@@ -53,14 +53,13 @@ class AccessControl:
         if msg.sender not in self._told:
             self._told.add(msg.sender)
             await self._bus.put_outbound(
-                OutboundMessage(
-                    key=msg.key,
-                    text=(
+                OutboundMessage.reply(
+                    msg,
+                    (
                         "This bot only answers approved users. Ask its admin to add "
                         f"'{msg.user_id}' to channels.{msg.key.channel}.allow_from."
                     ),
-                    kind=OutboundKind.NOTICE,
-                    reply_to=msg.message_id,
+                    OutboundKind.NOTICE,
                 )
             )
         return False
@@ -77,14 +76,13 @@ class SizeGuard:
         if len(msg.text) <= self._max:
             return True
         await self._bus.put_outbound(
-            OutboundMessage(
-                key=msg.key,
-                text=(
+            OutboundMessage.reply(
+                msg,
+                (
                     f"That message is {len(msg.text):,} characters long; the limit is "
                     f"{self._max:,}. Please shorten it or split it into parts."
                 ),
-                kind=OutboundKind.NOTICE,
-                reply_to=msg.message_id,
+                OutboundKind.NOTICE,
             )
         )
         return False

@@ -16,16 +16,16 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from bot.agent.runner import AgentRunner
-from bot.bus.durable import DurableBus
+from bot.bus.base import Bus
 from bot.errors import ModelNotConfiguredError, ModelUnavailableError, ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
 from bot.ops.metrics import Metrics
-from channels.base import Channel
+from channels.base import Channel, SupportsTyping
 
 log = logging.getLogger(__name__)
 
-TYPING_REFRESH_S = 4.0  # Telegram shows "typing" for 5 s per call
+TYPING_REFRESH_S = 4.0  # platforms show "typing" for about 5 s per call
 
 
 class TurnHandler:
@@ -34,7 +34,7 @@ class TurnHandler:
     def __init__(
         self,
         *,
-        bus: DurableBus,
+        bus: Bus,
         commands: CommandRouter,
         runner: AgentRunner,
         channels: Mapping[str, Channel],
@@ -97,9 +97,12 @@ class TurnHandler:
     async def typing(self, msg: InboundMessage) -> AsyncIterator[None]:
         """Show and refresh the channel's typing indicator while a turn runs."""
         channel = self.channels.get(msg.key.channel)
+        if not isinstance(channel, SupportsTyping):
+            yield
+            return
 
         async def refresh() -> None:
-            assert channel is not None
+            assert isinstance(channel, SupportsTyping)
             while True:
                 try:
                     await channel.typing(msg.key)
@@ -107,14 +110,13 @@ class TurnHandler:
                     log.debug("typing indicator failed in %s: %s", msg.key, exc)
                 await asyncio.sleep(TYPING_REFRESH_S)
 
-        task = asyncio.create_task(refresh()) if channel is not None else None
+        task = asyncio.create_task(refresh())
         try:
             yield
         finally:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def reply(
         self,
@@ -124,8 +126,4 @@ class TurnHandler:
         extras: dict[str, Any] | None = None,
     ) -> None:
         """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it)."""
-        await self.bus.put_outbound(
-            OutboundMessage(
-                key=msg.key, text=text, kind=kind, reply_to=msg.message_id, extras=extras or {}
-            )
-        )
+        await self.bus.put_outbound(OutboundMessage.reply(msg, text, kind, extras))

@@ -1,16 +1,13 @@
-"""Binds the operations surface (metrics readings, ``/healthz``) to a daemon's parts.
+"""Binds the metrics readings to a daemon's parts.
 
-Kept out of ``bot.daemon`` so the wiring module stays about message flow: this module
-says which existing counters and states are exported, and reads them only when asked.
+This module says which existing counters and states are exported, and reads them
+only when ``/metrics`` is scraped (nothing on the hot path).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import signal
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.ops.metrics import PrometheusMetrics, Sample, as_sample, channel_states
@@ -50,11 +47,3 @@ def bind_metrics(
     metrics.read_gauges(workers)
     metrics.read_metrics(channel_states(lambda: {n: c.connected for n, c in channels.items()}))
     metrics.refresh_before_scrape(outbox_depth)
-
-
-def stop_on_signals(request_stop: Callable[[str], None]) -> None:
-    """SIGTERM and SIGINT ask for a graceful stop (where the loop supports handlers)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, request_stop, sig.name)

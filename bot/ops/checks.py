@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 import aiohttp
 
-
 HTTP_TIMEOUT_S = 10.0
 
 Status = Literal["ok", "failed", "skipped"]

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 

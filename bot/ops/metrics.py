@@ -177,8 +177,8 @@ class CountingToolBox:
         self._inner = inner
         self._metrics = metrics
 
-    def definitions(self) -> list[dict[str, Any]]:
-        return self._inner.definitions()
+    def definitions(self, workspace: str = "default") -> list[dict[str, Any]]:
+        return self._inner.definitions(workspace)
 
     def concurrency_safe(self, name: str | None) -> bool:
         return self._inner.concurrency_safe(name)

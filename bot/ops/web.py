@@ -1,4 +1,4 @@
-"""The operations endpoint: ``GET /healthz`` and ``GET /metrics`` on ``[web] host:port``.
+"""The one web app on ``[web] host:port``: ``/healthz``, ``/metrics`` and channels' webhooks.
 
 It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health answer
 proves the loop is responsive; it stays off the hot path because nothing in a turn
@@ -12,16 +12,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from bot.errors import ConfigError
+from channels.base import Route
 
 log = logging.getLogger(__name__)
 
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a webhook update is far smaller
 PROBE_TIMEOUT_S = 2.0  # a database that does not answer within this is reported failing
 
 
@@ -74,11 +76,13 @@ class WebServer:
         *,
         health: Callable[[], Awaitable[Health]],
         metrics: Callable[[], Awaitable[bytes]],
+        routes: Sequence[Route] = (),
     ) -> None:
         self.host = host
         self.port = port
         self._health = health
         self._metrics = metrics
+        self._routes = list(routes)
         self._runner: web.AppRunner | None = None
 
     @property
@@ -86,9 +90,11 @@ class WebServer:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics_view)
+        for route in self._routes:  # channels' webhooks share the one app and port
+            app.router.add_route(route.method, route.path, route.handler)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -96,8 +102,8 @@ class WebServer:
         except OSError as exc:
             await runner.cleanup()
             raise ConfigError(
-                f"key 'web.port': cannot listen on {self.host}:{self.port} for /healthz and"
-                f" /metrics ({exc.strerror or exc}); choose another port or set"
+                f"key 'web.port': cannot listen on {self.host}:{self.port} for /healthz,"
+                f" /metrics and webhooks ({exc.strerror or exc}); choose another port or set"
                 " web.enabled = false"
             ) from None
         self._runner = runner

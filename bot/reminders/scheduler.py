@@ -24,7 +24,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.bus.durable import Bus
+from bot.bus.base import Bus
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.timeparse import format_delay, format_local, next_occurrence
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus, ReminderStore
@@ -34,21 +34,18 @@ log = logging.getLogger(__name__)
 LATE_AFTER = timedelta(seconds=60)  # later than this is shown as "late by ..."
 RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) is retried
 
-# The running scheduler, for the module-level job functions (one per process).
-_ACTIVE: dict[str, ReminderScheduler] = {}
+
+async def fire_due_job(scheduler: ReminderScheduler, due_iso: str) -> None:
+    """APScheduler entry point: fire every reminder due at or before ``due_iso``.
+
+    The owning scheduler travels in the job's arguments (as python-telegram-bot's
+    JobQueue passes itself), so two daemons in one process never share a timer.
+    """
+    await scheduler.fire_due(datetime.fromisoformat(due_iso))
 
 
-async def fire_due_job(due_iso: str) -> None:
-    """APScheduler entry point: fire every reminder due at or before ``due_iso``."""
-    scheduler = _ACTIVE.get("current")
-    if scheduler is not None:
-        await scheduler.fire_due(datetime.fromisoformat(due_iso))
-
-
-async def refill_job() -> None:
-    scheduler = _ACTIVE.get("current")
-    if scheduler is not None:
-        await scheduler.refill()
+async def refill_job(scheduler: ReminderScheduler) -> None:
+    await scheduler.refill()
 
 
 class ReminderScheduler:
@@ -84,11 +81,11 @@ class ReminderScheduler:
 
     async def start(self) -> int:
         """Start the timer and plan the next horizon; returns the active reminders."""
-        _ACTIVE["current"] = self
         self._scheduler.start()
         self._scheduler.add_job(
             refill_job,
             IntervalTrigger(seconds=max(1.0, self._horizon.total_seconds() / 4), timezone=UTC),
+            args=[self],
             id="reminders:refill",
             replace_existing=True,
         )
@@ -98,8 +95,6 @@ class ReminderScheduler:
     def stop(self) -> None:
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
-        if _ACTIVE.get("current") is self:
-            del _ACTIVE["current"]
 
     async def refill(self) -> None:
         """Give APScheduler a job for every fire time up to now + horizon."""
@@ -117,9 +112,6 @@ class ReminderScheduler:
         if when <= self._planned_until:
             self._plan(when)
 
-    def unschedule(self, reminder_id: int) -> None:
-        """Nothing to do: a cancelled reminder is skipped when its time comes."""
-
     def _plan(self, when: datetime) -> None:
         # One job per second at most: a job fires everything due up to its time, so the
         # horizon never holds more than 3,600 jobs an hour however many reminders there are.
@@ -130,7 +122,7 @@ class ReminderScheduler:
             self._scheduler.add_job(
                 fire_due_job,
                 DateTrigger(run_date=when, timezone=UTC),
-                args=[when.isoformat()],
+                args=[self, when.isoformat()],
                 id=job_id,
             )
 

@@ -124,7 +124,6 @@ class ReminderService:
         if reminder.user_id != user_id:
             raise ToolError(f"reminder #{reminder_id} belongs to someone else; it was not touched")
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
-        self._scheduler.unschedule(reminder_id)
         return reminder
 
 

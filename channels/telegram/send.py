@@ -96,7 +96,9 @@ class TelegramSender:
         done = self._progress.setdefault(msg.delivery_key, [])
         try:
             for i in range(len(done), len(chunks)):
-                done.append(await self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None))
+                done.append(
+                    await self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None)
+                )
                 while len(self._progress) > 1000:
                     self._progress.popitem(last=False)
         except DeliveryRejected:

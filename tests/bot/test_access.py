@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from bot.bus.durable import InProcessBus
+from bot.bus.base import InProcessBus
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage
 

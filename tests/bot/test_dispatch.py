@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.bus.durable import InProcessBus
+from bot.bus.base import InProcessBus
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.messages import ChatKey, InboundMessage, OutboundKind
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from bot import doctor
 from bot.cli import app
+from bot.ops import doctor
 from tests.fakes import platform_auth, telegram_api
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.open_meteo import FakeOpenMeteo

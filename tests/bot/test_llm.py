@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.agent import llm as llm_module
+from bot.agent.llm import client as llm_module
 from bot.agent.llm.client import LLMClient, LLMResponse
 from bot.errors import ModelNotConfiguredError, ModelUnavailableError
 from tests.fakes.llm_server import FakeLLM

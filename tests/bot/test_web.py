@@ -11,10 +11,11 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot import web
+from bot.app import build_daemon
 from bot.daemon import Daemon
 from bot.errors import ConfigError
 from bot.messages import ChatKey, utcnow
+from bot.ops import web
 from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.conftest import DaemonFactory, make_settings
@@ -73,7 +74,7 @@ async def test_healthz_ok_then_names_each_failing_part(
     assert (status, body["database"]) == (503, "no answer within 0.1 s")
 
     monkeypatch.undo()
-    channel.bus = None  # the platform connection dropped
+    channel.put_inbound = None  # the platform connection dropped
     status, body = await _get(daemon, "/healthz")
     assert (status, body["failing"]) == (503, ["channel:test"])
     assert body["channel:test"] == "not connected"
@@ -181,7 +182,7 @@ async def test_port_in_use_fails_start_with_one_line(tmp_path: Any, fake_llm: Fa
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        daemon = Daemon(make_settings(tmp_path / "data", fake_llm.url, web={"port": port}))
+        daemon = build_daemon(make_settings(tmp_path / "data", fake_llm.url, web={"port": port}))
         with pytest.raises(ConfigError, match=r"web\.port.*cannot listen") as err:
             await daemon.start()
     assert "\n" not in str(err.value)

@@ -6,10 +6,10 @@ import tomllib
 
 import pytest
 
-from bot.app import build_daemon, platform_channels
+from bot.app import build_daemon, example_config, platform_channels
 from bot.config import load_settings
 from bot.errors import ConfigError
-from bot.workspaces.folders import template_text
+from bot.store.kv import KeyValueStore
 from channels.telegram.adapter import TelegramChannel, file_base_url
 
 
@@ -61,7 +61,7 @@ def test_bad_values_name_the_key(tmp_path, line, key):
 
 
 def test_example_config_documents_every_key():
-    example = tomllib.loads(template_text("bot.example.toml"))["channels"]["telegram"]
+    example = tomllib.loads(example_config())["channels"]["telegram"]
     assert set(example) == {
         "token",
         "base_url",
@@ -81,9 +81,10 @@ def test_platform_channels_builds_telegram_only_with_a_token(tmp_path, monkeypat
     settings = load_settings()
     channels = platform_channels(settings)
     assert [type(c) for c in channels] == [TelegramChannel]
-    daemon = build_daemon(settings, channels)
-    assert channels[0].state is not None  # the offset store is bound to the daemon's db
-    assert daemon.channels["telegram"] is channels[0]
+    daemon = build_daemon(settings)
+    channel = daemon.channels["telegram"]
+    assert isinstance(channel, TelegramChannel)
+    assert isinstance(channel.state, KeyValueStore)  # the offset lives in the daemon's db
 
 
 def test_file_url_follows_the_api_root():

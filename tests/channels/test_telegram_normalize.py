@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from telegram import Update
 
-from bot.bus.durable import InProcessBus
+from bot.bus.base import InProcessBus
 from bot.dispatcher.middlewares import AccessControl
 from bot.messages import Attachment
 from channels.telegram.normalize import BotIdentity, normalize

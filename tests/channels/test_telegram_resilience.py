@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import bot.store.outbox
-from bot.config import TelegramSettings
 from bot.messages import InboundMessage
 from bot.store.kv import KeyValueStore
 from channels.telegram.adapter import Backoff, TelegramChannel
+from channels.telegram.settings import TelegramSettings
 from tests.fakes import telegram_api
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -66,7 +66,7 @@ async def test_offset_is_committed_only_after_the_message_is_persisted(fake_tele
     bus = RecordingBus(events, fail=1)
     channel = _channel(fake_telegram, state)
     update = fake_telegram.message("hi", message_id=9)
-    await channel.start(bus)  # type: ignore[arg-type]
+    await channel.start(bus.put_inbound)
     try:
         await asyncio.wait_for(state.changed.wait(), 10)
     finally:
@@ -86,7 +86,7 @@ async def test_saved_offset_resumes_and_is_keyed_by_bot_id(fake_telegram):
     bus = RecordingBus(events)
     fake_telegram.message("for this bot", message_id=3)
     channel = _channel(fake_telegram, state)
-    await channel.start(bus)  # type: ignore[arg-type]
+    await channel.start(bus.put_inbound)
     try:
         await asyncio.wait_for(bus.got.wait(), 10)  # a new token starts clean
     finally:
@@ -96,7 +96,7 @@ async def test_saved_offset_resumes_and_is_keyed_by_bot_id(fake_telegram):
     # A restart resumes from the saved offset: nothing re-fetched.
     fake_telegram.calls.clear()
     channel = _channel(fake_telegram, state)
-    await channel.start(RecordingBus(events))  # type: ignore[arg-type]
+    await channel.start(RecordingBus(events).put_inbound)
     try:
         await fake_telegram.wait_for("getUpdates", 1)
     finally:

@@ -1,4 +1,4 @@
-"""Webhook mode: our own aiohttp receiver, the secret token checked, same normalize path."""
+"""Webhook mode: a route on the shared web app, the secret token checked, same normalize path."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ async def _webhook(telegram_daemon):
         webhook_secret=SECRET,
         webhook_port=0,
     )
-    return daemon, channel, f"http://127.0.0.1:{channel.webhook.port}/tg/hook"
+    # The route lives on the daemon's shared [web] app, next to /healthz and /metrics.
+    return daemon, channel, f"http://127.0.0.1:{daemon.web.port}/tg/hook"
 
 
 async def _post(url: str, update: dict, secret: str | None) -> int:

@@ -282,7 +282,7 @@ async def test_failed_sends_are_retried_from_the_outbox(daemon_factory, fake_llm
             if msg.kind is OutboundKind.REMINDER and self.failures:
                 self.failures -= 1
                 raise ConnectionError("platform down")
-            await super().send(msg)
+            return await super().send(msg)
 
     daemon, chat = await daemon_factory(channel=Flaky())
     await chat.ask("/remind in 1 second | retry me")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from bot.bus.durable import Bus
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundMessage
+from channels.base import PutInbound, Sent
 
 
 class FakeChannel:
@@ -17,27 +17,28 @@ class FakeChannel:
         self.name = name
         self.trusted = trusted
         self.sent: list[OutboundMessage] = []
-        self.bus: Bus | None = None
+        self.put_inbound: PutInbound | None = None
         self._changed = asyncio.Condition()
         self.fail_sends = 0
 
     @property
     def connected(self) -> bool:
-        return self.bus is not None
+        return self.put_inbound is not None
 
-    async def start(self, bus: Bus) -> None:
-        self.bus = bus
+    async def start(self, put_inbound: PutInbound) -> None:
+        self.put_inbound = put_inbound
 
     async def stop(self) -> None:
-        self.bus = None
+        self.put_inbound = None
 
     async def typing(self, key: ChatKey) -> None:
         return None
 
-    async def send(self, msg: OutboundMessage) -> None:
+    async def send(self, msg: OutboundMessage) -> Sent:
         async with self._changed:
             self.sent.append(msg)
             self._changed.notify_all()
+        return Sent((f"sent-{len(self.sent)}",))
 
     async def say(
         self,
@@ -50,7 +51,7 @@ class FakeChannel:
         kind: MessageKind = MessageKind.USER,
         user_name: str = "",
     ) -> InboundMessage:
-        assert self.bus is not None, "channel not started"
+        assert self.put_inbound is not None, "channel not started"
         extra = {"message_id": message_id} if message_id else {}
         msg = InboundMessage(
             key=ChatKey(self.name, chat, thread),
@@ -60,7 +61,7 @@ class FakeChannel:
             user_name=user_name,
             **extra,  # type: ignore[arg-type]
         )
-        await self.bus.put_inbound(msg)
+        await self.put_inbound(msg)
         return msg
 
     def replies_to(self, msg: InboundMessage) -> list[OutboundMessage]:

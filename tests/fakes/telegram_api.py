@@ -407,14 +407,21 @@ async def telegram_daemon(
         settings = make_settings(
             data_dir or tmp_path / "data", fake_llm.url, channels={"telegram": section}
         )
-        channel = TelegramChannel(
-            settings.channels.telegram,
-            state=state,
-            poll_timeout=poll_timeout,
-            backoff=Backoff(base=0.05, cap=0.4),
-            webhook_host="127.0.0.1",
-        )
-        daemon = build_daemon(settings, [channel])
+        made: list[TelegramChannel] = []
+
+        def channels(ctx: Any) -> list[TelegramChannel]:
+            made.append(
+                TelegramChannel(
+                    settings.channels.telegram,
+                    state=state if state is not None else ctx.state,
+                    poll_timeout=poll_timeout,
+                    backoff=Backoff(base=0.05, cap=0.4),
+                )
+            )
+            return made
+
+        daemon = build_daemon(settings, channels)
+        (channel,) = made
         await daemon.start()
         started.append(daemon)
         return daemon, channel

@@ -13,8 +13,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext
-from bot.config import Settings, WeatherSettings
+from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext, ToolServices
+from bot.config import WeatherSettings
 from bot.errors import ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
@@ -24,6 +24,7 @@ from tools.loader import build_registry
 from tools.weather import (
     DAILY_VARIABLES,
     WMO_WORDS,
+    OpenMeteoWeather,
     WeatherTool,
     describe_code,
     fetch_weather,
@@ -61,9 +62,7 @@ def paris(fake_weather: FakeOpenMeteo) -> FakeOpenMeteo:
 def make_ctx(
     weather: WeatherSettings, tz: str = "UTC", http: aiohttp.ClientSession | None = None
 ) -> ToolContext:
-    services: dict[str, Any] = {"settings": Settings(weather=weather)}
-    if http is not None:
-        services["http"] = http
+    services = ToolServices(weather=OpenMeteoWeather(weather, (lambda: http) if http else None))
     return ToolContext(chat_key=KEY, user_id="u1", timezone=tz, services=services)
 
 
@@ -361,8 +360,10 @@ def test_parse_command_args(args: str, parsed: tuple[str, str | None]) -> None:
 
 
 async def test_weather_command(paris: FakeOpenMeteo, http: aiohttp.ClientSession) -> None:
-    settings = Settings(weather=paris.settings(), timezone="Pacific/Kiritimati")
-    command = weather_command(settings, lambda: http)
+    async def kiritimati(msg: InboundMessage) -> str:
+        return "Pacific/Kiritimati"
+
+    command = weather_command(OpenMeteoWeather(paris.settings(), lambda: http), kiritimati)
     router = CommandRouter()
     router.register(command)
     assert "weather" in router.names()
@@ -383,7 +384,10 @@ async def test_weather_command(paris: FakeOpenMeteo, http: aiohttp.ClientSession
 
 
 async def test_weather_command_errors_and_usage(paris: FakeOpenMeteo) -> None:
-    command = weather_command(Settings(weather=paris.settings()))
+    async def utc(msg: InboundMessage) -> str:
+        return "UTC"
+
+    command = weather_command(OpenMeteoWeather(paris.settings()), utc)
     run = command.func
     assert (await run(message(""), "")).startswith("Usage: /weather <city> [YYYY-MM-DD]")
     assert await run(message(""), "Atlantis") == (
@@ -403,7 +407,7 @@ async def test_weather_command_uses_the_senders_zone(paris: FakeOpenMeteo) -> No
         asked.append(msg)
         return "Pacific/Pago_Pago"
 
-    command = weather_command(Settings(weather=paris.settings()), None, zone_of)
+    command = weather_command(OpenMeteoWeather(paris.settings()), zone_of)
     before = today("Pacific/Pago_Pago").isoformat()
     await command.func(message("/weather Paris"), "Paris")
     after = today("Pacific/Pago_Pago").isoformat()
