@@ -33,6 +33,15 @@ class FakeSlackAuth(_Server):
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/auth.test", self._auth_test)
+        app.router.add_post("/api/apps.connections.open", self._connections_open)
+
+    async def _connections_open(self, request: web.Request) -> web.Response:
+        """Any ``xapp-`` token opens a (never used) Socket Mode URL; doctor only asks."""
+        header = request.headers.get("Authorization", "")
+        self.calls.append(header)
+        if not header.startswith("Bearer xapp-"):
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        return web.json_response({"ok": True, "url": "wss://127.0.0.1:1/link"})
 
     async def _auth_test(self, request: web.Request) -> web.Response:
         header = request.headers.get("Authorization", "")

@@ -1,0 +1,135 @@
+"""Receiving: one slack-bolt AsyncApp fed by Socket Mode, the HTTP Events API, or both.
+
+``process_before_response=True`` makes Bolt run the listener *before* it acknowledges:
+the listener awaits the channel's handler (which journals the message through
+``put_inbound``), so Slack gets its ack (HTTP 200 / the envelope ack) only once the
+message is durable, and a failure answers 500 / no ack so Slack delivers it again.
+``put_inbound`` returns fast, so this stays far inside Slack's 3-second budget.
+
+Bolt checks the request signature and its timestamp (5 minutes) and answers
+``url_verification``; one catch-all listener takes every event type, so an event we
+do not use is still acknowledged instead of being retried by Slack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels.slack.normalize import BotIdentity
+
+log = logging.getLogger(__name__)
+
+BodyHandler = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class SlackReceiver:
+    """The Bolt app, its HTTP route handler and (when started) its Socket Mode handler."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        signing_secret: str,
+        bot_token: str,
+        on_body: BodyHandler,
+    ) -> None:
+        self._on_body = on_body
+        self.identity: BotIdentity | None = None  # set by the channel once auth.test answered
+        self.accepting = False
+        self.socket: AsyncSocketModeHandler | None = None
+        self._connecting: asyncio.Task[None] | None = None
+
+        async def authorize(**_: Any) -> AuthorizeResult:
+            # The identity is already known (auth.test at start): no second auth.test,
+            # and no event silently acked with an "install the app" answer if it failed.
+            me = self.identity
+            if me is None:
+                raise RuntimeError("slack channel not started")
+            return AuthorizeResult(
+                enterprise_id=None,
+                team_id=me.team_id,
+                bot_token=bot_token,
+                bot_id=me.bot_id,
+                bot_user_id=me.user_id,
+            )
+
+        self.app = AsyncApp(
+            client=client,
+            authorize=authorize,
+            signing_secret=signing_secret,
+            request_verification_enabled=bool(signing_secret),
+            process_before_response=True,
+            logger=logging.getLogger("channels.slack.bolt"),
+        )
+        self.app.event(re.compile(".*"))(self._listener)
+
+    async def _listener(self, body: dict[str, Any]) -> None:
+        await self._on_body(body)
+
+    async def handle_http(self, request: web.Request) -> web.Response:
+        """``POST <http_path>``: Bolt verifies, answers url_verification, dispatches."""
+        if not self.accepting:
+            return web.Response(status=503, text="not started")
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        if not timestamp.isdigit():  # Bolt would fail on int(); refuse like a bad signature
+            return web.Response(status=401, text="invalid request")
+        retry = request.headers.get("X-Slack-Retry-Num")
+        if retry:
+            reason = request.headers.get("X-Slack-Retry-Reason", "?")
+            log.info("slack redelivery %s (%s); the inbox drops a duplicate", retry, reason)
+        bolt_response = await self.app.async_dispatch(await to_bolt_request(request))
+        if bolt_response.status == 401:
+            log.warning("slack event from %s with a bad or stale signature refused", request.remote)
+        return await to_aiohttp_response(bolt_response)
+
+    async def start_socket(self, app_token: str, ping_interval: float) -> None:
+        """Open the one Socket Mode connection; the SDK closes the old socket before it
+        reconnects, so a reconnect never leaves two.
+
+        The first URL is asked for here, so a refused app token fails the start (raises
+        SlackApiError); connecting (and retrying while Slack is unreachable) runs in the
+        background.
+        """
+        self.socket = AsyncSocketModeHandler(
+            self.app,
+            app_token,
+            logger=logging.getLogger("channels.slack.socket"),
+            ping_interval=ping_interval,
+        )
+        client = self.socket.client
+        try:
+            client.wss_uri = await client.issue_new_wss_url()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log.warning("slack socket mode unreachable (%s); retrying in the background", exc)
+        self._connecting = asyncio.create_task(self.socket.connect_async(), name="slack-socket")  # type: ignore[no-untyped-call]
+
+    @property
+    def socket_up(self) -> bool:
+        if self.socket is None:
+            return False
+        client = self.socket.client
+        session = client.current_session
+        return not client.closed and session is not None and not session.closed
+
+    async def stop(self) -> None:
+        self.accepting = False
+        if self._connecting is not None:
+            self._connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connecting
+            self._connecting = None
+        if self.socket is not None:
+            await self.socket.close_async()  # type: ignore[no-untyped-call]
+            self.socket = None
