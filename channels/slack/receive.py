@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -26,6 +26,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.slack.normalize import BotIdentity
@@ -48,6 +49,7 @@ class SlackReceiver:
         self._on_body = on_body
         self.identity: BotIdentity | None = None  # set by the channel once auth.test answered
         self.accepting = False
+        self._verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
 
@@ -79,20 +81,31 @@ class SlackReceiver:
         await self._on_body(body)
 
     async def handle_http(self, request: web.Request) -> web.Response:
-        """``POST <http_path>``: Bolt verifies, answers url_verification, dispatches."""
+        """``POST <http_path>``: signature and age checked first (401, nothing read
+        further), then Bolt answers url_verification or dispatches the event."""
         if not self.accepting:
             return web.Response(status=503, text="not started")
-        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
-        if not timestamp.isdigit():  # Bolt would fail on int(); refuse like a bad signature
+        raw = await request.read()
+        if not self._signed(raw, request.headers):
+            log.warning("slack event from %s with a bad or stale signature refused", request.remote)
             return web.Response(status=401, text="invalid request")
         retry = request.headers.get("X-Slack-Retry-Num")
         if retry:
             reason = request.headers.get("X-Slack-Retry-Reason", "?")
             log.info("slack redelivery %s (%s); the inbox drops a duplicate", retry, reason)
-        bolt_response = await self.app.async_dispatch(await to_bolt_request(request))
-        if bolt_response.status == 401:
-            log.warning("slack event from %s with a bad or stale signature refused", request.remote)
-        return await to_aiohttp_response(bolt_response)
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:
+            return web.Response(status=400, text="invalid body")
+        return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
+
+    def _signed(self, raw: bytes, headers: Mapping[str, str]) -> bool:
+        if self._verifier is None:
+            return False
+        try:
+            return self._verifier.is_valid_request(raw, headers)
+        except ValueError:  # a timestamp that is not a number
+            return False
 
     async def start_socket(self, app_token: str, ping_interval: float) -> None:
         """Open the one Socket Mode connection; the SDK closes the old socket before it
