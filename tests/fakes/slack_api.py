@@ -30,7 +30,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -64,6 +64,7 @@ class Failure:
     error: str
     retry_after: float | None = None
     reset: bool = False  # accept the call, then drop the connection before answering
+    skip: int = 0  # calls let through before this failure applies
 
 
 def _truthy(value: Any) -> bool:
@@ -124,10 +125,11 @@ class FakeSlack(LoopbackServer):
         *,
         retry_after: float | None = None,
         times: int = 1,
+        skip: int = 0,
     ) -> None:
-        """The next ``times`` calls of ``method`` fail so (429 with Retry-After, ...)."""
+        """The next ``times`` calls of ``method`` (after ``skip`` good ones) fail so."""
         queue = self._failures.setdefault(method, deque())
-        queue.extend(Failure(status, error, retry_after) for _ in range(times))
+        queue.extend(Failure(status, error, retry_after, skip=skip) for _ in range(times))
 
     def reset_after_accept(self, method: str = "chat.postMessage", times: int = 1) -> None:
         """The next calls are carried out, then the connection is reset unanswered."""
@@ -245,8 +247,7 @@ class FakeSlack(LoopbackServer):
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         token = token or str(params.pop("token", ""))
-        failures = self._failures.get(method)
-        failure = failures.popleft() if failures else None
+        failure = self._next_failure(method)
         async with self._changed:
             self.calls.append(Call(method, params, token, ok=failure is None or failure.reset))
             self._changed.notify_all()
@@ -267,6 +268,15 @@ class FakeSlack(LoopbackServer):
             assert request.transport is not None
             request.transport.abort()
         return response
+
+    def _next_failure(self, method: str) -> Failure | None:
+        failures = self._failures.get(method)
+        if not failures:
+            return None
+        if failures[0].skip:
+            failures[0] = replace(failures[0], skip=failures[0].skip - 1)
+            return None
+        return failures.popleft()
 
     def _ok(self, **fields: Any) -> web.Response:
         return web.json_response({"ok": True, **fields})
