@@ -26,6 +26,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -126,6 +127,9 @@ class SlackReceiver:
             client.wss_uri = await client.issue_new_wss_url()
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.warning("slack socket mode unreachable (%s); retrying in the background", exc)
+        except SlackApiError:
+            await self.stop()  # a refused app token: nothing left running
+            raise
         self._connecting = asyncio.create_task(self.socket.connect_async(), name="slack-socket")  # type: ignore[no-untyped-call]
 
     @property
