@@ -121,12 +121,11 @@ class SlackSender:
 
     async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
         """Post one chunk once: a chunk whose earlier post was lost is looked up first."""
-        if part in self._uncertain:
-            found = await self.find(key, part, self._uncertain[part])
-            if found is None:
-                raise LostPost(f"Slack post {part} still unconfirmed; looking again later")
-            self._uncertain.pop(part, None)
-            return found
+        if part in self._uncertain:  # an earlier attempt lost its answer
+            found = await self.find(key, part, self._uncertain.pop(part))
+            if found is not None:
+                return found
+            log.info("Slack post %s had not arrived; posting it now", part)
         started = time.time()
         try:
             return await self._post(key, text, part)
@@ -182,9 +181,8 @@ class SlackSender:
                 resp = await self._client.conversations_replies(ts=key.thread_id, **common)
             else:
                 resp = await self._client.conversations_history(**common)
-        except SlackApiError as exc:
-            raise api_error(exc, "the lookup of a lost post") from exc
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            # Never DeliveryRejected: the post may have landed; the outbox asks again.
             raise ChannelError(f"Slack lookup of a lost post failed: {exc}") from exc
         for message in resp.get("messages") or ():
             if _carries(message, part):

@@ -98,6 +98,20 @@ async def test_a_lost_top_level_post_is_found_in_the_history(fake_slack: FakeSla
     assert len(sent.ids) == 1 and len(fake_slack.calls_to("conversations.history")) == 1
 
 
+async def test_a_lost_post_that_never_arrived_is_posted_on_the_retry(
+    fake_slack: FakeSlack, slack_channel
+):
+    channel = await _sender(slack_channel)
+    fake_slack.reset_after_accept("chat.postMessage", accept=False)
+    msg = OutboundMessage(DM, "eventually")
+    with pytest.raises(ChannelError, match="not found"):
+        await channel.send(msg)  # not seen yet: not posted blindly, the outbox retries
+    assert fake_slack.posts() == []
+    sent = await channel.send(msg)
+    assert [p["text"] for p in fake_slack.posts()] == ["eventually"] and len(sent.ids) == 1
+    assert len(fake_slack.calls_to("conversations.history")) == 2
+
+
 async def test_a_40000_character_answer_with_code(fake_slack: FakeSlack, slack_channel):
     channel = await _sender(slack_channel)
     code = "\n".join(f"    total += values[{i}]  # <{i}> & more" for i in range(700))

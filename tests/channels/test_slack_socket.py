@@ -170,6 +170,17 @@ async def test_socket_drop_reconnects_to_one_socket(fake_slack: FakeSlack, slack
     assert len(fake_slack.calls_to("apps.connections.open")) == 3
 
 
+async def test_a_cut_connection_is_replaced_by_one_socket(fake_slack: FakeSlack, slack_channel):
+    channel, inbox = await _started(fake_slack, slack_channel)
+    await fake_slack.drop_sockets(abrupt=True)
+    await wait_for(lambda: not channel.connected)
+    await fake_slack.wait_socket(opened=2)
+    await wait_for(lambda: channel.connected)
+    await fake_slack.wait_acked(await fake_slack.push(fake_slack.message("back?")))
+    await inbox.wait(1)
+    assert fake_slack.max_open_sockets == 1 and len(fake_slack.sockets) == 1
+
+
 async def test_connected_is_false_while_the_socket_is_down(fake_slack: FakeSlack, slack_channel):
     channel, _ = await _started(fake_slack, slack_channel)
     fake_slack.fail("apps.connections.open", 500, "internal_error", times=1000)

@@ -65,6 +65,7 @@ class Failure:
     retry_after: float | None = None
     reset: bool = False  # accept the call, then drop the connection before answering
     skip: int = 0  # calls let through before this failure applies
+    accept: bool = True  # with reset: carry the call out before the connection dies
 
 
 def _truthy(value: Any) -> bool:
@@ -88,6 +89,7 @@ class FakeSlack(LoopbackServer):
         self.sockets_opened = 0
         self.max_open_sockets = 0
         self.acks: list[dict[str, Any]] = []
+        self._transports: dict[web.WebSocketResponse, asyncio.BaseTransport] = {}
         self._undelivered: deque[str] = deque()
         self._failures: dict[str, deque[Failure]] = {}
         self._last_ts = 0.0
@@ -131,10 +133,13 @@ class FakeSlack(LoopbackServer):
         queue = self._failures.setdefault(method, deque())
         queue.extend(Failure(status, error, retry_after, skip=skip) for _ in range(times))
 
-    def reset_after_accept(self, method: str = "chat.postMessage", times: int = 1) -> None:
-        """The next calls are carried out, then the connection is reset unanswered."""
+    def reset_after_accept(
+        self, method: str = "chat.postMessage", times: int = 1, *, accept: bool = True
+    ) -> None:
+        """The next calls are carried out (unless not ``accept``), then the connection
+        is reset unanswered."""
         queue = self._failures.setdefault(method, deque())
-        queue.extend(Failure(0, "", reset=True) for _ in range(times))
+        queue.extend(Failure(0, "", reset=True, accept=accept) for _ in range(times))
 
     def next_ts(self) -> str:
         now = max(time.time(), self._last_ts + 0.000_01)
@@ -259,6 +264,10 @@ class FakeSlack(LoopbackServer):
             return web.json_response(
                 {"ok": False, "error": failure.error}, status=failure.status, headers=headers
             )
+        if failure is not None and not failure.accept:
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response()
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"}, status=404)
@@ -375,6 +384,8 @@ class FakeSlack(LoopbackServer):
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
+        if request.transport is not None:
+            self._transports[ws] = request.transport
         async with self._changed:
             self.sockets.append(ws)
             self.sockets_opened += 1
@@ -394,6 +405,7 @@ class FakeSlack(LoopbackServer):
             async with self._changed:
                 if ws in self.sockets:
                     self.sockets.remove(ws)
+                self._transports.pop(ws, None)
                 self._changed.notify_all()
         return ws
 
@@ -427,10 +439,15 @@ class FakeSlack(LoopbackServer):
         """Until ``opened`` connections were made in all and one is open now."""
         await self.wait_until(lambda: self.sockets_opened >= opened and self.sockets, timeout)
 
-    async def drop_sockets(self) -> None:
-        """The server closes every socket (a close frame, as on Slack's restarts)."""
+    async def drop_sockets(self, *, abrupt: bool = False) -> None:
+        """The server closes every socket: with a close frame (as on Slack's restarts)
+        or, ``abrupt``, by cutting the TCP connection (a network failure)."""
         for ws in list(self.sockets):
-            await ws.close()
+            transport = self._transports.get(ws)
+            if abrupt and transport is not None:
+                transport.abort()
+            else:
+                await ws.close()
         await self.wait_until(lambda: not self.sockets)
 
     async def ask_to_reconnect(self) -> None:
