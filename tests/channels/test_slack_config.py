@@ -30,13 +30,15 @@ def test_example_is_valid_and_http_port_is_still_accepted() -> None:
     section = tomllib.loads(EXAMPLE)["channels"]["slack"]
     settings = SlackSettings(**section)
     assert settings.group_policy == "mention" and not SPEC.enabled(settings)
-    assert SlackSettings(http_port=3000, group_policy="all").group_policy == "all"
+    assert SlackSettings.model_validate({"http_port": 3000, "group_policy": "all"}).group_policy
     with pytest.raises(ValidationError):
-        SlackSettings(group_policy="everyone")  # type: ignore[arg-type]
+        SlackSettings.model_validate({"group_policy": "everyone"})
 
 
 def test_factory_builds_the_adapter_with_its_capabilities(tmp_path: Path) -> None:
-    settings = SlackSettings(bot_token="xoxb-1", signing_secret="s", http_path="/s/ev")
+    settings = SlackSettings.model_validate(
+        {"bot_token": "xoxb-1", "signing_secret": "s", "http_path": "/s/ev"}
+    )
     channel = SPEC.factory(settings, ChannelContext(state=MemoryState(), data_dir=tmp_path))
     assert "channels.slack.adapter" in sys.modules
     assert channel.name == "slack" and not channel.connected
@@ -45,7 +47,7 @@ def test_factory_builds_the_adapter_with_its_capabilities(tmp_path: Path) -> Non
     assert isinstance(channel, ProvidesRoutes)
     assert [(r.method, r.path) for r in channel.routes()] == [("POST", "/s/ev")]
     socket_only = SPEC.factory(
-        SlackSettings(bot_token="xoxb-1", app_token="xapp-1"),
+        SlackSettings.model_validate({"bot_token": "xoxb-1", "app_token": "xapp-1"}),
         ChannelContext(state=MemoryState(), data_dir=tmp_path),
     )
     assert isinstance(socket_only, ProvidesRoutes) and socket_only.routes() == []
@@ -53,7 +55,9 @@ def test_factory_builds_the_adapter_with_its_capabilities(tmp_path: Path) -> Non
 
 
 async def _check(fake: FakeSlack, **values: str):
-    settings = SlackSettings(bot_token=fake.bot_token, api_url=fake.api_url, **values)
+    settings = SlackSettings.model_validate(
+        {"bot_token": fake.bot_token, "api_url": fake.api_url, **values}
+    )
     async with aiohttp.ClientSession() as http:
         return await check_slack(http, settings)
 
@@ -70,7 +74,9 @@ async def test_doctor_checks_the_app_token_in_socket_mode(fake_slack: FakeSlack)
 async def test_doctor_in_http_mode_and_with_a_bad_bot_token(fake_slack: FakeSlack) -> None:
     check = await _check(fake_slack, signing_secret="s")
     assert check.status == "ok" and not fake_slack.calls_to("apps.connections.open")
-    settings = SlackSettings(bot_token="xoxb-no", signing_secret="s", api_url=fake_slack.api_url)
+    settings = SlackSettings.model_validate(
+        {"bot_token": "xoxb-no", "signing_secret": "s", "api_url": fake_slack.api_url}
+    )
     async with aiohttp.ClientSession() as http:
         bad = await check_slack(http, settings)
     assert bad.status == "failed" and "invalid_auth" in bad.detail and "xoxb" in bad.fix
@@ -87,8 +93,9 @@ async def test_a_refused_token_fails_the_start(fake_slack: FakeSlack, tmp_path: 
         ("xoxb-wrong", fake_slack.app_token),
         (fake_slack.bot_token, "xapp-wrong"),
     ):
-        settings = SlackSettings(bot_token=bot_token, app_token=app_token,
-                                 api_url=fake_slack.api_url)  # fmt: skip
+        settings = SlackSettings.model_validate(
+            {"bot_token": bot_token, "app_token": app_token, "api_url": fake_slack.api_url}
+        )
         channel = SlackChannel(settings)
         with pytest.raises(ChannelError, match="refused"):
             await channel.start(put)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ slack_channel = slack_api.slack_channel
 DM = ChatKey("slack", "D0DM")
 
 
-async def _sender(slack_channel):
+async def _sender(slack_channel: slack_api.ChannelFactory) -> Any:
     channel, _ = await slack_channel(app_token="", signing_secret="s")
     return channel
 

@@ -89,7 +89,7 @@ class FakeSlack(LoopbackServer):
         self.sockets_opened = 0
         self.max_open_sockets = 0
         self.acks: list[dict[str, Any]] = []
-        self._transports: dict[web.WebSocketResponse, asyncio.BaseTransport] = {}
+        self._transports: dict[web.WebSocketResponse, asyncio.Transport] = {}
         self._undelivered: deque[str] = deque()
         self._failures: dict[str, deque[Failure]] = {}
         self._last_ts = 0.0
