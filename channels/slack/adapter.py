@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from bot.errors import ChannelError
+from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import PutInbound, Route, Sent, StateStore
 from channels.slack import normalize as norm
@@ -214,8 +214,10 @@ class SlackChannel:
         self._eyes.add(target)
         try:
             await self.sender.reaction(True, *target, WORKING_EMOJI)
+        except DeliveryRejected:
+            raise  # e.g. no reactions:write scope: not asked again for this message
         except ChannelError:
-            self._eyes.discard(target)
+            self._eyes.discard(target)  # transient: the next refresh tries again
             raise
 
     async def _clear_working(self, msg: OutboundMessage) -> None:

@@ -6,9 +6,10 @@ the listener awaits the channel's handler (which journals the message through
 message is durable, and a failure answers 500 / no ack so Slack delivers it again.
 ``put_inbound`` returns fast, so this stays far inside Slack's 3-second budget.
 
-Bolt checks the request signature and its timestamp (5 minutes) and answers
-``url_verification``; one catch-all listener takes every event type, so an event we
-do not use is still acknowledged instead of being retried by Slack.
+An HTTP request's signature and timestamp (at most 5 minutes off) are checked before
+its body is even parsed (401 otherwise); Bolt then answers ``url_verification`` and
+dispatches. One catch-all listener takes every event type, so an event we do not use is
+still acknowledged instead of being retried by Slack.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ class SlackReceiver:
         except SlackApiError:
             await self.stop()  # a refused app token: nothing left running
             raise
-        self._connecting = asyncio.create_task(self.socket.connect_async(), name="slack-socket")  # type: ignore[no-untyped-call]
+        connect = self.socket.connect_async()  # type: ignore[no-untyped-call]
+        self._connecting = asyncio.create_task(connect, name="slack-socket")
 
     @property
     def socket_up(self) -> bool:

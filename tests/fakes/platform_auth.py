@@ -1,6 +1,8 @@
-"""Tiny loopback fakes of the two identity endpoints ``bot doctor`` asks: Slack's
-``auth.test`` (POST, Bearer token, always HTTP 200 with ``ok``) and Discord's
-``users/@me`` (GET, ``Bot`` token, 401 when wrong). Just enough to check credentials::
+"""Tiny loopback fakes of the identity endpoints ``bot doctor`` asks: Slack's
+``auth.test`` (POST, Bearer token, always HTTP 200 with ``ok``) and
+``apps.connections.open`` (any ``xapp-`` token), and Discord's ``users/@me`` (GET,
+``Bot`` token, 401 when wrong). Just enough to check credentials (the full Slack fake
+is tests/fakes/slack_api.py)::
 
     async with FakeSlackAuth() as slack, FakeDiscordAuth() as discord:
         slack.api_url      # for channels.slack.api_url
