@@ -1,17 +1,22 @@
-"""Slack (slack-bolt): settings and the doctor check; the adapter is being built."""
+"""Slack through slack-bolt: Socket Mode and/or the HTTP Events API on the shared web app.
+
+Importing this package is cheap (settings and the doctor check); the adapter and the
+Slack SDKs are imported by the factory, only when the channel is configured.
+"""
 
 from __future__ import annotations
 
 from pydantic import SecretStr
 
-from bot.errors import ChannelError
 from channels.base import Channel, ChannelContext, ChannelSpec
 from channels.slack.doctor import check_slack
 from channels.slack.settings import EXAMPLE, SlackSettings
 
 
 def _create(settings: SlackSettings, ctx: ChannelContext) -> Channel:
-    raise ChannelError("channel slack is configured but not available in this build")
+    from channels.slack.adapter import SlackChannel
+
+    return SlackChannel(settings, state=ctx.state)
 
 
 def _secrets(settings: SlackSettings) -> list[SecretStr]:

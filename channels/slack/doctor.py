@@ -1,32 +1,57 @@
-"""``bot doctor`` for Slack: ``auth.test`` with the bot token against ``api_url``."""
+"""``bot doctor`` for Slack: ``auth.test`` with the bot token against ``api_url``, and
+``apps.connections.open`` with the app token when Socket Mode is configured (a bot token
+that works with an app token that does not would leave the socket down for good)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import aiohttp
 
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from channels.slack.settings import SlackSettings
 
+NAME = "slack"
+
+
+async def _call(
+    http: aiohttp.ClientSession, slack: SlackSettings, method: str, token: str
+) -> tuple[int, Any]:
+    url = slack.api_url.rstrip("/") + "/" + method
+    return await get_json(http, "POST", url, headers={"Authorization": f"Bearer {token}"})
+
+
+def _error(status: int, body: Any) -> str:
+    return str(body.get("error", "")) if isinstance(body, dict) else f"HTTP {status}"
+
 
 async def check_slack(http: aiohttp.ClientSession, slack: SlackSettings) -> Check:
-    name = "slack"
-    if not (slack.app_token.get_secret_value() or slack.signing_secret.get_secret_value()):
+    app_token = slack.app_token.get_secret_value()
+    if not (app_token or slack.signing_secret.get_secret_value()):
         return failed(
-            name,
+            NAME,
             "neither app_token (Socket Mode) nor signing_secret (HTTP events) is set",
             "set channels.slack.app_token (xapp-...) or channels.slack.signing_secret",
         )
-    url = slack.api_url.rstrip("/") + "/auth.test"
-    auth = {"Authorization": f"Bearer {slack.bot_token.get_secret_value()}"}
     try:
-        status, body = await get_json(http, "POST", url, headers=auth)
+        status, body = await _call(http, slack, "auth.test", slack.bot_token.get_secret_value())
+        if not (status == 200 and isinstance(body, dict) and body.get("ok")):
+            return failed(
+                NAME,
+                f"auth.test: HTTP {status} {_error(status, body)}".strip(),
+                "set channels.slack.bot_token to the app's Bot User OAuth Token (xoxb-...)",
+            )
+        detail = f"auth.test: {body.get('user', '?')} in {body.get('team', '?')}"
+        if not app_token:
+            return ok(NAME, detail + " (HTTP events)")
+        status, opened = await _call(http, slack, "apps.connections.open", app_token)
     except HttpProblem as exc:
-        return failed(name, f"{url}: {exc}", "check channels.slack.api_url")
-    if status == 200 and isinstance(body, dict) and body.get("ok"):
-        return ok(name, f"auth.test: {body.get('user', '?')} in {body.get('team', '?')}")
-    error = body.get("error", "") if isinstance(body, dict) else ""
+        return failed(NAME, f"{slack.api_url}: {exc}", "check channels.slack.api_url")
+    if status == 200 and isinstance(opened, dict) and opened.get("ok"):
+        return ok(NAME, detail + " (Socket Mode)")
     return failed(
-        name,
-        f"auth.test: HTTP {status} {error}".strip(),
-        "set channels.slack.bot_token to the app's Bot User OAuth Token (xoxb-...)",
+        NAME,
+        f"apps.connections.open: HTTP {status} {_error(status, opened)}".strip(),
+        "set channels.slack.app_token to an App-Level Token (xapp-...) "
+        "with connections:write, and enable Socket Mode",
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, SecretStr
 
 from bot.config.section import Section
@@ -11,19 +13,24 @@ class SlackSettings(Section):
     bot_token: SecretStr = SecretStr("")
     app_token: SecretStr = SecretStr("")
     signing_secret: SecretStr = SecretStr("")
+    # Deprecated and ignored: the Events API route lives on the shared [web] app now.
+    # Still accepted so existing configs keep loading.
     http_port: int = Field(default=3000, ge=0, le=65535)
     http_path: str = "/slack/events"
     api_url: str = "https://slack.com/api/"
     allow_from: list[str] = Field(default_factory=list)
+    group_policy: Literal["mention", "all"] = "mention"
 
 
 EXAMPLE = """\
 [channels.slack]
 bot_token = ""               # Bot User OAuth Token (xoxb-...); empty: channel off
-app_token = ""               # set: Socket Mode; else HTTP Events API with signing_secret
-signing_secret = ""          # HTTP Events API: verifies Slack's request signatures
-http_port = 3000             # HTTP Events API: local port Slack posts to
-http_path = "/slack/events"  # where the HTTP Events API posts
+app_token = ""               # App-Level Token (xapp-..., connections:write): Socket Mode
+signing_secret = ""          # set: HTTP Events API on the [web] app at http_path
+http_path = "/slack/events"  # HTTP Events API: the Request URL path on the [web] server
 api_url = "https://slack.com/api/" # Web API root (a Slack-compatible server for tests)
-allow_from = []              # user ids; ["*"] = everyone
+allow_from = []              # user ids (U...); ["*"] = everyone
+group_policy = "mention"     # channels: "mention" = only when @mentioned (and in threads
+                             # the bot joined); "all" = every message. DMs always answer.
+# http_port is deprecated and ignored: the route is served by the [web] app.
 """

@@ -1,6 +1,8 @@
-"""Tiny loopback fakes of the two identity endpoints ``bot doctor`` asks: Slack's
-``auth.test`` (POST, Bearer token, always HTTP 200 with ``ok``) and Discord's
-``users/@me`` (GET, ``Bot`` token, 401 when wrong). Just enough to check credentials::
+"""Tiny loopback fakes of the identity endpoints ``bot doctor`` asks: Slack's
+``auth.test`` (POST, Bearer token, always HTTP 200 with ``ok``) and
+``apps.connections.open`` (any ``xapp-`` token), and Discord's ``users/@me`` (GET,
+``Bot`` token, 401 when wrong). Just enough to check credentials (the full Slack fake
+is tests/fakes/slack_api.py)::
 
     async with FakeSlackAuth() as slack, FakeDiscordAuth() as discord:
         slack.api_url      # for channels.slack.api_url
@@ -33,6 +35,15 @@ class FakeSlackAuth(_Server):
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/auth.test", self._auth_test)
+        app.router.add_post("/api/apps.connections.open", self._connections_open)
+
+    async def _connections_open(self, request: web.Request) -> web.Response:
+        """Any ``xapp-`` token opens a (never used) Socket Mode URL; doctor only asks."""
+        header = request.headers.get("Authorization", "")
+        self.calls.append(header)
+        if not header.startswith("Bearer xapp-"):
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        return web.json_response({"ok": True, "url": "wss://127.0.0.1:1/link"})
 
     async def _auth_test(self, request: web.Request) -> web.Response:
         header = request.headers.get("Authorization", "")

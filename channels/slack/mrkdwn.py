@@ -1,0 +1,68 @@
+"""Markdown (what the model writes) -> Slack mrkdwn, in chunks Slack accepts.
+
+markdown-to-mrkdwn does the conversion: it is maintained and handles what the model
+actually writes (code blocks and spans left alone, links to ``<url|text>``, bold, lists,
+headings, tables). Splitting happens on the Markdown first (channels.format keeps code
+fences closed and reopened per chunk), then each chunk is converted and escaped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from markdown_to_mrkdwn import SlackMarkdownConverter  # type: ignore[import-untyped]
+
+from channels.format import split_message
+
+log = logging.getLogger(__name__)
+
+# Slack refuses text over 40,000 characters and folds anything over ~4,000 behind
+# "Show more"; 3,900 keeps every chunk readable and far from the hard limit.
+MAX_CHARS = 3900
+_MARKDOWN_BUDGET = 3500  # conversion may grow a chunk a little (<url|text>, bullets)
+
+# Control sequences Slack reads inside text: links, user/channel mentions, !here.
+_CONTROL = re.compile(r"<(?:https?://|mailto:|[@#!])[^<>\s][^<>]*>")
+_FENCE_LANG = re.compile(r"^(\s*```)[\w+#.-]+\s*$", re.M)
+
+_converter = SlackMarkdownConverter()
+
+
+def escape(text: str) -> str:
+    """Escape ``& < >`` as Slack requires, keeping control sequences and quote markers."""
+    out: list[str] = []
+    pos = 0
+    for found in _CONTROL.finditer(text):
+        out.append(_escape_plain(text[pos : found.start()]))
+        out.append(found.group())
+        pos = found.end()
+    out.append(_escape_plain(text[pos:]))
+    return "".join(out)
+
+
+def _escape_plain(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    # A ">" opening a line is a block quote in mrkdwn; anywhere else it is text.
+    return re.sub(r"(?<!^)(?<!\n)>", "&gt;", text)
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """One chunk of Markdown as mrkdwn; the escaped original when conversion fails."""
+    try:
+        converted = str(_converter.convert(markdown))
+    except Exception:  # a converter bug must not lose the reply
+        log.exception("markdown conversion failed; sending the text as written")
+        converted = markdown
+    converted = _FENCE_LANG.sub(r"\1", converted)  # Slack shows a language tag as code
+    return escape(converted)
+
+
+def render_chunks(markdown: str, limit: int = MAX_CHARS) -> list[str]:
+    """The mrkdwn messages for one answer, each at most ``limit`` characters."""
+    budget = min(_MARKDOWN_BUDGET, limit)
+    chunks: list[str] = []
+    for part in split_message(markdown, budget):
+        rendered = to_mrkdwn(part)
+        chunks.extend(split_message(rendered, limit) if len(rendered) > limit else [rendered])
+    return [c for c in chunks if c.strip()]

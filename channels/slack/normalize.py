@@ -1,0 +1,207 @@
+"""Slack event -> InboundMessage: the only place that reads Slack event payloads.
+
+Pure functions (no I/O), so every odd event shape is unit-testable. Anything the bot
+should not answer (its own and other bots' messages, edits, deletions, joins and every
+other subtype, unaddressed channel chatter) becomes ``None``; the caller still acks.
+
+The message id is ``"<channel>:<ts>"``: the same for a redelivered event, for the
+``message`` + ``app_mention`` twins Slack sends for one mention, and after a restart,
+so the daemon's inbox keeps exactly one of them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.messages import Attachment, ChatKey, InboundMessage
+
+CHANNEL = "slack"
+MESSAGE_EVENTS = frozenset({"message", "app_mention"})
+# Subtypes that are still a person writing to us; every other subtype is housekeeping.
+USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
+CONTEXT_LINE_MAX = 500
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who "we" are (from auth.test): to drop our own echoes and find our mentions."""
+
+    user_id: str
+    bot_id: str
+    team_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A message a person wrote where the bot can read it; not yet known to be for us."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None  # the thread it was written in; None at top level
+    user: str
+    text: str  # the bot's mention stripped, Slack's &amp; escapes undone
+    team: str
+    channel_type: str  # "im", "mpim", "channel", "group"
+    mentioned: bool
+    attachments: tuple[Attachment, ...] = ()
+
+    @property
+    def message_id(self) -> str:
+        return message_id(self.channel, self.ts)
+
+    @property
+    def direct(self) -> bool:
+        return self.channel_type == "im"
+
+    @property
+    def key(self) -> ChatKey:
+        """DMs answer where they were written; in channels a top-level mention opens a
+        thread under itself, so the conversation stays out of the channel."""
+        if self.thread_ts:
+            return ChatKey(CHANNEL, self.channel, self.thread_ts)
+        return ChatKey(CHANNEL, self.channel, None if self.direct else self.ts)
+
+
+def message_id(channel: str, ts: str) -> str:
+    return f"{channel}:{ts}"
+
+
+def parse_message_id(value: str | None) -> tuple[str, str] | None:
+    """``"C1:1700.1"`` -> ``("C1", "1700.1")``; None for ids not made here."""
+    if not value or ":" not in value:
+        return None
+    channel, _, ts = value.partition(":")
+    return (channel, ts) if channel and ts else None
+
+
+def _mention_re(me: BotIdentity) -> re.Pattern[str]:
+    return re.compile(rf"<@{re.escape(me.user_id)}(?:\|[^>]*)?>")
+
+
+def clean_text(text: str, me: BotIdentity) -> tuple[str, bool]:
+    """(text without our mention and Slack's escapes, whether we were mentioned)."""
+    mention = _mention_re(me)
+    mentioned = mention.search(text) is not None
+    stripped = mention.sub("", text)
+    stripped = re.sub(r"[ \t]{2,}", " ", stripped).strip()
+    return html.unescape(stripped), mentioned
+
+
+def _attachments(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
+    found = []
+    for f in event.get("files") or ():
+        if isinstance(f, dict) and f.get("id"):
+            size = f.get("size")
+            found.append(
+                Attachment(
+                    kind="file",
+                    file_id=str(f["id"]),
+                    name=str(f.get("name") or ""),
+                    mime_type=str(f.get("mimetype") or ""),
+                    size=size if isinstance(size, int) else None,
+                )
+            )
+    return tuple(found)
+
+
+def _from_person(event: Mapping[str, Any], me: BotIdentity) -> bool:
+    subtype = event.get("subtype")
+    if subtype is not None and subtype not in USER_SUBTYPES:
+        return False
+    if event.get("bot_id") or event.get("bot_profile"):
+        return False  # ours or another bot's: never a turn (no bot loops)
+    user = event.get("user")
+    return isinstance(user, str) and bool(user) and user != me.user_id
+
+
+def candidate(body: Mapping[str, Any], me: BotIdentity) -> Candidate | None:
+    """The person-written message in an ``event_callback`` body, else None."""
+    event = body.get("event")
+    if not isinstance(event, dict) or event.get("type") not in MESSAGE_EVENTS:
+        return None
+    if not _from_person(event, me):
+        return None
+    channel, ts = event.get("channel"), event.get("ts")
+    if not (isinstance(channel, str) and channel and isinstance(ts, str) and ts):
+        return None
+    text, mentioned = clean_text(str(event.get("text") or ""), me)
+    attachments = _attachments(event)
+    if not text and attachments:
+        text = f"[file: {attachments[0].name or attachments[0].file_id}]"
+    if not text and not mentioned:
+        return None
+    text = text or "(you were mentioned without a message)"
+    channel_type = event.get("channel_type") or ("im" if channel.startswith("D") else "channel")
+    thread_ts = event.get("thread_ts")
+    return Candidate(
+        channel=channel,
+        ts=ts,
+        thread_ts=thread_ts if isinstance(thread_ts, str) and thread_ts != ts else None,
+        user=str(event["user"]),
+        text=text,
+        team=str(event.get("team") or body.get("team_id") or me.team_id),
+        channel_type=str(channel_type),
+        mentioned=mentioned or event.get("type") == "app_mention",
+        attachments=attachments,
+    )
+
+
+def addressed(c: Candidate, group_policy: str, engaged_thread: bool) -> bool:
+    """DMs always; in channels a mention, a reply in a thread we joined, or policy "all"."""
+    return c.direct or c.mentioned or group_policy == "all" or engaged_thread
+
+
+def context_lines(replies: Sequence[Mapping[str, Any]], c: Candidate, me: BotIdentity) -> list[str]:
+    """Earlier messages of the thread as ``author: text`` lines (the new one excluded)."""
+    lines = []
+    for r in replies:
+        if r.get("ts") == c.ts or r.get("subtype") not in (None, *USER_SUBTYPES, "bot_message"):
+            continue
+        text = " ".join(clean_text(str(r.get("text") or ""), me)[0].split())
+        if not text:
+            continue
+        if r.get("user") == me.user_id or (me.bot_id and r.get("bot_id") == me.bot_id):
+            who = "you (the bot)"
+        else:
+            who = f"<@{r.get('user') or r.get('bot_id') or '?'}>"
+        if len(text) > CONTEXT_LINE_MAX:
+            text = text[:CONTEXT_LINE_MAX] + "…"
+        lines.append(f"{who}: {text}")
+    return lines
+
+
+def with_context(text: str, lines: Sequence[str]) -> str:
+    """Prepend the thread so far as a quote, so the model sees what it is asked about."""
+    if not lines:
+        return text
+    quoted = "\n".join(f"> {line}" for line in lines)
+    return f"Earlier in this Slack thread:\n{quoted}\n\n{text}"
+
+
+def to_inbound(c: Candidate, context: Sequence[str] = ()) -> InboundMessage:
+    extras: dict[str, Any] = {
+        "workspace_key": f"{CHANNEL}:{c.team}",
+        "team_id": c.team,
+        "channel_type": c.channel_type,
+        "ts": c.ts,
+    }
+    if context:
+        extras["thread_context"] = list(context)
+    try:
+        received = datetime.fromtimestamp(float(c.ts), UTC)
+    except ValueError:
+        received = datetime.now(UTC)
+    return InboundMessage(
+        key=c.key,
+        user_id=c.user,
+        text=with_context(c.text, context),
+        message_id=c.message_id,
+        attachments=c.attachments,
+        extras=extras,
+        received_at=received,
+    )

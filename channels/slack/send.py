@@ -1,0 +1,227 @@
+"""OutboundMessage -> chat.postMessage, each chunk exactly once.
+
+Every chunk carries its delivery key in the message ``metadata`` (event type
+``bot_delivery``, payload ``{"key": "<delivery key>#<chunk>"}``). When a post's answer
+is lost (the connection broke after the request went out), Slack may or may not have
+accepted it; the chunk is then looked up in the thread (conversations.replies) or the
+channel (conversations.history) before it is posted again, so the user sees it once.
+Rate limits are waited out when the wait is short, else raised as SlackRateLimited for
+the outbox to retry later. Errors are sorted for Delivery: a permanent refusal raises
+DeliveryRejected, anything else ChannelError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.errors import ChannelError, DeliveryRejected
+from bot.messages import ChatKey, OutboundMessage
+from channels.base import Sent
+from channels.slack.client import header
+from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
+
+log = logging.getLogger(__name__)
+
+DELIVERY_EVENT = "bot_delivery"
+LOOKBACK_S = 600.0  # how far back a lost post is searched for
+LOOKUP_LIMIT = 100
+# Errors after which sending the same message again cannot succeed.
+PERMANENT = frozenset(
+    {
+        "channel_not_found", "not_in_channel", "is_archived", "msg_too_long", "no_text",
+        "invalid_auth", "not_authed", "account_inactive", "token_revoked", "missing_scope",
+        "restricted_action", "cannot_reply_to_message", "invalid_blocks", "user_not_found",
+        "invalid_metadata_format", "invalid_metadata_schema", "team_access_not_granted",
+    }
+)  # fmt: skip
+
+
+class SlackRateLimited(ChannelError):
+    """Slack asked to wait longer than the sender waits in place; retry after that."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"Slack rate limit: retry in {retry_after_s:g} s")
+        self.retry_after_s = retry_after_s
+
+
+class LostPost(ChannelError):
+    """A post may have been accepted but its answer was lost and it is not found yet."""
+
+
+def retry_after_s(exc: SlackApiError) -> float | None:
+    """Seconds to wait when ``exc`` is a 429, else None."""
+    if exc.response is None or exc.response.status_code != 429:
+        return None
+    value = header(exc.response.headers, "Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else 1.0
+    except ValueError:
+        return 1.0
+
+
+def api_error(exc: SlackApiError, what: str) -> ChannelError:
+    error = str(exc.response.get("error", "")) if exc.response is not None else ""
+    if error in PERMANENT:
+        return DeliveryRejected(f"Slack refused {what}: {error}")
+    status = exc.response.status_code if exc.response is not None else "?"
+    return ChannelError(f"Slack {what} failed: HTTP {status} {error}".strip())
+
+
+def _attachment_note(msg: OutboundMessage) -> str:
+    if not msg.attachments:
+        return ""
+    names = ", ".join(a.name or a.file_id for a in msg.attachments)
+    return f"\n\n_(could not attach: {names})_"
+
+
+class SlackSender:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        max_wait_s: float = 30.0,
+        max_waits: int = 3,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self._max_wait = max_wait_s
+        self._max_waits = max_waits
+        self._sleep = sleep
+        # ts of the chunks already delivered per delivery key: an outbox retry resumes.
+        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+        # chunk keys whose post may have landed -> when it was sent (to search from).
+        self._uncertain: dict[str, float] = {}
+
+    async def send(self, msg: OutboundMessage) -> Sent:
+        chunks = render_chunks(msg.text + _attachment_note(msg))
+        if not chunks:
+            log.info("empty reply to %s not sent", msg.key)
+            return Sent()
+        done = self._progress.setdefault(msg.delivery_key, [])
+        try:
+            for i in range(len(done), len(chunks)):
+                done.append(await self._deliver(msg.key, chunks[i], f"{msg.delivery_key}#{i}"))
+                while len(self._progress) > 1000:
+                    self._progress.popitem(last=False)
+        except DeliveryRejected:
+            self._progress.pop(msg.delivery_key, None)
+            raise
+        self._progress.pop(msg.delivery_key, None)
+        return Sent(tuple(done))
+
+    async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
+        """Post one chunk once: a chunk whose earlier post was lost is looked up first."""
+        if part in self._uncertain:  # an earlier attempt lost its answer
+            found = await self.find(key, part, self._uncertain.pop(part))
+            if found is not None:
+                return found
+            log.info("Slack post %s had not arrived; posting it now", part)
+        started = time.time()
+        try:
+            return await self._post(key, text, part)
+        except (aiohttp.ClientConnectorError, aiohttp.InvalidURL) as exc:
+            raise ChannelError(f"Slack unreachable: {exc}") from exc  # never went out
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log.warning("Slack post %s: answer lost (%s); looking it up", part, exc)
+            self._uncertain[part] = started
+            while len(self._uncertain) > 1000:
+                self._uncertain.pop(next(iter(self._uncertain)))
+        found = await self.find(key, part, started)
+        if found is None:
+            raise LostPost(f"Slack post {part} lost and not found; looking again later")
+        self._uncertain.pop(part, None)
+        return found
+
+    async def _post(self, key: ChatKey, text: str, part: str) -> str:
+        for attempt in itertools.count(1):
+            try:
+                resp = await self._client.chat_postMessage(
+                    channel=key.chat_id,
+                    thread_ts=key.thread_id,
+                    text=text,
+                    mrkdwn=True,
+                    metadata={"event_type": DELIVERY_EVENT, "event_payload": {"key": part}},
+                )
+                return str(resp["ts"])
+            except SlackApiError as exc:
+                await self._wait_or_raise(exc, attempt, "the message")
+        raise AssertionError("unreachable")
+
+    async def _wait_or_raise(self, exc: SlackApiError, attempt: int, what: str) -> None:
+        """Sleep out a short 429 (nothing was posted: safe to repeat); raise the rest."""
+        wait = retry_after_s(exc)
+        if wait is None:
+            raise api_error(exc, what) from exc
+        if attempt > self._max_waits or wait > self._max_wait:
+            raise SlackRateLimited(wait) from exc
+        log.warning("Slack rate limit: waiting %.1f s (attempt %d)", wait, attempt)
+        await self._sleep(wait)
+
+    async def find(self, key: ChatKey, part: str, since: float) -> str | None:
+        """The ts of our message carrying ``part`` in its metadata, or None."""
+        oldest = f"{since - LOOKBACK_S:.6f}"
+        common: dict[str, Any] = {
+            "channel": key.chat_id,
+            "oldest": oldest,
+            "include_all_metadata": True,
+            "limit": LOOKUP_LIMIT,
+        }
+        try:
+            if key.thread_id:
+                resp = await self._client.conversations_replies(ts=key.thread_id, **common)
+            else:
+                resp = await self._client.conversations_history(**common)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            # Never DeliveryRejected: the post may have landed; the outbox asks again.
+            raise ChannelError(f"Slack lookup of a lost post failed: {exc}") from exc
+        for message in resp.get("messages") or ():
+            if _carries(message, part):
+                log.info("Slack post %s had arrived (ts %s); not posted again", part, message["ts"])
+                return str(message["ts"])
+        return None
+
+    async def edit(self, key: ChatKey, ts: str, text: str) -> None:
+        rendered = to_mrkdwn(text)
+        if len(rendered) > MAX_CHARS:
+            rendered = rendered[: MAX_CHARS - 1] + "…"
+        for attempt in itertools.count(1):
+            try:
+                await self._client.chat_update(channel=key.chat_id, ts=ts, text=rendered)
+                return
+            except SlackApiError as exc:
+                await self._wait_or_raise(exc, attempt, "the edit")
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise ChannelError(f"Slack edit failed: {exc}") from exc
+
+    async def reaction(self, add: bool, channel: str, ts: str, name: str) -> None:
+        """Add or remove a reaction; already there / already gone count as done."""
+        try:
+            if add:
+                await self._client.reactions_add(channel=channel, timestamp=ts, name=name)
+            else:
+                await self._client.reactions_remove(channel=channel, timestamp=ts, name=name)
+        except SlackApiError as exc:
+            error = exc.response.get("error") if exc.response is not None else None
+            if error in ("already_reacted", "no_reaction"):
+                return
+            raise api_error(exc, "the reaction") from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelError(f"Slack reaction failed: {exc}") from exc
+
+
+def _carries(message: Mapping[str, Any], part: str) -> bool:
+    metadata = message.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("event_type") != DELIVERY_EVENT:
+        return False
+    payload = metadata.get("event_payload")
+    return isinstance(payload, dict) and payload.get("key") == part and "ts" in message

@@ -1,0 +1,126 @@
+"""Slack events -> InboundMessage, pure (no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.messages import ChatKey
+from channels.slack import normalize as norm
+from channels.slack.mrkdwn import escape, render_chunks, to_mrkdwn
+
+ME = norm.BotIdentity(user_id="U0BOT", bot_id="B0BOT", team_id="T0TEAM")
+
+
+def body(**event: Any) -> dict[str, Any]:
+    event.setdefault("type", "message")
+    event.setdefault("user", "U0ALICE")
+    event.setdefault("ts", "1700000000.000100")
+    event.setdefault("channel", "D0DM")
+    return {"type": "event_callback", "team_id": "T0TEAM", "event": event}
+
+
+def test_dm_is_a_message_with_a_deterministic_id() -> None:
+    c = norm.candidate(body(text="hi &amp; bye &lt;3", channel_type="im"), ME)
+    assert c is not None and norm.addressed(c, "mention", False)
+    msg = norm.to_inbound(c)
+    assert msg.key == ChatKey("slack", "D0DM", None)
+    assert msg.message_id == "D0DM:1700000000.000100"
+    assert msg.text == "hi & bye <3"
+    assert msg.sender == "slack:U0ALICE"
+    assert msg.extras["workspace_key"] == "slack:T0TEAM"
+    assert msg.received_at.timestamp() == 1700000000.0001
+
+
+def test_mentions_open_a_thread_and_are_stripped() -> None:
+    app_mention = body(type="app_mention", channel="C1", text="<@U0BOT> deploy <@U0BOB> now")
+    message = body(channel="C1", channel_type="channel", text="<@U0BOT|bot> deploy <@U0BOB> now")
+    a, m = norm.candidate(app_mention, ME), norm.candidate(message, ME)
+    assert a is not None and m is not None
+    assert a.mentioned and m.mentioned
+    first, second = norm.to_inbound(a), norm.to_inbound(m)
+    assert first.key == second.key == ChatKey("slack", "C1", "1700000000.000100")
+    assert first.message_id == second.message_id and first.text == second.text
+    assert first.text == "deploy <@U0BOB> now"
+
+
+def test_channel_chatter_needs_a_mention_unless_policy_all() -> None:
+    c = norm.candidate(body(channel="C1", channel_type="channel", text="lunch?"), ME)
+    assert c is not None and not c.mentioned
+    assert not norm.addressed(c, "mention", False)
+    assert norm.addressed(c, "all", False)
+
+
+def test_thread_reply_keys_on_the_thread() -> None:
+    event = body(channel="C1", channel_type="channel", text="more", thread_ts="1699.000001")
+    c = norm.candidate(event, ME)
+    assert c is not None and c.key == ChatKey("slack", "C1", "1699.000001")
+    assert norm.addressed(c, "mention", engaged_thread=True)
+    assert not norm.addressed(c, "mention", engaged_thread=False)
+
+
+def test_what_is_never_a_turn() -> None:
+    for event in (
+        body(text="echo", user="U0BOT"),
+        body(text="echo", bot_id="B0BOT"),
+        body(text="beep", bot_id="B0OTHER", user="U0OTHER"),
+        body(text="x", subtype="bot_message", bot_id="B9"),
+        body(subtype="message_changed", message={"text": "<@U0BOT> edit"}, user=None),
+        body(subtype="message_deleted", deleted_ts="1.1", user=None),
+        body(subtype="channel_join", text="<@U0ALICE> has joined"),
+        body(subtype="channel_topic", text="set the topic"),
+        body(type="reaction_added", reaction="eyes"),
+        body(type="emoji_changed"),
+        body(text=""),
+        {"type": "event_callback", "event": "garbage"},
+        {"type": "event_callback"},
+    ):
+        assert norm.candidate(event, ME) is None, event
+
+
+def test_a_file_share_is_a_turn_with_its_attachment() -> None:
+    files = [{"id": "F1", "name": "log.txt", "mimetype": "text/plain", "size": 12}]
+    c = norm.candidate(body(subtype="file_share", text="", files=files), ME)
+    assert c is not None and c.text == "[file: log.txt]"
+    [attachment] = norm.to_inbound(c).attachments
+    assert (attachment.file_id, attachment.name, attachment.size) == ("F1", "log.txt", 12)
+
+
+def test_thread_context_lines() -> None:
+    c = norm.candidate(body(channel="C1", text="<@U0BOT> sum up", thread_ts="1.0", ts="5.0"), ME)
+    assert c is not None
+    replies = [
+        {"ts": "1.0", "user": "U0BOB", "text": "root &gt; all"},
+        {"ts": "2.0", "user": "U0BOT", "bot_id": "B0BOT", "text": "earlier answer"},
+        {"ts": "3.0", "subtype": "channel_join", "user": "U0X", "text": "joined"},
+        {"ts": "4.0", "user": "U0CAROL", "text": "x" * 600},
+        {"ts": "5.0", "user": "U0ALICE", "text": "<@U0BOT> sum up"},
+    ]
+    lines = norm.context_lines(replies, c, ME)
+    assert lines[:2] == ["<@U0BOB>: root > all", "you (the bot): earlier answer"]
+    assert lines[2].startswith("<@U0CAROL>: xxx") and lines[2].endswith("…") and len(lines) == 3
+    text = norm.with_context("sum up", lines)
+    assert text.startswith("Earlier in this Slack thread:\n> <@U0BOB>: root > all\n")
+    assert text.endswith("\n\nsum up")
+
+
+def test_parse_message_id() -> None:
+    assert norm.parse_message_id("C1:1700.1") == ("C1", "1700.1")
+    assert norm.parse_message_id("1700.1") is None
+    assert norm.parse_message_id(None) is None
+
+
+def test_mrkdwn_conversion_and_escaping() -> None:
+    md = "# Title\n\n**bold** & _it_ [link](https://x.y/?a=1&b=2) <b> a->b\n> quoted\n<@U1>"
+    out = to_mrkdwn(md)
+    assert out.startswith("*Title*\n\n*bold* &amp; _it_ <https://x.y/?a=1&b=2|link>")
+    assert "&lt;b&gt; a-&gt;b\n> quoted\n<@U1>" in out
+    assert escape("<!here> <#C1|general> 1 < 2") == "<!here> <#C1|general> 1 &lt; 2"
+    assert to_mrkdwn("```js\nif (a < b) {}\n```") == "```\nif (a &lt; b) {}\n```"
+
+
+def test_chunks_stay_under_the_limit_at_line_boundaries() -> None:
+    text = "\n".join(f"line {i} " + "word " * 20 for i in range(400))
+    chunks = render_chunks(text, limit=2000)
+    assert len(chunks) > 1 and all(len(c) <= 2000 for c in chunks)
+    assert all(c.split("\n")[0].startswith("line ") for c in chunks)
+    assert render_chunks("   ") == []
