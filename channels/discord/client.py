@@ -41,6 +41,8 @@ class GatewayClient(discord.Client):
         identify_delay_s: float = 5.0,
         guild_ready_timeout: float = 2.0,
     ) -> None:
+        # The bot does no voice: skip discord.py's warnings about missing voice libraries.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         super().__init__(
             intents=intents,
             allowed_mentions=NO_PINGS,
