@@ -83,6 +83,7 @@ class Failure:
     status: int
     retry_after: float | None = None
     via: bool = True  # Discord's own 429s carry Via; without it discord.py assumes Cloudflare
+    at: int = 0  # applies from the route's call number ``at`` on (0-based)
 
 
 def respond(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -251,12 +252,15 @@ class FakeDiscord(LoopbackServer):
         retry_after: float | None = None,
         via: bool = True,
         times: int = 1,
+        after: int = 0,
     ) -> None:
         """The next ``times`` requests to ``route`` (e.g. "POST /channels/{channel_id}/messages")
         are answered with ``status`` (a 429 carries ``retry_after`` and, unless ``via`` is
-        False, the ``Via`` header Discord's real rate limits have)."""
+        False, the ``Via`` header Discord's real rate limits have); ``after`` lets that
+        many requests succeed first."""
         queue = self._failures.setdefault(route, deque())
-        queue.extend(Failure(status, retry_after, via) for _ in range(times))
+        at = len(self.calls_to(route)) + after
+        queue.extend(Failure(status, retry_after, via, at) for _ in range(times))
 
     # -- scripting: the gateway --------------------------------------------------------
     def dispatch(self, event: str, data: dict[str, Any]) -> None:
@@ -398,7 +402,8 @@ class FakeDiscord(LoopbackServer):
                 return respond({"message": "401: Unauthorized", "code": 0}, 401)
             body, files = await _body(request)
             failures = self._failures.get(route, deque())
-            failure = failures.popleft() if failures else None
+            due = failures and failures[0].at <= len(self.calls_to(route))
+            failure = failures.popleft() if due else None
             async with self._changed:
                 self.calls.append(
                     Call(route, dict(request.match_info), body, dict(request.headers), files,
