@@ -20,7 +20,7 @@ import discord
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import PutInbound, Sent
-from channels.discord.client import INTENTS, GatewayClient
+from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
 from channels.discord.seams import point_gateway_at, point_rest_at
 from channels.discord.send import DiscordSender
@@ -49,18 +49,13 @@ class DiscordChannel:
         self,
         settings: DiscordSettings,
         *,
-        intents: discord.Intents = INTENTS,
         identify_delay_s: float = 5.0,
         guild_ready_timeout: float = 2.0,
     ) -> None:
         self.settings = settings
-        self.client = GatewayClient(
-            self,
-            intents=intents,
-            identify_delay_s=identify_delay_s,
-            guild_ready_timeout=guild_ready_timeout,
-        )
-        self.sender = DiscordSender(self.client)
+        self._identify_delay_s = identify_delay_s
+        self._guild_ready_timeout = guild_ready_timeout
+        self.client, self.sender = self._build(content=True)
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._gateway_up = False
@@ -68,6 +63,15 @@ class DiscordChannel:
         self._threads: set[int] = set()  # threads the bot posted into: they count as addressed
         self._noticed: set[int] = set()  # channels already told the bot cannot read them
         self._warned_content = False
+
+    def _build(self, *, content: bool) -> tuple[GatewayClient, DiscordSender]:
+        client = GatewayClient(
+            self,
+            intents=intents(content=content),
+            identify_delay_s=self._identify_delay_s,
+            guild_ready_timeout=self._guild_ready_timeout,
+        )
+        return client, DiscordSender(client)
 
     @property
     def connected(self) -> bool:
@@ -112,8 +116,10 @@ class DiscordChannel:
                     await self._login()
                 await self.client.connect(reconnect=True)
             except discord.PrivilegedIntentsRequired:
-                log.error("discord refused the Message Content intent: %s", HOW_TO_ENABLE_CONTENT)
-                return
+                if not self.client.intents.message_content:
+                    log.error("discord refused a privileged intent; the channel stays off")
+                    return
+                await self._without_content()
             except discord.LoginFailure as exc:
                 log.error("discord token refused (%s); set channels.discord.token", exc)
                 return
@@ -124,6 +130,18 @@ class DiscordChannel:
                 await asyncio.sleep(delay)
             finally:
                 self._gateway_up = False
+
+    async def _without_content(self) -> None:
+        """Gateway close 4014: the portal does not grant Message Content. Carry on without
+        it: DMs and mentions of the bot still carry their text, and where a message arrives
+        empty the channel is told once why the bot cannot answer."""
+        log.error(
+            "discord refused the Message Content intent; continuing without it (DMs and "
+            "mentions only). %s",
+            HOW_TO_ENABLE_CONTENT,
+        )
+        await self.client.close()
+        self.client, self.sender = self._build(content=False)
 
     async def on_gateway_message(self, message: discord.Message) -> None:
         async with self._order:

@@ -13,13 +13,17 @@ from typing import Protocol
 
 import discord
 
-# Guilds (channels, threads), guild and DM messages, and their text (privileged: the
-# "Message Content Intent" switch in the Developer Portal).
-INTENTS = discord.Intents.none()
-INTENTS.guilds = True
-INTENTS.guild_messages = True
-INTENTS.dm_messages = True
-INTENTS.message_content = True
+
+def intents(*, content: bool = True) -> discord.Intents:
+    """Guilds (channels, threads), guild and DM messages, and (``content``) their text: the
+    privileged "Message Content Intent" switch in the Developer Portal."""
+    wanted = discord.Intents.none()
+    wanted.guilds = True
+    wanted.guild_messages = True
+    wanted.dm_messages = True
+    wanted.message_content = content
+    return wanted
+
 
 # A model-written "@everyone", role or user mention must never ping anyone, and a reply
 # does not ping the person asked: the answer is in front of them already.
@@ -37,7 +41,7 @@ class GatewayClient(discord.Client):
         self,
         events: GatewayEvents,
         *,
-        intents: discord.Intents = INTENTS,
+        intents: discord.Intents,
         identify_delay_s: float = 5.0,
         guild_ready_timeout: float = 2.0,
     ) -> None:

@@ -498,6 +498,13 @@ def _failed(failure: Failure) -> web.Response:
     return respond(body, 429, headers)
 
 
+async def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Until ``predicate()`` holds (checked every 10 ms), for state without an event."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
 class Inbox:
     """The ``put_inbound`` a test starts the adapter with: collects turns, awaitable."""
 
@@ -533,7 +540,7 @@ async def discord_channel(fake_discord: FakeDiscord) -> AsyncIterator[DiscordFac
 
     started: list[DiscordChannel] = []
 
-    async def factory(**settings: Any) -> tuple[DiscordChannel, Inbox]:
+    async def factory(ready: bool = True, **settings: Any) -> tuple[DiscordChannel, Inbox]:
         settings.setdefault("token", fake_discord.token)
         settings.setdefault("api_base", fake_discord.api_base)
         channel = DiscordChannel(
@@ -542,7 +549,8 @@ async def discord_channel(fake_discord: FakeDiscord) -> AsyncIterator[DiscordFac
         inbox = Inbox()
         started.append(channel)
         await channel.start(inbox.put)
-        await asyncio.wait_for(channel.client.wait_until_ready(), 10)
+        if ready:  # READY and every GUILD_CREATE handled
+            await asyncio.wait_for(channel.client.wait_until_ready(), 10)
         return channel, inbox
 
     yield factory
