@@ -22,7 +22,7 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import PutInbound, Sent
 from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
-from channels.discord.seams import point_gateway_at, point_rest_at
+from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
 from channels.discord.send import DiscordSender
 from channels.discord.settings import DiscordSettings
 
@@ -59,10 +59,12 @@ class DiscordChannel:
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._gateway_up = False
+        self._state_changed = asyncio.Event()
         self._order = asyncio.Lock()  # discord.py runs each event as a task: keep arrival order
         self._threads: set[int] = set()  # threads the bot posted into: they count as addressed
         self._noticed: set[int] = set()  # channels already told the bot cannot read them
         self._warned_content = False
+        self._gateway_known = False  # DEFAULT_GATEWAY points where this bot's settings say
 
     def _build(self, *, content: bool) -> tuple[GatewayClient, DiscordSender]:
         client = GatewayClient(
@@ -82,6 +84,13 @@ class DiscordChannel:
         if up != self._gateway_up:
             log.info("discord gateway %s", "connected" if up else "disconnected")
         self._gateway_up = up
+        self._state_changed.set()  # wake every waiter, then arm a fresh event
+        self._state_changed = asyncio.Event()
+
+    async def wait_connected(self, up: bool = True) -> None:
+        """Until ``connected`` is ``up`` (health probes and tests; wrap in a timeout)."""
+        while self.connected != up:
+            await self._state_changed.wait()
 
     async def start(self, put_inbound: PutInbound) -> None:
         self._put_inbound = put_inbound
@@ -95,25 +104,28 @@ class DiscordChannel:
         self._task = asyncio.create_task(self._run(), name="discord-gateway")
 
     async def _login(self) -> None:
-        await self.client.login(self.settings.token.get_secret_value())
+        """``users/@me`` (a refused token raises LoginFailure), then which gateway to use."""
+        if self.client.user is None:
+            await self.client.login(self.settings.token.get_secret_value())
+            log.info("discord: logged in as %s", self.client.user)
+        if self._gateway_known:
+            return
         url = self.settings.gateway_url
         if not url:  # ask the REST root which gateway to use (a proxy or test may differ)
             try:
                 _, url, _ = await self.client.http.get_bot_gateway()
             except discord.GatewayNotFound:
                 log.warning("discord GET /gateway/bot failed; using discord.py's default")
-                return
+                url = str(DEFAULT_GATEWAY)
         point_gateway_at(url)
-        me = self.client.user
-        log.info("discord: logged in as %s (id %s)", me, me.id if me else "?")
+        self._gateway_known = True
 
     async def _run(self) -> None:
         """Log in if start could not, then let discord.py hold the gateway; retry on failure."""
         failures = 0
         while not self.client.is_closed():
             try:
-                if self.client.user is None:
-                    await self._login()
+                await self._login()
                 await self.client.connect(reconnect=True)
             except discord.PrivilegedIntentsRequired:
                 if not self.client.intents.message_content:
@@ -124,12 +136,12 @@ class DiscordChannel:
                 log.error("discord token refused (%s); set channels.discord.token", exc)
                 return
             except Exception as exc:  # network, 5xx, a close code discord.py gives up on
-                failures += 1
+                failures = 1 if self._gateway_up else failures + 1
                 delay = min(RETRY_S[1], RETRY_S[0] * 2.0 ** (failures - 1))
                 log.warning("discord gateway failed (%r); retry in %.1f s", exc, delay)
                 await asyncio.sleep(delay)
             finally:
-                self._gateway_up = False
+                self.on_gateway_state(False)
 
     async def _without_content(self) -> None:
         """Gateway close 4014: the portal does not grant Message Content. Carry on without
@@ -211,4 +223,4 @@ class DiscordChannel:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        self._gateway_up = False
+        self.on_gateway_state(False)

@@ -17,6 +17,8 @@ from discord.http import Route
 
 log = logging.getLogger(__name__)
 
+DEFAULT_GATEWAY = DiscordWebSocket.DEFAULT_GATEWAY  # Discord's own, as discord.py ships it
+
 
 def point_rest_at(api_base: str) -> None:
     """Every REST call (``Route.BASE + path``) goes to ``api_base``."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from channels.base import (
     ChannelContext,
@@ -40,11 +40,11 @@ def test_example_parses_to_the_defaults():
     assert settings == DiscordSettings()
     assert settings.group_policy == "mention"
     with pytest.raises(ValidationError):
-        DiscordSettings(group_policy="some")
+        DiscordSettings.model_validate({"group_policy": "some"})
 
 
 def test_spec_builds_the_adapter_with_its_capabilities(tmp_path: Path):
-    settings = DiscordSettings(token="t")
+    settings = DiscordSettings(token=SecretStr("t"))
     assert SPEC.enabled(settings) and not SPEC.enabled(DiscordSettings())
     assert [s.get_secret_value() for s in SPEC.secrets(settings)] == ["t"]
     channel = SPEC.factory(settings, ChannelContext(state=_NoState(), data_dir=tmp_path))
@@ -56,8 +56,8 @@ def test_spec_builds_the_adapter_with_its_capabilities(tmp_path: Path):
 
 
 async def test_doctor_against_the_fake(fake_discord):
-    good = DiscordSettings(token=fake_discord.token, api_base=fake_discord.api_base)
-    bad = DiscordSettings(token="wrong", api_base=fake_discord.api_base)
+    good = DiscordSettings(token=SecretStr(fake_discord.token), api_base=fake_discord.api_base)
+    bad = DiscordSettings(token=SecretStr("wrong"), api_base=fake_discord.api_base)
     async with aiohttp.ClientSession() as http:
         passed = await check_discord(http, good)
         refused = await check_discord(http, bad)

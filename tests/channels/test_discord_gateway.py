@@ -4,16 +4,19 @@ token, a refused Message Content intent, and the seams that point discord.py her
 
 from __future__ import annotations
 
+import asyncio
+
 import discord.gateway
 import discord.http
 import pytest
+from pydantic import SecretStr
 
 from bot.errors import ChannelError
 from channels.discord import seams
 from channels.discord.adapter import DiscordChannel
 from channels.discord.settings import DiscordSettings
 from tests.fakes import discord_api
-from tests.fakes.discord_api import FakeDiscord, eventually
+from tests.fakes.discord_api import FakeDiscord
 
 fake_discord = discord_api.fake_discord
 discord_channel = discord_api.discord_channel
@@ -70,7 +73,7 @@ async def test_invalid_session_identifies_afresh(discord_channel, fake_discord):
     [msg] = await inbox.wait(1)
     assert msg.text == "still there?"
     assert fake_discord.ops(RESUME) == []
-    await eventually(lambda: channel.connected)
+    await asyncio.wait_for(channel.wait_connected(), 10)
 
 
 async def test_failed_resume_identifies_afresh(discord_channel, fake_discord):
@@ -87,16 +90,16 @@ async def test_failed_resume_identifies_afresh(discord_channel, fake_discord):
 async def test_outage_flips_connected(discord_channel, fake_discord):
     channel, inbox = await discord_channel()
     await fake_discord.stop()
-    await eventually(lambda: not channel.connected)
+    await asyncio.wait_for(channel.wait_connected(False), 10)
     await fake_discord.start()  # same port: discord.py's reconnect loop finds it again
     await fake_discord.wait_session(timeout=20)
-    await eventually(lambda: channel.connected, timeout=20)
+    await asyncio.wait_for(channel.wait_connected(), 20)
     fake_discord.user_message("back")
     await inbox.wait(1)
 
 
 async def test_refused_token_fails_start(fake_discord):
-    settings = DiscordSettings(token="wrong", api_base=fake_discord.api_base)
+    settings = DiscordSettings(token=SecretStr("wrong"), api_base=fake_discord.api_base)
     channel = DiscordChannel(settings, identify_delay_s=0.01, guild_ready_timeout=0.05)
     with pytest.raises(ChannelError, match="token refused"):
         await channel.start(discord_api.Inbox().put)
@@ -110,7 +113,7 @@ async def test_refused_content_intent_falls_back_without_it(discord_channel, fak
     first, second = await fake_discord.wait_op(IDENTIFY, 2)
     assert first["d"]["intents"] & MESSAGE_CONTENT
     assert not second["d"]["intents"] & MESSAGE_CONTENT
-    await eventually(lambda: channel.connected)
+    await asyncio.wait_for(channel.wait_connected(), 10)
     assert any("MESSAGE CONTENT INTENT" in r.getMessage() for r in caplog.records)
     fake_discord.user_message("DMs still carry their text")
     assert (await inbox.wait(1))[0].text == "DMs still carry their text"

@@ -40,7 +40,7 @@ async def _only_sentinel(fake: FakeDiscord, inbox, before: int = 0) -> None:
 async def test_guild_mention_is_a_turn_and_chatter_is_not(discord_channel, fake_discord):
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
-    channel, inbox = await discord_channel()
+    _, inbox = await discord_channel()
     fake_discord.user_message("just chatting", guild_id=gid, channel_id=cid)
     await _only_sentinel(fake_discord, inbox)
     me = fake_discord.bot_user

@@ -24,7 +24,7 @@ discord_channel = discord_api.discord_channel
 
 POST = "POST /channels/{channel_id}/messages"
 DM = ChatKey("discord", "4242")
-NO_PINGS = {"parse": []}  # no everyone, no roles, no users, no replied_user
+NO_PINGS: dict[str, list[str]] = {"parse": []}  # no everyone, no roles, no users, no replied_user
 
 
 async def test_model_written_everyone_never_pings(discord_channel, fake_discord):
@@ -102,9 +102,8 @@ async def test_a_retry_resumes_after_the_chunks_already_posted(discord_channel, 
 
 async def test_typing_edit_reactions_upload(discord_channel, fake_discord):
     channel, _ = await discord_channel()
-    for capability in (SupportsTyping, SupportsEdit, SupportsReactions, SupportsUpload):
-        assert isinstance(channel, capability)
-    assert isinstance(channel, SupportsDownload)
+    capabilities = (SupportsTyping, SupportsEdit, SupportsReactions, SupportsUpload)
+    assert all(isinstance(channel, c) for c in (*capabilities, SupportsDownload))
     await channel.typing(DM)
     [typing] = fake_discord.calls_to("POST /channels/{channel_id}/typing")
     assert typing.params["channel_id"] == "4242"

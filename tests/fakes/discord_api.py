@@ -498,13 +498,6 @@ def _failed(failure: Failure) -> web.Response:
     return respond(body, 429, headers)
 
 
-async def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Until ``predicate()`` holds (checked every 10 ms), for state without an event."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-
 class Inbox:
     """The ``put_inbound`` a test starts the adapter with: collects turns, awaitable."""
 
