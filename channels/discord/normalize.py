@@ -103,7 +103,7 @@ def attachments(m: discord.Message) -> tuple[Attachment, ...]:
 
 def readable_text(m: discord.Message, me_id: int) -> str:
     """Content with ``<@id>`` mentions as ``@name`` and a leading mention of the bot dropped."""
-    text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content)
+    text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content) or m.content  # not if alone
     for user in m.mentions:
         text = re.sub(rf"<@!?{user.id}>", "@" + user.display_name, text)
     for role in m.role_mentions:

@@ -57,6 +57,10 @@ async def test_guild_mention_is_a_turn_and_chatter_is_not(discord_channel, fake_
     assert msg.extras["workspace_key"] == f"discord:{gid}"
     assert msg.extras["chat_type"] == "guild"
     assert msg.extras["chat_title"] == "general"
+    fake_discord.user_message(
+        f"<@{fake_discord.bot_id}>", guild_id=gid, channel_id=cid, mentions=(me,)
+    )
+    assert (await inbox.wait(3))[2].text == "@Testbot"  # a bare mention is not an empty turn
 
 
 async def test_everyone_here_and_role_mentions_do_not_address_the_bot(
