@@ -1,17 +1,22 @@
-"""Discord (discord.py): settings and the doctor check; the adapter is being built."""
+"""Discord through discord.py: a gateway client for DMs, server channels and threads.
+
+Importing this package is cheap (settings and the doctor check); the adapter and its
+SDK are imported by the factory, only when the channel is configured.
+"""
 
 from __future__ import annotations
 
 from pydantic import SecretStr
 
-from bot.errors import ChannelError
 from channels.base import Channel, ChannelContext, ChannelSpec
 from channels.discord.doctor import check_discord
 from channels.discord.settings import EXAMPLE, DiscordSettings
 
 
 def _create(settings: DiscordSettings, ctx: ChannelContext) -> Channel:
-    raise ChannelError("channel discord is configured but not available in this build")
+    from channels.discord.adapter import DiscordChannel
+
+    return DiscordChannel(settings)
 
 
 def _secrets(settings: DiscordSettings) -> list[SecretStr]:

@@ -1,6 +1,8 @@
-"""``[channels.discord]``: the bot token, REST and gateway roots, access."""
+"""``[channels.discord]``: the bot token, REST and gateway roots, access, group policy."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field, SecretStr
 
@@ -12,6 +14,7 @@ class DiscordSettings(Section):
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = ""
     allow_from: list[str] = Field(default_factory=list)
+    group_policy: Literal["mention", "all"] = "mention"
 
 
 EXAMPLE = """\
@@ -20,4 +23,6 @@ token = ""                   # bot token from the Developer Portal; empty: chann
 api_base = "https://discord.com/api/v10" # REST root
 gateway_url = ""             # empty: the one Discord returns
 allow_from = []              # user ids; ["*"] = everyone
+group_policy = "mention"     # servers: "mention" = only when mentioned, replied to or in a
+                             # thread the bot is part of; "all" = every message it can read
 """

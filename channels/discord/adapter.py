@@ -1,0 +1,226 @@
+"""The Discord channel: a discord.py gateway client that journals turns and posts answers.
+
+discord.py owns the connection: heartbeats, RESUME after a dropped socket (the gateway
+replays what was missed), a fresh IDENTIFY when the session is invalid, and REST rate
+limits. Discord has no acknowledgement to withhold, so a message is handed to
+``put_inbound`` as it arrives; its Discord id is the ``message_id``, so a replay after
+a resume is dropped by the daemon's inbox. Access (``allow_from``) is the daemon's
+middleware, by ``msg.sender``; this module only filters what is not a turn at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import aiohttp
+import discord
+
+from bot.errors import ChannelError
+from bot.messages import ChatKey, OutboundMessage
+from channels.base import PutInbound, Sent
+from channels.discord.client import GatewayClient, intents
+from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
+from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
+from channels.discord.send import DiscordSender
+from channels.discord.settings import DiscordSettings
+
+log = logging.getLogger(__name__)
+
+HOW_TO_ENABLE_CONTENT = (
+    "Developer Portal (https://discord.com/developers/applications) -> your application "
+    "-> Bot -> Privileged Gateway Intents -> enable MESSAGE CONTENT INTENT, then restart"
+)
+UNREADABLE_NOTICE = (
+    "I can't read messages here: this bot was not granted Discord's Message Content "
+    "intent. The bot's owner can enable it in the Discord Developer Portal (Bot -> "
+    "Privileged Gateway Intents -> Message Content Intent). Until then, mention me "
+    "directly or send me a DM."
+)
+RETRY_S = (1.0, 60.0)  # first and longest wait between failed (re)connects
+
+
+class DiscordChannel:
+    name = CHANNEL
+    trusted = False
+
+    def __init__(
+        self,
+        settings: DiscordSettings,
+        *,
+        identify_delay_s: float = 5.0,
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        self.settings = settings
+        self._identify_delay_s = identify_delay_s
+        self._guild_ready_timeout = guild_ready_timeout
+        self.client, self.sender = self._build(content=True)
+        self._put_inbound: PutInbound | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._gateway_up = False
+        self._state_changed = asyncio.Event()
+        self._order = asyncio.Lock()  # discord.py runs each event as a task: keep arrival order
+        self._threads: set[int] = set()  # threads the bot posted into: they count as addressed
+        self._noticed: set[int] = set()  # channels already told the bot cannot read them
+        self._warned_content = False
+        self._gateway_known = False  # DEFAULT_GATEWAY points where this bot's settings say
+
+    def _build(self, *, content: bool) -> tuple[GatewayClient, DiscordSender]:
+        client = GatewayClient(
+            self,
+            intents=intents(content=content),
+            identify_delay_s=self._identify_delay_s,
+            guild_ready_timeout=self._guild_ready_timeout,
+        )
+        return client, DiscordSender(client)
+
+    @property
+    def connected(self) -> bool:
+        """True between READY/RESUMED and the next disconnect."""
+        return self._gateway_up and not self.client.is_closed()
+
+    def on_gateway_state(self, up: bool) -> None:
+        if up != self._gateway_up:
+            log.info("discord gateway %s", "connected" if up else "disconnected")
+        self._gateway_up = up
+        self._state_changed.set()  # wake every waiter, then arm a fresh event
+        self._state_changed = asyncio.Event()
+
+    async def wait_connected(self, up: bool = True) -> None:
+        """Until ``connected`` is ``up`` (health probes and tests; wrap in a timeout)."""
+        while self.connected != up:
+            await self._state_changed.wait()
+
+    async def start(self, put_inbound: PutInbound) -> None:
+        self._put_inbound = put_inbound
+        point_rest_at(self.settings.api_base)
+        try:
+            await self._login()
+        except discord.LoginFailure as exc:
+            raise ChannelError(f"discord token refused: {exc}") from exc
+        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.warning("discord unreachable at start (%s); retrying in the background", exc)
+        self._task = asyncio.create_task(self._run(), name="discord-gateway")
+
+    async def _login(self) -> None:
+        """``users/@me`` (a refused token raises LoginFailure), then which gateway to use."""
+        if self.client.user is None:
+            await self.client.login(self.settings.token.get_secret_value())
+            log.info("discord: logged in as %s", self.client.user)
+        if self._gateway_known:
+            return
+        url = self.settings.gateway_url
+        if not url:  # ask the REST root which gateway to use (a proxy or test may differ)
+            try:
+                _, url, _ = await self.client.http.get_bot_gateway()
+            except discord.GatewayNotFound:
+                log.warning("discord GET /gateway/bot failed; using discord.py's default")
+                url = str(DEFAULT_GATEWAY)
+        point_gateway_at(url)
+        self._gateway_known = True
+
+    async def _run(self) -> None:
+        """Log in if start could not, then let discord.py hold the gateway; retry on failure."""
+        failures = 0
+        while not self.client.is_closed():
+            try:
+                await self._login()
+                await self.client.connect(reconnect=True)
+            except discord.PrivilegedIntentsRequired:
+                if not self.client.intents.message_content:
+                    log.error("discord refused a privileged intent; the channel stays off")
+                    return
+                await self._without_content()
+            except discord.LoginFailure as exc:
+                log.error("discord token refused (%s); set channels.discord.token", exc)
+                return
+            except Exception as exc:  # network, 5xx, a close code discord.py gives up on
+                failures = 1 if self._gateway_up else failures + 1
+                delay = min(RETRY_S[1], RETRY_S[0] * 2.0 ** (failures - 1))
+                log.warning("discord gateway failed (%r); retry in %.1f s", exc, delay)
+                await asyncio.sleep(delay)
+            finally:
+                self.on_gateway_state(False)
+
+    async def _without_content(self) -> None:
+        """Gateway close 4014: the portal does not grant Message Content. Carry on without
+        it: DMs and mentions of the bot still carry their text, and where a message arrives
+        empty the channel is told once why the bot cannot answer."""
+        log.error(
+            "discord refused the Message Content intent; continuing without it (DMs and "
+            "mentions only). %s",
+            HOW_TO_ENABLE_CONTENT,
+        )
+        await self.client.close()
+        self.client, self.sender = self._build(content=False)
+
+    async def on_gateway_message(self, message: discord.Message) -> None:
+        async with self._order:
+            try:
+                await self._accept(message)
+            except Exception:  # one unreadable message or a failed journal must not kill events
+                log.exception("discord message %s could not be handled", message.id)
+
+    async def _accept(self, m: discord.Message) -> None:
+        me = self.client.user
+        if me is None or self._put_inbound is None or ignored(m, me.id):
+            return
+        if not addressed(m, me.id, self.settings.group_policy, self._threads):
+            return
+        if unreadable(m):
+            await self._tell_unreadable(m)
+            return
+        await self._put_inbound(to_inbound(m, me.id))
+
+    async def _tell_unreadable(self, m: discord.Message) -> None:
+        """Log once how to grant the intent, and tell each channel once that we cannot read."""
+        if not self._warned_content:
+            self._warned_content = True
+            log.warning(
+                "discord message %s arrived without its text: the Message Content intent is "
+                "not granted. %s",
+                m.id,
+                HOW_TO_ENABLE_CONTENT,
+            )
+        if m.channel.id in self._noticed:
+            return
+        self._noticed.add(m.channel.id)
+        try:
+            await self.sender.notice(chat_key(m), UNREADABLE_NOTICE, reply_to=str(m.id))
+        except ChannelError as exc:
+            log.warning("discord: could not post the unreadable notice in %s: %s", m.channel, exc)
+
+    async def send(self, msg: OutboundMessage) -> Sent:
+        sent = await self.sender.send(msg)
+        if msg.key.thread_id and msg.key.thread_id.isdigit():
+            self._threads.add(int(msg.key.thread_id))  # the bot is now part of this thread
+        return sent
+
+    async def typing(self, key: ChatKey) -> None:
+        await self.sender.typing(key)
+
+    async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
+        await self.sender.edit(key, message_id, text)
+
+    async def react(self, key: ChatKey, message_id: str, emoji: str) -> None:
+        await self.sender.react(key, message_id, emoji)
+
+    async def unreact(self, key: ChatKey, message_id: str, emoji: str) -> None:
+        await self.sender.unreact(key, message_id, emoji)
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        return await self.sender.upload(key, name, data, caption)
+
+    async def download(self, file_id: str) -> bytes:
+        """An inbound attachment: ``Attachment.file_id`` is its URL."""
+        return await self.sender.download(file_id)
+
+    async def stop(self) -> None:
+        await self.client.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self.on_gateway_state(False)

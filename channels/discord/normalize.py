@@ -1,0 +1,160 @@
+"""discord.py Message -> InboundMessage: the only place that reads Discord message objects.
+
+Pure functions (no I/O) over a message the real library parsed. Conversation keys:
+a server text channel is ``ChatKey("discord", <channel id>)``; a thread is
+``ChatKey("discord", <parent channel id>, <thread id>)``, so conversations in a thread
+stay apart from their channel and the answer is posted into the thread (the thread id
+is the send target whenever it is set); a DM is ``ChatKey("discord", <DM channel id>)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+import discord
+
+from bot.messages import Attachment, ChatKey, InboundMessage
+
+CHANNEL = "discord"
+QUOTE_MAX = 300
+_CHAT_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
+
+
+def guild_id(m: discord.Message) -> int | None:
+    if m.guild is not None:
+        return m.guild.id
+    found = getattr(m.channel, "guild_id", None)
+    return found if isinstance(found, int) else None
+
+
+def chat_key(m: discord.Message) -> ChatKey:
+    channel = m.channel
+    if isinstance(channel, discord.Thread):
+        return ChatKey(CHANNEL, str(channel.parent_id), str(channel.id))
+    return ChatKey(CHANNEL, str(channel.id))
+
+
+def target_id(key: ChatKey) -> int:
+    """The channel id to post into: the thread when there is one."""
+    return int(key.thread_id or key.chat_id)
+
+
+def ignored(m: discord.Message, me_id: int) -> bool:
+    """Never a turn: our own posts, other bots, webhooks, system messages (joins, pins)."""
+    return (
+        m.author.id == me_id
+        or m.author.bot
+        or m.webhook_id is not None
+        or m.type not in _CHAT_TYPES
+    )
+
+
+def _replies_to_me(m: discord.Message, me_id: int) -> bool:
+    ref = m.reference
+    if ref is None:
+        return False
+    resolved = ref.resolved if ref.resolved is not None else ref.cached_message
+    return isinstance(resolved, discord.Message) and resolved.author.id == me_id
+
+
+def _thread_with_me(m: discord.Message, me_id: int, threads: Collection[int]) -> bool:
+    thread = m.channel
+    if not isinstance(thread, discord.Thread):
+        return False
+    return thread.me is not None or thread.owner_id == me_id or thread.id in threads
+
+
+def addressed(
+    m: discord.Message, me_id: int, group_policy: str, threads: Collection[int] = ()
+) -> bool:
+    """DMs always; in servers a user mention of the bot, a reply to it, or a thread it is
+    part of (``group_policy="all"``: everything). @everyone, @here and role mentions are
+    not a mention of the bot."""
+    if guild_id(m) is None or group_policy == "all":
+        return True
+    if any(user.id == me_id for user in m.mentions):
+        return True
+    return _replies_to_me(m, me_id) or _thread_with_me(m, me_id, threads)
+
+
+def unreadable(m: discord.Message) -> bool:
+    """What Discord sends without the Message Content intent: every content field empty."""
+    return not (m.content or m.attachments or m.embeds or m.stickers or m.poll is not None)
+
+
+def _kind(a: discord.Attachment) -> str:
+    mime = a.content_type or ""
+    if a.is_voice_message():
+        return "voice"
+    for prefix, kind in (("image/", "photo"), ("audio/", "audio"), ("video/", "video")):
+        if mime.startswith(prefix):
+            return kind
+    return "document"
+
+
+def attachments(m: discord.Message) -> tuple[Attachment, ...]:
+    """``file_id`` is the attachment URL: what ``download`` fetches."""
+    return tuple(
+        Attachment(_kind(a), a.url, a.filename, a.content_type or "", a.size) for a in m.attachments
+    )
+
+
+def readable_text(m: discord.Message, me_id: int) -> str:
+    """Content with ``<@id>`` mentions as ``@name`` and a leading mention of the bot dropped."""
+    text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content) or m.content  # not if alone
+    for user in m.mentions:
+        text = re.sub(rf"<@!?{user.id}>", "@" + user.display_name, text)
+    for role in m.role_mentions:
+        text = text.replace(f"<@&{role.id}>", "@" + role.name)
+    if not text and m.attachments:
+        first = m.attachments[0]
+        text = f"[{_kind(first)}: {first.filename}]"
+    elif not text and m.stickers:
+        text = f"[sticker {m.stickers[0].name}]"
+    return text.strip()
+
+
+def _reply_context(m: discord.Message, me_id: int) -> dict[str, Any] | None:
+    ref = m.reference
+    resolved = None if ref is None else (ref.resolved or ref.cached_message)
+    if not isinstance(resolved, discord.Message):
+        return None
+    who = "you (the bot)" if resolved.author.id == me_id else "@" + resolved.author.display_name
+    quoted = " ".join(readable_text(resolved, me_id).split()) or "[message]"
+    if len(quoted) > QUOTE_MAX:
+        quoted = quoted[:QUOTE_MAX] + "…"
+    return {"message_id": str(resolved.id), "author": who, "text": quoted}
+
+
+def to_inbound(m: discord.Message, me_id: int) -> InboundMessage:
+    """The turn for an addressed, readable message; ``message_id`` is Discord's own id, so
+    a redelivered event (a resumed gateway replays) is dropped by the daemon's inbox."""
+    key = chat_key(m)
+    gid = guild_id(m)
+    text = readable_text(m, me_id)
+    extras: dict[str, Any] = {
+        "workspace_key": f"{CHANNEL}:{gid}" if gid is not None else f"{CHANNEL}:dm",
+        "chat_type": "dm" if gid is None else ("thread" if key.thread_id else "guild"),
+        "full_name": m.author.display_name,
+    }
+    if gid is not None:
+        extras["guild_id"] = str(gid)
+    name = getattr(m.channel, "name", None)
+    if isinstance(name, str) and name:
+        extras["chat_title"] = name
+    context = _reply_context(m, me_id)
+    if context is not None:
+        extras["reply_to"] = context
+        text = f"> replying to {context['author']}: {context['text']}\n{text}"
+    return InboundMessage(
+        key=key,
+        user_id=str(m.author.id),
+        text=text,
+        message_id=str(m.id),
+        user_name="@" + m.author.name,
+        attachments=attachments(m),
+        extras=extras,
+        received_at=m.created_at,
+    )

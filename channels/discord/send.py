@@ -1,0 +1,146 @@
+"""OutboundMessage -> Discord posts: 2,000-character chunks, replies, no pings, errors sorted.
+
+Everything goes through ``PartialMessageable`` (a channel known only by id), so an
+answer needs no channel cache: after a restart the bot can still answer a DM or a
+thread it has not seen since. Rate limits are discord.py's: it waits out a 429 that
+says ``retry_after`` (up to the client's ``max_ratelimit_timeout``) and retries.
+Errors are sorted for Delivery: a refusal for good (no access, unknown channel, a
+400) raises DeliveryRejected, anything else (5xx, network, long rate limit)
+ChannelError, which the outbox retries.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import aiohttp
+import discord
+
+from bot.errors import ChannelError, DeliveryRejected
+from bot.messages import ChatKey, OutboundMessage
+from channels.base import Sent
+from channels.discord.client import NO_PINGS
+from channels.discord.normalize import target_id
+from channels.format import split_message
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 2000  # Discord's limit per message content
+T = TypeVar("T")
+
+
+async def call(request: Callable[[], Awaitable[T]]) -> T:
+    """One REST call with discord.py's errors mapped onto the daemon's."""
+    try:
+        return await request()
+    except (discord.Forbidden, discord.NotFound) as exc:
+        raise DeliveryRejected(f"Discord refused: HTTP {exc.status} {exc.text}") from exc
+    except discord.RateLimited as exc:
+        raise ChannelError(f"Discord rate limit: retry in {exc.retry_after:g} s") from exc
+    except discord.HTTPException as exc:
+        if 400 <= exc.status < 500 and exc.status != 429:
+            raise DeliveryRejected(f"Discord refused: HTTP {exc.status} {exc.text}") from exc
+        raise ChannelError(f"Discord API error: HTTP {exc.status} {exc.text}") from exc
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise ChannelError(f"Discord unreachable: {exc!r}") from exc
+
+
+def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference | None:
+    """A reply to ``reply_to`` when it is a Discord id; still posted if that message is gone."""
+    if not reply_to or not reply_to.isdigit():
+        return None
+    return discord.MessageReference(
+        message_id=int(reply_to), channel_id=channel_id, fail_if_not_exists=False
+    )
+
+
+class DiscordSender:
+    def __init__(self, client: discord.Client) -> None:
+        self._client = client
+        # Ids of the chunks already posted per delivery key: an outbox retry resumes there.
+        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+
+    def _channel(self, key: ChatKey) -> discord.PartialMessageable:
+        if self._client.user is None:
+            raise ChannelError("discord is not logged in yet")
+        return self._client.get_partial_messageable(target_id(key))
+
+    async def send(self, msg: OutboundMessage) -> Sent:
+        chunks = split_message(msg.text, MAX_CHARS)
+        if not chunks:
+            log.info("empty reply to %s not sent", msg.key)
+            return Sent()
+        channel = self._channel(msg.key)
+        ref = reference(msg.reply_to, channel.id)
+        done = self._progress.setdefault(msg.delivery_key, [])
+        while len(self._progress) > 1000:
+            self._progress.popitem(last=False)
+        try:
+            for i in range(len(done), len(chunks)):
+                done.append(await self._post(channel, chunks[i], ref if i == 0 else None))
+        except DeliveryRejected:
+            self._progress.pop(msg.delivery_key, None)
+            raise
+        self._progress.pop(msg.delivery_key, None)
+        return Sent(tuple(done))
+
+    async def _post(
+        self, channel: discord.PartialMessageable, text: str, ref: discord.MessageReference | None
+    ) -> str:
+        if ref is None:
+            sent = await call(lambda: channel.send(content=text, allowed_mentions=NO_PINGS))
+        else:
+            sent = await call(
+                lambda: channel.send(content=text, reference=ref, allowed_mentions=NO_PINGS)
+            )
+        return str(sent.id)
+
+    async def notice(self, key: ChatKey, text: str, reply_to: str | None = None) -> str:
+        """One short message outside any turn (e.g. "I cannot read messages here")."""
+        channel = self._channel(key)
+        return await self._post(channel, text, reference(reply_to, channel.id))
+
+    async def typing(self, key: ChatKey) -> None:
+        channel = self._channel(key)
+
+        async def show() -> None:
+            await channel.typing()  # one POST /typing (lasts ~10 s or until we post)
+
+        await call(show)
+
+    async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
+        chunks = split_message(text, MAX_CHARS) or ["…"]
+        if len(chunks) > 1:
+            log.info("edit of %s in %s cut to its first 2,000 characters", message_id, key)
+        partial = self._channel(key).get_partial_message(int(message_id))
+        await call(lambda: partial.edit(content=chunks[0], allowed_mentions=NO_PINGS))
+
+    async def react(self, key: ChatKey, message_id: str, emoji: str) -> None:
+        partial = self._channel(key).get_partial_message(int(message_id))
+        await call(lambda: partial.add_reaction(emoji))
+
+    async def unreact(self, key: ChatKey, message_id: str, emoji: str) -> None:
+        partial = self._channel(key).get_partial_message(int(message_id))
+        me = self._client.user
+        assert me is not None  # _channel checked it
+        await call(lambda: partial.remove_reaction(emoji, me))
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        channel = self._channel(key)
+        file = discord.File(io.BytesIO(data), filename=name)
+        content = split_message(caption, MAX_CHARS)[:1]
+        sent = await call(
+            lambda: channel.send(
+                content=content[0] if content else None, file=file, allowed_mentions=NO_PINGS
+            )
+        )
+        return Sent((str(sent.id),))
+
+    async def download(self, url: str) -> bytes:
+        if self._client.user is None:
+            raise ChannelError("discord is not logged in yet")
+        return await call(lambda: self._client.http.get_from_cdn(url))
