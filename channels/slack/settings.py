@@ -32,5 +32,5 @@ api_url = "https://slack.com/api/" # Web API root (a Slack-compatible server for
 allow_from = []              # user ids (U...); ["*"] = everyone
 group_policy = "mention"     # channels: "mention" = only when @mentioned (and in threads
                              # the bot joined); "all" = every message. DMs always answer.
-# http_port is deprecated and ignored: the route is served by the [web] app.
+http_port = 3000             # deprecated, ignored: the route is served by the [web] app
 """
