@@ -1,4 +1,4 @@
-"""The turn loop: model call -> tools -> ... -> final_result (seed 003 s2.2 and s5).
+"""The turn loop: model call -> tools -> ... -> final_result.
 
 Every message of a turn is persisted as soon as it exists, so a crash mid-turn leaves
 an honest history. The loop ends at a valid ``final_result``, at ``max_steps`` (with a

@@ -183,7 +183,7 @@ def _describe(error: Any) -> str:
         return f"unknown key '{loc}'"
     msg = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
-    # Never echo a secret's value (llm.api_key, *.token, slack.signing_secret, ...).
+    # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
     secret = any(word in loc for word in ("secret", "token", "key", "password"))
     shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
     env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()

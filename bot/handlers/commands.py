@@ -16,7 +16,7 @@ from bot.messages import InboundMessage
 
 log = logging.getLogger(__name__)
 
-# ASCII letter first, like Telegram and Slack command names: "/123", "/²" are not commands.
+# ASCII letter first, like the platforms' own command names: "/123", "/²" are not commands.
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # "/name[@bot]" then arguments after any whitespace (a newline too).
 _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)

@@ -102,7 +102,7 @@ async def run_checks(config: str | Path | None) -> list[Check]:
 
 
 def _redacted(check: Check, settings: Settings) -> Check:
-    """Tokens appear in URLs (Telegram) and errors; never in the report."""
+    """Tokens appear in URLs and errors; never in the report."""
     detail = check.detail
     for secret in secret_values(settings):
         detail = detail.replace(secret, "***")

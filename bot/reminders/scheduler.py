@@ -38,7 +38,7 @@ RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) i
 async def fire_due_job(scheduler: ReminderScheduler, due_iso: str) -> None:
     """APScheduler entry point: fire every reminder due at or before ``due_iso``.
 
-    The owning scheduler travels in the job's arguments (as python-telegram-bot's
+    The owning scheduler travels in the job's arguments (as PTB's
     JobQueue passes itself), so two daemons in one process never share a timer.
     """
     await scheduler.fire_due(datetime.fromisoformat(due_iso))

@@ -1,6 +1,6 @@
 """The context governor: the last repair-and-compress pass before every model call.
 
-It runs on a copy (seed 000, s3.2): the stored history is never changed, only what
+It runs on a copy: the stored history is never changed, only what
 this one request sends. The pipeline, in order:
 
 1-4. strip placeholder assistant messages, strip malformed tool calls, drop orphan tool

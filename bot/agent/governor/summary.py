@@ -1,10 +1,10 @@
-"""Older turns become an archived summary instead of silently falling off (seed 003, s3.2).
+"""Older turns become an archived summary instead of silently falling off.
 
 The recent ``history_turns`` turns are sent whole. Once more than ``history_turns +
-slack`` unsummarized turns pile up, everything but the recent ones is folded, with the
+headroom`` unsummarized turns pile up, everything but the recent ones is folded, with the
 previous summary, into a new summary by one model call through the runner's own model.
 The summary is stored with the id of the last message it covers and reused, unchanged,
-until the next batch falls out; the slack keeps that to one call every few turns.
+until the next batch falls out; the headroom keeps that to one call every few turns.
 """
 
 from __future__ import annotations
@@ -60,14 +60,14 @@ def turns_of(rows: Sequence[Row]) -> list[list[Row]]:
     return turns
 
 
-def slack_for(keep_turns: int) -> int:
+def headroom_for(keep_turns: int) -> int:
     return max(1, keep_turns // 2)
 
 
 def plan_window(rows: Sequence[Row], summarized_through: int, keep_turns: int) -> Window:
     """Split loaded history into recent turns and turns that fell out of the window."""
     turns = turns_of([r for r in rows if r[0] > summarized_through])
-    if len(turns) <= keep_turns + slack_for(keep_turns):
+    if len(turns) <= keep_turns + headroom_for(keep_turns):
         return Window([m for t in turns for _, m in t], [], 0)
     old, recent = turns[:-keep_turns], turns[-keep_turns:]
     return Window(

@@ -1,0 +1,88 @@
+"""The house rules that keep adding a platform or a tool a local change."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from channels.base import Channel
+from channels.registry import SPECS
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORMS = re.compile(r"telegram|slack|discord", re.IGNORECASE)
+# The two places allowed to name concrete platforms and tools.
+WIRING = {"bot/app.py"}
+
+
+def _python(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def test_bot_names_no_platform() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in _python("bot")
+        if str(path.relative_to(ROOT)) not in WIRING
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if PLATFORMS.search(line)
+    ]
+    assert not offenders, "bot/ names a platform outside the composition root:\n" + "\n".join(
+        offenders
+    )
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_who_may_import_whom() -> None:
+    def offenders(folder: str, forbidden: tuple[str, ...], allowed: set[str]) -> list[str]:
+        return [
+            f"{path.relative_to(ROOT)} imports {module}"
+            for path in _python(folder)
+            if str(path.relative_to(ROOT)) not in allowed
+            for module in _imports(path)
+            if module.startswith(forbidden)
+        ]
+
+    assert not offenders("channels", ("tools",), set())
+    assert not offenders("tools", ("channels",), set())
+    # bot/ reaches channels only through the contract and the registry, tools only via app.
+    concrete = ("channels.telegram", "channels.slack", "channels.discord", "channels.cli")
+    assert not offenders("bot", concrete, {"bot/app.py"})
+    assert not offenders("bot", ("tools",), {"bot/app.py"})
+
+
+def test_channel_adapters_never_see_the_bus_or_the_store() -> None:
+    bad = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _python("channels")
+        for module in _imports(path)
+        if module.startswith(("bot.bus", "bot.store", "bot.dispatcher", "aiosqlite"))
+    ]
+    assert not bad
+
+
+def test_every_platform_package_exports_a_complete_spec() -> None:
+    names = [spec.name for spec in SPECS]
+    assert names == sorted(set(names), key=names.index)  # unique
+    packages = {p.name for p in (ROOT / "channels").iterdir() if (p / "__init__.py").exists()}
+    assert set(names) == packages  # one registry line per package, no package left out
+    for spec in SPECS:
+        section = spec.settings()
+        assert spec.enabled(section) is False  # no token: off
+        assert spec.doctor is not None and spec.example.startswith(f"[channels.{spec.name}]")
+        assert all(s.get_secret_value() == "" for s in spec.secrets(section))
+
+
+def test_channel_contract_is_small() -> None:
+    members = {m for m in vars(Channel) if not m.startswith("_")}
+    assert members <= {"name", "trusted", "connected", "start", "send", "stop"}
