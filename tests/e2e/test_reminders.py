@@ -99,7 +99,7 @@ async def test_bad_tool_inputs_become_error_results(daemon_factory, fake_llm, na
 
 
 async def test_umbrella_walkthrough(daemon_factory, fake_llm, fake_weather):
-    """The umbrella walkthrough: get_weather -> create_reminder -> final_result; the reminder fires."""
+    """Umbrella walkthrough: get_weather -> create_reminder -> final_result; it fires."""
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
     fake_weather.add_place("Shanghai", "China", 31.22, 121.46, "Asia/Shanghai")
     fake_weather.set_forecast(tomorrow, weather_code=63, low=18, high=24, precipitation=90)
