@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.process import LLM_KEY, BotProcess, bot_env
+
+pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
 fake_telegram = telegram_api.fake_telegram
 

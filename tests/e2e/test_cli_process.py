@@ -7,7 +7,11 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.process import LLM_KEY, bot_env
+
+pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
 
 async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None):

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
@@ -17,6 +18,8 @@ from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.process import LLM_KEY, BotProcess, bot_env
 from tests.fakes.telegram_api import FakeTelegram
+
+pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
 fake_telegram = telegram_api.fake_telegram
 

@@ -16,6 +16,8 @@ import pytest
 from bot.messages import ChatKey
 from tests.fakes.process import bot_env
 
+pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
+
 
 class ChatProcess:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
