@@ -17,7 +17,7 @@ from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage,
 
 log = logging.getLogger(__name__)
 
-TurnHandler = Callable[[InboundMessage], Awaitable[None]]
+Handler = Callable[[InboundMessage], Awaitable[None]]
 # A filter returns True to let the message through; it may reply on its own.
 Filter = Callable[[InboundMessage], Awaitable[bool]]
 
@@ -26,7 +26,7 @@ class Dispatcher:
     def __init__(
         self,
         bus: Bus,
-        handler: TurnHandler,
+        handler: Handler,
         *,
         max_concurrent: int = 64,
         idle_s: float = 300.0,
