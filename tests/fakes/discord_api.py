@@ -109,7 +109,7 @@ class FakeDiscord(LoopbackServer):
         self.grant_content = True  # False: IDENTIFY with the content intent -> close 4014
         self.session_id: str | None = None
         self._seq = 0
-        self._backlog: list[dict[str, Any]] = []  # dispatches of this session, for RESUME
+        self._backlog: list[dict[str, Any]] = []  # dispatches of the gateway session, for RESUME
         self._live: web.WebSocketResponse | None = None
         self._sockets: set[web.WebSocketResponse] = set()
         self._failures: dict[str, deque[Failure]] = {}
@@ -264,7 +264,7 @@ class FakeDiscord(LoopbackServer):
 
     # -- scripting: the gateway --------------------------------------------------------
     def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send a dispatch (op 0) in this session; kept for a RESUME if no client is live."""
+        """Send a dispatch (op 0) in the gateway session; kept for a RESUME if no client is live."""
         self._seq += 1
         frame = {"op": 0, "t": event, "s": self._seq, "d": data}
         self._backlog.append(frame)
