@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from bot.errors import DeliveryRejected
+from channels.base import Sent
 
 Measure = Callable[[str], int]
 
@@ -239,3 +243,32 @@ def split_message(text: str, limit: int, *, measure: Measure = len) -> list[str]
     if measure(text) <= limit:
         return [text]
     return _Splitter(limit, measure).run(text.split("\n"))
+
+
+class PartsProgress:
+    """The ids of the parts of each delivery already posted, so an outbox retry resumes.
+
+    A long answer is posted as several messages; when one part fails, the outbox retries
+    the whole delivery, and this skips the parts that already reached the chat instead
+    of posting them twice. A permanent refusal forgets the delivery; the oldest entries
+    are dropped past ``limit``.
+    """
+
+    def __init__(self, limit: int = 1000) -> None:
+        self._limit = limit
+        self._done: OrderedDict[str, list[str]] = OrderedDict()
+
+    async def post(
+        self, delivery_key: str, count: int, post_part: Callable[[int], Awaitable[str]]
+    ) -> Sent:
+        done = self._done.setdefault(delivery_key, [])
+        while len(self._done) > self._limit:
+            self._done.popitem(last=False)
+        try:
+            for i in range(len(done), count):
+                done.append(await post_part(i))
+        except DeliveryRejected:
+            self._done.pop(delivery_key, None)
+            raise
+        self._done.pop(delivery_key, None)
+        return Sent(tuple(done))

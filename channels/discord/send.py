@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -25,7 +24,7 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent
 from channels.discord.client import NO_PINGS
 from channels.discord.normalize import target_id
-from channels.format import split_message
+from channels.format import PartsProgress, split_message
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +60,7 @@ def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference
 class DiscordSender:
     def __init__(self, client: discord.Client) -> None:
         self._client = client
-        # Ids of the chunks already posted per delivery key: an outbox retry resumes there.
-        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+        self._parts = PartsProgress()
 
     def _channel(self, key: ChatKey) -> discord.PartialMessageable:
         if self._client.user is None:
@@ -76,17 +74,11 @@ class DiscordSender:
             return Sent()
         channel = self._channel(msg.key)
         ref = reference(msg.reply_to, channel.id)
-        done = self._progress.setdefault(msg.delivery_key, [])
-        while len(self._progress) > 1000:
-            self._progress.popitem(last=False)
-        try:
-            for i in range(len(done), len(chunks)):
-                done.append(await self._post(channel, chunks[i], ref if i == 0 else None))
-        except DeliveryRejected:
-            self._progress.pop(msg.delivery_key, None)
-            raise
-        self._progress.pop(msg.delivery_key, None)
-        return Sent(tuple(done))
+        return await self._parts.post(
+            msg.delivery_key,
+            len(chunks),
+            lambda i: self._post(channel, chunks[i], ref if i == 0 else None),
+        )
 
     async def _post(
         self, channel: discord.PartialMessageable, text: str, ref: discord.MessageReference | None

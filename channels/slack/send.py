@@ -16,7 +16,6 @@ import asyncio
 import itertools
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent
+from channels.format import PartsProgress
 from channels.slack.client import header
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
 
@@ -97,8 +97,7 @@ class SlackSender:
         self._max_wait = max_wait_s
         self._max_waits = max_waits
         self._sleep = sleep
-        # ts of the chunks already delivered per delivery key: an outbox retry resumes.
-        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+        self._parts = PartsProgress()
         # chunk keys whose post may have landed -> when it was sent (to search from).
         self._uncertain: dict[str, float] = {}
 
@@ -107,17 +106,11 @@ class SlackSender:
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
             return Sent()
-        done = self._progress.setdefault(msg.delivery_key, [])
-        try:
-            for i in range(len(done), len(chunks)):
-                done.append(await self._deliver(msg.key, chunks[i], f"{msg.delivery_key}#{i}"))
-                while len(self._progress) > 1000:
-                    self._progress.popitem(last=False)
-        except DeliveryRejected:
-            self._progress.pop(msg.delivery_key, None)
-            raise
-        self._progress.pop(msg.delivery_key, None)
-        return Sent(tuple(done))
+        return await self._parts.post(
+            msg.delivery_key,
+            len(chunks),
+            lambda i: self._deliver(msg.key, chunks[i], f"{msg.delivery_key}#{i}"),
+        )
 
     async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
         """Post one chunk once: a chunk whose earlier post was lost is looked up first."""

@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import logging
 import warnings
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -25,7 +24,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent
-from channels.format import split_message, utf16_len
+from channels.format import PartsProgress, split_message, utf16_len
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +82,7 @@ class TelegramSender:
         self._bot = bot
         self._max_wait = max_flood_wait_s
         self._max_waits = max_flood_waits
-        # Ids of the chunks already delivered per delivery key, so an outbox retry resumes
-        # where it stopped instead of repeating them.
-        self._progress: OrderedDict[str, list[str]] = OrderedDict()
+        self._parts = PartsProgress()
 
     async def send(self, msg: OutboundMessage) -> Sent:
         chunks = split_message(msg.text, MAX_CHARS, measure=utf16_len)
@@ -93,19 +90,11 @@ class TelegramSender:
             log.info("empty reply to %s not sent", msg.key)
             return Sent()
         reply_to = int(msg.reply_to) if msg.reply_to and msg.reply_to.isdigit() else None
-        done = self._progress.setdefault(msg.delivery_key, [])
-        try:
-            for i in range(len(done), len(chunks)):
-                done.append(
-                    await self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None)
-                )
-                while len(self._progress) > 1000:
-                    self._progress.popitem(last=False)
-        except DeliveryRejected:
-            self._progress.pop(msg.delivery_key, None)
-            raise
-        self._progress.pop(msg.delivery_key, None)
-        return Sent(tuple(done))
+        return await self._parts.post(
+            msg.delivery_key,
+            len(chunks),
+            lambda i: self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None),
+        )
 
     async def _send_chunk(self, key: ChatKey, chunk: str, reply_to: int | None) -> str:
         text, entities = render(chunk)
