@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -19,110 +22,33 @@ from bot.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-# Each entry upgrades the schema from version N to N+1. Append, never edit.
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS_DIR = "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def load_migrations(directory: Traversable | None = None) -> tuple[str, ...]:
+    """The schema migrations, ``NNNN_name.sql`` in order; file N upgrades version N-1 to N.
+
+    Numbered files rather than one list: a migration is added as one new file (never
+    edited), and two branches adding one each collide on the number, not silently.
     """
-    CREATE TABLE sessions (
-        id          INTEGER PRIMARY KEY,
-        channel     TEXT NOT NULL,
-        chat_id     TEXT NOT NULL,
-        thread_id   TEXT NOT NULL DEFAULT '',
-        created_at  TEXT NOT NULL,
-        updated_at  TEXT NOT NULL,
-        UNIQUE (channel, chat_id, thread_id)
-    );
-    CREATE TABLE messages (
-        id           INTEGER PRIMARY KEY,
-        session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        role         TEXT NOT NULL,
-        content      TEXT,
-        tool_calls   TEXT,
-        tool_call_id TEXT,
-        name         TEXT,
-        created_at   TEXT NOT NULL
-    );
-    CREATE INDEX messages_by_session ON messages (session_id, id);
-    """,
-    # 2: the durable inbox (accepted, not yet answered), the outbox (to deliver, with an
-    # idempotency key) and a small key-value table (channel offsets and the like).
-    """
-    CREATE TABLE inbox (
-        id          INTEGER PRIMARY KEY,
-        channel     TEXT NOT NULL,
-        chat_id     TEXT NOT NULL,
-        thread_id   TEXT NOT NULL DEFAULT '',
-        message_id  TEXT NOT NULL,
-        payload     TEXT NOT NULL,
-        status      TEXT NOT NULL DEFAULT 'pending',
-        received_at TEXT NOT NULL,
-        done_at     TEXT,
-        UNIQUE (channel, chat_id, thread_id, message_id)
-    );
-    CREATE INDEX inbox_pending ON inbox (status, id);
-    CREATE TABLE outbox (
-        id              INTEGER PRIMARY KEY,
-        delivery_key    TEXT NOT NULL UNIQUE,
-        channel         TEXT NOT NULL,
-        payload         TEXT NOT NULL,
-        status          TEXT NOT NULL DEFAULT 'pending',
-        attempts        INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        last_error      TEXT,
-        created_at      TEXT NOT NULL,
-        sent_at         TEXT
-    );
-    CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
-    CREATE TABLE kv (
-        key   TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-    """,
-    # 3: reminders and follow-ups (the source of truth; APScheduler is rebuilt from it)
-    # and per-user settings such as the time zone.
-    """
-    CREATE TABLE reminders (
-        id           INTEGER PRIMARY KEY,
-        channel      TEXT NOT NULL,
-        chat_id      TEXT NOT NULL,
-        thread_id    TEXT NOT NULL DEFAULT '',
-        user_id      TEXT NOT NULL,
-        content      TEXT NOT NULL,
-        kind         TEXT NOT NULL,
-        next_fire_at TEXT,
-        recurrence   TEXT,
-        timezone     TEXT NOT NULL,
-        status       TEXT NOT NULL DEFAULT 'active',
-        created_at   TEXT NOT NULL,
-        last_fired_at TEXT,
-        attempts     INTEGER NOT NULL DEFAULT 0,
-        source       TEXT
-    );
-    CREATE UNIQUE INDEX reminders_by_source ON reminders (source);
-    CREATE INDEX reminders_active ON reminders (status, next_fire_at);
-    CREATE INDEX reminders_by_user ON reminders (channel, user_id, status);
-    CREATE TABLE user_settings (
-        channel  TEXT NOT NULL,
-        user_id  TEXT NOT NULL,
-        timezone TEXT,
-        PRIMARY KEY (channel, user_id)
-    );
-    """,
-    # 4: the archived summary of a session's older turns, and the last message it covers.
-    """
-    CREATE TABLE summaries (
-        session_id  INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-        summary     TEXT NOT NULL,
-        through_id  INTEGER NOT NULL,
-        updated_at  TEXT NOT NULL
-    );
-    """,
-    # 5: which inbound message a stored user message came from, so a turn replayed after
-    # a crash resumes instead of storing (and sending) the user's words twice.
-    """
-    ALTER TABLE messages ADD COLUMN source_id TEXT;
-    CREATE INDEX messages_by_source ON messages (session_id, source_id);
-    """,
-)
+    folder = directory or resources.files("bot.store").joinpath(MIGRATIONS_DIR)
+    found: dict[int, str] = {}
+    for entry in folder.iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match is None:
+            continue
+        number = int(match.group(1))
+        if number in found:
+            raise StoreError(f"two migrations are numbered {number:04d}")
+        found[number] = entry.read_text(encoding="utf-8")
+    expected = list(range(1, len(found) + 1))
+    if sorted(found) != expected:
+        raise StoreError(f"migrations must be numbered 0001..{len(found):04d} without gaps")
+    return tuple(found[n] for n in expected)
+
+
+MIGRATIONS: tuple[str, ...] = load_migrations()
 
 
 class Database:

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from bot.errors import StoreError
 from bot.messages import ChatKey
-from bot.store.db import MIGRATIONS, Database
+from bot.store.db import MIGRATIONS, Database, load_migrations
 from bot.store.sessions import SessionStore
 
 KEY = ChatKey("telegram", "100")
@@ -68,6 +68,30 @@ async def test_reopen_does_not_rerun_migrations(
         assert await second.schema_version() == len(MIGRATIONS)
     finally:
         await second.close()
+
+
+def test_migrations_are_numbered_files_in_order() -> None:
+    folder = Path(__file__).parents[2] / "bot" / "store" / "migrations"
+    names = sorted(p.name for p in folder.glob("*.sql"))
+    assert [int(n[:4]) for n in names] == list(range(1, len(MIGRATIONS) + 1))
+    assert "CREATE TABLE sessions" in MIGRATIONS[0]
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        ({"0001_a.sql": "", "0003_c.sql": ""}, "without gaps"),
+        ({"0001_a.sql": "", "0001_b.sql": ""}, "two migrations"),
+    ],
+)
+def test_misnumbered_migrations_are_refused(
+    tmp_path: Path, files: dict[str, str], problem: str
+) -> None:
+    for name, sql in files.items():
+        (tmp_path / name).write_text(sql)
+    (tmp_path / "README.txt").write_text("ignored")
+    with pytest.raises(StoreError, match=problem):
+        load_migrations(tmp_path)
 
 
 async def test_newer_schema_is_refused(tmp_path: Path) -> None:
