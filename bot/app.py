@@ -25,11 +25,13 @@ from bot.daemon import Daemon
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
+from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
 from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
 from bot.ops.bindings import bind_metrics
+from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics
 from bot.ops.signals import stop_on_signals
 from bot.ops.web import WebServer
@@ -106,7 +108,8 @@ def build_daemon(
         channels = list(channels(ctx))
     by_name = {c.name: c for c in channels}
     sessions, outbox = SessionStore(db), OutboxStore(db)
-    bus = DurableBus(InboxStore(db), outbox)
+    inbox = InboxStore(db)
+    bus = DurableBus(inbox, outbox)
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
     llm = build_model(settings) if model is None else None
@@ -147,20 +150,18 @@ def build_daemon(
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
     )
+    access = AccessControl(
+        bus,
+        allow_from=allow_lists(settings),
+        admins=settings.admins,
+        trusted_channels=[c.name for c in channels if c.trusted],
+    )
     dispatcher = Dispatcher(
         bus,
         turns.handle,
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
-        filters=[
-            AccessControl(
-                bus,
-                allow_from=allow_lists(settings),
-                admins=settings.admins,
-                trusted_channels=[c.name for c in channels if c.trusted],
-            ),
-            SizeGuard(bus, settings.agent.max_message_chars),
-        ],
+        filters=[access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
     delivery = Delivery(
         outbox, by_name, max_concurrent=settings.agent.max_concurrent_chats, metrics=metrics
@@ -168,6 +169,7 @@ def build_daemon(
     bind_metrics(
         metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=outbox, channels=by_name
     )
+    housekeeping = Housekeeping(inbox, outbox, runner.offload, settings.retention)
     daemon = Daemon(
         settings=settings,
         db=db,
@@ -183,9 +185,11 @@ def build_daemon(
         dispatcher=dispatcher,
         delivery=delivery,
         channels=by_name,
+        inbound=JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound),
         metrics=metrics,
         model=chat_model,
         tools=tools,
+        housekeeping=housekeeping,
         web=None,
         warmup=llm.start_warmup if llm is not None else lambda: None,
     )

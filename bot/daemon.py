@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from bot.dispatcher.dispatcher import Dispatcher
 from bot.errors import ChannelError
 from bot.handlers.commands import CommandRouter
 from bot.http import SharedHttp
+from bot.messages import InboundMessage
+from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.web import Health, WebServer, probe_health
 from bot.reminders.scheduler import ReminderScheduler
@@ -55,9 +57,11 @@ class Daemon:
     dispatcher: Dispatcher
     delivery: Delivery
     channels: Mapping[str, Channel]
+    inbound: Callable[[InboundMessage], Awaitable[None]]  # journals, then queues
     metrics: PrometheusMetrics
     model: ChatModel
     tools: Any
+    housekeeping: Housekeeping
     web: WebServer | None
     warmup: Callable[[], None] = lambda: None
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
@@ -84,6 +88,7 @@ class Daemon:
         self.workspaces.ensure()
         await self.http.start()
         scheduled = await self.scheduler.start()
+        self.housekeeping.start()
         self.warmup()
         self._spawn(self.delivery.route(self.bus), "outbound")
         self._spawn(self.dispatcher.run(), "dispatcher")
@@ -110,7 +115,7 @@ class Daemon:
 
     async def _start_channel(self, name: str) -> bool:
         try:
-            await self.channels[name].start(self.bus.put_inbound)
+            await self.channels[name].start(self.inbound)
         except ChannelError as exc:
             log.error("channel %s failed to start: %s", name, exc)
             return False
@@ -158,6 +163,7 @@ class Daemon:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        await self.housekeeping.stop()
         for channel in self.channels.values():
             try:
                 await channel.stop()

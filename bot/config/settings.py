@@ -66,6 +66,15 @@ class WeatherSettings(Section):
     timeout_s: float = Field(default=10, gt=0)
 
 
+class RetentionSettings(Section):
+    """How long finished rows and offloaded files are kept before housekeeping drops them."""
+
+    inbox_days: float = Field(default=7, gt=0)
+    outbox_days: float = Field(default=7, gt=0)
+    tool_results_days: float = Field(default=30, gt=0)
+    every_h: float = Field(default=6, gt=0)
+
+
 class WebSettings(Section):
     """The operations endpoint: ``/healthz`` and ``/metrics``."""
 
@@ -109,6 +118,7 @@ class Settings(BaseSettings):
     weather: WeatherSettings = Field(default_factory=WeatherSettings)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 

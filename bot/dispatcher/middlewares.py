@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from bot.bus.base import Bus
+from bot.dispatcher.screen import original_length
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
@@ -73,13 +74,14 @@ class SizeGuard:
         self._max = max_chars
 
     async def __call__(self, msg: InboundMessage) -> bool:
-        if len(msg.text) <= self._max:
+        length = original_length(msg)
+        if length <= self._max:
             return True
         await self._bus.put_outbound(
             OutboundMessage.reply(
                 msg,
                 (
-                    f"That message is {len(msg.text):,} characters long; the limit is "
+                    f"That message is {length:,} characters long; the limit is "
                     f"{self._max:,}. Please shorten it or split it into parts."
                 ),
                 OutboundKind.NOTICE,

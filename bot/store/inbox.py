@@ -7,7 +7,7 @@ mid-turn loses it; the unique (chat, message id) key makes redelivery a no-op.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime
 
 from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
 from bot.store.db import Database
@@ -53,7 +53,9 @@ class InboxStore:
         )
         return [inbound_from_json(r["payload"]) for r in rows]
 
-    async def prune(self, keep_days: int = 7) -> None:
-        """Forget answered messages after a while; dedup only needs recent ones."""
-        cutoff = (utcnow() - timedelta(days=keep_days)).isoformat()
-        await self._db.execute("DELETE FROM inbox WHERE status = 'done' AND done_at < ?", (cutoff,))
+    async def prune(self, older_than: datetime) -> int:
+        """Forget finished messages; redelivery dedup only needs recent ones."""
+        return await self._db.execute_count(
+            "DELETE FROM inbox WHERE status != 'pending' AND COALESCE(done_at, received_at) < ?",
+            (older_than.isoformat(),),
+        )

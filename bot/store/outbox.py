@@ -113,8 +113,9 @@ class OutboxStore:
         row = await self._db.fetchone("SELECT COUNT(*) AS n FROM outbox WHERE status = 'pending'")
         return int(row["n"]) if row else 0
 
-    async def prune(self, keep_days: int = 7) -> None:
-        cutoff = (utcnow() - timedelta(days=keep_days)).isoformat()
-        await self._db.execute(
-            "DELETE FROM outbox WHERE status != 'pending' AND created_at < ?", (cutoff,)
+    async def prune(self, older_than: datetime) -> int:
+        """Forget sent and abandoned deliveries; pending ones are never dropped."""
+        return await self._db.execute_count(
+            "DELETE FROM outbox WHERE status != 'pending' AND created_at < ?",
+            (older_than.isoformat(),),
         )

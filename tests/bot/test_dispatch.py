@@ -12,6 +12,7 @@ import pytest
 from bot.bus.base import InProcessBus
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.messages import ChatKey, InboundMessage, OutboundKind
+from tests.fakes.waiting import until as wait_until
 
 A = ChatKey("test", "A")
 B = ChatKey("test", "B")
@@ -23,11 +24,7 @@ def msg(key: ChatKey, text: str, message_id: str | None = None) -> InboundMessag
 
 
 async def until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
-    async def poll() -> None:
-        while not condition():  # noqa: ASYNC110 (polls plain state, no event to await)
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(poll(), timeout)
+    await wait_until(condition, timeout)
 
 
 class Recorder:

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import re
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,19 @@ class ToolResultOffload:
                 continue
         if removed:
             log.info("removed %d offloaded tool results of session %d", removed, session_id)
+
+    def remove_older_than(self, cutoff: datetime) -> int:
+        """Delete offloaded results last written before ``cutoff`` (housekeeping)."""
+        limit = cutoff.timestamp()
+        removed = 0
+        for path in self.root.glob(f"*/{RESULTS_DIR}/*.txt"):
+            try:
+                if path.stat().st_mtime < limit:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
 
 
 def _write(path: Path, content: str) -> None:
