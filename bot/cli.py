@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -104,5 +103,4 @@ def _run(coro: Coroutine[Any, Any, int]) -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     app()

@@ -86,3 +86,14 @@ def test_every_platform_package_exports_a_complete_spec() -> None:
 def test_channel_contract_is_small() -> None:
     members = {m for m in vars(Channel) if not m.startswith("_")}
     assert members <= {"name", "trusted", "connected", "start", "send", "stop"}
+
+
+def test_litellm_environment_is_set_in_one_place() -> None:
+    """litellm reads its offline switches at import; one module sets them, right before."""
+    setters = [
+        str(path.relative_to(ROOT))
+        for folder in ("bot", "channels", "tools")
+        for path in _python(folder)
+        if "LITELLM_LOCAL_MODEL_COST_MAP" in path.read_text(encoding="utf-8")
+    ]
+    assert setters == ["bot/agent/llm/loader.py"]
