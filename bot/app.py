@@ -39,11 +39,7 @@ from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.db import Database
-from bot.store.inbox import InboxStore
-from bot.store.kv import KeyValueStore
-from bot.store.outbox import OutboxStore
-from bot.store.reminders import ReminderStore, UserSettingsStore
-from bot.store.sessions import SessionStore
+from bot.store.sqlite import sqlite_storage
 from bot.workspaces.folders import Workspaces, template_text
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
@@ -101,27 +97,27 @@ def build_daemon(
     """
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
-    ctx = ChannelContext(state=KeyValueStore(db), data_dir=settings.data_dir)
+    storage = sqlite_storage(db)
+    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
     if channels is None:
         channels = [*local, *platform_channels(settings, ctx)]
     elif callable(channels):
         channels = list(channels(ctx))
     by_name = {c.name: c for c in channels}
-    sessions, outbox = SessionStore(db), OutboxStore(db)
-    inbox = InboxStore(db)
+    sessions, outbox, inbox = storage.sessions, storage.outbox, storage.inbox
     bus = DurableBus(inbox, outbox)
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
     llm = build_model(settings) if model is None else None
     if llm is not None:
         llm.on_attempt = metrics.model_call
-    reminder_store = ReminderStore(db)
+    reminder_store = storage.reminders
     scheduler = ReminderScheduler(
         reminder_store, bus, grace=timedelta(hours=settings.reminders.missed_grace_h)
     )
     reminders = ReminderService(
         reminder_store,
-        UserSettingsStore(db),
+        storage.user_settings,
         scheduler,
         default_timezone=settings.timezone,
         max_active_per_user=settings.reminders.max_active_per_user,

@@ -30,9 +30,8 @@ from bot.ops.metrics import PrometheusMetrics
 from bot.ops.web import Health, WebServer, probe_health
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
+from bot.store.base import Outbox, Sessions
 from bot.store.db import Database
-from bot.store.outbox import OutboxStore
-from bot.store.sessions import SessionStore
 from bot.workspaces.folders import Workspaces
 from channels.base import Channel
 
@@ -46,8 +45,8 @@ class Daemon:
     settings: Settings
     db: Database
     bus: DurableBus
-    outbox: OutboxStore
-    sessions: SessionStore
+    outbox: Outbox
+    sessions: Sessions
     workspaces: Workspaces
     http: SharedHttp
     scheduler: ReminderScheduler

@@ -18,7 +18,7 @@ from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
-from bot.store.outbox import OutboxStore
+from bot.store.base import Outbox
 from channels.base import Channel, Sent, SupportsUpload
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
 class Delivery:
     def __init__(
         self,
-        outbox: OutboxStore,
+        outbox: Outbox,
         channels: Mapping[str, Channel],
         *,
         max_attempts: int = 12,

@@ -38,7 +38,7 @@ from bot.agent.toolbox import (
 )
 from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
-from bot.store.sessions import SessionStore
+from bot.store.base import Sessions
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class AgentRunner:
         self,
         model: ChatModel,
         tools: ToolBox,
-        sessions: SessionStore,
+        sessions: Sessions,
         workspaces: Workspaces,
         *,
         timezone: str | TimezoneLookup = "UTC",

@@ -11,14 +11,13 @@ import logging
 
 from bot.bus.base import InProcessBus
 from bot.messages import InboundMessage, OutboundMessage
-from bot.store.inbox import InboxStore
-from bot.store.outbox import OutboxStore
+from bot.store.base import Inbox, Outbox
 
 log = logging.getLogger(__name__)
 
 
 class DurableBus(InProcessBus):
-    def __init__(self, inbox: InboxStore, outbox: OutboxStore, max_inbound: int = 10_000) -> None:
+    def __init__(self, inbox: Inbox, outbox: Outbox, max_inbound: int = 10_000) -> None:
         super().__init__(max_inbound)
         self.inbox = inbox
         self.outbox = outbox

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.ops.metrics import PrometheusMetrics, Sample, as_sample, channel_states
 from bot.reminders.scheduler import ReminderScheduler
-from bot.store.outbox import OutboxStore
+from bot.store.base import Outbox
 from channels.base import Channel
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ def bind_metrics(
     *,
     scheduler: ReminderScheduler,
     dispatcher: Dispatcher,
-    outbox: OutboxStore,
+    outbox: Outbox,
     channels: Mapping[str, Channel],
 ) -> None:
     """Export what the daemon already tracks, read at scrape time (nothing on the hot path)."""

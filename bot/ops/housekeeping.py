@@ -19,8 +19,7 @@ from datetime import datetime, timedelta
 from bot.agent.governor.offload import ToolResultOffload
 from bot.config import RetentionSettings
 from bot.messages import utcnow
-from bot.store.inbox import InboxStore
-from bot.store.outbox import OutboxStore
+from bot.store.base import Inbox, Outbox
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +36,8 @@ class Pruned:
 class Housekeeping:
     def __init__(
         self,
-        inbox: InboxStore,
-        outbox: OutboxStore,
+        inbox: Inbox,
+        outbox: Outbox,
         offload: ToolResultOffload,
         settings: RetentionSettings,
         clock: Callable[[], datetime] = utcnow,

@@ -27,7 +27,8 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.bus.base import Bus
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.timeparse import format_delay, format_local, next_occurrence
-from bot.store.reminders import Reminder, ReminderKind, ReminderStatus, ReminderStore
+from bot.store.base import Reminders
+from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ async def refill_job(scheduler: ReminderScheduler) -> None:
 class ReminderScheduler:
     def __init__(
         self,
-        store: ReminderStore,
+        store: Reminders,
         bus: Bus,
         *,
         grace: timedelta = timedelta(hours=24),

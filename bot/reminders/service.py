@@ -21,12 +21,11 @@ from bot.reminders.timeparse import (
     parse_when,
     zone,
 )
+from bot.store.base import Reminders, UserSettings
 from bot.store.reminders import (
     Reminder,
     ReminderKind,
     ReminderStatus,
-    ReminderStore,
-    UserSettingsStore,
 )
 
 MAX_CONTENT_CHARS = 2000
@@ -35,8 +34,8 @@ MAX_CONTENT_CHARS = 2000
 class ReminderService:
     def __init__(
         self,
-        store: ReminderStore,
-        users: UserSettingsStore,
+        store: Reminders,
+        users: UserSettings,
         scheduler: ReminderScheduler,
         *,
         default_timezone: str,

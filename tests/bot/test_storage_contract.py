@@ -1,0 +1,344 @@
+"""One storage contract, run against every backend (as aiogram tests each storage).
+
+A new backend joins by adding a factory to ``BACKENDS``; every test here must pass
+unchanged. Tests use only the Protocols of :mod:`bot.store.base`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
+from bot.store.base import Storage
+from bot.store.reminders import ReminderKind, ReminderStatus
+from bot.store.sqlite import sqlite_storage
+
+KEY = ChatKey("telegram", "100")
+T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
+
+
+async def _sqlite(tmp_path: Path) -> Storage:
+    return sqlite_storage(tmp_path / "contract.db")
+
+
+BACKENDS: dict[str, Callable[[Path], Awaitable[Storage]]] = {"sqlite": _sqlite}
+
+
+@pytest_asyncio.fixture(params=sorted(BACKENDS))
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await BACKENDS[request.param](tmp_path)
+    await opened.backend.open()
+    yield opened
+    await opened.backend.close()
+
+
+def inbound(message_id: str, key: ChatKey = KEY) -> InboundMessage:
+    return InboundMessage(key, "u1", f"text {message_id}", message_id=message_id)
+
+
+def outbound(name: str, key: ChatKey = KEY) -> OutboundMessage:
+    return OutboundMessage(key, f"reply {name}", idempotency_key=name)
+
+
+# --- backend ---------------------------------------------------------------------------
+
+
+async def test_backend_is_writable(storage: Storage) -> None:
+    assert await storage.backend.writable()
+
+
+# --- inbox -----------------------------------------------------------------------------
+
+
+async def test_inbox_accepts_once_and_keeps_order(storage: Storage) -> None:
+    inbox = storage.inbox
+    assert await inbox.accept(inbound("a"))
+    assert await inbox.accept(inbound("b"))
+    assert not await inbox.accept(inbound("a"))  # a redelivery is a no-op
+    assert await inbox.accept(inbound("a", ChatKey("telegram", "100", "7")))  # other thread
+    assert [m.message_id for m in await inbox.pending()] == ["a", "b", "a"]
+
+
+async def test_inbox_done_leaves_pending_and_survives_round_trip(storage: Storage) -> None:
+    msg = InboundMessage(
+        KEY, "u1", "ünï 🌦", message_id="m1", user_name="@al", extras={"team": "T1"}
+    )
+    await storage.inbox.accept(msg)
+    [back] = await storage.inbox.pending()
+    assert back == msg
+    await storage.inbox.done(msg)
+    assert await storage.inbox.pending() == []
+    assert not await storage.inbox.accept(msg)  # still deduplicated until pruned
+
+
+async def test_inbox_prune_drops_only_finished_rows_older_than_cutoff(storage: Storage) -> None:
+    for name in ("old", "open"):
+        await storage.inbox.accept(inbound(name))
+    await storage.inbox.done(inbound("old"))
+    assert await storage.inbox.prune(utcnow() - timedelta(days=1)) == 0
+    assert await storage.inbox.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert [m.message_id for m in await storage.inbox.pending()] == ["open"]
+
+
+# --- outbox ----------------------------------------------------------------------------
+
+
+async def test_outbox_adds_a_delivery_key_once(storage: Storage) -> None:
+    outbox = storage.outbox
+    assert await outbox.add(outbound("k1"))
+    assert not await outbox.add(outbound("k1"))
+    added = await outbox.add_many([outbound("k1"), outbound("k2"), outbound("k3")])
+    assert [m.idempotency_key for m in added] == ["k2", "k3"]
+    assert await outbox.depth() == 3
+    assert [m.idempotency_key for m in await outbox.due(pending_all=True)] == ["k1", "k2", "k3"]
+
+
+async def test_outbox_sent_and_abandoned_leave_the_queue(storage: Storage) -> None:
+    outbox = storage.outbox
+    for name in ("a", "b", "c"):
+        await outbox.add(outbound(name))
+    await outbox.mark_sent(outbound("a"))
+    await outbox.mark_sent_keys([outbound("b").delivery_key])
+    await outbox.give_up(outbound("c"), "forbidden")
+    assert await outbox.depth() == 0
+    assert await outbox.due(pending_all=True) == []
+    assert not await outbox.add(outbound("a"))  # sent keys are never sent again
+
+
+async def test_outbox_failures_back_off(storage: Storage) -> None:
+    outbox = storage.outbox
+    msg = outbound("x")
+    await outbox.add(msg)
+    assert [m.idempotency_key for m in await outbox.due()] == ["x"]
+    first, due1 = await outbox.mark_failed(msg, "timeout")
+    second, due2 = await outbox.mark_failed(msg, "timeout")
+    assert (first, second) == (1, 2) and due2 > due1 > utcnow()
+    assert await outbox.due() == []  # not before its next attempt
+    assert await outbox.due(due2 + timedelta(seconds=1)) != []
+    assert await outbox.next_due() == due2
+    assert await outbox.depth() == 1
+
+
+async def test_outbox_prune_never_drops_pending(storage: Storage) -> None:
+    for name in ("sent", "queued"):
+        await storage.outbox.add(outbound(name))
+    await storage.outbox.mark_sent(outbound("sent"))
+    assert await storage.outbox.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert [m.idempotency_key for m in await storage.outbox.due(pending_all=True)] == ["queued"]
+
+
+# --- sessions ------------------------------------------------------------------------
+
+
+def sample_messages() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "what's the weather? ünïcødé 🌦"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                },
+                {
+                    # Malformed call as a model may emit it: kept verbatim.
+                    "id": "call_2",
+                    "type": "function",
+                    "function": {"name": None, "arguments": "{not json at all"},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "name": "weather", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_2", "name": "", "content": "Error: bad call"},
+        {"role": "assistant", "content": ""},
+    ]
+
+
+async def test_append_history_round_trip_verbatim(storage: Storage) -> None:
+    messages = sample_messages()
+    await storage.sessions.append(KEY, messages)
+    assert await storage.sessions.history(KEY) == messages
+
+
+async def test_history_round_trip_across_calls(storage: Storage) -> None:
+    messages = sample_messages()
+    for m in messages:
+        await storage.sessions.append(KEY, [m])
+    assert await storage.sessions.history(KEY) == messages
+
+
+async def test_append_nothing_is_a_noop(storage: Storage) -> None:
+    await storage.sessions.append(KEY, [])
+    assert await storage.sessions.history(KEY) == []
+
+
+async def test_non_string_content_is_stored_as_json(storage: Storage) -> None:
+    parts = [{"type": "text", "text": "hi"}]
+    await storage.sessions.append(KEY, [{"role": "user", "content": parts}])
+    [msg] = await storage.sessions.history(KEY)
+    assert msg["content"] == '[{"type": "text", "text": "hi"}]'
+
+
+async def test_sessions_are_separate_per_chat_key(storage: Storage) -> None:
+    keys = [
+        ChatKey("telegram", "100"),
+        ChatKey("telegram", "100", "7"),
+        ChatKey("telegram", "100", "8"),
+        ChatKey("telegram", "200"),
+        ChatKey("slack", "100"),
+    ]
+    for i, key in enumerate(keys):
+        await storage.sessions.append(key, [{"role": "user", "content": f"msg {i}"}])
+    ids = {await storage.sessions.session_id(k) for k in keys}
+    assert len(ids) == len(keys)
+    for i, key in enumerate(keys):
+        assert await storage.sessions.history(key) == [{"role": "user", "content": f"msg {i}"}]
+
+
+async def test_history_limit_returns_newest_oldest_first(storage: Storage) -> None:
+    await storage.sessions.append(KEY, [{"role": "user", "content": str(i)} for i in range(10)])
+    newest = await storage.sessions.history(KEY, limit=3)
+    assert [m["content"] for m in newest] == ["7", "8", "9"]
+    assert [m["content"] for m in await storage.sessions.history(KEY, limit=100)] == [
+        str(i) for i in range(10)
+    ]
+    assert await storage.sessions.history(KEY, limit=0) == []
+
+
+async def test_clear_deletes_only_that_chat(storage: Storage) -> None:
+    other = ChatKey("telegram", "100", "thread")
+    await storage.sessions.append(
+        KEY, [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    )
+    await storage.sessions.append(other, [{"role": "user", "content": "keep"}])
+    assert await storage.sessions.clear(KEY) == 2
+    assert await storage.sessions.history(KEY) == []
+    assert await storage.sessions.history(other) == [{"role": "user", "content": "keep"}]
+    # Chat still usable after /new.
+    await storage.sessions.append(KEY, [{"role": "user", "content": "again"}])
+    assert await storage.sessions.history(KEY) == [{"role": "user", "content": "again"}]
+
+
+async def test_clear_runs_hooks_with_the_session_id(storage: Storage) -> None:
+    cleared: list[int] = []
+    storage.sessions.add_clear_hook(cleared.append)
+    await storage.sessions.append(KEY, [{"role": "user", "content": "a"}])
+    session = await storage.sessions.session_id(KEY)
+    await storage.sessions.clear(KEY)
+    assert cleared == [session]
+
+
+async def test_turn_started_finds_the_stored_source(storage: Storage) -> None:
+    sessions = storage.sessions
+    assert await sessions.turn_started(KEY, "m1") is None
+    await sessions.append(KEY, [{"role": "user", "content": "hi"}], source_id="m1")
+    assert await sessions.turn_started(KEY, "m1") is not None
+    assert await sessions.turn_started(KEY, "m2") is None
+
+
+async def test_summary_round_trip(storage: Storage) -> None:
+    sessions = storage.sessions
+    assert await sessions.summary(KEY) is None
+    await sessions.append(KEY, [{"role": "user", "content": str(i)} for i in range(4)])
+    rows = await sessions.history_rows(KEY)
+    assert [m["content"] for _, m in rows] == ["0", "1", "2", "3"]
+    through = rows[1][0]
+    await sessions.save_summary(KEY, "they counted", through)
+    await sessions.save_summary(KEY, "they counted to one", through)
+    assert await sessions.summary(KEY) == ("they counted to one", through)
+
+
+# --- reminders -------------------------------------------------------------------------
+
+
+async def _remind(storage: Storage, content: str, at: datetime, **kw: Any) -> Any:
+    return await storage.reminders.add(
+        kw.pop("key", KEY),
+        kw.pop("user", "u1"),
+        content=content,
+        kind=kw.pop("kind", ReminderKind.REMINDER),
+        fire_at=at,
+        recurrence=kw.pop("recurrence", None),
+        timezone="Europe/Paris",
+        **kw,
+    )
+
+
+async def test_reminder_round_trip_and_source_dedup(storage: Storage) -> None:
+    thread = ChatKey("slack", "C1", "1700.1")
+    made = await _remind(storage, "stretch", T0, key=thread, source="tool:abc")
+    assert await storage.reminders.get(made.id) == made
+    assert await storage.reminders.by_source("tool:abc") == made
+    assert made.key == thread and made.status is ReminderStatus.ACTIVE
+    assert made.next_fire_at == T0 and made.timezone == "Europe/Paris"
+    assert await storage.reminders.get(made.id + 100) is None
+
+
+async def test_reminders_due_in_time_order(storage: Storage) -> None:
+    late = await _remind(storage, "late", T0 + timedelta(hours=2))
+    early = await _remind(storage, "early", T0)
+    await _remind(storage, "later still", T0 + timedelta(days=1))
+    due = await storage.reminders.due(T0 + timedelta(hours=3))
+    assert [r.id for r in due] == [early.id, late.id]
+    times = await storage.reminders.due_times(T0 + timedelta(hours=3))
+    assert times == [T0, T0 + timedelta(hours=2)]
+
+
+async def test_reminder_counts_are_per_user(storage: Storage) -> None:
+    for user in ("u1", "u1", "u2"):
+        await _remind(storage, "x", T0, user=user)
+    assert await storage.reminders.count_active() == 3
+    assert await storage.reminders.count_active_for_user("telegram", "u1") == 2
+    assert len(await storage.reminders.active_for_user("telegram", "u2")) == 1
+    assert await storage.reminders.count_active_for_user("slack", "u1") == 0
+
+
+async def test_fired_moves_or_finishes_a_reminder(storage: Storage) -> None:
+    once = await _remind(storage, "once", T0)
+    daily = await _remind(storage, "daily", T0, recurrence="daily")
+    await storage.reminders.fired(once.id, T0, None)
+    await storage.reminders.fired_many([(daily.id, T0, T0 + timedelta(days=1), False)])
+    done, moved = await storage.reminders.get(once.id), await storage.reminders.get(daily.id)
+    assert done is not None and done.status is not ReminderStatus.ACTIVE
+    assert moved is not None and moved.next_fire_at == T0 + timedelta(days=1)
+    assert moved.last_fired_at == T0
+    assert [r.id for r in await storage.reminders.active()] == [daily.id]
+
+
+async def test_set_status_cancels(storage: Storage) -> None:
+    made = await _remind(storage, "x", T0)
+    await storage.reminders.set_status(made.id, ReminderStatus.CANCELLED)
+    assert await storage.reminders.due(T0 + timedelta(days=1)) == []
+    assert await storage.reminders.count_active() == 0
+
+
+# --- user settings and key-value -------------------------------------------------------
+
+
+async def test_user_timezone_round_trip(storage: Storage) -> None:
+    users = storage.user_settings
+    assert await users.timezone("telegram", "u1") is None
+    await users.set_timezone("telegram", "u1", "Asia/Tokyo")
+    await users.set_timezone("telegram", "u1", "Europe/Paris")
+    assert await users.timezone("telegram", "u1") == "Europe/Paris"
+    assert await users.timezone("slack", "u1") is None
+
+
+async def test_key_value_round_trip(storage: Storage) -> None:
+    kv = storage.kv
+    assert await kv.get("offset") is None
+    assert await kv.get("offset", "0") == "0"
+    await kv.set("offset", "41")
+    await kv.set("offset", "42")
+    assert await kv.get("offset") == "42"
+    await kv.delete("offset")
+    await kv.delete("offset")  # deleting twice is fine
+    assert await kv.get("offset") is None
