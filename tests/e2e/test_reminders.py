@@ -78,7 +78,7 @@ async def test_bad_commands_get_clear_errors(daemon_factory, command, expected):
         ("create_reminder", {"content": "x", "time": "now", "recurrence": "0 9 * *"}, "cron"),
         ("create_reminder", {"content": "x", "time": "in 11 years"}, "10 years"),
         ("set_timezone", {"timezone": "Atlantis/Capital"}, "IANA"),
-        ("cancel_reminder", {"reminder_id": 1}, "belongs to someone else"),
+        ("cancel_reminder", {"reminder_id": 1}, "no active reminder #1 of yours"),
         ("create_reminder", {"content": "x", "time": "in 1 hour"}, "most allowed"),
     ],
     ids=["past", "unparseable", "bad-cron", "ten-years", "bad-zone", "not-yours", "cap"],
