@@ -68,7 +68,13 @@ async def test_inbox_accepts_once_and_keeps_order(storage: Storage) -> None:
 
 async def test_inbox_done_leaves_pending_and_survives_round_trip(storage: Storage) -> None:
     msg = InboundMessage(
-        KEY, "u1", "ünï 🌦", message_id="m1", user_name="@al", extras={"team": "T1"}
+        KEY,
+        "u1",
+        "ünï 🌦",
+        message_id="m1",
+        user_name="@al",
+        extras={"team": "T1"},
+        direct=True,  # a replayed DM is still a DM
     )
     await storage.inbox.accept(msg)
     [back] = await storage.inbox.pending()
