@@ -67,14 +67,14 @@ class AccessStore:
     async def add_request(self, request: PairingRequest, *, max_pending: int) -> bool:
         """Store ``request`` unless its channel already has ``max_pending`` live ones.
 
-        One statement, so the cap holds however many strangers ask at once; an expired
-        request of the same user is replaced.
+        One statement, so the cap holds however many strangers ask at once. Expired
+        requests of the channel go first (the table stays as small as the cap).
         """
         now = _iso(request.created_at)
         key = request.key
         await self._db.execute(
-            "DELETE FROM pairing_requests WHERE channel = ? AND user_id = ? AND expires_at <= ?",
-            (key.channel, request.user_id, now),
+            "DELETE FROM pairing_requests WHERE channel = ? AND expires_at <= ?",
+            (key.channel, now),
         )
         added = await self._db.execute_count(
             f"INSERT OR IGNORE INTO pairing_requests ({_REQUEST_COLUMNS})"

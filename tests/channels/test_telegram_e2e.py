@@ -92,6 +92,11 @@ async def test_disallowed_user_gets_no_model_call(telegram_daemon, fake_telegram
     await fake_telegram.wait_sent(1, chat_id=43)
     await fake_telegram.wait_sent(1, chat_id=44)
     assert sorted(_user_texts(fake_llm)) == ["by id", "by username"]
+    # "@bob" now means user 8: another account that takes the name later is refused.
+    fake_telegram.message("I am bob now", user_id=9, username="bob", chat_id=45)
+    [refused] = await fake_telegram.wait_sent(1, chat_id=45)
+    assert "only answers approved users" in refused.params["text"]
+    assert len(fake_llm.requests) == 2
 
 
 async def test_duplicated_update_is_answered_once(telegram_daemon, fake_telegram, fake_llm):
