@@ -57,7 +57,7 @@ class Members:
             return True
         return approved and msg.sender in self._approved
 
-    async def refresh(self, msg: InboundMessage) -> None:
+    async def refresh(self, msg: InboundMessage, *, approvals: bool = True) -> None:
         """Bring what :meth:`admits` knows about ``msg``'s sender up to date from the store."""
         if self._store is None:
             return
@@ -75,7 +75,7 @@ class Members:
                 _warn_bound(channel, name, bound)
             self._bound[key] = bound
             self._stored.add(key)
-        if self.admits(msg, approved=False):
+        if not approvals or self.admits(msg, approved=False):
             return
         if await self._store.is_approved(channel, msg.user_id):
             self._approved.add(msg.sender)

@@ -66,8 +66,9 @@ class AccessControl:
 
     async def refresh(self, msg: InboundMessage) -> None:
         """Re-read what the store says about the sender (approvals, bound usernames)."""
-        if not self.is_admin(msg):
-            await self._members.refresh(msg)
+        policy = self.policy(msg.key.channel)
+        if policy != OPEN and not self.is_admin(msg):
+            await self._members.refresh(msg, approvals=policy == PAIRING)
 
     def refreshing(self, put: PutInbound) -> PutInbound:
         """``put`` preceded by :meth:`refresh`: the journal screen then judges ``msg``

@@ -237,3 +237,30 @@ async def test_strangers_in_groups_are_never_answered_under_pairing(tmp_path) ->
     [notice] = drain_outbound(bus)
     assert "pairing code" in notice.text
     await storage.backend.close()
+
+
+async def test_pairing_alongside_a_non_empty_allow_from(tmp_path) -> None:
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    bus = InProcessBus()
+    pairing = Pairing(storage.access)
+    access = AccessControl(bus, {"telegram": ["7"]}, [], policy="pairing", pairing=pairing)
+    assert await access(tg("7"))
+    stranger = InboundMessage(key=ChatKey("telegram", "13"), user_id="13", text="hi", direct=True)
+    assert not await access(stranger)
+    [notice] = drain_outbound(bus)
+    assert "pairing code" in notice.text
+    [request] = await pairing.pending()
+    await pairing.approve(request.code, by="cli")
+    assert await access(stranger)  # read from the store at the next message
+    await pairing.revoke("telegram:13")
+    assert not await access(stranger)
+    # The allowlist policy ignores approvals: only the list counts.
+    strict = AccessControl(bus, {"telegram": ["7"]}, [], pairing=pairing)
+    await pairing.store.approve(request, "cli", request.created_at)
+    assert strict.policy("telegram") == "allowlist"
+    assert not await strict(stranger)
+    await storage.backend.close()
