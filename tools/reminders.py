@@ -102,7 +102,9 @@ class ListRemindersTool(Tool):
     read_only = True
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
-        reminders = await _service(ctx).list(ctx.chat_key.channel, ctx.user_id)
+        reminders = await _service(ctx).list(
+            ctx.chat_key.channel, ctx.user_id, chat=None if ctx.direct else ctx.chat_key
+        )
         if not reminders:
             return "No active reminders."
         return "\n".join(describe(r) for r in reminders)

@@ -160,6 +160,7 @@ class AgentRunner:
             workspace_name=DEFAULT_WORKSPACE,
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
+            direct=msg.direct,
         )
         definitions = self._tools.definitions(ctx.workspace_name)
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)

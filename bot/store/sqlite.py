@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.store.access import AccessStore
 from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
@@ -24,4 +25,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         user_settings=UserSettingsStore(database),
         kv=KeyValueStore(database),
         backend=database,
+        access=AccessStore(database),
     )
