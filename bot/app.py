@@ -38,9 +38,11 @@ from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
+from bot.skills.catalog import SkillCatalog
+from bot.skills.commands import register_skill_commands
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
-from bot.workspaces.folders import Workspaces, template_text
+from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, template_text
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
@@ -131,6 +133,7 @@ def build_daemon(
     register_reminder_commands(commands, reminders)
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
+    skills = SkillCatalog(workspaces.root)
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
         chat_model,
@@ -141,7 +144,10 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
-        services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
+        services=ToolServices(
+            reminders=reminders, weather=weather, files=ChannelFiles(by_name), skills=skills
+        ),
+        skills=skills,
     )
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
@@ -151,6 +157,12 @@ def build_daemon(
         allow_from=allow_lists(settings),
         admins=settings.admins,
         trusted_channels=[c.name for c in channels if c.trusted],
+    )
+    register_skill_commands(
+        commands,
+        skills,
+        is_admin=access.is_admin,
+        workspace_of=lambda msg: DEFAULT_WORKSPACE,
     )
     dispatcher = Dispatcher(
         bus,

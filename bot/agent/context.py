@@ -49,12 +49,18 @@ class PromptInputs:
     bootstrap: Sequence[BootstrapFile]
     summary: str | None = None
     memory: str | None = None
+    skills: str | None = None
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
+    """Sections from the most to the least stable, so a change late in the prompt leaves
+    the provider's cached prefix intact: skills change when an admin edits them, memory
+    after a consolidation, the summary every few turns."""
     sections = [_identity(inputs.channel, inputs.workspace)]
     sections += [f"## {f.name}\n\n{f.text}" for f in inputs.bootstrap]
     sections.append(TOOL_CONTRACT)
+    if inputs.skills:
+        sections.append(inputs.skills)
     if inputs.memory:
         sections.append(f"# Memory\n\n{inputs.memory}")
     if inputs.summary:

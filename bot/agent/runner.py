@@ -38,6 +38,7 @@ from bot.agent.toolbox import (
 )
 from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
+from bot.skills.catalog import SkillCatalog
 from bot.store.base import Sessions
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
 
@@ -83,6 +84,7 @@ class AgentRunner:
         clock: Callable[[], datetime] = utcnow,
         context: ContextSettings | None = None,
         model_name: str | None = None,
+        skills: SkillCatalog | None = None,
     ) -> None:
         self._model = model
         self._tools = tools
@@ -94,6 +96,7 @@ class AgentRunner:
         self._services = services or ToolServices()
         self._clock = clock
         self._context = context or ContextSettings()
+        self._skills = skills
         self.governor = ContextGovernor(self._context, model_name)
         self.offload = ToolResultOffload(workspaces.root, self._context.max_tool_result_chars)
         sessions.add_clear_hook(self.offload.remove_session)
@@ -113,6 +116,7 @@ class AgentRunner:
                 workspace=self._workspaces.path(workspace),
                 bootstrap=self._workspaces.bootstrap(workspace),
                 summary=summary,
+                skills=self._skills.prompt_section(workspace) if self._skills else None,
             )
         )
 

@@ -57,6 +57,12 @@ class FileAccess(Protocol):
         ...
 
 
+class SkillAccess(Protocol):
+    def read(self, workspace: str, name: str) -> str:
+        """A usable skill's instructions; raises ToolError for unknown or disabled ones."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolServices:
     """The named services tools may use; ``None`` where this daemon has none."""
@@ -64,6 +70,7 @@ class ToolServices:
     reminders: ReminderAccess | None = None
     weather: WeatherAccess | None = None
     files: FileAccess | None = None
+    skills: SkillAccess | None = None
 
 
 @dataclass(frozen=True, slots=True)
