@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.llm.client import LLMClient
+from bot.agent.memory.commands import register_memory_commands
+from bot.agent.memory.service import MemoryService
 from bot.agent.runner import AgentRunner, ChatModel
+from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
 from bot.bus.durable import DurableBus
 from bot.config import Settings
@@ -38,8 +42,6 @@ from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
-from bot.skills.catalog import SkillCatalog
-from bot.skills.commands import register_skill_commands
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, template_text
@@ -134,6 +136,12 @@ def build_daemon(
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
     skills = SkillCatalog(workspaces.root)
+    memory = MemoryService(storage.memory, settings.memory)
+
+    def workspace_of(msg: InboundMessage) -> str:
+        """The workspace a chat belongs to (one for now: routing plugs in here)."""
+        return DEFAULT_WORKSPACE
+
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
         chat_model,
@@ -145,9 +153,15 @@ def build_daemon(
         context=settings.context,
         model_name=settings.llm.model,
         services=ToolServices(
-            reminders=reminders, weather=weather, files=ChannelFiles(by_name), skills=skills
+            reminders=reminders,
+            weather=weather,
+            files=ChannelFiles(by_name),
+            skills=skills,
+            memory=memory,
         ),
         skills=skills,
+        memory=memory,
+        workspace_of=workspace_of,
     )
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
@@ -158,12 +172,8 @@ def build_daemon(
         admins=settings.admins,
         trusted_channels=[c.name for c in channels if c.trusted],
     )
-    register_skill_commands(
-        commands,
-        skills,
-        is_admin=access.is_admin,
-        workspace_of=lambda msg: DEFAULT_WORKSPACE,
-    )
+    register_skill_commands(commands, skills, is_admin=access.is_admin, workspace_of=workspace_of)
+    register_memory_commands(commands, memory, is_admin=access.is_admin, workspace_of=workspace_of)
     dispatcher = Dispatcher(
         bus,
         turns.handle,

@@ -63,6 +63,14 @@ class SkillAccess(Protocol):
         ...
 
 
+class MemoryAccess(Protocol):
+    async def remember(
+        self, workspace: str, key: ChatKey, user_id: str, fact: str, scope: str = "user"
+    ) -> str:
+        """Store a fact about the user or the chat now; raises ToolError on bad input."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolServices:
     """The named services tools may use; ``None`` where this daemon has none."""
@@ -71,6 +79,7 @@ class ToolServices:
     weather: WeatherAccess | None = None
     files: FileAccess | None = None
     skills: SkillAccess | None = None
+    memory: MemoryAccess | None = None
 
 
 @dataclass(frozen=True, slots=True)

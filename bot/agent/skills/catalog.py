@@ -1,6 +1,6 @@
 """The skills one workspace sees: built-ins overridden by its own, minus its disabled list.
 
-Built-in skills ship in the package (``bot/skills/builtin``); a workspace's
+Built-in skills ship in the package (``bot/agent/skills/builtin``); a workspace's
 ``skills/<name>/SKILL.md`` replaces a built-in of the same name. The disabled list is
 ``skills/disabled.txt`` in the workspace (one name per line), so the chat command, the
 CLI and an admin's editor all change the same file. Files are re-read only when their
@@ -14,9 +14,9 @@ import logging
 from importlib import resources
 from pathlib import Path
 
+from bot.agent.skills.loader import SKILL_FILE, discover
+from bot.agent.skills.model import Skill, SkillState
 from bot.errors import SkillError, ToolError
-from bot.skills.loader import SKILL_FILE, discover
-from bot.skills.model import Skill, SkillState
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ Stamp = tuple[tuple[str, int, int], ...]
 
 
 def builtin_folder() -> Path:
-    return Path(str(resources.files("bot.skills").joinpath("builtin")))
+    return Path(str(resources.files("bot.agent.skills").joinpath("builtin")))
 
 
 class SkillCatalog:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.skills.model import SkillState
 from bot.errors import SkillError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage
-from bot.skills.catalog import SkillCatalog
-from bot.skills.model import SkillState
 
 USAGE = "/skills [enable|disable <name>]"
 

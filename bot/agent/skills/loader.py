@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
+from bot.agent.skills.model import Skill
 from bot.errors import SkillError
-from bot.skills.model import Skill
 
 log = logging.getLogger(__name__)
 
