@@ -92,7 +92,8 @@ class SkillCatalog:
         state = self._find(workspace, name)
         if state is None or not state.enabled:
             usable = [s.skill.name for s in self.states(workspace) if s.usable]
-            raise ToolError(f"no skill named {name!r}; available: {', '.join(usable) or 'none'}")
+            why = "is disabled in this workspace" if state else "does not exist"
+            raise ToolError(f"skill {name!r} {why}; available: {', '.join(usable) or 'none'}")
         if state.missing:
             raise ToolError(f"skill {name!r} is unavailable: missing {', '.join(state.missing)}")
         skill = state.skill

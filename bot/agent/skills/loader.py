@@ -50,7 +50,12 @@ def parse_skill(path: Path, source: str) -> Skill:
 def _skill(path: Path, meta: dict[str, Any], body: str, source: str) -> Skill:
     folder = path.parent
     name, description = meta.get("name"), meta.get("description")
-    if name != folder.name or not _NAME.match(str(name)):
+    if not isinstance(name, str):
+        raise SkillError(
+            f"{path}: name must be text; quote it (name: \"{folder.name}\") if YAML read "
+            f"it as {type(name).__name__}"
+        )
+    if name != folder.name or not _NAME.match(name):
         raise SkillError(
             f"{path}: name must equal the folder name {folder.name!r} "
             "(lower-case letters, digits, '-' and '_')"
@@ -68,12 +73,13 @@ def _skill(path: Path, meta: dict[str, Any], body: str, source: str) -> Skill:
         folder=folder,
         source=source,
         always=always,
-        bins=_strings(path, requires, "bins"),
-        env=_strings(path, requires, "env"),
+        bins=requires["bins"],
+        env=requires["env"],
     )
 
 
-def _requires(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+def _requires(path: Path, meta: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``requires`` at the top level and under the other agents' metadata, merged."""
     candidates = [meta.get("requires")]
     metadata = meta.get("metadata")
     if isinstance(metadata, dict):
@@ -82,23 +88,22 @@ def _requires(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
             for agent in (metadata.get("nanobot"), metadata.get("openclaw"))
             if isinstance(agent, dict)
         ]
-    merged: dict[str, Any] = {}
+    merged: dict[str, tuple[str, ...]] = {"bins": (), "env": ()}
     for found in candidates:
         if found is None:
             continue
         if not isinstance(found, dict):
             raise SkillError(f"{path}: requires must be a mapping (bins, env)")
-        for key in ("bins", "env"):
-            merged.setdefault(key, [])
-            merged[key] = [*merged[key], *(found.get(key) or [])]
-    return merged
+        for key in merged:
+            merged[key] += _strings(path, found.get(key), key)
+    return {key: tuple(dict.fromkeys(values)) for key, values in merged.items()}
 
 
-def _strings(path: Path, requires: dict[str, Any], key: str) -> tuple[str, ...]:
-    values = requires.get(key) or []
+def _strings(path: Path, values: Any, key: str) -> tuple[str, ...]:
+    values = values or []
     if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
         raise SkillError(f"{path}: requires.{key} must be a list of names")
-    return tuple(dict.fromkeys(values))
+    return tuple(values)
 
 
 def discover(folder: Path, source: str) -> tuple[dict[str, Skill], list[str]]:
