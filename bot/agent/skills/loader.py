@@ -52,7 +52,7 @@ def _skill(path: Path, meta: dict[str, Any], body: str, source: str) -> Skill:
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str):
         raise SkillError(
-            f"{path}: name must be text; quote it (name: \"{folder.name}\") if YAML read "
+            f'{path}: name must be text; quote it (name: "{folder.name}") if YAML read '
             f"it as {type(name).__name__}"
         )
     if name != folder.name or not _NAME.match(name):
