@@ -102,7 +102,7 @@ class AgentRunner:
         self._context = context or ContextSettings()
         self._skills = skills
         self.memory = memory
-        self._workspace_of = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
+        self.workspace_of = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
         self.governor = ContextGovernor(self._context, model_name)
         self.consolidator = Consolidator(
             model,
@@ -165,7 +165,7 @@ class AgentRunner:
         )
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
-        workspace = self._workspace_of(msg)
+        workspace = self.workspace_of(msg)
         try:
             return await self._run_turn(msg, workspace)
         finally:

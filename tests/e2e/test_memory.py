@@ -77,10 +77,18 @@ async def test_chat_facts_are_shared_by_its_members_not_other_chats(daemon_facto
 
 async def test_memory_is_per_workspace(daemon_factory, fake_llm):
     daemon, chat = await daemon_factory()
+    daemon.runner.workspace_of = lambda msg: "team" if msg.key.chat_id == "t1" else "default"
     await remember(fake_llm, chat, "Ada is vegetarian", chat="c1", user="ada")
-    key = ChatKey("test", "c1")
-    assert await daemon.runner.memory.prompt_section("default", key, "ada")
-    assert await daemon.runner.memory.prompt_section("other", key, "ada") is None
+    await chat.ask("what should I cook?", chat="c2", user="ada")
+    assert "vegetarian" in system_of(fake_llm.requests[-1])
+    await chat.ask("what should I cook?", chat="t1", user="ada")  # another workspace
+    assert "vegetarian" not in system_of(fake_llm.requests[-1])
+    await remember(fake_llm, chat, "Ada leads the team", chat="t1", user="ada")
+    facts = await daemon.runner.memory.store.all_facts()
+    assert [(f.workspace, f.text) for f in facts] == [
+        ("default", "Ada is vegetarian"),
+        ("team", "Ada leads the team"),
+    ]
 
 
 async def test_forget_removes_a_fact_from_the_next_prompt(daemon_factory, fake_llm):
@@ -133,6 +141,7 @@ async def test_early_turns_leave_the_window_and_keep_their_facts(daemon_factory,
         ],
         summary="Ada talked about her cat and the Rome trip.",
     )
+    persona = {p.name: p.read_bytes() for p in daemon.workspaces.path().glob("*.md")}
     words = "and more words " * 120  # ~400 tokens a turn: five overflow half the budget
     await chat.ask(f"my cat is called Miso {words}", user="ada")
     for i in range(7):
@@ -151,6 +160,9 @@ async def test_early_turns_leave_the_window_and_keep_their_facts(daemon_factory,
     assert "not a speaker here" not in facts
     stored = await daemon.sessions.history(ChatKey("test", "c1"))
     assert len(stored) == 3 * 9  # the history itself is untouched (user, call, result)
+    assert {"AGENTS.md", "SOUL.md", "USER.md"} <= set(persona)
+    after = {p.name: p.read_bytes() for p in daemon.workspaces.path().glob("*.md")}
+    assert after == persona  # memory never writes the persona files
     calls_per_message = len(fake_llm.requests) / 9
     assert calls_per_message <= 1.5
 
@@ -186,4 +198,6 @@ async def test_a_failed_fold_is_recorded_and_never_retried(daemon_factory, fake_
         "ConsolidationError",
         "ModelUnavailableError",
     ]
+    stored = await daemon.sessions.summary(ChatKey("test", "c1"))
+    assert stored is not None and stored[1] > 0  # the cursor moved past the failed turns
     assert (await chat.ask("still there?")).text == "echo: still there?"
