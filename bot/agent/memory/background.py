@@ -47,20 +47,15 @@ class Consolidator:
         self._limit = history_limit
         self._memory = memory
         self._running: dict[ChatKey, asyncio.Task[None]] = {}
-        self._requests = 0
-
-    @property
-    def folds(self) -> int:
-        """Model calls made so far (for tests and the benchmark)."""
-        return self._requests
+        self._pending: dict[ChatKey, list[tuple[str, str]]] = {}
 
     def after_turn(self, key: ChatKey, workspace: str, user_id: str, message_id: str) -> None:
-        """Start this chat's fold unless one is already running; never waits."""
+        """Queue the turn; start this chat's task unless it runs already (it then takes
+        the queued turns when its fold is done). Never waits."""
+        self._pending.setdefault(key, []).append((user_id, message_id))
         if key in self._running:
             return
-        task = asyncio.create_task(
-            self._guarded(key, workspace, user_id, message_id), name=f"consolidate {key}"
-        )
+        task = asyncio.create_task(self._drain(key, workspace), name=f"consolidate {key}")
         self._running[key] = task
         task.add_done_callback(lambda _t: self._running.pop(key, None))
 
@@ -73,18 +68,27 @@ class Consolidator:
         for task in list(self._running.values()):
             task.cancel()
         await asyncio.gather(*self._running.values(), return_exceptions=True)
+        self._pending.clear()
 
-    async def _guarded(self, key: ChatKey, workspace: str, user_id: str, message_id: str) -> None:
-        try:
-            if self._memory is not None:
-                row_id = await self._sessions.turn_started(key, message_id)
-                if row_id is not None:
-                    await self._memory.store.note_speaker(key, row_id, user_id)
-            await self.run(key, workspace)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a background job must never take the chat down with it
-            log.exception("consolidation in %s crashed", key)
+    async def _drain(self, key: ChatKey, workspace: str) -> None:
+        """One fold check per batch of finished turns, until no new turn came in."""
+        while self._pending.get(key):
+            finished = self._pending.pop(key)
+            try:
+                await self._note_speakers(key, finished)
+                await self.run(key, workspace)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a background job must never take the chat down with it
+                log.exception("consolidation in %s crashed", key)
+
+    async def _note_speakers(self, key: ChatKey, finished: Sequence[tuple[str, str]]) -> None:
+        if self._memory is None:
+            return
+        for user_id, message_id in finished:
+            row_id = await self._sessions.turn_started(key, message_id)
+            if row_id is not None:
+                await self._memory.store.note_speaker(key, row_id, user_id)
 
     async def run(self, key: ChatKey, workspace: str) -> bool:
         """Fold what is due now; True when a fold (successful or not) advanced the cursor."""
@@ -97,7 +101,6 @@ class Consolidator:
         first = window.archive[0][0]
         speakers = await self._speakers(key, window.archive)
         known = await self._known(workspace, key, speakers)
-        self._requests += 1
         try:
             result = await consolidate(
                 self._model,
