@@ -66,7 +66,10 @@ class MemoryService:
         if not self.enabled:
             return None
         known = await self.known(workspace, key, user_id)
-        room = self.settings.max_prompt_chars - len(SECTION_INTRO)
+        titles = ("## About this chat", f"## About the user you are talking to ({user_id})")
+        note = "({} older facts not shown.)"
+        overhead = len(SECTION_INTRO) + sum(len(t) + 3 for t in titles) + len(note) + 10
+        room = self.settings.max_prompt_chars - overhead
         shown: set[int] = set()
         for fact in sorted(known.numbered, key=lambda f: f.id, reverse=True):
             room -= len(fact.text) + 3
@@ -78,11 +81,8 @@ class MemoryService:
         parts = [SECTION_INTRO]
         hidden = len(known.numbered) - len(shown)
         if hidden:
-            parts.append(f"({hidden} older facts not shown.)")
-        for title, facts in (
-            ("## About this chat", known.chat),
-            (f"## About the user you are talking to ({user_id})", known.user),
-        ):
+            parts.append(note.format(hidden))
+        for title, facts in zip(titles, (known.chat, known.user), strict=True):
             lines = [f"- {f.text}" for f in facts if f.id in shown]
             if lines:
                 parts.append(title + "\n" + "\n".join(lines))
