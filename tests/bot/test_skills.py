@@ -165,15 +165,16 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
     )
     command = router.match(msg())
     assert command is not None
-    listing = await command[0].func(msg(), "")
+    assert await command[0].func(msg(), "") == "Only an admin can list, enable or disable skills."
+    listing = await command[0].func(msg("boss"), "")
     assert "- alpha (builtin): Built-in alpha." in listing
     assert "- beta (always on; builtin): Built-in beta." in listing
     assert "Skipped (fix these files):" in listing and "bad/SKILL.md" in listing
     assert await command[0].func(msg(), "disable alpha") == (
-        "Only an admin can enable or disable skills."
+        "Only an admin can list, enable or disable skills."
     )
     assert await command[0].func(msg("boss"), "disable alpha") == "Skill alpha is now disabled."
-    assert "- alpha (disabled; builtin)" in await command[0].func(msg(), "")
+    assert "- alpha (disabled; builtin)" in await command[0].func(msg("boss"), "")
     assert "no skill named 'zzz'" in await command[0].func(msg("boss"), "enable zzz")
     assert await command[0].func(msg("boss"), "toggle") == "usage: /skills [enable|disable <name>]"
 

@@ -1,4 +1,4 @@
-"""``/skills``: list a workspace's skills; admins enable or disable them from the chat."""
+"""``/skills``: admins list a workspace's skills and enable or disable them from the chat."""
 
 from __future__ import annotations
 
@@ -44,18 +44,18 @@ def register_skill_commands(
     workspace_of: Callable[[InboundMessage], str],
 ) -> None:
     async def skills(msg: InboundMessage, args: str) -> str:
+        if not is_admin(msg):  # the listing names files on the server: admins only
+            return "Only an admin can list, enable or disable skills."
         workspace = workspace_of(msg)
         action, _, name = args.strip().partition(" ")
         if not action:
             return skills_listing(catalog, workspace)
         if action not in ("enable", "disable") or not name.strip():
             return f"usage: {USAGE}"
-        if not is_admin(msg):
-            return "Only an admin can enable or disable skills."
         try:
             state = catalog.set_enabled(workspace, name.strip(), action == "enable")
         except SkillError as exc:
             return str(exc)
         return f"Skill {state.skill.name} is now {'enabled' if state.enabled else 'disabled'}."
 
-    router.register(Command("skills", USAGE, "list skills; admins enable or disable them", skills))
+    router.register(Command("skills", USAGE, "admins: list, enable or disable skills", skills))
