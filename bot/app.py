@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.llm.client import LLMClient
+from bot.agent.memory.commands import register_memory_commands
+from bot.agent.memory.service import MemoryService
 from bot.agent.runner import AgentRunner, ChatModel
+from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
 from bot.bus.durable import DurableBus
 from bot.config import Settings
@@ -43,7 +47,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
-from bot.workspaces.folders import Workspaces, template_text
+from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, template_text
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
@@ -134,6 +138,13 @@ def build_daemon(
     register_reminder_commands(commands, reminders)
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
+    skills = SkillCatalog(workspaces.root)
+    memory = MemoryService(storage.memory, settings.memory)
+
+    def workspace_of(msg: InboundMessage) -> str:
+        """The workspace a chat belongs to (one for now: routing plugs in here)."""
+        return DEFAULT_WORKSPACE
+
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
         chat_model,
@@ -144,7 +155,16 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
-        services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
+        services=ToolServices(
+            reminders=reminders,
+            weather=weather,
+            files=ChannelFiles(by_name),
+            skills=skills,
+            memory=memory,
+        ),
+        skills=skills,
+        memory=memory,
+        workspace_of=workspace_of,
     )
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
@@ -165,6 +185,8 @@ def build_daemon(
     register_pairing_commands(commands, pairing, bus, access.is_admin)
     buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
     rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
+    register_skill_commands(commands, skills, is_admin=access.is_admin, workspace_of=workspace_of)
+    register_memory_commands(commands, memory, is_admin=access.is_admin, workspace_of=workspace_of)
     dispatcher = Dispatcher(
         bus,
         turns.handle,

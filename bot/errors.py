@@ -10,6 +10,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   ├── ModelNotConfiguredError   no usable model / credentials
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
+    ├── SkillError               a SKILL.md that cannot be read (names the file)
     └── ChannelError             a platform adapter could not start or send
         └── DeliveryRejected     the platform refused a message for good (no retry)
 """
@@ -43,6 +44,10 @@ class ModelUnavailableError(LLMError):
 
 class ToolError(BotError):
     """A tool failed in an expected way; its message is shown to the model."""
+
+
+class SkillError(BotError):
+    """A skill folder is malformed; the message names the file and the problem."""
 
 
 class ChannelError(BotError):
