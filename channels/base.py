@@ -141,7 +141,11 @@ class StateStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What the composition root hands a channel factory besides its own settings."""
+    """What the composition root hands a channel factory besides its own settings.
+
+    ``extras[<channel name>]`` holds keyword arguments for that adapter's constructor
+    (its timers: reconnect pings, identify delays), empty in production.
+    """
 
     state: StateStore
     data_dir: Path
