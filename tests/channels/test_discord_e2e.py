@@ -127,6 +127,19 @@ async def test_a_thread_conversation_needs_one_mention_also_after_a_restart(
     assert "not for the bot" not in asked(fake_llm)
 
 
+async def test_allow_from_refuses_others_without_a_model_call(
+    discord_daemon, fake_discord, fake_llm
+):
+    await discord_daemon(allow_from=["8"])
+    fake_discord.user_message("let me in")  # from user 7
+    [notice] = await fake_discord.wait_posts(1, channel_id=4242)
+    assert "only answers approved users" in notice.json["content"]
+    assert fake_llm.requests == []
+    fake_discord.user_message("hi from bob", channel_id=4343, author=discord_api.user(8, "bob"))
+    await _answers(fake_discord, "echo: hi from bob", channel_id=4343)
+    assert asked(fake_llm) == ["hi from bob"]
+
+
 @pytest.mark.slow  # waits for a reminder's real due time (2 s)
 async def test_reminder_set_in_a_thread_fires_into_it_after_a_restart(
     discord_daemon, platform_daemon, fake_discord, fake_llm

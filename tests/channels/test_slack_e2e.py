@@ -119,6 +119,17 @@ async def test_a_reply_inside_the_thread_continues_the_conversation(
     assert "lunch anyone?" not in asked(fake_llm)
 
 
+async def test_allow_from_refuses_others_without_a_model_call(slack_daemon, fake_slack, fake_llm):
+    await slack_daemon(allow_from=["U0BOB"])
+    await _say(fake_slack, "let me in")  # from U0ALICE
+    [notice] = await fake_slack.wait_posts(1, channel="D0DM")
+    assert "only answers approved users" in notice["text"]
+    assert fake_llm.requests == []
+    await _say(fake_slack, "hi from bob", channel="D0BOB", user="U0BOB")
+    await _answers(fake_slack, "echo: hi from bob", channel="D0BOB")
+    assert asked(fake_llm) == ["hi from bob"]
+
+
 @pytest.mark.slow  # waits for a reminder's real due time (2 s)
 async def test_reminder_set_in_a_thread_fires_into_it_after_a_restart(
     slack_daemon, platform_daemon, fake_slack, fake_llm
