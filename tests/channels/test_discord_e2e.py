@@ -151,8 +151,9 @@ async def test_reminder_set_in_a_thread_fires_into_it_after_a_restart(
     fake_llm.reply_tool_calls([("final_result", {"answer": "Reminder set."})])
     _mention(fake_discord, "remind me to stretch in 2 seconds", gid, tid)
     await _answers(fake_discord, "Reminder set.", channel_id=tid)
-    daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
+    await daemon.stop(timeout=2)
     assert _with_text(fake_discord, REMINDER) == []  # not fired before the restart
+    daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
     [fired] = await _answers(fake_discord, f"{REMINDER}: stretch", channel_id=tid)
     assert fired.json["allowed_mentions"] == NO_PINGS
     await _barrier(fake_discord)

@@ -140,8 +140,9 @@ async def test_reminder_set_in_a_thread_fires_into_it_after_a_restart(
     mention = fake_slack.mention("remind me to stretch in 2 seconds")
     await fake_slack.wait_acked(await fake_slack.push(mention))
     await _answers(fake_slack, "Reminder set.", channel="C0GENERAL")
-    daemon = await _up(await platform_daemon.restart(daemon))
+    await daemon.stop(timeout=2)
     assert _with_text(fake_slack, REMINDER) == []  # not fired before the restart
+    daemon = await _up(await platform_daemon.restart(daemon))
     [fired] = await _answers(fake_slack, f"{REMINDER}: stretch", channel="C0GENERAL")
     assert fired["thread_ts"] == mention["ts"]
     await _barrier(fake_slack)

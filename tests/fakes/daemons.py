@@ -62,9 +62,11 @@ class PlatformDaemons:
         return daemon
 
     async def restart(self, daemon: Daemon) -> Daemon:
-        """Stop ``daemon`` and start a new one on the same data dir and config."""
+        """Stop ``daemon`` (unless stopped already) and start a new one on the same data
+        dir and config."""
         channels, tuning, rest = self._made[id(daemon)]
-        await daemon.stop(timeout=2)
+        if daemon.db._conn is not None:
+            await daemon.stop(timeout=2)
         return await self(channels, extras=tuning, **rest)
 
     async def stop_all(self) -> None:
