@@ -140,6 +140,21 @@ async def test_allow_from_refuses_others_without_a_model_call(
     assert asked(fake_llm) == ["hi from bob"]
 
 
+async def test_the_cannot_read_notice_is_sent_once_also_across_a_restart(
+    discord_daemon, platform_daemon, fake_discord, fake_llm
+):
+    gid, cid = _guild(fake_discord)
+    daemon = await discord_daemon(group_policy="all")
+    fake_discord.user_message("", guild_id=gid, channel_id=cid)  # no Message Content intent
+    [notice] = await fake_discord.wait_posts(1, channel_id=cid)
+    assert "Message Content" in notice.json["content"]
+    await _up(await platform_daemon.restart(daemon), fake_discord)
+    fake_discord.user_message("", guild_id=gid, channel_id=cid)
+    await _barrier(fake_discord)
+    assert len(fake_discord.posts(channel_id=cid)) == 1  # told once, not once per process
+    assert asked(fake_llm) == ["barrier"]
+
+
 @pytest.mark.slow  # waits for a reminder's real due time (2 s)
 async def test_reminder_set_in_a_thread_fires_into_it_after_a_restart(
     discord_daemon, platform_daemon, fake_discord, fake_llm
