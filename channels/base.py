@@ -138,6 +138,10 @@ class StateStore(Protocol):
 
     async def set(self, key: str, value: str) -> None: ...
 
+    async def delete(self, key: str) -> None:
+        """Forget ``key`` (state that was only needed until something finished)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:

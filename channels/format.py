@@ -278,13 +278,9 @@ class PartsProgress:
                 if i + 1 < count:
                     await self._save(delivery_key, done)
         except DeliveryRejected:
-            self._done.pop(delivery_key, None)
-            if count > 1:
-                await self._save(delivery_key, [])
+            await self._forget(delivery_key, count)
             raise
-        self._done.pop(delivery_key, None)
-        if count > 1:
-            await self._save(delivery_key, [])
+        await self._forget(delivery_key, count)
         return Sent(tuple(done))
 
     async def _load(self, delivery_key: str) -> list[str]:
@@ -296,3 +292,8 @@ class PartsProgress:
     async def _save(self, delivery_key: str, ids: list[str]) -> None:
         if self._state is not None:
             await self._state.set(self._prefix + delivery_key, ",".join(ids))
+
+    async def _forget(self, delivery_key: str, count: int) -> None:
+        self._done.pop(delivery_key, None)
+        if count > 1 and self._state is not None:
+            await self._state.delete(self._prefix + delivery_key)

@@ -242,7 +242,7 @@ class InDoubt:
 
     async def settle(self, part: str) -> None:
         if self._since.pop(part, None) is not None and self._state is not None:
-            await self._state.set(self.PREFIX + part, "")
+            await self._state.delete(self.PREFIX + part)
 
 
 def _carries(message: Mapping[str, Any], part: str) -> bool:

@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from bot.daemon import Daemon
 from tests.fakes import daemons, discord_api
-from tests.fakes.daemons import asked
+from tests.fakes.daemons import asked, channel_state_keys
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.waiting import until
 from tests.fakes.web_client import channel_state, metrics, value
@@ -122,6 +122,7 @@ async def test_a_thread_conversation_needs_one_mention_also_after_a_restart(
     earlier = str(fake_llm.requests[-1].json["messages"][:-1])  # one session per thread
     assert "echo: remember 42" in earlier
     daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
+    assert f"discord:thread:{tid}" in await channel_state_keys(daemon)
     fake_discord.user_message("still with me?", guild_id=gid, channel_id=tid)
     await _answers(fake_discord, "echo: still with me?", channel_id=tid)
     assert "not for the bot" not in asked(fake_llm)
@@ -148,10 +149,11 @@ async def test_the_cannot_read_notice_is_sent_once_also_across_a_restart(
     fake_discord.user_message("", guild_id=gid, channel_id=cid)  # no Message Content intent
     [notice] = await fake_discord.wait_posts(1, channel_id=cid)
     assert "Message Content" in notice.json["content"]
-    await _up(await platform_daemon.restart(daemon), fake_discord)
+    daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
     fake_discord.user_message("", guild_id=gid, channel_id=cid)
     await _barrier(fake_discord)
     assert len(fake_discord.posts(channel_id=cid)) == 1  # told once, not once per process
+    assert f"discord:unreadable-notice:{cid}" in await channel_state_keys(daemon)
     assert asked(fake_llm) == ["barrier"]
 
 
@@ -245,13 +247,14 @@ async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
     fake_discord.user_message("tell me a lot")
     await fake_discord.wait_until(lambda: len(fake_discord.calls_to(route)) >= 2)
     # Stopped before the outbox retry is due: the next process finishes the delivery.
-    await _up(await platform_daemon.restart(daemon), fake_discord)
+    daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
     await fake_discord.wait_until(lambda: len(fake_discord.posts(channel_id=4242)) >= 3)
     await _barrier(fake_discord)
     parts = [p.json["content"] for p in fake_discord.posts(channel_id=4242)][:-1]
     assert len(parts) == 3 and "line 0:" in parts[0] and "line 79:" in parts[2]
     assert sum(p.count("line ") for p in parts) == 80  # every line once
     assert all(len(p) <= 2000 for p in parts)
+    assert not [k for k in await channel_state_keys(daemon) if ":parts:" in k]  # finished
 
 
 async def test_messages_are_counted_per_channel(discord_daemon, fake_discord):

@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from bot.daemon import Daemon
 from tests.fakes import daemons, slack_api
-from tests.fakes.daemons import asked
+from tests.fakes.daemons import asked, channel_state_keys
 from tests.fakes.slack_api import USER, FakeSlack, post_signed
 from tests.fakes.waiting import until
 from tests.fakes.web_client import channel_state, metrics, value
@@ -183,11 +183,12 @@ async def test_a_lost_post_is_looked_up_after_a_restart_not_posted_twice(
     await _say(fake_slack, "say it once")
     await fake_slack.wait_calls("conversations.history")
     # Stopped before the outbox retry is due: the next process looks the post up first.
-    await _up(await platform_daemon.restart(daemon))
+    daemon = await _up(await platform_daemon.restart(daemon))
     await fake_slack.wait_calls("conversations.history", 2)
     await _barrier(fake_slack)
     assert len(_with_text(fake_slack, "echo: say it once")) == 1
     assert len(fake_slack.calls_to("chat.postMessage")) == 2  # the lost one and the barrier
+    assert not [k for k in await channel_state_keys(daemon) if "lost-post" in k]  # settled
 
 
 async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
@@ -199,7 +200,7 @@ async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
     fake_slack.fail("chat.postMessage", 500, "internal_error", skip=1)  # part 2 fails
     await _say(fake_slack, "tell me a lot")
     await fake_slack.wait_calls("chat.postMessage", 2)
-    await _up(await platform_daemon.restart(daemon))
+    daemon = await _up(await platform_daemon.restart(daemon))
     await _barrier(fake_slack)
     parts = [p["text"] for p in fake_slack.posts(channel="D0DM")][:-1]
     assert len(parts) == len({p["metadata"]["event_payload"]["key"]
@@ -207,6 +208,7 @@ async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
     assert [p.split(":")[0] for p in " ".join(parts).split("Paragraph ")[1:]] == [
         str(i) for i in range(20)
     ]  # every paragraph once, in order
+    assert not [k for k in await channel_state_keys(daemon) if ":parts:" in k]  # finished
 
 
 async def test_healthz_names_slack_while_its_socket_is_down(slack_daemon, fake_slack):

@@ -33,6 +33,11 @@ def asked(fake_llm: Any) -> list[str]:
     ]
 
 
+async def channel_state_keys(daemon: Daemon) -> list[str]:
+    """The keys adapters keep in the daemon's state store (what survives a restart)."""
+    return [str(r["key"]) for r in await daemon.db.fetchall("SELECT key FROM kv ORDER BY key")]
+
+
 class PlatformDaemons:
     def __init__(self, tmp_path: Path, llm_url: str) -> None:
         self._tmp_path = tmp_path
