@@ -208,6 +208,17 @@ async def test_reconnect_mid_conversation_resumes_and_loses_nothing(
     assert "echo: first" in str(fake_llm.requests[-1].json["messages"][:-1])  # same session
 
 
+async def test_a_resumable_invalid_session_resumes(discord_daemon, fake_discord, fake_llm):
+    await discord_daemon()
+    fake_discord.user_message("before")
+    await _answers(fake_discord, "echo: before")
+    await fake_discord.invalidate(resumable=True)  # op 9 d=true
+    fake_discord.user_message("in between")  # kept in the session, replayed on RESUME
+    await fake_discord.wait_op(RESUME)
+    await _answers(fake_discord, "echo: in between")
+    assert len(fake_discord.ops(IDENTIFY)) == 1
+
+
 async def test_a_non_resumable_invalid_session_identifies_afresh(
     discord_daemon, fake_discord, fake_llm
 ):

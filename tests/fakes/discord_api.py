@@ -284,12 +284,14 @@ class FakeDiscord(LoopbackServer):
         if live is not None and not live.closed:
             await self._send(live, {"op": 7, "d": None})
 
-    async def invalidate(self) -> None:
-        """op 9 d=false: the session is gone; the client must IDENTIFY again."""
-        self.session_id = None
+    async def invalidate(self, *, resumable: bool = False) -> None:
+        """op 9 d=false: the session is gone; the client must IDENTIFY again.
+        ``resumable`` (d=true): the session is kept; the client RESUMEs it."""
+        if not resumable:
+            self.session_id = None
         live, self._live = self._live, None
         if live is not None and not live.closed:
-            await self._send(live, {"op": 9, "d": False})
+            await self._send(live, {"op": 9, "d": resumable})
 
     # -- inspection ------------------------------------------------------------------
     def calls_to(self, route: str) -> list[Call]:
