@@ -87,6 +87,9 @@ class _NoState:
     async def set(self, key: str, value: str) -> None:
         return None
 
+    async def delete(self, key: str) -> None:
+        return None
+
 
 def build_daemon(
     settings: Settings,

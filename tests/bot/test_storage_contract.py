@@ -419,6 +419,7 @@ async def test_a_name_is_bound_once(storage: Storage) -> None:
     assert await access.bind_name("slack", "alice", "U8", T0) == "U8"
     assert await access.name_bindings() == {("telegram", "alice"): "7", ("slack", "alice"): "U8"}
 
+
 # --- memory ----------------------------------------------------------------------------
 
 
