@@ -19,6 +19,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from bot.config.mcp import MCPSettings
 from bot.config.section import Section
 from bot.errors import ConfigError
 from channels.registry import SPECS
@@ -119,6 +120,7 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    mcp: MCPSettings = Field(default_factory=MCPSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 
