@@ -11,13 +11,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import asdict
 
 from bot.config.mcp import MCPSettings
-from tools.mcp.server import Counters, MCPServer
+from tools.mcp.server import MCPServer
 from tools.mcp.tool import build_tool
 from tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+# Exported per server as ``<name>{server="..."}`` (field of Counters, help text).
+METRICS = (
+    ("bot_mcp_calls", "calls", "MCP tool calls by server"),
+    ("bot_mcp_errors", "errors", "MCP tool calls that ended in an Error result"),
+    ("bot_mcp_timeouts", "timeouts", "MCP tool calls that timed out"),
+    ("bot_mcp_reconnects", "reconnects", "Reconnects after a lost MCP connection"),
+)
 
 
 class MCPManager:
@@ -50,11 +59,18 @@ class MCPManager:
         """``mcp:<name>`` -> state, for /healthz (informational: never fails health)."""
         return {f"mcp:{name}": server.state for name, server in self.servers.items()}
 
-    def counters(self) -> Mapping[str, Counters]:
-        return {name: server.counters for name, server in self.servers.items()}
+    def counters(self) -> Mapping[str, Mapping[str, float]]:
+        """Per server: calls, errors, timeouts, reconnects (see :data:`METRICS`)."""
+        return {name: asdict(server.counters) for name, server in self.servers.items()}
 
     def tool_names(self, server: str) -> list[str]:
+        """The registry names of ``server``'s tools (those that could be cleaned)."""
         return list(self._registered.get(server, []))
+
+    def remote_name(self, name: str) -> str:
+        """The server's own name for registry tool ``name``."""
+        tool = self._registry.get(name)
+        return str(getattr(tool, "remote_name", name))
 
     def _install(self, server: MCPServer) -> None:
         """Replace ``server``'s tools in the registry with its latest listing."""
