@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server import stdio as sdk_stdio
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 NULLABLE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -73,7 +72,11 @@ BASE_TOOLS = [
     _tool("fail", {}, "Always an isError result."),
     _tool("add_tool", {}, "Adds the tool 'late' and says the list changed."),
     _tool("junk", {}, "Writes a non-JSON line to stdout, then answers."),
-    _tool("die", {}, "Exits the process mid-call."),
+    _tool(
+        "die",
+        {"type": "object", "properties": {"marker": {"type": "string"}}},
+        "Exits the process mid-call, unless the file `marker` exists (then creates none).",
+    ),
 ]
 
 
@@ -129,22 +132,39 @@ async def _call(ctx: Any, name: str, args: dict[str, Any], extra: list[dict[str,
     if name == "late":
         return _text("late tool ran")
     if name == "junk":
-        os.write(1, b"this line is not JSON-RPC\n")
+        os.write(_wire_fd(), b"this line is not JSON-RPC\n")
         return _text("survived")
     if name == "die":
-        os._exit(3)
+        _die_unless(args.get("marker"))
+        return _text("answered on the retry")
     raise ValueError(f"unknown tool {name}")
+
+
+def _die_unless(marker: str | None) -> None:
+    """Exit now, leaving ``marker`` behind so the retry on a fresh process answers."""
+    if marker and os.path.exists(marker):
+        return
+    if marker:
+        open(marker, "w").close()
+    os._exit(3)
+
+
+def _wire_fd() -> int:
+    """The descriptor the protocol really goes out on. The SDK's stdio server moves it off
+    fd 1 (stray prints land on stderr), so junk must be written here to reach the client,
+    as it does from a server written without the SDK."""
+    claim = getattr(sdk_stdio, "_claims", {}).get(1)
+    private = getattr(claim, "private_fd", None)
+    return private if isinstance(private, int) else 1
 
 
 async def _main() -> None:
     if os.environ.get("FAKE_MCP_JUNK"):
         os.write(1, b"hello from a chatty server\n")
     server = build_server()
-    async with stdio_server() as (read, write):
+    async with sdk_stdio.stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--never-starts"]:
-        sys.exit(7)
     asyncio.run(_main())
