@@ -40,7 +40,15 @@ from bot.config.mcp import MCPServerSettings
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="bot", version="1")
-_LOST_MESSAGES = ("session terminated", "connection closed")
+# An HTTP session the server no longer knows (restart, idle expiry) answers 404: the SDK
+# says "Session terminated", or passes the server's own JSON-RPC error body on.
+_LOST_MESSAGES = (
+    "session terminated",
+    "session not found",
+    "session expired",
+    "unknown session",
+    "connection closed",
+)
 
 
 class ConnectionLost(Exception):
