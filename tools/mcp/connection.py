@@ -181,6 +181,8 @@ class Connection:
         self._closing.set()
         self.lost = True
         task, self._task = self._task, None
+        if task is not None and self._dispatcher is None:
+            task.cancel()  # still handshaking: nothing to close gracefully
         if task is not None and not task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(task), 10)
