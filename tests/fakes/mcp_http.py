@@ -12,12 +12,35 @@ import contextlib
 from typing import Any, Self
 
 import uvicorn
+from mcp.server.sse import SseServerTransport
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
 
 from tests.fakes.mcp_server import build_server
 
 
+def sse_app() -> Starlette:
+    """The legacy SSE transport (GET /sse, POST /messages/), as the SDK's own sse_app."""
+    server = build_server()
+    sse = SseServerTransport("/messages/")
+
+    async def handle(request: Request) -> Response:
+        scope, receive, send = request.scope, request.receive, request._send
+        async with sse.connect_sse(scope, receive, send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    routes = [Route("/sse", endpoint=handle), Mount("/messages/", app=sse.handle_post_message)]
+    return Starlette(routes=routes)
+
+
 class MCPHttpServer:
-    def __init__(self) -> None:
+    """Streamable HTTP at ``/mcp``; with ``sse=True`` the legacy SSE transport at ``/sse``."""
+
+    def __init__(self, *, sse: bool = False) -> None:
+        self.sse = sse
         self.port = 0
         self.headers_seen: list[dict[str, str]] = []
         self._server: uvicorn.Server | None = None
@@ -25,11 +48,12 @@ class MCPHttpServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"http://127.0.0.1:{self.port}/{'sse' if self.sse else 'mcp'}"
 
     async def start(self) -> Self:
         """Serve on a free port, or on the same port again after :meth:`stop`."""
-        app = _Recorder(build_server().streamable_http_app(), self.headers_seen)
+        inner = sse_app() if self.sse else build_server().streamable_http_app()
+        app = _Recorder(inner, self.headers_seen)
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
         )

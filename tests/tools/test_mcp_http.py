@@ -65,3 +65,18 @@ async def test_http_tools_headers_and_a_restarted_server(
     finally:
         await manager.stop()
     assert SECRET not in caplog.text and "http-secret" not in caplog.text
+
+
+async def test_sse_when_the_url_says_so() -> None:
+    server = await MCPHttpServer(sse=True).start()
+    registry = ToolRegistry()
+    settings = MCPServerSettings(url=server.url, headers={"Authorization": SECRET})
+    assert settings.transport == "sse"
+    manager = MCPManager(MCPSettings(servers={"web": settings}), registry)
+    try:
+        assert await manager.servers["web"].connect()
+        assert await echo(registry, "over sse") == "echo: over sse"
+        assert any(h.get("authorization") == SECRET for h in server.headers_seen)
+    finally:
+        await manager.stop()
+        await server.stop()

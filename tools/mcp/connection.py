@@ -109,6 +109,9 @@ class Connection:
     async def open(self) -> None:
         """Connect and handshake within ``connect_timeout_s``; raises ConnectionLost."""
         self._ready = asyncio.get_running_loop().create_future()
+        # Read the outcome even when no one waits any more (a timed-out open), so asyncio
+        # never logs "exception was never retrieved".
+        self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.name}")
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), self._settings.connect_timeout_s)
