@@ -60,11 +60,13 @@ class MCPServerSettings(Section):
 
 
 class MCPSettings(Section):
-    """``[mcp]``: the servers, and how a server that fails is retried."""
+    """``[mcp]``: the servers, how a server that fails is retried, how often an idle
+    connection is pinged (a dead one is replaced before a call needs it)."""
 
     servers: dict[str, MCPServerSettings] = Field(default_factory=dict)
     retry_initial_s: float = Field(default=1, gt=0)
     retry_max_s: float = Field(default=60, gt=0)
+    ping_interval_s: float = Field(default=30, gt=0)
 
     @field_validator("servers")
     @classmethod

@@ -162,6 +162,23 @@ async def test_killed_server_is_reconnected_the_call_retried_and_stop_ends_it(tm
     assert manager.states() == {"mcp:k": "stopped"} and "mcp_k_pid" not in registry
 
 
+async def test_an_idle_dead_server_is_found_by_ping_and_replaced() -> None:
+    registry = ToolRegistry()
+    settings = MCPSettings(servers={"p": stdio()}, retry_initial_s=0.05, ping_interval_s=0.2)
+    manager = MCPManager(settings, registry)
+    manager.start()
+    try:
+        await until(lambda: manager.servers["p"].status.state == "ready", 20)
+        pid = int((await call(registry, "mcp_p_pid")).content)
+        os.kill(pid, signal.SIGKILL)
+        # No call needed: the next ping finds the connection dead and reconnects.
+        await until(lambda: manager.counters()["p"]["reconnects"] == 1, 20)
+        await until(lambda: manager.servers["p"].status.state == "ready", 20)
+        assert int((await call(registry, "mcp_p_pid")).content) != pid
+    finally:
+        await manager.stop()
+
+
 async def test_tools_list_changed_refreshes_the_definitions(shared) -> None:
     registry, _ = shared
     before = [d["function"]["name"] for d in registry.definitions()]  # cached now

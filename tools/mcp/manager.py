@@ -42,6 +42,7 @@ class MCPManager:
                 self._install,
                 retry_initial_s=settings.retry_initial_s,
                 retry_max_s=settings.retry_max_s,
+                ping_interval_s=settings.ping_interval_s,
             )
             for name, server in sorted(settings.enabled_servers().items())
         }

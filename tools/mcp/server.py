@@ -64,6 +64,7 @@ class MCPServer:
         *,
         retry_initial_s: float = 1.0,
         retry_max_s: float = 60.0,
+        ping_interval_s: float = 30.0,
     ) -> None:
         self.name = name
         self.settings = settings
@@ -76,6 +77,8 @@ class MCPServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = False
         self._retrying: asyncio.Task[None] | None = None
+        self._watching: asyncio.Task[None] | None = None
+        self._ping_s = ping_interval_s
 
     @property
     def state(self) -> str:
@@ -116,21 +119,43 @@ class MCPServer:
         try:
             await conn.open()
             tools = await self._list(conn)
-        except (ConnectionLost, RequestTimedOut, ServerError) as exc:
+        except Exception as exc:  # whatever a server does, the daemon carries on
             await conn.close()
-            self.status.state, self.status.detail = "failed", str(exc)
+            self.status.state, self.status.detail = "failed", str(exc) or type(exc).__name__
+            expected = isinstance(exc, ConnectionLost | RequestTimedOut | ServerError)
             log.warning(
                 "MCP server %s: cannot connect (attempt %d): %s",
                 self.name,
                 self.status.attempts,
-                exc,
+                self.status.detail,
+                exc_info=not expected,
             )
             return False
+        if self._stopped:  # stop() ran while this connected: leave nothing behind
+            await conn.close()
+            return False
         self._conn = conn
+        if self._watching is None or self._watching.done():
+            self._watching = self._spawn(self._watch())
         self.status.state, self.status.detail, self.status.tools = "ready", "", tools
         log.info("MCP server %s: connected, %d tools", self.name, len(tools))
         self._on_tools(self)
         return True
+
+    async def _watch(self) -> None:
+        """Ping an idle connection, so a dead child or an expired HTTP session is found
+        (and replaced) before a call needs it, and /healthz tells the truth."""
+        while not self._stopped:
+            await asyncio.sleep(self._ping_s)
+            conn = self._conn
+            if conn is None:
+                continue
+            try:
+                await conn.request("ping", None, self.settings.connect_timeout_s)
+            except ConnectionLost:
+                await self._reconnect_after(conn)
+            except (RequestTimedOut, ServerError):
+                continue  # busy, or a server without ping: calls will tell
 
     async def stop(self) -> None:
         """Close the session and end the child process; pending work is cancelled."""
@@ -197,7 +222,7 @@ class MCPServer:
             return
         try:
             tools = await self._list(conn)
-        except (ConnectionLost, RequestTimedOut, ServerError) as exc:
+        except Exception as exc:
             log.warning("MCP server %s: re-listing tools failed: %s", self.name, exc)
             return
         self.status.tools = tools
