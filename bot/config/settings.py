@@ -196,7 +196,10 @@ def _describe(error: Any) -> str:
     msg = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
     # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
-    secret = any(word in loc for word in ("secret", "token", "key", "password"))
+    secret = any(word in loc for word in ("secret", "token", "key", "password")) or any(
+        part in ("env", "headers")
+        for part in error["loc"]  # MCP servers' env and headers
+    )
     shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
     env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()
     origin = f" from {env_name}" if env_name in os.environ else ""

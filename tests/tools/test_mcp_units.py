@@ -101,3 +101,14 @@ def test_env_and_headers_are_secrets() -> None:
     values = secret_values(settings)
     assert "env-secret-1" in values and "Bearer hdr-secret" in values
     assert "1" not in values  # too short to be a secret; masking it would garble reports
+
+
+def test_a_bad_env_or_header_value_is_named_but_never_shown(tmp_path) -> None:
+    from bot.config import load_settings
+    from bot.errors import ConfigError
+
+    config = tmp_path / "bot.toml"
+    config.write_text('[mcp.servers.a]\ncommand = "x"\nenv = { TOKEN = ["s3cr3t-value"] }\n')
+    with pytest.raises(ConfigError, match=r"mcp\.servers\.a\.env\.TOKEN") as caught:
+        load_settings(config)
+    assert "s3cr3t" not in str(caught.value)
