@@ -111,6 +111,20 @@ def test_unsupported_keywords_are_dropped_or_named_in_the_description() -> None:
     assert not accepts(result, {"unknown": 1})  # and additionalProperties
 
 
+def test_an_object_whose_alternatives_pick_required_fields_stays_an_object() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+        "anyOf": [{"required": ["id"]}, {"required": ["name"]}],
+    }
+    result = clean(schema)
+    assert result.wire == {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+    }
+    assert accepts(result, {"id": "a"}) and not accepts(result, {})  # the check keeps it
+
+
 def test_all_of_objects_merge() -> None:
     schema = {
         "allOf": [

@@ -112,3 +112,16 @@ def test_a_bad_env_or_header_value_is_named_but_never_shown(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"mcp\.servers\.a\.env\.TOKEN") as caught:
         load_settings(config)
     assert "s3cr3t" not in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_sdk_is_imported_only_when_a_server_is_configured() -> None:
+    """Start-up (ready:) must not pay the SDK's import when no MCP server is configured."""
+    import subprocess
+    import sys
+
+    probe = "import bot.app, sys; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "'mcp'" not in out and "'mcp_types'" not in out and "'httpx2'" not in out

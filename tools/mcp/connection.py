@@ -36,6 +36,9 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from bot.config.mcp import MCPServerSettings
+from bot.errors import MCPConnectionLost as ConnectionLost
+from bot.errors import MCPServerError as ServerError
+from bot.errors import MCPTimeout as RequestTimedOut
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +52,6 @@ _LOST_MESSAGES = (
     "unknown session",
     "connection closed",
 )
-
-
-class ConnectionLost(Exception):
-    """The server is gone: a dead child, an expired HTTP session, a refused connection."""
-
-
-class RequestTimedOut(Exception):
-    """No answer within the request's timeout."""
-
-
-class ServerError(Exception):
-    """The server answered with a JSON-RPC error (unknown tool, bad arguments, ...)."""
 
 
 def _transport(settings: MCPServerSettings) -> AbstractAsyncContextManager[Any]:

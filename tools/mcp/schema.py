@@ -32,6 +32,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from bot.errors import UncleanableSchema
+
+__all__ = ["CleanSchema", "UncleanableSchema", "clean_schema"]
+
 MAX_DEPTH = 32
 WIRE_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 # Kept on the wire as they are; every other keyword is dropped (or named in the text).
@@ -45,10 +49,6 @@ _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
 _SCHEMA_VALUES = frozenset(
     {"items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames"}
 )
-
-
-class UncleanableSchema(ValueError):
-    """The schema cannot be expressed for strict providers; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,8 @@ def _wire(node: Any, depth: int) -> dict[str, Any]:
     node, nullable = _without_null(_merged_all_of(dict(node)))
     any_of, one_of = node.pop("anyOf", None), node.pop("oneOf", None)
     union = any_of or one_of  # oneOf is refused by Gemini; anyOf says nearly the same
+    if node.get("type") == "object" and isinstance(node.get("properties"), Mapping):
+        union = None  # an object whose alternatives pick required fields: the check enforces
     if isinstance(union, list) and union:
         if len(union) == 1:  # a single branch is the node itself, with its siblings
             merged = _wire({**node, **_as_dict(union[0])}, depth + 1)

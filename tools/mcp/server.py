@@ -14,13 +14,16 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from bot.config.mcp import MCPServerSettings
-from tools.mcp.connection import Connection, ConnectionLost, RequestTimedOut, ServerError
+from bot.errors import MCPConnectionLost as ConnectionLost
+from bot.errors import MCPServerError as ServerError
+from bot.errors import MCPTimeout as RequestTimedOut
 from tools.mcp.results import CallOutcome, render_result
+
+if TYPE_CHECKING:  # the SDK costs a second to import: only when a server is configured
+    from tools.mcp.connection import Connection
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +118,8 @@ class MCPServer:
             await old.close()
         self.status.state, self.status.detail = "connecting", ""
         self.status.attempts += 1
+        from tools.mcp.connection import Connection
+
         conn = Connection(self.name, self.settings, self._notification)
         try:
             await conn.open()
@@ -211,8 +216,8 @@ class MCPServer:
             read_only=read_only,
         )
 
-    def _notification(self, message: types.ServerNotification) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+    def _notification(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
             self._spawn(self.refresh())
 
     async def refresh(self) -> None:
