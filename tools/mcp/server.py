@@ -199,7 +199,12 @@ class MCPServer:
             if not cursor:
                 break
         wanted = self.settings.enabled_tools
-        return [t for t in tools if wanted is None or t.name in wanted]
+        if wanted is None:
+            return tools
+        unknown = sorted(set(wanted) - {t.name for t in tools})
+        if unknown:
+            log.warning("MCP server %s lists no tool named %s", self.name, ", ".join(unknown))
+        return [t for t in tools if t.name in wanted]
 
     def _remote_tool(self, entry: Any) -> RemoteTool | None:
         name = entry.get("name") if isinstance(entry, dict) else None
