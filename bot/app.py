@@ -38,8 +38,9 @@ from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
 from bot.ops.bindings import bind_metrics
+from bot.ops.checks import Check
 from bot.ops.housekeeping import Housekeeping
-from bot.ops.metrics import CountingToolBox, PrometheusMetrics
+from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
 from bot.ops.signals import stop_on_signals
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
@@ -52,6 +53,8 @@ from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
 from tools.loader import build_registry
+from tools.mcp import manager as mcp_manager
+from tools.mcp import report as mcp_report
 from tools.weather import OpenMeteoWeather, weather_command
 
 log = logging.getLogger(__name__)
@@ -148,6 +151,8 @@ def build_daemon(
         """The workspace a chat belongs to (one for now: routing plugs in here)."""
         return DEFAULT_WORKSPACE
 
+    mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects after ready:, in background
+    metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
         chat_model,
@@ -228,6 +233,7 @@ def build_daemon(
         housekeeping=housekeeping,
         web=None,
         warmup=llm.start_warmup if llm is not None else lambda: None,
+        background=[mcp],
     )
     web = settings.web
     if web.enabled if serve_web is None else serve_web:
@@ -284,6 +290,16 @@ async def _first(*aws: Coroutine[Any, Any, Any]) -> None:
     _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for task in pending:
         task.cancel()
+
+
+async def mcp_checks(settings: Settings) -> list[Check]:
+    """``bot doctor``'s rows for the MCP servers (each connected to and listed now)."""
+    return mcp_report.checks(await mcp_report.probe(settings.mcp))
+
+
+async def mcp_list(settings: Settings) -> str:
+    """``bot mcp list``: each server, its state and its tools' names."""
+    return mcp_report.render(await mcp_report.probe(settings.mcp))
 
 
 def example_config() -> str:

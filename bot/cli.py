@@ -1,5 +1,5 @@
-"""Command line: ``bot run``, ``chat``, ``init``, ``doctor``, ``memory``, ``skills`` (also
-``python -m bot``)."""
+"""Command line: ``bot run``, ``chat``, ``init``, ``doctor``, ``memory``, ``skills``, ``mcp list``
+(also ``python -m bot``)."""
 
 from __future__ import annotations
 
@@ -81,12 +81,27 @@ def init(
 @app.command()
 def doctor(config: ConfigOpt = None) -> None:
     """Check config, data dir, channel tokens, model and weather; exit 1 if any fails."""
+    from bot.app import mcp_checks
     from bot.ops.doctor import exit_code, render, run_checks
 
     _setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
-    checks = asyncio.run(run_checks(config))
+    checks = asyncio.run(run_checks(config, mcp_checks))
     typer.echo(render(checks))
     raise typer.Exit(exit_code(checks))
+
+
+mcp_app = typer.Typer(no_args_is_help=True, help="Model Context Protocol servers.")
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(config: ConfigOpt = None) -> None:
+    """Connect to each configured MCP server now; show its state and its tools' names."""
+    settings = _load(config)
+    _setup_logging("CRITICAL")
+    from bot.app import mcp_list as listing
+
+    typer.echo(asyncio.run(listing(settings)))
 
 
 def _run(coro: Coroutine[Any, Any, int]) -> None:

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from bot.agent.runner import AgentRunner, ChatModel
 from bot.bus.durable import DurableBus
@@ -36,6 +36,17 @@ from bot.workspaces.folders import Workspaces
 from channels.base import Channel
 
 log = logging.getLogger(__name__)
+
+
+class Background(Protocol):
+    """An optional part started after ``ready:`` that connects on its own (MCP servers):
+    it never delays start-up, and its states are informational in /healthz."""
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def states(self) -> Mapping[str, str]: ...
 
 
 @dataclass
@@ -63,6 +74,7 @@ class Daemon:
     housekeeping: Housekeeping
     web: WebServer | None
     warmup: Callable[[], None] = lambda: None
+    background: Sequence[Background] = ()
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
     _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
@@ -108,6 +120,8 @@ class Daemon:
             self.web.url if self.web is not None else "off",
             self.ready_s * 1000,
         )
+        for part in self.background:
+            part.start()
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))
@@ -125,6 +139,7 @@ class Daemon:
             state=self.state,
             writable=self.db.writable,
             channels={name: channel.connected for name, channel in self.channels.items()},
+            info={k: v for part in self.background for k, v in part.states().items()},
         )
 
     def request_stop(self, reason: str = "request") -> None:
@@ -164,6 +179,11 @@ class Daemon:
                 await task
         self._tasks.clear()
         await self.housekeeping.stop()
+        for part in self.background:
+            try:
+                await part.stop()
+            except Exception:
+                log.exception("%s did not stop cleanly", type(part).__name__)
         for channel in self.channels.values():
             try:
                 await channel.stop()

@@ -11,6 +11,11 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     ├── SkillError               a SKILL.md that cannot be read (names the file)
+    ├── MCPError                 about an MCP server (tools/mcp turns each into an Error result)
+    │   ├── MCPConnectionLost         the server is gone (dead child, expired session, refused)
+    │   ├── MCPTimeout                no answer within the request's timeout
+    │   ├── MCPServerError            the server answered with a JSON-RPC error
+    │   └── UncleanableSchema         a tool's input schema cannot be made provider-safe
     └── ChannelError             a platform adapter could not start or send
         └── DeliveryRejected     the platform refused a message for good (no retry)
 """
@@ -48,6 +53,26 @@ class ToolError(BotError):
 
 class SkillError(BotError):
     """A skill folder is malformed; the message names the file and the problem."""
+
+
+class MCPError(BotError):
+    """Something about an MCP server; never leaves the MCP client as an exception."""
+
+
+class MCPConnectionLost(MCPError):
+    """The server is gone: a dead child, an expired HTTP session, a refused connection."""
+
+
+class MCPTimeout(MCPError):
+    """No answer within the request's timeout."""
+
+
+class MCPServerError(MCPError):
+    """The server answered with a JSON-RPC error (unknown tool, bad arguments, ...)."""
+
+
+class UncleanableSchema(MCPError):
+    """A tool's input schema cannot be expressed for strict providers (the message says why)."""
 
 
 class ChannelError(BotError):

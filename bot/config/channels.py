@@ -35,8 +35,13 @@ def allow_lists(settings: Settings) -> dict[str, list[str]]:
 
 
 def secret_values(settings: Settings) -> list[str]:
-    """Every configured secret's value (channels and the model key), for redaction."""
+    """Every configured secret's value (channels, the model key, MCP env and headers),
+    for redaction. Values under 4 characters ("1", "yes") are no secret and masking
+    them would garble every report."""
     secrets: list[SecretStr] = [settings.llm.api_key]
     for spec in SPECS:
         secrets += spec.secrets(channel_section(settings, spec.name))
-    return [s.get_secret_value() for s in secrets if s.get_secret_value()]
+    for server in settings.mcp.servers.values():
+        secrets += server.secrets()
+    values = (s.get_secret_value() for s in secrets)
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)

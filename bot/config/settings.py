@@ -19,6 +19,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from bot.config.mcp import MCPSettings
 from bot.config.section import Section
 from bot.errors import ConfigError
 from channels.registry import SPECS
@@ -147,6 +148,7 @@ class Settings(BaseSettings):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    mcp: MCPSettings = Field(default_factory=MCPSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 
@@ -222,7 +224,10 @@ def _describe(error: Any) -> str:
     msg = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
     # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
-    secret = any(word in loc for word in ("secret", "token", "key", "password"))
+    secret = any(word in loc for word in ("secret", "token", "key", "password")) or any(
+        part in ("env", "headers")
+        for part in error["loc"]  # MCP servers' env and headers
+    )
     shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
     env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()
     origin = f" from {env_name}" if env_name in os.environ else ""

@@ -12,7 +12,7 @@ import asyncio
 import shutil
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,13 @@ async def check_model(settings: Settings) -> Check:
     return ok(name, f"answered in {time.perf_counter() - started:.1f} s")
 
 
-async def run_checks(config: str | Path | None) -> list[Check]:
-    """Every check, the network ones concurrently; never raises for a failed check."""
+ExtraChecks = Callable[[Settings], Awaitable[list[Check]]]
+
+
+async def run_checks(config: str | Path | None, extra: ExtraChecks | None = None) -> list[Check]:
+    """Every check, the network ones concurrently; never raises for a failed check.
+
+    ``extra`` adds checks the composition root knows of (the MCP servers)."""
     config_check, settings = check_config(config)
     if settings is None:
         return [config_check]
@@ -97,8 +102,15 @@ async def run_checks(config: str | Path | None) -> list[Check]:
         if not pending:
             checks.append(Check("channels", "skipped", "no platform token set (terminal only)"))
         pending += [check_model(settings), check_weather(http, settings)]
-        checks += await asyncio.gather(*pending)
+        found, more = await asyncio.gather(
+            asyncio.gather(*pending), extra(settings) if extra else _none()
+        )
+        checks += [*found, *more]
     return [_redacted(c, settings) for c in checks]
+
+
+async def _none() -> list[Check]:
+    return []
 
 
 def _redacted(check: Check, settings: Settings) -> Check:

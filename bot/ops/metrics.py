@@ -11,7 +11,7 @@ already exist elsewhere (reminder counters, worker counts, outbox depth) are rea
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -162,6 +162,27 @@ def channel_states(states: Callable[[], dict[str, bool]]) -> Callable[[], Iterab
         for name, up in sorted(states().items()):
             family.add_metric([name], 1.0 if up else 0.0)
         yield family
+
+    return make
+
+
+CounterSpec = tuple[str, str, str]  # (metric name, field of the reading, help)
+
+
+def labelled_counters(
+    label: str,
+    read: Callable[[], Mapping[str, Mapping[str, float]]],
+    specs: Sequence[CounterSpec],
+) -> Callable[[], Iterable[Metric]]:
+    """Counters kept elsewhere per ``label`` value (e.g. per MCP server), read at scrape."""
+
+    def make() -> Iterable[Metric]:
+        readings = read()
+        for name, key, doc in specs:
+            family = CounterMetricFamily(name, doc, labels=[label])
+            for value, fields in sorted(readings.items()):
+                family.add_metric([value], float(fields.get(key, 0)))
+            yield family
 
     return make
 

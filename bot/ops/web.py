@@ -4,7 +4,8 @@ It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health a
 proves the loop is responsive; it stays off the hot path because nothing in a turn
 touches it, and each request does only a database probe or a registry render.
 ``/healthz`` is 200 only when the daemon is ready, the database is writable and every
-enabled channel is connected; otherwise 503 naming what failed, as JSON.
+enabled channel is connected; otherwise 503 naming what failed, as JSON. Optional parts
+(MCP servers) are listed with their state but never fail it.
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ PROBE_TIMEOUT_S = 2.0  # a database that does not answer within this is reported
 
 @dataclass(frozen=True, slots=True)
 class Health:
-    """One health verdict: every part named, with ``ok`` or the reason it fails."""
+    """One health verdict: every part named, with ``ok`` or the reason it fails.
+
+    ``info`` parts are optional: shown with their state, never counted as failing.
+    """
 
     parts: Mapping[str, str] = field(default_factory=dict)
+    info: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -39,7 +44,8 @@ class Health:
 
     def body(self) -> dict[str, object]:
         failing = [name for name, state in self.parts.items() if state != "ok"]
-        return {"status": "ok" if not failing else "failing", "failing": failing, **self.parts}
+        status = "ok" if not failing else "failing"
+        return {"status": status, "failing": failing, **self.info, **self.parts}
 
 
 async def probe_health(
@@ -48,6 +54,7 @@ async def probe_health(
     writable: Callable[[], Awaitable[bool]],
     channels: Mapping[str, bool],
     timeout: float | None = None,
+    info: Mapping[str, str] | None = None,
 ) -> Health:
     """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` name -> up."""
     timeout = PROBE_TIMEOUT_S if timeout is None else timeout
@@ -63,7 +70,7 @@ async def probe_health(
         parts["database"] = f"no answer within {timeout:g} s"
     for name, up in sorted(channels.items()):
         parts[f"channel:{name}"] = "ok" if up else "not connected"
-    return Health(parts)
+    return Health(parts, dict(sorted((info or {}).items())))
 
 
 class WebServer:

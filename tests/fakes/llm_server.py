@@ -15,6 +15,8 @@ Usage::
         fake.for_model("fake-fallback").reply_text("from the fallback")
         fake.strict = True    # 400 (OpenAI-style body) for requests that break the
                               # tool-call pairing rules in tests/fakes/provider_rules.py
+        fake.strict_tools = "mcp_"  # 400 when a tool named so breaks the schema rules
+                                    # there (the subset every provider accepts)
         ...
         await fake.wait_requests(3)
         fake.requests[0].json["model"]
@@ -40,7 +42,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.provider_rules import violations
+from tests.fakes.provider_rules import tool_violations, violations
 
 FINAL_RESULT = "final_result"
 
@@ -245,6 +247,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         super().__init__()
         self.default = default
         self.strict = strict
+        self.strict_tools: str | None = None
         self.rejected: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
@@ -315,6 +318,16 @@ class FakeLLM(LoopbackServer, ReplyQueue):
             if broken:
                 self.rejected.append(self.requests[-1])
                 return web.json_response(broken[0].body(), status=400)
+        if self.strict_tools is not None:
+            tools = [
+                t
+                for t in payload.get("tools") or []
+                if str((t.get("function") or {}).get("name", "")).startswith(self.strict_tools)
+            ]
+            broken_tools = tool_violations(tools)
+            if broken_tools:
+                self.rejected.append(self.requests[-1])
+                return web.json_response(broken_tools[0].body(), status=400)
         reply = self._next_reply(payload, model if isinstance(model, str) else None)
         if reply.delay:
             await asyncio.sleep(reply.delay)

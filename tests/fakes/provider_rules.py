@@ -7,6 +7,7 @@ tests, so "the governed copy is legal" means exactly what the fake server accept
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,3 +139,102 @@ def _unanswered(index: int, ids: list[str]) -> Violation:
         + ", ".join(ids),
         f"messages.[{index}].role",
     )
+
+
+# -- tool schemas ----------------------------------------------------------------------
+# The subset of JSON Schema that OpenAI (function parameters), Anthropic (input_schema)
+# and Gemini (function declarations, an OpenAPI subset) all accept; each rule below is
+# one a real provider enforces with a 400.
+SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
+SCHEMA_KEYS = frozenset(
+    {
+        "type",
+        "description",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "anyOf",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+def schema_violations(schema: Any, where: str = "parameters") -> list[Violation]:
+    """Every rule a tool's parameters schema breaks for at least one strict provider."""
+    found: list[Violation] = []
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return [Violation(f"Invalid schema for function: '{where}' must be type 'object'.", where)]
+    _schema_node(schema, where, found, 0)
+    return found
+
+
+def _schema_node(node: Any, where: str, found: list[Violation], depth: int) -> None:
+    def bad(message: str) -> None:
+        found.append(Violation(f"Invalid schema at '{where}': {message}", where, "invalid_schema"))
+
+    if depth > 32 or not isinstance(node, dict):
+        bad("a schema must be an object")
+        return
+    unknown = sorted(set(node) - SCHEMA_KEYS)
+    if unknown:
+        bad(f"unsupported keyword(s) {', '.join(unknown)}")
+    if "anyOf" in node:
+        branches = node["anyOf"]
+        if "type" in node or not isinstance(branches, list) or len(branches) < 2:
+            bad("anyOf must be a list of at least two schemas and stand without 'type'")
+            return
+        for i, branch in enumerate(branches):
+            _schema_node(branch, f"{where}.anyOf[{i}]", found, depth + 1)
+        return
+    kind = node.get("type")
+    if not isinstance(kind, str) or kind not in SCHEMA_TYPES:
+        bad(f"'type' must be one of {sorted(SCHEMA_TYPES)}, got {kind!r}")
+        return
+    if kind == "object":
+        props = node.get("properties")
+        if not isinstance(props, dict):
+            bad("object schema missing properties")
+            return
+        required = node.get("required", [])
+        if not isinstance(required, list) or any(r not in props for r in required):
+            bad("'required' must name declared properties")
+        for name, sub in props.items():
+            _schema_node(sub, f"{where}.properties.{name}", found, depth + 1)
+    elif kind == "array":
+        if "items" not in node:
+            bad("array schema missing items")
+        else:
+            _schema_node(node["items"], f"{where}.items", found, depth + 1)
+    if "enum" in node and not (
+        kind == "string"
+        and isinstance(node["enum"], list)
+        and node["enum"]
+        and all(isinstance(v, str) for v in node["enum"])
+    ):
+        bad("enum is only allowed as a non-empty list of strings on type 'string'")
+
+
+def tool_violations(tools: Any) -> list[Violation]:
+    """Every rule the request's ``tools`` break (names and parameter schemas)."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        return [Violation("'tools' must be an array.", "tools")]
+    found: list[Violation] = []
+    for i, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        where = f"tools[{i}].function"
+        if not isinstance(function, dict):
+            found.append(Violation(f"Missing required parameter: '{where}'.", where))
+            continue
+        name = function.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+            found.append(Violation(f"Invalid '{where}.name': {name!r}.", f"{where}.name"))
+        found += schema_violations(function.get("parameters"), f"{where}.parameters")
+    return found

@@ -1,0 +1,98 @@
+"""MCP tools in whole turns: fake channel -> daemon -> real litellm -> fake LLM (strict about
+MCP tool schemas) -> an MCP tool on a real stdio server child -> final_result; plus the
+daemon's /healthz, /metrics and shutdown with MCP servers configured."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bot.test_web import _get, _metrics, _value
+from tests.conftest import DaemonFactory
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.waiting import until
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
+
+
+def servers(**extra: dict[str, Any]) -> dict[str, Any]:
+    fake = {"command": sys.executable, "args": [SCRIPT]}
+    return {"servers": {"fake": fake, **extra}, "retry_initial_s": 0.05}
+
+
+async def test_mcp_tool_call_through_a_turn_health_metrics_and_stop(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    fake_llm.strict = True
+    fake_llm.strict_tools = "mcp_"  # a dirty MCP schema would be a 400 here
+    broken = {"command": sys.executable, "args": ["-c", "raise SystemExit(7)"]}
+    marker = f"mcp-never-answers-{uuid.uuid4().hex}"
+    hangs = {"command": sys.executable, "args": ["-c", f"import time; time.sleep(60)  # {marker}"]}
+    daemon, chat = await daemon_factory(
+        mcp=servers(broken=broken, hangs=hangs), context={"max_tool_result_chars": 500}
+    )
+    # Start-up did not wait for any server: ready now, the servers still on their way.
+    assert daemon.state == "ready"
+    await until(lambda: "mcp_fake_echo" in daemon.tools, 30)
+
+    fake_llm.reply_tool_calls([("mcp_fake_echo", {"text": "hi"}), ("mcp_fake_big", {"size": 5000})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "done"})])
+    reply = await chat.ask("use the tools")
+    assert reply.text == "done" and fake_llm.rejected == []
+    request = fake_llm.requests[-2].json
+    names = [t["function"]["name"] for t in request["tools"]]
+    assert names.index("final_result") < names.index("mcp_fake_echo")  # built-ins first
+    assert "mcp_fake_empty_schema" in names and "mcp_fake_recursive" not in names
+    tool_msgs = [
+        m["content"] for m in fake_llm.requests[-1].json["messages"] if m["role"] == "tool"
+    ]
+    assert tool_msgs[0] == "[tool output: mcp_fake_echo]\necho: hi"
+    assert "saved to" in tool_msgs[1] and len(tool_msgs[1]) < 5000  # offloaded
+
+    status, body = await _get(daemon, "/healthz")
+    assert status == 200 and body["failing"] == [], body  # optional parts never fail it
+    assert body["mcp:fake"] == "ready"
+    assert body["mcp:broken"].startswith(("failed", "connecting"))
+    assert body["mcp:hangs"] == "connecting"
+    samples = await _metrics(daemon)
+    assert _value(samples, "bot_mcp_calls_total", server="fake") == 2
+    assert _value(samples, "bot_mcp_errors_total", server="fake") == 0
+
+    pid = int((await daemon.tools.execute(_call("mcp_fake_pid"), _ctx())).content)
+    assert _processes_with(marker)  # the child that never answers is running
+    await daemon.stop(timeout=2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert _processes_with(marker) == []  # ... and shutdown ended it too
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Pids whose command line holds ``marker`` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_text(errors="replace"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def _call(name: str) -> Any:
+    from bot.agent.toolbox import ToolCall
+
+    return ToolCall("c9", name, {})
+
+
+def _ctx() -> Any:
+    from bot.agent.toolbox import ToolContext
+    from bot.messages import ChatKey
+
+    return ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1")

@@ -1,0 +1,92 @@
+"""The fake MCP server (tests/fakes/mcp_server.py) over streamable HTTP on 127.0.0.1.
+
+uvicorn serves the SDK's own Starlette app in the test's event loop; :meth:`restart`
+brings up a fresh server (fresh session manager) on the same port, so the client's
+old session id is unknown there, as after a real server restart or an idle expiry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Self
+
+import uvicorn
+from mcp.server.sse import SseServerTransport
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from tests.fakes.mcp_server import build_server
+
+
+def sse_app() -> Starlette:
+    """The legacy SSE transport (GET /sse, POST /messages/), as the SDK's own sse_app."""
+    server = build_server()
+    sse = SseServerTransport("/messages/")
+
+    async def handle(request: Request) -> Response:
+        scope, receive, send = request.scope, request.receive, request._send
+        async with sse.connect_sse(scope, receive, send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    routes = [Route("/sse", endpoint=handle), Mount("/messages/", app=sse.handle_post_message)]
+    return Starlette(routes=routes)
+
+
+class MCPHttpServer:
+    """Streamable HTTP at ``/mcp``; with ``sse=True`` the legacy SSE transport at ``/sse``."""
+
+    def __init__(self, *, sse: bool = False) -> None:
+        self.sse = sse
+        self.port = 0
+        self.headers_seen: list[dict[str, str]] = []
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{'sse' if self.sse else 'mcp'}"
+
+    async def start(self) -> Self:
+        """Serve on a free port, or on the same port again after :meth:`stop`."""
+        inner = sse_app() if self.sse else build_server().streamable_http_app()
+        app = _Recorder(inner, self.headers_seen)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        server = self._server = uvicorn.Server(config)
+        task = self._task = asyncio.create_task(server.serve())
+        while not server.started:  # uvicorn exposes a flag only
+            if task.done():
+                await task
+                raise RuntimeError("uvicorn stopped before it started")
+            await asyncio.sleep(0.01)
+        self.port = server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(self._task, 10)
+        self._server = self._task = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+
+class _Recorder:
+    """ASGI middleware that records each request's headers (to see what the client sent)."""
+
+    def __init__(self, app: Any, seen: list[dict[str, str]]) -> None:
+        self.app = app
+        self.seen = seen
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+        await self.app(scope, receive, send)

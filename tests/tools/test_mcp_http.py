@@ -1,0 +1,83 @@
+"""The MCP client against a real streamable HTTP MCP server on 127.0.0.1 (uvicorn)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from bot.agent.toolbox import ToolCall, ToolContext
+from bot.config.mcp import MCPServerSettings, MCPSettings
+from bot.messages import ChatKey
+from tests.fakes.mcp_http import MCPHttpServer
+from tests.fakes.waiting import until
+from tools.mcp.manager import MCPManager
+from tools.registry import ToolRegistry
+
+pytestmark = pytest.mark.slow
+
+CTX = ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1")
+SECRET = "Bearer http-secret-value"
+
+
+@pytest_asyncio.fixture
+async def http_server() -> AsyncIterator[MCPHttpServer]:
+    server = await MCPHttpServer().start()
+    yield server
+    await server.stop()
+
+
+async def echo(registry: ToolRegistry, text: str) -> str:
+    result = await registry.execute(ToolCall("c1", "mcp_web_echo", {"text": text}), CTX)
+    return result.content
+
+
+async def test_http_tools_headers_and_a_restarted_server(
+    http_server: MCPHttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    registry = ToolRegistry()
+    settings = MCPServerSettings(url=http_server.url, headers={"Authorization": SECRET})
+    manager = MCPManager(MCPSettings(servers={"web": settings}, retry_initial_s=0.05), registry)
+    manager.start()
+    try:
+        await until(lambda: manager.servers["web"].status.state == "ready", 20)
+        assert "mcp_web_echo" in registry and "mcp_web_empty_schema" in registry
+        assert "mcp_web_recursive" not in registry  # skipped alone, with a warning naming it
+        assert "MCP server web: tool 'recursive' skipped: recursive $ref" in caplog.text
+        assert await echo(registry, "one") == "echo: one"
+        assert all(h.get("authorization") == SECRET for h in http_server.headers_seen)
+
+        # A restart loses every session: the next call hears "Session terminated" (404),
+        # reconnects once and is retried on the new session.
+        await http_server.restart()
+        assert await echo(registry, "two") == "echo: two"
+        assert manager.counters()["web"]["reconnects"] == 1
+
+        # Down entirely: an Error result, never an exception; back up: works again.
+        await http_server.stop()
+        down = await registry.execute(ToolCall("c2", "mcp_web_echo", {"text": "x"}), CTX)
+        assert down.is_error and "unavailable" in down.content
+        await http_server.start()
+        await until(lambda: manager.servers["web"].status.state == "ready", 20)
+        assert await echo(registry, "three") == "echo: three"
+    finally:
+        await manager.stop()
+    assert SECRET not in caplog.text and "http-secret" not in caplog.text
+
+
+async def test_sse_when_the_url_says_so() -> None:
+    server = await MCPHttpServer(sse=True).start()
+    registry = ToolRegistry()
+    settings = MCPServerSettings(url=server.url, headers={"Authorization": SECRET})
+    assert settings.transport == "sse"
+    manager = MCPManager(MCPSettings(servers={"web": settings}), registry)
+    try:
+        assert await manager.servers["web"].connect()
+        assert await echo(registry, "over sse") == "echo: over sse"
+        assert any(h.get("authorization") == SECRET for h in server.headers_seen)
+    finally:
+        await manager.stop()
+        await server.stop()

@@ -1,0 +1,220 @@
+"""The MCP client against a real stdio MCP server child (tests/fakes/mcp_server.py).
+
+Read-only checks share one server per module; tests that kill, change or break a
+server start their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext
+from bot.config.mcp import MCPServerSettings, MCPSettings
+from bot.messages import ChatKey
+from tests.fakes.provider_rules import schema_violations
+from tests.fakes.waiting import until
+from tools.loader import build_registry
+from tools.mcp.manager import MCPManager
+from tools.registry import ToolRegistry
+
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
+
+SCRIPT = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
+SDK_ALLOWLIST = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+CTX = ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1")
+
+
+def stdio(**overrides: Any) -> MCPServerSettings:
+    values: dict[str, Any] = {"command": sys.executable, "args": [SCRIPT], "tool_timeout_s": 5}
+    values.update(overrides)
+    return MCPServerSettings(**values)
+
+
+def manager_for(registry: ToolRegistry, **servers: MCPServerSettings) -> MCPManager:
+    return MCPManager(MCPSettings(servers=servers, retry_initial_s=0.05), registry)
+
+
+async def connected(registry: ToolRegistry, **servers: MCPServerSettings) -> MCPManager:
+    manager = manager_for(registry, **servers)
+    manager.start()
+    await until(lambda: all(s.status.state == "ready" for s in manager.servers.values()), 20)
+    return manager
+
+
+async def call(registry: ToolRegistry, name: str, arguments: Any = None, ctx: ToolContext = CTX):
+    return await registry.execute(ToolCall("c1", name, arguments or {}), ctx)
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def shared() -> AsyncIterator[tuple[ToolRegistry, MCPManager]]:
+    registry = build_registry(extra_plugins=False)
+    # It also writes a non-JSON line to stdout at start (FAKE_MCP_JUNK).
+    manager = await connected(registry, fake=stdio(tool_timeout_s=0.5, env={"FAKE_MCP_JUNK": "1"}))
+    yield registry, manager
+    await manager.stop()
+
+
+async def test_tools_are_listed_named_and_sorted_after_builtins(shared) -> None:
+    registry, manager = shared
+    names = [d["function"]["name"] for d in registry.definitions()]
+    mcp = [n for n in names if n.startswith("mcp_")]
+    assert names[: len(names) - len(mcp)] == sorted(n for n in names if not n.startswith("mcp_"))
+    assert mcp == sorted(mcp) and names[-len(mcp) :] == mcp
+    assert "mcp_fake_echo" in mcp and "mcp_fake_empty_schema" in mcp  # {} did not sink the list
+    assert "mcp_fake_recursive" not in mcp  # uncleanable: skipped alone
+    assert manager.states() == {"mcp:fake": "ready"}
+    for definition in registry.definitions():
+        if definition["function"]["name"].startswith("mcp_"):
+            assert schema_violations(definition["function"]["parameters"]) == [], definition
+
+
+async def test_read_only_hint_makes_a_tool_concurrency_safe(shared) -> None:
+    registry, _ = shared
+    assert registry.concurrency_safe("mcp_fake_echo")
+    assert not registry.concurrency_safe("mcp_fake_slow")
+
+
+async def test_calls_go_through_prepare_call(shared) -> None:
+    registry, _ = shared
+    assert (await call(registry, "mcp_fake_echo", {"text": "hi"})).content == "echo: hi"
+    missing = await call(registry, "mcp_fake_echo", {})
+    assert missing.is_error and "missing required parameter 'text'" in missing.content
+    cast = await call(registry, "mcp_fake_nullable", '{"note": null, "count": "3"}')
+    assert not cast.is_error
+    assert json.loads(cast.content)["args"] == {"note": None, "count": 3}
+    empty = await call(registry, "mcp_fake_empty_schema", None)
+    assert json.loads(empty.content) == {"tool": "empty_schema", "args": {}}
+
+
+async def test_results_error_results_and_timeouts(shared) -> None:
+    registry, manager = shared
+    image = await call(registry, "mcp_fake_image")
+    assert image.content == "a chart\n[image: image/png, 8 bytes]"
+    failed = await call(registry, "mcp_fake_fail")
+    assert failed.is_error and failed.content.startswith("Error: the widget is broken")
+    assert failed.content.endswith(ERROR_HINT)
+    before = dict(manager.counters()["fake"])
+    slow = await call(registry, "mcp_fake_slow", {"seconds": 5})
+    assert slow.is_error and "did not answer within 0.5 s" in slow.content
+    assert slow.content.endswith(ERROR_HINT)
+    after = manager.counters()["fake"]
+    assert after["timeouts"] == before["timeouts"] + 1
+    assert after["errors"] == before["errors"] + 1
+    # The session survives a timeout: the next call is answered.
+    assert (await call(registry, "mcp_fake_echo", {"text": "still"})).content == "echo: still"
+
+
+async def test_child_env_enabled_tools_and_workspaces(monkeypatch) -> None:
+    """The child sees only its configured env; only enabled tools, only in its workspaces."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-daemon-secret")
+    monkeypatch.setenv("BOT_LLM__API_KEY", "sk-daemon-secret")
+    registry = ToolRegistry()
+    settings = stdio(env={"SERVICE_TOKEN": "tok-123456"}, enabled_tools=["env", "echo"])
+    manager = await connected(registry, w=settings.model_copy(update={"workspaces": ["lab"]}))
+    lab = ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1", workspace_name="lab")
+    try:
+        assert registry.names() == ["mcp_w_echo", "mcp_w_env"]
+        assert registry.definitions("default") == []
+        assert len(registry.definitions("lab")) == 2
+        hidden = await call(registry, "mcp_w_env")
+        assert hidden.is_error and "not found" in hidden.content
+        names = set(json.loads((await call(registry, "mcp_w_env", ctx=lab)).content))
+    finally:
+        await manager.stop()
+    assert "SERVICE_TOKEN" in names
+    assert not names & {"OPENAI_API_KEY", "BOT_LLM__API_KEY"}
+    assert names <= {"SERVICE_TOKEN", *SDK_ALLOWLIST, "LC_CTYPE"}  # LC_CTYPE: Python's own
+
+
+async def test_killed_server_is_reconnected_the_call_retried_and_stop_ends_it(tmp_path) -> None:
+    registry = ToolRegistry()
+    manager = await connected(registry, k=stdio())
+    try:
+        pid = int((await call(registry, "mcp_k_pid")).content)
+        os.kill(pid, signal.SIGKILL)  # dies while idle: the next calls reconnect (once), retry
+        results = await asyncio.gather(
+            *(call(registry, "mcp_k_echo", {"text": str(i)}) for i in range(3))
+        )
+        assert [r.content for r in results] == ["echo: 0", "echo: 1", "echo: 2"]
+        assert manager.counters()["k"]["reconnects"] == 1
+        # Dies mid-call: reconnected, and the one retry (on a new process) is answered.
+        marker = str(tmp_path / "died-once")
+        retried = await call(registry, "mcp_k_die", {"marker": marker})
+        assert retried.content == "answered on the retry"
+        assert manager.counters()["k"]["reconnects"] == 2
+        new_pid = int((await call(registry, "mcp_k_pid")).content)
+        assert new_pid != pid
+    finally:
+        await manager.stop()
+    with pytest.raises(ProcessLookupError):  # shutdown ended the child
+        os.kill(new_pid, 0)
+    assert manager.states() == {"mcp:k": "stopped"} and "mcp_k_pid" not in registry
+
+
+async def test_an_idle_dead_server_is_found_by_ping_and_replaced() -> None:
+    registry = ToolRegistry()
+    settings = MCPSettings(servers={"p": stdio()}, retry_initial_s=0.05, ping_interval_s=0.2)
+    manager = MCPManager(settings, registry)
+    manager.start()
+    try:
+        await until(lambda: manager.servers["p"].status.state == "ready", 20)
+        pid = int((await call(registry, "mcp_p_pid")).content)
+        os.kill(pid, signal.SIGKILL)
+        # No call needed: the next ping finds the connection dead and reconnects.
+        await until(lambda: manager.counters()["p"]["reconnects"] == 1, 20)
+        await until(lambda: manager.servers["p"].status.state == "ready", 20)
+        assert int((await call(registry, "mcp_p_pid")).content) != pid
+    finally:
+        await manager.stop()
+
+
+async def test_tools_list_changed_refreshes_the_definitions(shared) -> None:
+    registry, _ = shared
+    before = [d["function"]["name"] for d in registry.definitions()]  # cached now
+    assert "mcp_fake_late" not in before
+    assert (await call(registry, "mcp_fake_add_tool")).content == "added"
+    await until(lambda: "mcp_fake_late" in registry, 10)
+    after = [d["function"]["name"] for d in registry.definitions()]
+    assert "mcp_fake_late" in after and after.index("mcp_fake_late") > after.index("final_result")
+    assert (await call(registry, "mcp_fake_late")).content == "late tool ran"
+
+
+async def test_junk_on_stdout_is_survived(shared, caplog) -> None:
+    """The shared server wrote junk before its first message; this call writes more."""
+    caplog.set_level(logging.WARNING)
+    registry, _ = shared
+    assert (await call(registry, "mcp_fake_junk")).content == "survived"
+    assert (await call(registry, "mcp_fake_echo", {"text": "ok"})).content == "echo: ok"
+    await until(lambda: "unreadable" in caplog.text)
+
+
+async def test_a_server_that_never_starts_is_retried_and_fails_calls_cleanly() -> None:
+    registry = ToolRegistry()
+    manager = manager_for(
+        registry,
+        dead=stdio(args=["-c", "raise SystemExit(7)"]),
+        missing=stdio(command="/nonexistent/mcp-server"),
+    )
+    manager.start()
+    try:
+        dead, missing = manager.servers["dead"], manager.servers["missing"]
+        await until(lambda: dead.status.attempts >= 2 and missing.status.attempts >= 2, 20)
+        states = manager.states()
+        assert states["mcp:dead"].startswith(("failed", "connecting"))
+        assert states["mcp:missing"].startswith(("failed", "connecting"))
+        assert len(registry) == 0
+        outcome = await dead.call("echo", {})
+        assert outcome.is_error and "unavailable" in outcome.text
+    finally:
+        await manager.stop()

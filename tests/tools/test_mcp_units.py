@@ -1,0 +1,127 @@
+"""MCP pieces without a server: tool names, result rendering, the config model."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from bot.config import Settings
+from bot.config.channels import secret_values
+from bot.config.mcp import MCPServerSettings, MCPSettings
+from tools.mcp.names import MAX_NAME, tool_name
+from tools.mcp.results import render_result
+
+_VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def test_names_are_prefixed_and_cleaned() -> None:
+    assert tool_name("files", "read_file") == "mcp_files_read_file"
+    cleaned = tool_name("git", "log.show/one ü")
+    assert _VALID.fullmatch(cleaned) and cleaned.startswith("mcp_git_log_show_one__")
+
+
+def test_long_names_are_cut_with_a_hash_that_keeps_them_unique() -> None:
+    a = tool_name("server", "x" * 80 + "alpha")
+    b = tool_name("server", "x" * 80 + "beta")
+    assert len(a) == len(b) == MAX_NAME and a != b
+    assert _VALID.fullmatch(a) and a.startswith("mcp_server_xxx")
+    assert tool_name("server", "x" * 80 + "alpha") == a  # stable across listings
+
+
+def test_a_name_that_collides_after_cleaning_gets_a_hash() -> None:
+    first = tool_name("s", "a.b")
+    second = tool_name("s", "a_b", taken={first})
+    assert first == "mcp_s_a_b" and second != first and _VALID.fullmatch(second)
+
+
+def test_text_is_joined_and_binary_described() -> None:
+    raw = {
+        "content": [
+            {"type": "text", "text": "line one"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c"},
+            {"type": "hologram"},
+            "junk",
+            {"type": "text", "text": "line two"},
+        ]
+    }
+    outcome = render_result(raw)
+    assert not outcome.is_error
+    assert outcome.text.splitlines() == [
+        "line one",
+        "[image: image/png, 8 bytes]",
+        "[audio: audio/wav, 3 bytes]",
+        "[resource file:///a.txt]",
+        "inside",
+        "[embedded resource file:///b.bin: unknown type, 3 bytes]",
+        "[resource link: c (file:///c, unknown type)]",
+        "[hologram content omitted]",
+        "[unreadable content part: 'junk']",
+        "line two",
+    ]
+    assert "iVBOR" not in outcome.text
+
+
+def test_structured_only_errors_and_empty_results() -> None:
+    assert render_result({"content": [], "structuredContent": {"t": 21}}).text == '{"t": 21}'
+    assert render_result({"content": [{"type": "text", "text": "no"}], "isError": True}).is_error
+    assert render_result({}).text == "(no output)"
+    assert render_result(["not", "a", "result"]).is_error
+
+
+def test_config_transports_and_validation() -> None:
+    assert MCPServerSettings(command="npx").transport == "stdio"
+    assert MCPServerSettings(url="https://h/mcp").transport == "http"
+    assert MCPServerSettings(url="https://h/sse").transport == "sse"
+    assert MCPServerSettings(url="https://h/sse/").transport == "sse"
+    assert not MCPServerSettings().enabled
+    with pytest.raises(ValidationError, match="not both"):
+        MCPServerSettings(command="npx", url="https://h/mcp")
+    with pytest.raises(ValidationError, match="http"):
+        MCPServerSettings(url="ftp://h/mcp")
+    with pytest.raises(ValidationError, match="server name"):
+        MCPSettings(servers={"bad name!": MCPServerSettings(command="x")})
+
+
+def test_env_and_headers_are_secrets() -> None:
+    settings = Settings(
+        mcp={
+            "servers": {
+                "a": {"command": "x", "env": {"TOKEN": "env-secret-1", "DEBUG": "1"}},
+                "b": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer hdr-secret"}},
+            }
+        }
+    )
+    assert "env-secret-1" not in repr(settings) and "hdr-secret" not in repr(settings)
+    values = secret_values(settings)
+    assert "env-secret-1" in values and "Bearer hdr-secret" in values
+    assert "1" not in values  # too short to be a secret; masking it would garble reports
+
+
+def test_a_bad_env_or_header_value_is_named_but_never_shown(tmp_path) -> None:
+    from bot.config import load_settings
+    from bot.errors import ConfigError
+
+    config = tmp_path / "bot.toml"
+    config.write_text('[mcp.servers.a]\ncommand = "x"\nenv = { TOKEN = ["s3cr3t-value"] }\n')
+    with pytest.raises(ConfigError, match=r"mcp\.servers\.a\.env\.TOKEN") as caught:
+        load_settings(config)
+    assert "s3cr3t" not in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_sdk_is_imported_only_when_a_server_is_configured() -> None:
+    """Start-up (ready:) must not pay the SDK's import when no MCP server is configured."""
+    import subprocess
+    import sys
+
+    probe = "import bot.app, sys; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "'mcp'" not in out and "'mcp_types'" not in out and "'httpx2'" not in out

@@ -1,0 +1,83 @@
+"""``bot doctor`` and ``bot mcp list``: connect to each configured server now, list its tools.
+
+Both run outside the daemon, so a server's state here is what connecting to it right
+now gives (the running daemon's live states are in its /healthz). The same manager
+and registry as the daemon's are used, so the names shown are the names the model sees
+and a tool skipped here (uncleanable schema) is skipped there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from bot.config.mcp import MCPSettings
+from bot.ops.checks import Check, failed, ok
+from tools.mcp.manager import MCPManager
+from tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReport:
+    name: str
+    transport: str
+    state: str
+    tools: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+async def probe(settings: MCPSettings) -> list[ServerReport]:
+    """Connect to every configured server at once, list its tools, disconnect."""
+    manager = MCPManager(settings, ToolRegistry())
+    try:
+        await asyncio.gather(*(s.connect() for s in manager.servers.values()))
+        reports = []
+        for name, configured in sorted(settings.servers.items()):
+            server = manager.servers.get(name)
+            if server is None:
+                reports.append(ServerReport(name, "-", "off (no command or url)"))
+                continue
+            names = manager.tool_names(name)
+            listed = [t.name for t in server.status.tools]
+            kept = {manager.remote_name(n) for n in names}
+            reports.append(
+                ServerReport(
+                    name,
+                    configured.transport,
+                    server.state,
+                    names,
+                    [t for t in listed if t not in kept],
+                )
+            )
+        return reports
+    finally:
+        await manager.stop()
+
+
+def checks(reports: list[ServerReport]) -> list[Check]:
+    """One doctor row per server (off servers are left out: nothing to check)."""
+    rows = []
+    for r in reports:
+        if r.transport == "-":
+            continue
+        name = f"mcp {r.name}"
+        if not r.state.startswith("ready"):
+            fix = "check the server's command/url, its logs, and mcp.servers.{r.name}"
+            rows.append(failed(name, r.state, fix.format(r=r)))
+            continue
+        detail = f"{len(r.tools)} tools: {', '.join(r.tools) or '(none)'}"
+        if r.skipped:
+            detail += f"; skipped (schema): {', '.join(r.skipped)}"
+        rows.append(ok(name, detail))
+    return rows
+
+
+def render(reports: list[ServerReport]) -> str:
+    if not reports:
+        return "no MCP servers configured ([mcp.servers.<name>] in the config)"
+    lines = []
+    for r in reports:
+        lines.append(f"{r.name} ({r.transport}): {r.state}")
+        lines.extend(f"  {name}" for name in r.tools)
+        lines.extend(f"  (skipped: {name}, its schema cannot be cleaned)" for name in r.skipped)
+    return "\n".join(lines)

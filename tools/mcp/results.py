@@ -1,0 +1,80 @@
+"""A ``tools/call`` result, read leniently from its raw JSON, as text for the model.
+
+Text parts are joined; images, audio and binary resources are described (kind, MIME
+type, size), never dumped as base64 into the context; embedded text resources are
+inlined; structured content is shown as JSON when there is no text. Anything the
+result holds that is not understood is described by its type, so an odd server
+never turns a call into an exception.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+NO_OUTPUT = "(no output)"
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    text: str
+    is_error: bool
+
+
+def render_result(raw: Any) -> CallOutcome:
+    """The model's view of a raw ``CallToolResult``."""
+    if not isinstance(raw, Mapping):
+        return CallOutcome(f"(the server returned a non-object result: {_short(raw)})", True)
+    parts = raw.get("content")
+    texts = [_part(p) for p in parts] if isinstance(parts, list) else []
+    structured = raw.get("structuredContent")
+    if not any(texts) and structured is not None:
+        texts = [json.dumps(structured, ensure_ascii=False, default=str)]
+    text = "\n".join(t for t in texts if t) or NO_OUTPUT
+    return CallOutcome(text, raw.get("isError") is True)
+
+
+def _part(part: Any) -> str:
+    if not isinstance(part, Mapping):
+        return f"[unreadable content part: {_short(part)}]"
+    kind = part.get("type")
+    if kind == "text":
+        text = part.get("text")
+        return text if isinstance(text, str) else ""
+    if kind in ("image", "audio"):
+        return f"[{kind}: {part.get('mimeType', 'unknown type')}, {_size(part.get('data'))}]"
+    if kind == "resource_link":
+        name = part.get("name") or part.get("uri")
+        mime = part.get("mimeType", "unknown type")
+        return f"[resource link: {name} ({part.get('uri')}, {mime})]"
+    if kind == "resource":
+        return _resource(part.get("resource"))
+    return f"[{kind or 'unknown'} content omitted]"
+
+
+def _resource(resource: Any) -> str:
+    if not isinstance(resource, Mapping):
+        return "[embedded resource omitted]"
+    uri = resource.get("uri", "")
+    if isinstance(resource.get("text"), str):
+        return f"[resource {uri}]\n{resource['text']}"
+    mime = resource.get("mimeType", "unknown type")
+    return f"[embedded resource {uri}: {mime}, {_size(resource.get('blob'))}]"
+
+
+def _size(data: Any) -> str:
+    if not isinstance(data, str):
+        return "no data"
+    try:
+        return f"{len(base64.b64decode(data, validate=False))} bytes"
+    except (binascii.Error, ValueError):
+        return f"{len(data)} characters of data"
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,80 @@
+"""An MCP server's tool as a registry ``Tool``: same prepare_call, cast and validation.
+
+Each remote tool becomes a small ``Tool`` subclass built at listing time, so the base
+class checks its (cleaned) schema once, exactly as for a built-in, and a schema the
+validator refuses is skipped like an uncleanable one. The model sees the ``wire``
+schema; arguments are validated against the ``check`` schema (nullability kept).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Container
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from bot.agent.toolbox import ToolContext
+from bot.errors import ToolError
+from tools.base import Tool
+from tools.mcp.names import tool_name
+from tools.mcp.schema import UncleanableSchema, clean_schema
+
+if TYPE_CHECKING:
+    from tools.mcp.server import MCPServer, RemoteTool
+
+log = logging.getLogger(__name__)
+
+MAX_DESCRIPTION = 1024
+
+
+class MCPTool(Tool):
+    """Base of the generated classes; never discovered or registered itself."""
+
+    _plugin_discoverable = False
+    wire_parameters: ClassVar[dict[str, Any]] = {}
+    remote_name: ClassVar[str] = ""
+    server: ClassVar[MCPServer]
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        outcome = await self.server.call(self.remote_name, kwargs)
+        if outcome.is_error:
+            raise ToolError(outcome.text)
+        return outcome.text
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": copy.deepcopy(self.wire_parameters),
+            },
+        }
+
+
+def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> MCPTool | None:
+    """The registry tool for ``remote``, or None (logged, naming it) when it cannot be."""
+    try:
+        schema = clean_schema(remote.input_schema)
+    except UncleanableSchema as exc:
+        log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
+        return None
+    name = tool_name(server.name, remote.name, taken)
+    description = (remote.description or f"{remote.name} (from MCP server {server.name})").strip()
+    attrs: dict[str, Any] = {
+        "name": name,
+        "description": description[:MAX_DESCRIPTION],
+        "parameters": schema.check,
+        "wire_parameters": schema.wire,
+        "remote_name": remote.name,
+        "server": server,
+        "read_only": remote.read_only,
+        "__module__": __name__,
+    }
+    try:
+        cls = type(f"MCPTool_{name}", (MCPTool,), attrs)
+    except TypeError as exc:  # the base class refused the schema
+        log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
+        return None
+    tool: MCPTool = cls()
+    return tool
