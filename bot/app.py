@@ -141,6 +141,7 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
+        max_tool_calls=settings.agent.max_tool_calls_per_step,
         services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
     )
     turns = TurnHandler(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -33,6 +34,12 @@ def _setup_logging(level: str, quiet: bool = False) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _private_files() -> None:
+    """Files the daemon creates (bot.db, workspaces, offloaded results) hold chats and
+    secrets: readable by this user only, whatever umask the shell or container passed."""
+    os.umask(0o077)
+
+
 def _load(config: Path | None) -> Settings:
     try:
         return load_settings(config)
@@ -44,6 +51,7 @@ def _load(config: Path | None) -> Settings:
 @app.command()
 def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
+    _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level)
     from bot.app import run_daemon
@@ -54,6 +62,7 @@ def run(config: ConfigOpt = None) -> None:
 @app.command()
 def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
+    _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat

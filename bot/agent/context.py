@@ -9,7 +9,6 @@ appended to the last user message.
 from __future__ import annotations
 
 import platform
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,15 +17,13 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.agent.forgery import neutralize
 from bot.messages import InboundMessage, MessageKind
 from bot.workspaces.folders import BootstrapFile
 
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
 SECTION_SEPARATOR = "\n\n---\n\n"
 TOOL_OUTPUT_PREFIX = "[tool output: {name}]"
-
-# Any spelling of the header a user might type to forge metadata.
-_FORGED_HEADER = re.compile(r"\[\s*runtime\s+context\b", re.IGNORECASE)
 
 TOOL_CONTRACT = """\
 # Tools and the output contract
@@ -74,11 +71,6 @@ def _identity(channel: str, workspace: Path) -> str:
     )
 
 
-def neutralize(text: str) -> str:
-    """Defuse user text that imitates the runtime header so it cannot forge metadata."""
-    return _FORGED_HEADER.sub("[quoted text: runtime context", text)
-
-
 def _field(value: object) -> str:
     """One line of metadata: platform-supplied names (display names, file names) are
     user-controlled, so newlines could otherwise forge extra lines or a second header."""
@@ -120,6 +112,15 @@ def user_content(msg: InboundMessage, tz_name: str, now: datetime) -> str:
 
 def label_tool_output(name: str, content: str) -> str:
     return f"{TOOL_OUTPUT_PREFIX.format(name=name)}\n{content}"
+
+
+def neutralize_tool_output(labelled: str) -> str:
+    """A stored tool message with its own label kept and its output neutralized (rows
+    stored before outputs were neutralized on arrival)."""
+    label, sep, output = labelled.partition("\n")
+    if label.startswith(TOOL_OUTPUT_PREFIX.split("{", 1)[0]) and sep:
+        return f"{label}{sep}{neutralize(output)}"
+    return neutralize(labelled)
 
 
 def build_messages(

@@ -44,6 +44,8 @@ class AgentSettings(Section):
     max_message_chars: int = Field(default=16_000, ge=100)
     # On SIGTERM/SIGINT running turns get this long; unfinished ones resume at the next start.
     shutdown_timeout_s: float = Field(default=10, ge=0)
+    # Tool calls one model response may make; the rest get an Error result, never run.
+    max_tool_calls_per_step: int = Field(default=16, ge=1, le=1000)
 
 
 class RemindersSettings(Section):
@@ -64,6 +66,7 @@ class WeatherSettings(Section):
     geocoding_url: str = "https://geocoding-api.open-meteo.com/v1/search"
     forecast_url: str = "https://api.open-meteo.com/v1/forecast"
     timeout_s: float = Field(default=10, gt=0)
+    max_concurrent_requests: int = Field(default=4, ge=1, le=100)
 
 
 class RetentionSettings(Section):

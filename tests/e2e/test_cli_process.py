@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.process import LLM_KEY, bot_env
+from tests.fakes.process import LLM_KEY, BotProcess, bot_env
 
 pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
@@ -110,3 +112,22 @@ async def test_init_writes_config_and_workspace_without_overwriting(tmp_path):
     code, out, err = await _bot("init", env=env, cwd=tmp_path)
     assert code == 0 and "not overwritten" in out
     assert soul.read_text() == "custom persona"
+
+
+async def test_run_and_chat_keep_their_files_private(tmp_path, fake_llm):
+    """Outside systemd (UMask=0077) nothing else sets a umask: the CLI does."""
+    old = os.umask(0o022)  # what a login shell or a container usually hands down
+    try:
+        chat_data, run_data = tmp_path / "chat", tmp_path / "run"
+        code, _, err = await _bot(
+            "chat", env=bot_env(chat_data, fake_llm), cwd=tmp_path, stdin=b"hi\n"
+        )
+        assert code == 0, err
+        bot = await BotProcess.start(bot_env(run_data, fake_llm), tmp_path)
+        assert await bot.stop() == 0, bot.log
+    finally:
+        os.umask(old)
+    for data in (chat_data, run_data):
+        for path in (data, data / "bot.db", data / "workspaces"):
+            mode = stat.S_IMODE(path.stat().st_mode)
+            assert mode & 0o077 == 0, f"{path} is {oct(mode)}"

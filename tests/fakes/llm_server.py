@@ -15,6 +15,7 @@ Usage::
         fake.for_model("fake-fallback").reply_text("from the fallback")
         fake.strict = True    # 400 (OpenAI-style body) for requests that break the
                               # tool-call pairing rules in tests/fakes/provider_rules.py
+        fake.alternating = True  # 400 for two user (or assistant) messages in a row
         ...
         await fake.wait_requests(3)
         fake.requests[0].json["model"]
@@ -40,7 +41,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.provider_rules import violations
+from tests.fakes.provider_rules import alternation_violations, violations
 
 FINAL_RESULT = "final_result"
 
@@ -245,6 +246,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         super().__init__()
         self.default = default
         self.strict = strict
+        self.alternating = False
         self.rejected: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
@@ -310,8 +312,10 @@ class FakeLLM(LoopbackServer, ReplyQueue):
             body = error_reply(400).body
             body["error"]["message"] = "FakeLLM does not support stream=true"
             return web.json_response(body, status=400)
-        if self.strict:
-            broken = violations(payload.get("messages"))
+        if self.strict or self.alternating:
+            messages = payload.get("messages")
+            broken = violations(messages) if self.strict else []
+            broken += alternation_violations(messages) if self.alternating else []
             if broken:
                 self.rejected.append(self.requests[-1])
                 return web.json_response(broken[0].body(), status=400)

@@ -138,3 +138,21 @@ def _unanswered(index: int, ids: list[str]) -> Violation:
         + ", ".join(ids),
         f"messages.[{index}].role",
     )
+
+
+def alternation_violations(messages: Any) -> list[Violation]:
+    """What a chat template that demands alternating roles refuses (Mistral's, Llama's):
+    two user messages in a row, or two assistant messages with no tool result between."""
+    found: list[Violation] = []
+    previous: Any = None
+    for i, m in enumerate(messages if isinstance(messages, list) else []):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role in ("user", "assistant") and role == previous:
+            found.append(
+                Violation(
+                    "Conversation roles must alternate user/assistant/user/assistant/...",
+                    f"messages.[{i}].role",
+                )
+            )
+        previous = role
+    return found

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.agent.context import neutralize
+from bot.agent.forgery import neutralize
 from bot.agent.governor.offload import head_tail
 
 if TYPE_CHECKING:
