@@ -161,7 +161,11 @@ def build_daemon(
         filters=[access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
     delivery = Delivery(
-        outbox, by_name, max_concurrent=settings.agent.max_concurrent_chats, metrics=metrics
+        outbox,
+        by_name,
+        max_concurrent=settings.agent.max_concurrent_chats,
+        metrics=metrics,
+        max_chars=settings.agent.max_answer_chars,
     )
     bind_metrics(
         metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=outbox, channels=by_name

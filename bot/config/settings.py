@@ -46,6 +46,8 @@ class AgentSettings(Section):
     shutdown_timeout_s: float = Field(default=10, ge=0)
     # Tool calls one model response may make; the rest get an Error result, never run.
     max_tool_calls_per_step: int = Field(default=16, ge=1, le=1000)
+    # Text per outbound message; the rest is attached as a file, or cut with a note.
+    max_answer_chars: int = Field(default=20_000, ge=500)
 
 
 class RemindersSettings(Section):
