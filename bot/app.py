@@ -121,6 +121,7 @@ def build_daemon(
         scheduler,
         default_timezone=settings.timezone,
         max_active_per_user=settings.reminders.max_active_per_user,
+        min_followup_interval=timedelta(minutes=settings.reminders.min_followup_interval_min),
     )
 
     async def user_timezone(msg: InboundMessage) -> str:

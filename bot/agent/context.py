@@ -24,6 +24,10 @@ from bot.workspaces.folders import BootstrapFile
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
 SECTION_SEPARATOR = "\n\n---\n\n"
 TOOL_OUTPUT_PREFIX = "[tool output: {name}]"
+FOLLOWUP_LABEL = (
+    "[Scheduled follow-up: a prompt you (the assistant) wrote earlier with "
+    "schedule_followup, running now; the user did not write it]"
+)
 
 TOOL_CONTRACT = """\
 # Tools and the output contract
@@ -91,8 +95,8 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     lines.append(f"User: {user}")
     if msg.kind is MessageKind.SCHEDULED:
         lines.append(
-            "Message kind: scheduled task set earlier by the user, running now; "
-            "the user did not just type it"
+            "Message kind: scheduled task (a follow-up you set earlier with "
+            "schedule_followup), running now; the user did not just type it"
         )
         if msg.extras.get("scheduled_for"):
             late_by = msg.extras.get("late_by")
@@ -105,9 +109,18 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     return "\n".join(lines)
 
 
+def turn_text(msg: InboundMessage) -> str:
+    """The text a turn starts from, as stored and sent: a follow-up's prompt was written
+    by the model, so it is labelled as the model's own note, never as the user's words."""
+    if msg.kind is MessageKind.SCHEDULED:
+        return f"{FOLLOWUP_LABEL}\n{neutralize(msg.text)}"
+    return msg.text
+
+
 def user_content(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     """The last user message as sent to the model: neutralized text + runtime block."""
-    return f"{neutralize(msg.text)}\n\n{runtime_block(msg, tz_name, now)}"
+    text = turn_text(msg) if msg.kind is MessageKind.SCHEDULED else neutralize(msg.text)
+    return f"{text}\n\n{runtime_block(msg, tz_name, now)}"
 
 
 def label_tool_output(name: str, content: str) -> str:

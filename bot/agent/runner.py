@@ -22,6 +22,7 @@ from bot.agent.context import (
     label_tool_output,
     neutralize_tool_output,
     runtime_block,
+    turn_text,
     user_content,
 )
 from bot.agent.forgery import neutralize
@@ -143,7 +144,7 @@ class AgentRunner:
         if resumed is None:
             # The user's words are stored first: a dead model must not lose them.
             await self._sessions.append(
-                msg.key, [{"role": "user", "content": msg.text}], source_id=msg.message_id
+                msg.key, [{"role": "user", "content": turn_text(msg)}], source_id=msg.message_id
             )
         else:
             # A turn interrupted by a crash or a stop is replayed: its user message is

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.bus.base import Bus
 from bot.dispatcher.screen import original_length
-from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
+from bot.messages import InboundMessage, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,9 @@ class AccessControl:
         return msg.key.channel in self._trusted or msg.sender.lower() in self._admins
 
     def allowed(self, msg: InboundMessage) -> bool:
-        if msg.kind is MessageKind.SCHEDULED or self.is_admin(msg):
+        # A scheduled follow-up runs as its owner, checked when it fires: an owner removed
+        # from allow_from since it was set must not keep costing turns.
+        if self.is_admin(msg):
             return True
         allowed = self._allow.get(msg.key.channel, set())
         names = {msg.user_id.lower(), msg.user_name.lstrip("@").lower()} - {""}
