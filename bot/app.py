@@ -20,7 +20,7 @@ from bot.agent.runner import AgentRunner, ChatModel
 from bot.agent.toolbox import ToolServices
 from bot.bus.durable import DurableBus
 from bot.config import Settings
-from bot.config.channels import allow_lists, enabled_channels
+from bot.config.channels import allow_lists, enabled_channels, secret_values
 from bot.daemon import Daemon
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
@@ -33,6 +33,7 @@ from bot.messages import InboundMessage
 from bot.ops.bindings import bind_metrics
 from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics
+from bot.ops.redaction import protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
@@ -95,6 +96,7 @@ def build_daemon(
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
     lives in this daemon's store.
     """
+    protect_logs([*secret_values(settings), *url_secrets(settings.llm.api_base)])
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
     storage = sqlite_storage(db)

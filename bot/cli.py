@@ -14,6 +14,7 @@ import typer
 
 from bot.config import Settings, load_settings
 from bot.errors import BotError, ConfigError
+from bot.ops.redaction import protect_logs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 log = logging.getLogger("bot")
@@ -32,6 +33,9 @@ def _setup_logging(level: str, quiet: bool = False) -> None:
     )
     for noisy in ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # The Bot API SDK logs every request URL (the token is in its path) at DEBUG.
+    logging.getLogger("telegram").setLevel(logging.INFO)
+    protect_logs()  # redaction (secrets are added once the daemon is built) and warnings
 
 
 def _private_files() -> None:

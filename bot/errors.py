@@ -8,6 +8,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     ├── StoreError               the database cannot be opened or migrated
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
+    │   │   └── CredentialsRejectedError   the provider refused the key
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     └── ChannelError             a platform adapter could not start or send
@@ -35,6 +36,10 @@ class LLMError(BotError):
 
 class ModelNotConfiguredError(LLMError):
     """No model credentials or endpoint are configured."""
+
+
+class CredentialsRejectedError(ModelNotConfiguredError):
+    """The provider refused the configured key (its message quotes the provider)."""
 
 
 class ModelUnavailableError(LLMError):
