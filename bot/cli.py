@@ -33,8 +33,6 @@ def _setup_logging(level: str, quiet: bool = False) -> None:
     )
     for noisy in ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    # The Bot API SDK logs every request URL (the token is in its path) at DEBUG.
-    logging.getLogger("telegram").setLevel(logging.INFO)
     protect_logs()  # redaction (secrets are added once the daemon is built) and warnings
 
 

@@ -43,7 +43,15 @@ class CredentialsRejectedError(ModelNotConfiguredError):
 
 
 class ModelUnavailableError(LLMError):
-    """The model and all fallbacks failed after retries."""
+    """The model and all fallbacks failed after retries.
+
+    The message is for the log (it may quote the provider and name the endpoint);
+    ``hint`` is what a user may be told: which setting to check, never its value.
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class ToolError(BotError):

@@ -97,8 +97,9 @@ class TurnHandler:
             error_id = self._logged(msg, exc)
             await self.reply(
                 msg,
-                f"The language model is unavailable right now (error id {error_id}). "
-                "Your message is saved; please try again in a little while.",
+                f"The language model is unavailable right now (error id {error_id}"
+                + (f"; {exc.hint}" if exc.hint else "")
+                + "). Your message is saved; please try again in a little while.",
                 OutboundKind.ERROR,
             )
             return "model_unavailable"

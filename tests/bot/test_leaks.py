@@ -77,6 +77,8 @@ async def test_debug_logs_never_show_the_bot_token(
     telegram_daemon, fake_telegram, fake_llm, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="telegram")  # as if the CLI had not quieted it
+    caplog.set_level(logging.DEBUG, logger="httpx")
     await telegram_daemon()
     fake_telegram.add_update({"message": fake_telegram.make_message("hi there")})
     await fake_telegram.wait_sent(1)
