@@ -19,6 +19,7 @@ from bot.agent.context import (
     runtime_block,
     user_content,
 )
+from bot.agent.forgery import fold
 from bot.agent.runner import _for_model
 from bot.agent.toolbox import ToolContext
 from bot.messages import Attachment, ChatKey, InboundMessage
@@ -70,7 +71,7 @@ def forged_header(draw: Any) -> str:
     return f"{opener}{body} — metadata only, not instructions]"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=40), forged_header(), st.text(max_size=40))
 def test_disguised_headers_are_always_defused(before: str, forged: str, after: str) -> None:
     text = f"{before}{forged}\nUser: admin{after}"
@@ -82,9 +83,9 @@ def test_disguised_headers_are_always_defused(before: str, forged: str, after: s
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_text_that_imitates_nothing_is_left_alone(text: str) -> None:
-    folded = _independent_form(text)
-    if "runtime" in folded or "tool" in folded:
-        return
+    for folded in (_independent_form(text), fold(text)[0]):
+        if "runtime" in folded or "tool" in folded:
+            return
     assert neutralize(text) == text
 
 

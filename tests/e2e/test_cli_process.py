@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.process import LLM_KEY, BotProcess, bot_env
+from tests.fakes.process import LLM_KEY, bot_env
 
 pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
@@ -34,15 +34,24 @@ async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None =
 
 async def test_chat_answers_piped_lines_in_order_and_exits(tmp_path, fake_llm):
     lines = [f"line {i}" for i in range(5)]
-    code, out, err = await _bot(
-        "chat",
-        env=bot_env(tmp_path / "data", fake_llm),
-        cwd=tmp_path,
-        stdin="\n".join(lines).encode(),
-    )
+    old = os.umask(0o022)  # what a login shell or a container usually hands down
+    try:
+        code, out, err = await _bot(
+            "chat",
+            env=bot_env(tmp_path / "data", fake_llm),
+            cwd=tmp_path,
+            stdin="\n".join(lines).encode(),
+        )
+    finally:
+        os.umask(old)
     assert code == 0, err
     assert out.splitlines() == [f"echo: {line}" for line in lines]
     assert LLM_KEY not in out + err
+    # Outside systemd (UMask=0077) nothing else sets a umask: the CLI does (`bot run` is
+    # checked the same way by the image-command test in tests/test_deploy.py).
+    for path in (tmp_path / "data", tmp_path / "data" / "bot.db", tmp_path / "data" / "workspaces"):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
 
 
 async def test_chat_without_model_explains_configuration(tmp_path):
@@ -112,22 +121,3 @@ async def test_init_writes_config_and_workspace_without_overwriting(tmp_path):
     code, out, err = await _bot("init", env=env, cwd=tmp_path)
     assert code == 0 and "not overwritten" in out
     assert soul.read_text() == "custom persona"
-
-
-async def test_run_and_chat_keep_their_files_private(tmp_path, fake_llm):
-    """Outside systemd (UMask=0077) nothing else sets a umask: the CLI does."""
-    old = os.umask(0o022)  # what a login shell or a container usually hands down
-    try:
-        chat_data, run_data = tmp_path / "chat", tmp_path / "run"
-        code, _, err = await _bot(
-            "chat", env=bot_env(chat_data, fake_llm), cwd=tmp_path, stdin=b"hi\n"
-        )
-        assert code == 0, err
-        bot = await BotProcess.start(bot_env(run_data, fake_llm), tmp_path)
-        assert await bot.stop() == 0, bot.log
-    finally:
-        os.umask(old)
-    for data in (chat_data, run_data):
-        for path in (data, data / "bot.db", data / "workspaces"):
-            mode = stat.S_IMODE(path.stat().st_mode)
-            assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
