@@ -24,7 +24,7 @@ from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
 from bot.bus.durable import DurableBus
 from bot.config import Settings
-from bot.config.channels import allow_lists, enabled_channels
+from bot.config.channels import allow_lists, enabled_channels, secret_values
 from bot.daemon import Daemon
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
@@ -41,11 +41,13 @@ from bot.ops.bindings import bind_metrics
 from bot.ops.checks import Check
 from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
+from bot.ops.redaction import protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
+from bot.store.base import Access
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, template_text
@@ -108,6 +110,7 @@ def build_daemon(
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
     lives in this daemon's store.
     """
+    protect_logs([*secret_values(settings), *url_secrets(settings.llm.api_base)])
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
     storage = sqlite_storage(db)
@@ -134,6 +137,7 @@ def build_daemon(
         scheduler,
         default_timezone=settings.timezone,
         max_active_per_user=settings.reminders.max_active_per_user,
+        min_followup_interval=timedelta(minutes=settings.reminders.min_followup_interval_min),
     )
 
     async def user_timezone(msg: InboundMessage) -> str:
@@ -163,6 +167,7 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
+        max_tool_calls=settings.agent.max_tool_calls_per_step,
         services=ToolServices(
             reminders=reminders,
             weather=weather,
@@ -177,22 +182,7 @@ def build_daemon(
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
     )
-    pairing = Pairing(
-        storage.access,
-        ttl=timedelta(minutes=settings.access.pairing_ttl_min),
-        max_pending=settings.access.max_pending,
-    )
-    access = AccessControl(
-        bus,
-        allow_from=allow_lists(settings),
-        admins=settings.admins,
-        trusted_channels=[c.name for c in channels if c.trusted],
-        policy=settings.access.dm_policy,
-        pairing=pairing,
-    )
-    register_pairing_commands(commands, pairing, bus, access.is_admin)
-    buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
-    rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
+    access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
     register_skill_commands(commands, skills, is_admin=access.is_admin, workspace_of=workspace_of)
     register_memory_commands(commands, memory, is_admin=access.is_admin, workspace_of=workspace_of)
     dispatcher = Dispatcher(
@@ -203,7 +193,11 @@ def build_daemon(
         filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
     delivery = Delivery(
-        outbox, by_name, max_concurrent=settings.agent.max_concurrent_chats, metrics=metrics
+        outbox,
+        by_name,
+        max_concurrent=settings.agent.max_concurrent_chats,
+        metrics=metrics,
+        max_chars=settings.agent.max_answer_chars,
     )
     bind_metrics(
         metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=outbox, channels=by_name
@@ -245,6 +239,34 @@ def build_daemon(
             routes=channel_routes(channels),
         )
     return daemon
+
+
+def _gatekeepers(
+    settings: Settings,
+    store: Access,
+    bus: DurableBus,
+    channels: Sequence[Channel],
+    commands: CommandRouter,
+) -> tuple[AccessControl, RateLimit]:
+    """Access (allow lists, pairing for strangers) and the per-user rate limit, with the
+    admins' /approve and /deny."""
+    pairing = Pairing(
+        store,
+        ttl=timedelta(minutes=settings.access.pairing_ttl_min),
+        max_pending=settings.access.max_pending,
+    )
+    access = AccessControl(
+        bus,
+        allow_from=allow_lists(settings),
+        admins=settings.admins,
+        trusted_channels=[c.name for c in channels if c.trusted],
+        policy=settings.access.dm_policy,
+        pairing=pairing,
+    )
+    register_pairing_commands(commands, pairing, bus, access.is_admin)
+    buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
+    rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
+    return access, rate
 
 
 def channel_routes(channels: Sequence[Channel]) -> list[Route]:

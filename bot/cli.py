@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -14,6 +15,7 @@ import typer
 
 from bot.errors import BotError
 from bot.manage import load_or_exit, memory_app, skills_app
+from bot.ops.redaction import protect_logs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(memory_app, name="memory")
@@ -34,6 +36,13 @@ def _setup_logging(level: str, quiet: bool = False) -> None:
     )
     for noisy in ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    protect_logs()  # redaction (secrets are added once the daemon is built) and warnings
+
+
+def _private_files() -> None:
+    """Files the daemon creates (bot.db, workspaces, offloaded results) hold chats and
+    secrets: readable by this user only, whatever umask the shell or container passed."""
+    os.umask(0o077)
 
 
 _load = load_or_exit
@@ -42,6 +51,7 @@ _load = load_or_exit
 @app.command()
 def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
+    _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level)
     from bot.app import run_daemon
@@ -52,6 +62,7 @@ def run(config: ConfigOpt = None) -> None:
 @app.command()
 def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
+    _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat

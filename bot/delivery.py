@@ -28,12 +28,42 @@ from channels.base import Channel, Sent, SupportsUpload
 log = logging.getLogger(__name__)
 
 
-async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
-    """Send the text, then upload each attachment where the channel can.
+ANSWER_FILE = "answer.md"
+DEFAULT_MAX_CHARS = 20_000
+
+
+def cap_text(msg: OutboundMessage, max_chars: int, can_upload: bool) -> tuple[OutboundMessage, str]:
+    """The message with at most ``max_chars`` characters of text, and the full text to
+    attach ("" when nothing was cut). One runaway answer must not become a thousand
+    posts; where the channel can upload, nothing of it is lost."""
+    text = msg.text
+    if len(text) <= max_chars:
+        return msg, ""
+    total = len(text)
+
+    def note(hidden: int) -> str:
+        if can_upload:
+            return f"\n\n… [The answer is {total:,} characters; all of it is in {ANSWER_FILE}.]"
+        return f"\n\n… [The answer was cut: {hidden:,} of its {total:,} characters are not shown.]"
+
+    keep = max(0, max_chars - len(note(total)))
+    line_end = text.rfind("\n", 0, keep)
+    if line_end > keep * 4 // 5:  # end on a whole line when one is near
+        keep = line_end
+    cut = replace(msg, text=text[:keep].rstrip() + note(total - keep))
+    return cut, text if can_upload else ""
+
+
+async def deliver(
+    channel: Channel, msg: OutboundMessage, *, max_chars: int = DEFAULT_MAX_CHARS
+) -> Sent:
+    """Send the text (capped at ``max_chars``), then upload each attachment where the
+    channel can, and the whole text when it was capped.
 
     A file the channel cannot take (no upload capability, or the file is gone) is never
     dropped silently: the text tells the user which files could not be sent.
     """
+    msg, full_text = cap_text(msg, max_chars, isinstance(channel, SupportsUpload))
     uploads = [a for a in msg.attachments if isinstance(channel, SupportsUpload)]
     unsent = [a.name or a.file_id for a in msg.attachments if a not in uploads]
     if unsent:
@@ -50,6 +80,10 @@ async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
         else:
             more = await channel.upload(msg.key, attachment.name, data)
         sent = Sent(sent.ids + more.ids)
+    if full_text:
+        assert isinstance(channel, SupportsUpload)
+        more = await channel.upload(msg.key, ANSWER_FILE, full_text.encode("utf-8"))
+        sent = Sent(sent.ids + more.ids)
     return sent
 
 
@@ -62,8 +96,10 @@ class Delivery:
         max_attempts: int = 12,
         max_concurrent: int = 64,
         metrics: Metrics = NO_METRICS,
+        max_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         self._outbox = outbox
+        self._max_chars = max_chars
         self._metrics = metrics
         self._channels = channels
         self._max_attempts = max_attempts
@@ -105,7 +141,7 @@ class Delivery:
         try:
             if channel is None:
                 raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
-            await deliver(channel, msg)
+            await deliver(channel, msg, max_chars=self._max_chars)
         except DeliveryRejected as exc:
             self.failed += 1
             self._metrics.delivery_failed(msg.key.channel)

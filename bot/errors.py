@@ -8,6 +8,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     ├── StoreError               the database cannot be opened or migrated
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
+    │   │   └── CredentialsRejectedError   the provider refused the key
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     ├── SkillError               a SKILL.md that cannot be read (names the file)
@@ -43,8 +44,20 @@ class ModelNotConfiguredError(LLMError):
     """No model credentials or endpoint are configured."""
 
 
+class CredentialsRejectedError(ModelNotConfiguredError):
+    """The provider refused the configured key (its message quotes the provider)."""
+
+
 class ModelUnavailableError(LLMError):
-    """The model and all fallbacks failed after retries."""
+    """The model and all fallbacks failed after retries.
+
+    The message is for the log (it may quote the provider and name the endpoint);
+    ``hint`` is what a user may be told: which setting to check, never its value.
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class ToolError(BotError):

@@ -14,6 +14,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tomllib
@@ -252,6 +253,8 @@ async def test_image_command_reaches_ready_and_passes_its_healthcheck(tmp_path: 
     log = "".join(lines) + rest.decode()
     assert proc.returncode == 0, log
     assert f"web=http://0.0.0.0:{env['BOT_WEB__PORT']}" in log and "Traceback" not in log
+    for private in (tmp_path / "data", tmp_path / "data" / "bot.db"):  # umask 077 in the image
+        assert stat.S_IMODE(private.stat().st_mode) & 0o077 == 0, private
     check = await asyncio.create_subprocess_exec(
         *health, env=env, stderr=asyncio.subprocess.DEVNULL
     )

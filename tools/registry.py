@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -34,6 +35,23 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "number"
     return "string" if isinstance(value, str) else type(value).__name__
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The path of the first NaN or infinity in ``value``: ``json.loads`` accepts those
+    literals and JSON Schema calls them numbers, so no tool would otherwise be spared them."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    items: Any = ()
+    if isinstance(value, Mapping):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    for where, item in items:
+        found = _non_finite(item, where)
+        if found is not None:
+            return found
+    return None
 
 
 def _stringify(output: Any) -> str:
@@ -155,6 +173,12 @@ class ToolRegistry:
         params = self._coerce_params(tool, raw_arguments)
         if isinstance(params, str):
             return params
+        where = _non_finite(params)
+        if where is not None:
+            return (
+                f"Error: argument '{where}' of tool '{name}' is not a finite number "
+                "(NaN and Infinity are not allowed); send a real number."
+            )
         params = tool.cast_params(params)
         problems = tool.validate_params(params)
         if problems:

@@ -10,6 +10,7 @@ the user's input (city, date window) and adapts the client to the tool and comma
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -168,16 +169,19 @@ class OpenMeteoWeather:
     """The weather service tools and ``/weather`` share (``WeatherAccess``).
 
     ``http`` is read at call time: the daemon's shared session exists only once it runs
-    (None: a short-lived session per call).
+    (None: a short-lived session per call). At most ``max_concurrent_requests`` lookups
+    run at once, so a burst of tool calls queues here instead of hammering the service.
     """
 
     def __init__(self, settings: WeatherSettings, http: HttpGetter | None = None) -> None:
         self._settings = settings
         self._http = http
+        self._slots = asyncio.Semaphore(settings.max_concurrent_requests)
 
     async def forecast(self, city: str, date: str | None, tz: str) -> str:
-        session = self._http() if self._http is not None else None
-        return await fetch_weather(session, self._settings, city, date, tz)
+        async with self._slots:
+            session = self._http() if self._http is not None else None
+            return await fetch_weather(session, self._settings, city, date, tz)
 
 
 def parse_command_args(args: str) -> tuple[str, str | None]:

@@ -9,7 +9,6 @@ appended to the last user message.
 from __future__ import annotations
 
 import platform
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,15 +17,17 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.agent.forgery import neutralize
 from bot.messages import InboundMessage, MessageKind
 from bot.workspaces.folders import BootstrapFile
 
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
 SECTION_SEPARATOR = "\n\n---\n\n"
 TOOL_OUTPUT_PREFIX = "[tool output: {name}]"
-
-# Any spelling of the header a user might type to forge metadata.
-_FORGED_HEADER = re.compile(r"\[\s*runtime\s+context\b", re.IGNORECASE)
+FOLLOWUP_LABEL = (
+    "[Scheduled follow-up: a prompt you (the assistant) wrote earlier with "
+    "schedule_followup, running now; the user did not write it]"
+)
 
 TOOL_CONTRACT = """\
 # Tools and the output contract
@@ -81,11 +82,6 @@ def _identity(channel: str, workspace: Path) -> str:
     )
 
 
-def neutralize(text: str) -> str:
-    """Defuse user text that imitates the runtime header so it cannot forge metadata."""
-    return _FORGED_HEADER.sub("[quoted text: runtime context", text)
-
-
 def _field(value: object) -> str:
     """One line of metadata: platform-supplied names (display names, file names) are
     user-controlled, so newlines could otherwise forge extra lines or a second header."""
@@ -106,8 +102,8 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     lines.append(f"User: {user}")
     if msg.kind is MessageKind.SCHEDULED:
         lines.append(
-            "Message kind: scheduled task set earlier by the user, running now; "
-            "the user did not just type it"
+            "Message kind: scheduled task (a follow-up you set earlier with "
+            "schedule_followup), running now; the user did not just type it"
         )
         if msg.extras.get("scheduled_for"):
             late_by = msg.extras.get("late_by")
@@ -120,13 +116,31 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     return "\n".join(lines)
 
 
+def turn_text(msg: InboundMessage) -> str:
+    """The text a turn starts from, as stored and sent: a follow-up's prompt was written
+    by the model, so it is labelled as the model's own note, never as the user's words."""
+    if msg.kind is MessageKind.SCHEDULED:
+        return f"{FOLLOWUP_LABEL}\n{neutralize(msg.text)}"
+    return msg.text
+
+
 def user_content(msg: InboundMessage, tz_name: str, now: datetime) -> str:
     """The last user message as sent to the model: neutralized text + runtime block."""
-    return f"{neutralize(msg.text)}\n\n{runtime_block(msg, tz_name, now)}"
+    text = turn_text(msg) if msg.kind is MessageKind.SCHEDULED else neutralize(msg.text)
+    return f"{text}\n\n{runtime_block(msg, tz_name, now)}"
 
 
 def label_tool_output(name: str, content: str) -> str:
     return f"{TOOL_OUTPUT_PREFIX.format(name=name)}\n{content}"
+
+
+def neutralize_tool_output(labelled: str) -> str:
+    """A stored tool message with its own label kept and its output neutralized (rows
+    stored before outputs were neutralized on arrival)."""
+    label, sep, output = labelled.partition("\n")
+    if label.startswith(TOOL_OUTPUT_PREFIX.split("{", 1)[0]) and sep:
+        return f"{label}{sep}{neutralize(output)}"
+    return neutralize(labelled)
 
 
 def build_messages(

@@ -20,10 +20,12 @@ from bot.agent.context import (
     build_messages,
     build_system_prompt,
     label_tool_output,
-    neutralize,
+    neutralize_tool_output,
     runtime_block,
+    turn_text,
     user_content,
 )
+from bot.agent.forgery import neutralize
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import unsummarized
@@ -32,6 +34,7 @@ from bot.agent.memory.background import Consolidator
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.toolbox import (
+    ERROR_HINT,
     FINAL_RESULT,
     ToolBox,
     ToolCall,
@@ -42,6 +45,7 @@ from bot.agent.toolbox import (
 from bot.config import ContextSettings
 from bot.messages import InboundMessage, utcnow
 from bot.store.base import Sessions
+from bot.text import valid_unicode
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
 
 log = logging.getLogger(__name__)
@@ -89,8 +93,10 @@ class AgentRunner:
         skills: SkillCatalog | None = None,
         memory: MemoryService | None = None,
         workspace_of: Callable[[InboundMessage], str] | None = None,
+        max_tool_calls: int = 16,
     ) -> None:
         self._model = model
+        self._max_tool_calls = max_tool_calls
         self._tools = tools
         self._sessions = sessions
         self._workspaces = workspaces
@@ -103,7 +109,7 @@ class AgentRunner:
         self._skills = skills
         self.memory = memory
         self.workspace_of = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
-        self.governor = ContextGovernor(self._context, model_name)
+        self.governor = ContextGovernor(self._context, model_name, exempt=tools.offload_exempt)
         self.consolidator = Consolidator(
             model,
             sessions,
@@ -178,7 +184,7 @@ class AgentRunner:
         if resumed is None:
             # The user's words are stored first: a dead model must not lose them.
             await self._sessions.append(
-                msg.key, [{"role": "user", "content": msg.text}], source_id=msg.message_id
+                msg.key, [{"role": "user", "content": turn_text(msg)}], source_id=msg.message_id
             )
         else:
             # A turn interrupted by a crash or a stop is replayed: its user message is
@@ -274,7 +280,11 @@ class AgentRunner:
         return TurnOutcome(answer=text, steps=step, tool_calls=tuple(called))
 
     async def execute_calls(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
-        """Consecutive concurrency-safe calls run together; the rest one at a time, in order."""
+        """Consecutive concurrency-safe calls run together; the rest one at a time, in order.
+        Calls past ``max_tool_calls`` are answered with an Error and never run: one
+        response must not fan out into thousands of executions or requests."""
+        over = [_refused(c, self._max_tool_calls) for c in calls[self._max_tool_calls :]]
+        calls = calls[: self._max_tool_calls]
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
 
@@ -290,18 +300,19 @@ class AgentRunner:
             await flush()
             results.append(await self._tools.execute(call, ctx))
         await flush()
-        return results
+        return results + over
 
     async def _tool_message(self, result: ToolResult, ctx: ToolContext, sid: int) -> dict[str, Any]:
-        """Offloaded before it is stored, so the stored message holds the reference."""
+        """Offloaded before it is stored, so the stored message holds the reference; both
+        writes need valid UTF-8, which tool output (``json.loads`` of junk) may not be."""
         content = await self.offload.normalize(
-            result.content,
+            neutralize(valid_unicode(result.content)),
             workspace=ctx.workspace or self._workspaces.path(),
             session_id=sid,
             call_id=result.call_id,
             exempt=self._tools.offload_exempt(result.name),
         )
-        return _tool_message(replace(result, content=content))
+        return _tool_message(replace(result, content=content, name=valid_unicode(result.name)))
 
 
 def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
@@ -317,6 +328,15 @@ def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
             for c in resp.tool_calls
         ],
     }
+
+
+def _refused(call: ToolCall, cap: int) -> ToolResult:
+    name = call.name if isinstance(call.name, str) else ""
+    text = (
+        f"Error: not run: one response may make at most {cap} tool calls; "
+        "call the rest in your next step if you still need them."
+    )
+    return ToolResult(call_id=call.id, name=name, content=f"{text}\n\n{ERROR_HINT}", is_error=True)
 
 
 def _raw_args(arguments: Any) -> str:
@@ -357,6 +377,8 @@ def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         m = dict(stored)
         if m.get("role") == "user" and isinstance(m.get("content"), str):
             m["content"] = neutralize(m["content"])
+        if m.get("role") == "tool" and isinstance(m.get("content"), str):
+            m["content"] = neutralize_tool_output(m["content"])
         if m.get("role") == "tool":
             m.pop("name", None)
         out.append(m)

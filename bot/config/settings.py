@@ -45,11 +45,17 @@ class AgentSettings(Section):
     max_message_chars: int = Field(default=16_000, ge=100)
     # On SIGTERM/SIGINT running turns get this long; unfinished ones resume at the next start.
     shutdown_timeout_s: float = Field(default=10, ge=0)
+    # Tool calls one model response may make; the rest get an Error result, never run.
+    max_tool_calls_per_step: int = Field(default=16, ge=1, le=1000)
+    # Text per outbound message; the rest is attached as a file, or cut with a note.
+    max_answer_chars: int = Field(default=20_000, ge=500)
 
 
 class RemindersSettings(Section):
     missed_grace_h: float = Field(default=24, ge=0)
     max_active_per_user: int = Field(default=100, ge=1)
+    # A recurring follow-up (a model turn each run) may fire at most this often; 0 = no limit.
+    min_followup_interval_min: float = Field(default=15, ge=0)
 
 
 class ContextSettings(Section):
@@ -74,6 +80,7 @@ class WeatherSettings(Section):
     geocoding_url: str = "https://geocoding-api.open-meteo.com/v1/search"
     forecast_url: str = "https://api.open-meteo.com/v1/forecast"
     timeout_s: float = Field(default=10, gt=0)
+    max_concurrent_requests: int = Field(default=4, ge=1, le=100)
 
 
 class RetentionSettings(Section):

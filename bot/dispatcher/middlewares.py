@@ -18,7 +18,7 @@ from bot.bus.base import Bus
 from bot.dispatcher.allowlist import Members
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
-from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
+from bot.messages import InboundMessage, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,9 @@ class AccessControl:
         return ALLOWLIST if self._members.listed(channel) else PAIRING
 
     def allowed(self, msg: InboundMessage) -> bool:
-        if msg.kind is MessageKind.SCHEDULED or self.is_admin(msg):
+        # A scheduled follow-up runs as its owner, checked when it fires: an owner removed
+        # from allow_from since it was set must not keep costing turns.
+        if self.is_admin(msg):
             return True
         policy = self.policy(msg.key.channel)
         return policy == OPEN or self._members.admits(msg, approved=policy == PAIRING)

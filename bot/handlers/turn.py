@@ -15,11 +15,17 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from bot.agent.llm.credentials import CONFIGURE_HINT
 from bot.agent.runner import AgentRunner
 from bot.bus.base import Bus
-from bot.errors import ModelNotConfiguredError, ModelUnavailableError, ToolError
+from bot.errors import (
+    CredentialsRejectedError,
+    ModelNotConfiguredError,
+    ModelUnavailableError,
+    ToolError,
+)
 from bot.handlers.commands import CommandRouter
-from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.messages import InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.ops.metrics import Metrics
 from channels.base import Channel, SupportsTyping
 
@@ -74,14 +80,26 @@ class TurnHandler:
         try:
             async with self.typing(msg):
                 outcome = await self.runner.run_turn(msg)
+        except CredentialsRejectedError as exc:
+            error_id = self._logged(msg, exc)
+            await self.reply(
+                msg,
+                "The language model refused this bot's credentials, so I cannot answer "
+                f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')}",
+                OutboundKind.ERROR,
+            )
+            return "model_not_configured"
         except ModelNotConfiguredError as exc:
+            # Built from the model's name and fixed hints only: how to configure it.
             await self.reply(msg, str(exc), OutboundKind.ERROR)
             return "model_not_configured"
         except ModelUnavailableError as exc:
+            error_id = self._logged(msg, exc)
             await self.reply(
                 msg,
-                "The language model is unavailable right now "
-                f"({exc}). Your message is saved; please try again in a little while.",
+                f"The language model is unavailable right now (error id {error_id}"
+                + (f"; {exc.hint}" if exc.hint else "")
+                + "). Your message is saved; please try again in a little while.",
                 OutboundKind.ERROR,
             )
             return "model_unavailable"
@@ -92,6 +110,14 @@ class TurnHandler:
             extras["next_actions"] = list(outcome.next_actions)
         await self.reply(msg, outcome.answer, extras=extras)
         return "fallback" if outcome.fallback else "ok"
+
+    @staticmethod
+    def _logged(msg: InboundMessage, exc: Exception) -> str:
+        """Provider text and configuration (an api_base, a key fragment) go to the log,
+        which redacts secrets, never into a reply; the id ties the two together."""
+        error_id = new_id()[:8]
+        log.warning("turn in %s failed (error id %s): %s", msg.key, error_id, exc)
+        return error_id
 
     @contextlib.asynccontextmanager
     async def typing(self, msg: InboundMessage) -> AsyncIterator[None]:

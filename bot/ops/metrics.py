@@ -22,6 +22,7 @@ from bot.agent.toolbox import ToolBox, ToolCall, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
+UNKNOWN_TOOL = "(unknown)"  # the label of every tool name the model made up
 TURN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300)
 
 
@@ -197,6 +198,7 @@ class CountingToolBox:
     def __init__(self, inner: ToolBox, metrics: Metrics) -> None:
         self._inner = inner
         self._metrics = metrics
+        self._known: dict[int, tuple[list[dict[str, Any]], frozenset[str]]] = {}
 
     def definitions(self, workspace: str = "default") -> list[dict[str, Any]]:
         return self._inner.definitions(workspace)
@@ -209,5 +211,19 @@ class CountingToolBox:
 
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         result = await self._inner.execute(call, ctx)
-        self._metrics.tool_call(result.name, "error" if result.is_error else "ok")
+        self._metrics.tool_call(self._label(result.name, ctx), "error" if result.is_error else "ok")
         return result
+
+    def _label(self, name: str, ctx: ToolContext) -> str:
+        """The name the model chose is a label only when it is a tool it was offered, so
+        invented names cannot create one time series each."""
+        if not name:
+            return "(none)"
+        offered = self._inner.definitions(ctx.workspace_name)
+        known = self._known.get(id(offered))
+        if known is None or known[0] is not offered:
+            known = (offered, frozenset(d["function"]["name"] for d in offered))
+            if len(self._known) >= 64:  # tool sets change rarely (MCP reconnects)
+                self._known.clear()
+            self._known[id(offered)] = known
+        return name if name in known[1] else UNKNOWN_TOOL

@@ -7,6 +7,7 @@ an unknown zone, too many active reminders, someone else's reminder.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -29,6 +30,7 @@ from bot.store.reminders import (
 )
 
 MAX_CONTENT_CHARS = 2000
+INTERVAL_SAMPLES = 48  # next runs of a recurring follow-up checked against the minimum
 
 
 class ReminderService:
@@ -41,7 +43,9 @@ class ReminderService:
         default_timezone: str,
         max_active_per_user: int = 100,
         clock: Callable[[], datetime] = utcnow,
+        min_followup_interval: timedelta = timedelta(minutes=15),
     ) -> None:
+        self._min_followup = min_followup_interval
         self._store = store
         self._users = users
         self._scheduler = scheduler
@@ -83,6 +87,8 @@ class ReminderService:
         recurrence = (recurrence or "").strip() or None
         if recurrence:
             cron_trigger(recurrence, tz)  # validate before anything else
+            if kind is ReminderKind.FOLLOWUP:
+                self._check_interval(recurrence, tz, now)
             start = now if when.strip().lower() in {"", "now"} else parse_when(when, tz, now)
             check_future(start, now, tz)
             first = next_occurrence(recurrence, tz, max(start, now) - _EPSILON)
@@ -108,6 +114,28 @@ class ReminderService:
         )
         self._scheduler.schedule(reminder)
         return reminder
+
+    def _check_interval(self, recurrence: str, tz: str, now: datetime) -> None:
+        """Each follow-up is a model turn: a schedule may not fire more often than the
+        minimum interval (checked over its next runs, so "0,1 9 * * *" counts too)."""
+        if self._min_followup <= timedelta(0):
+            return
+        fires: list[datetime] = []
+        after = now
+        for _ in range(INTERVAL_SAMPLES):
+            nxt = next_occurrence(recurrence, tz, after)
+            if nxt is None:
+                break
+            fires.append(nxt)
+            after = nxt
+        gaps = [b - a for a, b in itertools.pairwise(fires)]
+        if gaps and min(gaps) < self._min_followup:
+            minutes = self._min_followup.total_seconds() / 60
+            raise ToolError(
+                f"the schedule '{recurrence}' runs more often than follow-ups may: at most "
+                f"once every {minutes:g} minutes (each run is a model call); use a sparser "
+                "cron expression, e.g. '*/30 * * * *'"
+            )
 
     async def list(
         self, channel: str, user_id: str, *, chat: ChatKey | None = None

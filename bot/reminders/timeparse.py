@@ -15,6 +15,8 @@ from apscheduler.triggers.cron import CronTrigger
 from bot.errors import ToolError
 
 MAX_AHEAD = timedelta(days=3652)  # ten years
+# No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
+MAX_WHEN_CHARS = 200
 PAST_TOLERANCE = timedelta(seconds=5)
 
 
@@ -37,6 +39,11 @@ def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
     phrase = text.strip()
     if not phrase:
         raise ToolError("no time given; say e.g. 'in 10 minutes' or '2026-12-01T09:00'")
+    if len(phrase) > MAX_WHEN_CHARS:
+        raise ToolError(
+            f"the time is {len(phrase):,} characters long; give it in at most "
+            f"{MAX_WHEN_CHARS} characters, e.g. 'tomorrow at 9am' or '2026-12-01T09:00'"
+        )
     when = _parse_iso(phrase, tz) or _parse_phrase(phrase, tz, now)
     if when is None:
         raise ToolError(

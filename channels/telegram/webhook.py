@@ -2,7 +2,9 @@
 
 Telegram retries a delivery until it gets a 2xx, so the handler answers 200 only after
 the update is journaled (it awaits ``put_inbound``) and 500 when that failed. A request
-without the configured secret token is refused with 403 before its body is read.
+without the configured secret token is refused with 403 before its body is read, and
+logged at most once a minute (anyone can send them). A body that is not a JSON object,
+or nests too deep to parse, is a 400: Telegram would resend a 500 forever.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +25,25 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 UpdateHandler = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+class Refusals:
+    """Counts refused requests and logs one WARNING per ``every_s`` with the count."""
+
+    def __init__(self, every_s: float = 60.0) -> None:
+        self.every_s = every_s
+        self.clock: Callable[[], float] = time.monotonic
+        self._last: float | None = None
+        self._unlogged = 0
+
+    def refused(self, remote: str | None) -> None:
+        now = self.clock()
+        if self._last is not None and now - self._last < self.every_s:
+            self._unlogged += 1
+            return
+        more = f" ({self._unlogged} more since the last warning)" if self._unlogged else ""
+        log.warning("webhook request from %s with a wrong secret refused%s", remote, more)
+        self._last, self._unlogged = now, 0
+
+
 class TelegramWebhook:
     """The handler of ``POST <webhook path>``; ``accepting`` is set while the channel runs."""
 
@@ -30,17 +52,19 @@ class TelegramWebhook:
         self._secret = secret.encode()
         self._handler = handler
         self.accepting = False
+        self.refusals = Refusals()
 
     async def handle(self, request: web.Request) -> web.Response:
-        given = request.headers.get(SECRET_HEADER, "").encode()
+        # A header that is not valid UTF-8 arrives with surrogate escapes: compare its bytes.
+        given = request.headers.get(SECRET_HEADER, "").encode("utf-8", "surrogateescape")
         if not hmac.compare_digest(given, self._secret):
-            log.warning("webhook request from %s with a wrong secret refused", request.remote)
+            self.refusals.refused(request.remote)
             return web.Response(status=403, text="forbidden")
         if not self.accepting:
             return web.Response(status=503, text="not started")
         try:
             data = json.loads(await request.read())
-        except ValueError:
+        except (ValueError, RecursionError):
             return web.Response(status=400, text="invalid JSON")
         if not isinstance(data, dict):
             return web.Response(status=400, text="not an update")

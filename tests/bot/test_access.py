@@ -114,10 +114,13 @@ async def test_trusted_channels_always_allowed() -> None:
     assert not custom.allowed(InboundMessage(key=ChatKey("cli", "x"), user_id="me", text="hi"))
 
 
-async def test_scheduled_messages_always_allowed() -> None:
-    access, bus = make()
-    assert await access(tg("stranger", kind=MessageKind.SCHEDULED))
-    assert bus.outbound_depth() == 0
+async def test_scheduled_messages_are_checked_against_their_owner() -> None:
+    """A follow-up runs as its owner: one removed from allow_from no longer costs turns."""
+    access, _ = make({"telegram": ["42"]}, admins=["telegram:7"])
+    assert access.allowed(tg("42", kind=MessageKind.SCHEDULED))
+    assert access.allowed(tg("7", kind=MessageKind.SCHEDULED))  # admins stay admins
+    assert not access.allowed(tg("stranger", kind=MessageKind.SCHEDULED))
+    assert not await access(tg("stranger", kind=MessageKind.SCHEDULED))
 
 
 async def test_refusal_notice_sent_once_per_user() -> None:

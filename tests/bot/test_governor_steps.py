@@ -15,7 +15,7 @@ from bot.agent.governor.pipeline import (
     snip_history,
 )
 from bot.config import ContextSettings
-from tests.fakes.provider_rules import violations
+from tests.fakes.provider_rules import alternation_violations, violations
 
 SYSTEM = {"role": "system", "content": "You are Pip."}
 
@@ -267,3 +267,57 @@ def test_a_turn_start_on_the_system_message_does_not_duplicate_it():
     msgs = [SYSTEM, user("a"), said("b"), user("c")]
     out, _ = snip_history(msgs, 0, chars_counter(), room=1_000)
     assert out == msgs
+
+
+def test_tool_result_budget_spares_exempt_tools():
+    long = "HEAD" + "x" * 5000 + "TAIL"
+    msgs = [
+        asked(call("a", name="whole_tool"), call("b", name="lookup")),
+        result("a", long),  # stored history: the tool's name is only on the call
+        result("b", long),
+        asked(call("c", name="whole_tool")),
+        {**result("c", long), "name": "whole_tool"},
+    ]
+    out = apply_tool_result_budget(msgs, 1000, exempt=lambda name: name == "whole_tool")
+    assert out[1] is msgs[1] and out[4] is msgs[4]
+    assert len(out[2]["content"]) <= 1000
+
+
+def test_pipeline_honours_the_offload_exemption():
+    settings = ContextSettings(max_tool_result_chars=500)
+    gov = ContextGovernor(
+        settings,
+        counter=chars_counter(),
+        budget=Budget(settings.max_context_tokens, settings.reserve_tokens, "config"),
+        exempt=lambda name: name == "final_result",
+    )
+    answer = "A" * 3000
+    msgs = [SYSTEM, user("q"), asked(call("f", name="final_result")), result("f", answer)]
+    governed = gov.prepare_for_model(msgs)
+    assert governed.messages[-1]["content"] == answer
+
+
+# -- alternating roles -------------------------------------------------------------------
+
+
+def test_consecutive_same_role_messages_are_merged_on_the_copy():
+    first, second = user("first try"), user("second try")
+    msgs = [SYSTEM, first, second, said("a"), said("b"), user("now")]
+    before = copy.deepcopy(msgs)
+    out = repair.merge_consecutive_roles(msgs)
+    assert msgs == before
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user"]
+    assert out[1]["content"] == "first try\n\nsecond try"
+    assert out[2]["content"] == "a\n\nb"
+    assert out[3] is msgs[-1]
+    assert alternation_violations(out) == []
+    assert alternation_violations(msgs) != []
+
+
+def test_merge_keeps_an_assistant_message_s_tool_calls():
+    msgs = [SYSTEM, user("q"), said("thinking"), asked(call("x"), content="calling"), result("x")]
+    out = repair.merge_consecutive_roles(msgs)
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool"]
+    assert out[2]["content"] == "thinking\n\ncalling"
+    assert out[2]["tool_calls"] == msgs[3]["tool_calls"]
+    assert violations(out) == [] and alternation_violations(out) == []

@@ -94,3 +94,13 @@ def test_format_helpers():
     assert format_delay(timedelta(days=3, hours=4)) == "3 d 4 h"
     assert format_delay(timedelta(seconds=45)) == "45 s"
     assert format_local(NOW, "Asia/Shanghai") == "Sun 2026-11-29 21:00 Asia/Shanghai"
+
+
+def test_an_overlong_time_phrase_is_refused_before_dateparser_sees_it():
+    phrase = "tomorrow at 9am " * 1_000  # ~16,000 characters: dateparser takes ~0.6 s on it
+    with pytest.raises(ToolError, match="at most 200 characters"):
+        parse_when(phrase, "UTC", NOW)
+    with pytest.raises(ToolError, match="at most 200 characters"):
+        parse_when("x" * 201, "UTC", NOW)
+    padded = "  tomorrow at 9am" + " " * 500  # surrounding blanks do not count
+    assert parse_when(padded, "UTC", NOW) > NOW

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from urllib.parse import urlsplit
+
 import aiohttp
 
 from tests.fakes import telegram_api
@@ -81,3 +85,53 @@ async def test_refused_set_webhook_leaves_the_daemon_running(
     assert not channel.connected
     assert "webhook could not be set up" in caplog.text
     assert daemon.ready_s is not None
+
+
+async def _raw_post(url: str, secret: bytes, body: bytes) -> tuple[int, bytes]:
+    """One request written byte by byte: clients refuse to send a non-ASCII header."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    head = (
+        f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n"
+    ).encode()
+    writer.write(head + b"X-Telegram-Bot-Api-Secret-Token: " + secret + b"\r\n\r\n" + body)
+    await writer.drain()
+    response = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    status = int(response.split(b" ", 2)[1])
+    return status, response
+
+
+async def test_non_ascii_secret_header_is_a_clean_403(telegram_daemon, fake_telegram, caplog):
+    _, channel, url = await _webhook(telegram_daemon)
+    update = json.dumps({"update_id": 9}).encode()
+    for secret in ("s3cret-tökén".encode(), b"\xff\xfe\x80", "秘密".encode()):
+        status, _ = await _raw_post(url, secret, update)
+        assert status == 403
+    assert "Traceback" not in caplog.text and "Error handling request" not in caplog.text
+    assert channel.connected
+
+
+async def test_deeply_nested_json_is_a_400(telegram_daemon, fake_telegram, fake_llm, caplog):
+    daemon, _, url = await _webhook(telegram_daemon)
+    nested = b'{"update_id": 1, "message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    status, _ = await _raw_post(url, SECRET.encode(), nested)
+    assert status == 400
+    assert "Traceback" not in caplog.text
+    assert not await daemon.bus.inbox.pending() and fake_llm.requests == []
+
+
+async def test_wrong_secret_warnings_are_rate_limited(telegram_daemon, fake_telegram, caplog):
+    _, channel, url = await _webhook(telegram_daemon)
+    now = [1000.0]
+    channel.webhook.refusals.clock = lambda: now[0]
+    update = {"update_id": 1}
+    for _ in range(20):
+        assert await _post(url, update, "wrong") == 403
+    now[0] += 61
+    assert await _post(url, update, "wrong") == 403
+    warnings = [r.getMessage() for r in caplog.records if "wrong secret" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "19 more" in warnings[1]

@@ -102,10 +102,12 @@ async def test_dead_provider_gives_clear_message_then_recovers(daemon_factory, f
     assert reply.kind is OutboundKind.ERROR
     assert "unavailable" in reply.text
     assert [r.model for r in fake_llm.requests] == ["fake-model"] * 2 + ["b"] * 2
-    await _next_message_works(chat, fake_llm)
-    # the unanswered message was kept: the next request still carries it
-    contents = [m.get("content") for m in fake_llm.requests[-1].json["messages"]]
-    assert "hello?" in contents
+    # The unanswered message was kept: the next request carries it, merged with the new
+    # one so that roles still alternate.
+    reply = await chat.ask("are you still there?")
+    assert (reply.kind, reply.text) == (OutboundKind.REPLY, "echo: hello?\n\nare you still there?")
+    last = fake_llm.requests[-1].json["messages"][-1]["content"]
+    assert last.startswith("hello?\n\nare you still there?\n\n[Runtime Context")
 
 
 async def test_fallback_model_answers_when_primary_fails(daemon_factory, fake_llm):

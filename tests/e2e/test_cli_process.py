@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -32,15 +34,24 @@ async def _bot(*args: str, env: dict[str, str], cwd: Path, stdin: bytes | None =
 
 async def test_chat_answers_piped_lines_in_order_and_exits(tmp_path, fake_llm):
     lines = [f"line {i}" for i in range(5)]
-    code, out, err = await _bot(
-        "chat",
-        env=bot_env(tmp_path / "data", fake_llm),
-        cwd=tmp_path,
-        stdin="\n".join(lines).encode(),
-    )
+    old = os.umask(0o022)  # what a login shell or a container usually hands down
+    try:
+        code, out, err = await _bot(
+            "chat",
+            env=bot_env(tmp_path / "data", fake_llm),
+            cwd=tmp_path,
+            stdin="\n".join(lines).encode(),
+        )
+    finally:
+        os.umask(old)
     assert code == 0, err
     assert out.splitlines() == [f"echo: {line}" for line in lines]
     assert LLM_KEY not in out + err
+    # Outside systemd (UMask=0077) nothing else sets a umask: the CLI does (`bot run` is
+    # checked the same way by the image-command test in tests/test_deploy.py).
+    for path in (tmp_path / "data", tmp_path / "data" / "bot.db", tmp_path / "data" / "workspaces"):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
 
 
 async def test_chat_without_model_explains_configuration(tmp_path):

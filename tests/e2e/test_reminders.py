@@ -9,10 +9,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.messages import ChatKey, MessageKind, OutboundKind
+from bot.errors import ToolError
+from bot.messages import ChatKey, OutboundKind
 from bot.store.reminders import ReminderKind, ReminderStatus, ReminderStore
 
 REMINDER = "⏰ Reminder"
+FOLLOWUP_LABEL = (
+    "[Scheduled follow-up: a prompt you (the assistant) wrote earlier with "
+    "schedule_followup, running now; the user did not write it]"
+)
 
 
 def _reminders(sent):
@@ -136,7 +141,7 @@ async def test_umbrella_walkthrough(daemon_factory, fake_llm, fake_weather):
 
 
 async def test_followup_runs_as_scheduled_turn_in_origin_chat(daemon_factory, fake_llm):
-    _, chat = await daemon_factory()
+    daemon, chat = await daemon_factory()
     fake_llm.reply_tool_calls(
         [("schedule_followup", {"prompt": "say good morning", "time": "in 2 seconds"})]
     )
@@ -147,8 +152,13 @@ async def test_followup_runs_as_scheduled_turn_in_origin_chat(daemon_factory, fa
     answer = next(m for m in chat.sent if m.text == "Good morning!")
     assert answer.key == ChatKey("test", "c9", "th")
     last = fake_llm.requests[-1].json["messages"][-1]["content"]
-    assert last.startswith("say good morning\n\n[Runtime Context")
+    assert last.startswith(f"{FOLLOWUP_LABEL}\nsay good morning\n\n[Runtime Context")
     assert "scheduled task" in last and "Scheduled for:" in last
+    assert "set earlier by the user" not in last  # the model wrote the prompt, not the user
+    # In the stored history, and so in later turns, it stays the model's own note.
+    stored = [m["content"] for m in await daemon.sessions.history(ChatKey("test", "c9", "th"))]
+    assert f"{FOLLOWUP_LABEL}\nsay good morning" in stored
+    assert "say good morning" not in stored
 
 
 async def _status(daemon, reminder_id: int, status: ReminderStatus):
@@ -250,14 +260,57 @@ async def test_dst_daily_reminder_keeps_local_time(daemon_factory):
     assert (local.hour, local.minute) == (9, 0)
 
 
-async def test_scheduled_followup_is_exempt_from_allow_from(daemon_factory, fake_llm):
+@pytest.mark.parametrize("still_allowed", [True, False], ids=["allowed", "removed"])
+async def test_followup_fires_only_while_its_owner_may_use_the_bot(
+    daemon_factory, fake_llm, still_allowed
+):
     from tests.fakes.channel import FakeChannel
 
-    channel = FakeChannel("telegram", trusted=False)
-    _, chat = await daemon_factory(channel=channel)
-    msg = await chat.say("do the scheduled thing", kind=MessageKind.SCHEDULED, user="stranger")
-    reply = await chat.reply(msg)
-    assert reply.text == "echo: do the scheduled thing"
+    allow = ["u1"] if still_allowed else ["someone-else"]
+    daemon, chat = await daemon_factory(
+        channel=FakeChannel("telegram", trusted=False),
+        channels={"telegram": {"allow_from": allow}},
+    )
+    reminder = await ReminderStore(daemon.db).add(
+        ChatKey("telegram", "c1"),
+        "u1",
+        content="check the weather every quarter hour",
+        kind=ReminderKind.FOLLOWUP,
+        fire_at=datetime.now(UTC) - timedelta(seconds=1),
+        recurrence="*/15 * * * *",
+        timezone="UTC",
+    )
+    daemon.scheduler.schedule(reminder)
+    (answer,) = await chat.wait_for(lambda sent: len(sent) == 1)
+    if still_allowed:
+        assert answer.kind is OutboundKind.REPLY and len(fake_llm.requests) == 1
+    else:
+        assert answer.kind is OutboundKind.NOTICE and "allow_from" in answer.text
+        assert fake_llm.requests == []  # no turn, no model call
+
+
+async def test_recurring_followups_have_a_minimum_interval(daemon_factory):
+    daemon, _ = await daemon_factory()
+    key = ChatKey("test", "c1")
+    followup = ReminderKind.FOLLOWUP
+    for cron in ("* * * * *", "*/5 * * * *", "0,10 9 * * *"):
+        with pytest.raises(ToolError, match="at most once every 15 minutes"):
+            await daemon.reminders.create(key, "u1", "poll", "now", recurrence=cron, kind=followup)
+    ok = await daemon.reminders.create(
+        key, "u1", "poll", "now", recurrence="*/15 * * * *", kind=followup
+    )
+    assert ok.recurrence == "*/15 * * * *"
+    # A plain reminder costs no model call: no minimum for it.
+    await daemon.reminders.create(key, "u1", "stretch", "now", recurrence="*/5 * * * *")
+
+
+async def test_the_minimum_interval_is_configurable(daemon_factory):
+    daemon, _ = await daemon_factory(reminders={"min_followup_interval_min": 5})
+    kind = ReminderKind.FOLLOWUP
+    key = ChatKey("test", "c1")
+    await daemon.reminders.create(key, "u1", "poll", "now", recurrence="*/5 * * * *", kind=kind)
+    with pytest.raises(ToolError, match="at most once every 5 minutes"):
+        await daemon.reminders.create(key, "u1", "poll", "now", recurrence="*/4 * * * *", kind=kind)
 
 
 async def test_creation_is_idempotent_per_source(daemon_factory):

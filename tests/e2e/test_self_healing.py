@@ -91,8 +91,11 @@ async def test_corrupted_session_heals_itself(daemon_factory, fake_llm, corrupti
     before = await daemon.sessions.raw_rows(KEY)
 
     reply = await chat.ask("hello")
-    assert (reply.kind, reply.text) == (OutboundKind.REPLY, "echo: hello")
-    assert "earlier" in [m.get("content") for m in fake_llm.requests[-1].json["messages"]]
+    # Where the repairs leave "earlier" unanswered, it is merged with "hello" (roles alternate).
+    assert reply.kind == OutboundKind.REPLY
+    assert reply.text.startswith("echo: ") and reply.text.endswith("hello")
+    sent = [m.get("content") or "" for m in fake_llm.requests[-1].json["messages"][1:]]
+    assert any(c.startswith("earlier") for c in sent)
 
     # Later turns too, one with a tool step (the governor runs before every model call).
     fake_llm.reply_tool_calls([("lookup_city", {"city": "Paris"})])
@@ -125,6 +128,16 @@ class BigExempt(BigOutput):
     offload_exempt = True
 
 
+LONE = "\ud800"  # what json.loads makes of "\\ud800"; UTF-8 cannot encode it
+
+
+class SurrogateOutput(BigOutput):
+    name = "surrogate_output"
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        return f"short {LONE} text" if kwargs.get("short") else f"{BIG}{LONE}"
+
+
 async def test_big_tool_result_is_offloaded_before_it_is_stored(daemon_factory, fake_llm):
     daemon, chat = await daemon_factory(context={"max_tool_result_chars": 4_000})
     daemon.tools.register(BigOutput(), builtin=False)
@@ -142,8 +155,9 @@ async def test_big_tool_result_is_offloaded_before_it_is_stored(daemon_factory, 
     assert "START" in offloaded and offloaded.endswith(" END")
     assert len(offloaded) < 4_000
     assert len(stored["big_exempt"]) > 50_000  # exempt: stored whole
-    sent = [m for m in fake_llm.requests[-1].json["messages"] if m["role"] == "tool"]
-    assert all(len(m["content"]) <= 4_000 for m in sent)  # the budget still cuts the copy
+    sent = [m["content"] for m in fake_llm.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert len(sent[0]) <= 4_000  # the offloaded one's excerpt
+    assert sent[1].endswith(BIG)  # exempt: the budget step does not cut it either
 
     await daemon.sessions.clear(KEY)
     assert not files[0].exists()
@@ -216,3 +230,33 @@ async def test_strict_fake_server_answers_legal_requests(fake_llm: FakeLLM) -> N
     client = LLMClient("openai/fake-model", api_base=fake_llm.url, api_key="sk", max_retries=0)
     resp = await client.complete([user("hi")], None)
     assert resp.content == "echo: hi"
+
+
+async def test_a_failed_call_does_not_leave_two_user_messages_in_a_row(daemon_factory, fake_llm):
+    """After a failed model call the user's message is stored unanswered; a template that
+    demands alternating roles must still get a legal request for the next message."""
+    daemon, chat = await daemon_factory()
+    fake_llm.strict = True
+    fake_llm.alternating = True
+    fake_llm.reply_error(500).reply_error(500)  # max_retries=1: both attempts fail
+    assert "unavailable" in (await chat.ask("first try")).text
+    assert (await chat.ask("second try")).text == "echo: first try\n\nsecond try"
+    assert fake_llm.rejected == []
+    sent = fake_llm.requests[-1].json["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert sent[1]["content"].startswith("first try\n\nsecond try\n\n[Runtime Context")
+    stored = [m["content"] for m in await daemon.sessions.history(KEY) if m["role"] == "user"]
+    assert stored == ["first try", "second try"]  # the store keeps both, verbatim
+
+
+async def test_lone_surrogates_in_tool_output_do_not_kill_the_turn(daemon_factory, fake_llm):
+    daemon, chat = await daemon_factory(context={"max_tool_result_chars": 4_000})
+    daemon.tools.register(SurrogateOutput(), builtin=False)
+    fake_llm.reply_tool_calls([("surrogate_output", {}), ("surrogate_output", {"short": True})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "survived"})])
+    assert (await chat.ask("read it")).text == "survived"
+    tools = [m["content"] for m in await daemon.sessions.history(KEY) if m["role"] == "tool"]
+    assert "short \ufffd text" in tools[1]
+    assert not any(LONE in t for t in tools)
+    (offloaded,) = (daemon.workspaces.path() / RESULTS_DIR).glob("*.txt")
+    assert offloaded.read_text(encoding="utf-8").endswith(" END\ufffd")

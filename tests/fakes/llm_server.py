@@ -17,6 +17,7 @@ Usage::
                               # tool-call pairing rules in tests/fakes/provider_rules.py
         fake.strict_tools = "mcp_"  # 400 when a tool named so breaks the schema rules
                                     # there (the subset every provider accepts)
+        fake.alternating = True  # 400 for two user (or assistant) messages in a row
         ...
         await fake.wait_requests(3)
         fake.requests[0].json["model"]
@@ -42,7 +43,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.provider_rules import tool_violations, violations
+from tests.fakes.provider_rules import alternation_violations, tool_violations, violations
 
 FINAL_RESULT = "final_result"
 
@@ -248,6 +249,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         self.default = default
         self.strict = strict
         self.strict_tools: str | None = None
+        self.alternating = False
         self.rejected: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
@@ -313,8 +315,10 @@ class FakeLLM(LoopbackServer, ReplyQueue):
             body = error_reply(400).body
             body["error"]["message"] = "FakeLLM does not support stream=true"
             return web.json_response(body, status=400)
-        if self.strict:
-            broken = violations(payload.get("messages"))
+        if self.strict or self.alternating:
+            messages = payload.get("messages")
+            broken = violations(messages) if self.strict else []
+            broken += alternation_violations(messages) if self.alternating else []
             if broken:
                 self.rejected.append(self.requests[-1])
                 return web.json_response(broken[0].body(), status=400)

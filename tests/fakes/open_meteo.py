@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Literal
@@ -70,6 +70,7 @@ DAILY_UNITS = {
     "precipitation_sum": "mm",
     "wind_speed_10m_max": "km/h",
 }
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -136,6 +137,10 @@ class FakeOpenMeteo(LoopbackServer):
     requests: list[RecordedRequest] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     _failures: dict[str, deque[Failure]] = field(default_factory=dict)
+    # Every answer waits this long, so concurrent requests overlap and can be counted.
+    latency: float = 0.0
+    in_flight: int = 0
+    peak_in_flight: int = 0
 
     # -- scripting ----------------------------------------------------------------------
 
@@ -195,8 +200,20 @@ class FakeOpenMeteo(LoopbackServer):
         )
 
     def add_routes(self, app: web.Application) -> None:
+        app.middlewares.append(self._count_in_flight)
         app.router.add_get(GEOCODING_PATH, self._geocoding)
         app.router.add_get(FORECAST_PATH, self._forecast)
+
+    @web.middleware
+    async def _count_in_flight(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            return await handler(request)
+        finally:
+            self.in_flight -= 1
 
     # -- handlers -----------------------------------------------------------------------
 

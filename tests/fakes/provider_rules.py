@@ -238,3 +238,21 @@ def tool_violations(tools: Any) -> list[Violation]:
             found.append(Violation(f"Invalid '{where}.name': {name!r}.", f"{where}.name"))
         found += schema_violations(function.get("parameters"), f"{where}.parameters")
     return found
+
+
+def alternation_violations(messages: Any) -> list[Violation]:
+    """What a chat template that demands alternating roles refuses (Mistral's, Llama's):
+    two user messages in a row, or two assistant messages with no tool result between."""
+    found: list[Violation] = []
+    previous: Any = None
+    for i, m in enumerate(messages if isinstance(messages, list) else []):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role in ("user", "assistant") and role == previous:
+            found.append(
+                Violation(
+                    "Conversation roles must alternate user/assistant/user/assistant/...",
+                    f"messages.[{i}].role",
+                )
+            )
+        previous = role
+    return found

@@ -309,3 +309,23 @@ async def test_cancellation_propagates() -> None:
     reg.register(tool_class("cancel", execute=execute)(), builtin=True)
     with pytest.raises(asyncio.CancelledError):
         await call(reg, "cancel", {})
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"city": "Paris", "days": NaN}',
+        '{"city": "Paris", "days": Infinity}',
+        '{"city": "Paris", "days": -Infinity}',
+        {"city": "Paris", "days": float("nan")},
+        {"city": "Paris", "extra": [1, {"deep": float("inf")}]},
+    ],
+)
+async def test_non_finite_numbers_are_refused_before_the_tool_runs(
+    registry: ToolRegistry, weather: WeatherTool, raw: Any
+) -> None:
+    result = await call(registry, "get_weather", raw)
+    assert result.is_error
+    assert "not a finite number" in result.content
+    assert ("'days'" in result.content) or ("'extra[1].deep'" in result.content)
+    assert weather.calls == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -433,3 +434,19 @@ async def test_fake_refuses_what_the_real_api_refuses(
     assert len(fake_weather.violations) == 4
     assert any("weathercode" in v for v in fake_weather.violations)
     fake_weather.violations.clear()  # expected here; the fixture fails on any left over
+
+
+# -- bounded concurrency -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-session", "own-session"])
+async def test_concurrent_forecasts_are_bounded_per_service(
+    paris: FakeOpenMeteo, http: aiohttp.ClientSession, shared: bool
+) -> None:
+    paris.latency = 0.02
+    settings = paris.settings().model_copy(update={"max_concurrent_requests": 3})
+    weather = OpenMeteoWeather(settings, (lambda: http) if shared else None)
+    lines = await asyncio.gather(*(weather.forecast("Paris", None, "UTC") for _ in range(12)))
+    assert all(line.startswith("Paris, France") for line in lines)
+    assert len(paris.requests) == 24
+    assert paris.peak_in_flight <= 3

@@ -10,16 +10,18 @@ this one request sends. The pipeline, in order:
      results shrink in place first
 7.   snip history: oldest turns out, a legal tail stays
 8.   drop orphans and backfill once more
+9.   merge consecutive same-role messages (templates that demand alternating roles)
 
 The system message, the current turn's user message and the latest user message are
-never dropped or changed, so the persona and the question always reach the model.
+never dropped, so the persona and the question always reach the model; a user message
+changes only by being merged with the user messages right before it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,7 @@ from bot.config import ContextSettings
 
 log = logging.getLogger(__name__)
 
+Exempt = Callable[[str | None], bool]  # is this tool's result never to be cut?
 COMPACT_CHARS = 400  # what a compacted in-flight tool result keeps (its first lines)
 
 
@@ -46,16 +49,27 @@ class Governed:
     compacted: int = 0
 
 
-def apply_tool_result_budget(messages: Sequence[Message], max_chars: int) -> list[Message]:
-    """No tool result longer than ``max_chars`` (older rows predate the offload)."""
+def _never(name: str | None) -> bool:
+    return False
+
+
+def apply_tool_result_budget(
+    messages: Sequence[Message], max_chars: int, exempt: Exempt = _never
+) -> list[Message]:
+    """No tool result longer than ``max_chars`` (older rows predate the offload), except
+    those of tools exempt from offloading: they must reach the model whole."""
     out: list[Message] = []
+    names: dict[Any, Any] = {}  # call id -> tool name (stored results carry no name)
     for m in messages:
         content = m.get("content")
         if m.get("role") != "tool":
+            names.update(repair.call_names(m))
             out.append(m)
         elif not isinstance(content, str):
             out.append({**m, "content": "" if content is None else str(content)})
-        elif len(content) > max_chars:
+        elif len(content) > max_chars and not exempt(
+            m.get("name") or names.get(m.get("tool_call_id"))
+        ):
             cut = head_tail(content, max_chars, "cut to fit the tool-result budget")
             out.append({**m, "content": cut})
         else:
@@ -163,8 +177,10 @@ class ContextGovernor:
         *,
         counter: TokenCounter | None = None,
         budget: Budget | None = None,
+        exempt: Exempt = _never,
     ) -> None:
         self.settings = settings
+        self.exempt = exempt
         self.model = model
         self.counter = counter or TokenCounter()
         self._exact = counter is not None
@@ -222,11 +238,12 @@ class ContextGovernor:
         out = repair.strip_placeholder_assistant_messages(out)
         out = repair.strip_malformed_tool_calls(out, _index(out, anchor))
         out = repair.repair_pairs(out)
-        out = apply_tool_result_budget(out, self.settings.max_tool_result_chars)
+        out = apply_tool_result_budget(out, self.settings.max_tool_result_chars, self.exempt)
         start = _index(out, anchor)
         out, compacted = compact_inflight_overflow(out, start, self.counter, room)
         out, dropped = snip_history(out, start, self.counter, room)
         out = repair.repair_pairs(out)
+        out = repair.merge_consecutive_roles(out)
         tokens = self.counter.messages(out) + self.counter.tools(tools)
         if tokens > budget.limit:
             log.warning("context still %d tokens over the %d limit", tokens, budget.limit)

@@ -43,6 +43,19 @@ def call_ids(message: Message) -> list[str]:
     return [c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
 
 
+def call_names(message: Message) -> dict[str, Any]:
+    """Call id -> function name for an assistant message's well-formed calls."""
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    out: dict[str, Any] = {}
+    for c in calls if isinstance(calls, list) else ():
+        if not isinstance(c, dict):
+            continue
+        function = c.get("function")
+        if isinstance(c.get("id"), str) and isinstance(function, dict):
+            out[c["id"]] = function.get("name")
+    return out
+
+
 def _is_placeholder(message: Message) -> bool:
     if message.get("role") != "assistant" or message.get("tool_calls"):
         return False
@@ -182,3 +195,45 @@ def backfill_missing_tool_results(messages: Sequence[Message]) -> list[Message]:
 def repair_pairs(messages: Sequence[Message]) -> list[Message]:
     """Orphans out, then missing results in: the pairing invariant after any cut."""
     return backfill_missing_tool_results(drop_orphan_tool_results(messages))
+
+
+def _parts(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": content}] if content else []
+
+
+def _joined(first: Any, second: Any) -> Any:
+    if first is None or first == "":
+        return second
+    if second is None or second == "":
+        return first
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return _parts(first) + _parts(second)
+
+
+def _merged(first: Message, second: Message) -> Message:
+    """One message saying what both said; only an assistant's later message has calls
+    (an assistant message with calls is always followed by its results)."""
+    return {**first, **second, "content": _joined(first.get("content"), second.get("content"))}
+
+
+def merge_consecutive_roles(messages: Sequence[Message]) -> list[Message]:
+    """Two user (or assistant) messages in a row become one. A failed model call leaves
+    the user's message stored unanswered, and chat templates that demand alternating
+    roles refuse the next request with a 400 for good; the merge happens on the copy."""
+    out: list[Message] = []
+    for m in messages:
+        role = m.get("role")
+        previous = out[-1] if out else None
+        if (
+            previous is not None
+            and role in ("user", "assistant")
+            and previous.get("role") == role
+            and not previous.get("tool_calls")
+        ):
+            out[-1] = _merged(previous, m)
+        else:
+            out.append(m)
+    return out

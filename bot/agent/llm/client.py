@@ -116,17 +116,15 @@ class LLMClient:
         assert last is not None
         failed_model, kind, cause = last
         tried = len(self.fallback_models) + 1
-        hint = ""
+        hint, where = "", ""
         if kind == "connection error":
-            where = self.api_base or "the provider"
-            hint = (
-                f"; {where} did not answer: check llm.api_base / BOT_LLM__API_BASE "
-                "and that the server is running"
-            )
+            hint = "check llm.api_base / BOT_LLM__API_BASE and that the server is running"
+            where = f"; {self.api_base or 'the provider'} did not answer: {hint}"
         raise ModelUnavailableError(
             f"model call failed: {kind} from {failed_model}"
             + (f" (tried {tried} models)" if tried > 1 else "")
-            + hint
+            + where,
+            hint=hint,
         ) from cause
 
     # -- one model -----------------------------------------------------------------

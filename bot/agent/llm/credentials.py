@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from bot.errors import ModelNotConfiguredError
+from bot.errors import CredentialsRejectedError, ModelNotConfiguredError
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,9 @@ def check_configured(litellm: Any, model: str, *, api_base: str, api_key: str) -
 
 def credentials_rejected(
     litellm: Any, model: str, exc: BaseException, redact: Callable[[str], str]
-) -> ModelNotConfiguredError:
+) -> CredentialsRejectedError:
     """The error for a provider that refused the key; ``redact`` masks the key in it."""
-    return ModelNotConfiguredError(
+    return CredentialsRejectedError(
         f"The provider rejected the credentials for model {model!r} "
         f"({redact(_first_line(exc))}). "
         + CONFIGURE_HINT.format(env=_provider_key_env(litellm, model))

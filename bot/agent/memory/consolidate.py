@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.agent.context import neutralize
+from bot.agent.forgery import neutralize
 from bot.agent.governor.offload import head_tail
 from bot.agent.governor.summary import MAX_SUMMARY_CHARS, Message, transcript
 from bot.store.memory import Fact, Scope

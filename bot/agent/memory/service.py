@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.agent.context import neutralize
+from bot.agent.forgery import neutralize
 from bot.agent.memory.consolidate import FactOp
 from bot.config import MemorySettings
 from bot.errors import ToolError

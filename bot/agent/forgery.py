@@ -1,0 +1,77 @@
+"""Defusing text that imitates what only the system writes: the runtime header and the
+``[tool output: ...]`` label.
+
+Matching the literal header is not enough: a zero-width space inside a word, fullwidth
+brackets, a Greek omicron or ``Runtime_Context`` read the same to a model. So the text
+is first folded into a matching form (compatibility decomposition, format characters
+and combining marks dropped, common look-alike letters mapped to Latin, case folded),
+a loose pattern runs over that, and each hit is replaced in the original text, which is
+otherwise left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+RUNTIME_MARK = "[quoted text: runtime context"
+TOOL_MARK = "[quoted text: tool output:"
+
+# Cyrillic and Greek letters that render like Latin ones (after case folding).
+_LOOKALIKES = str.maketrans(
+    "авеёкмнорстухіїјѕԁԛԝӏαβεηικμνορτυχςσϲıȷℓɑɡ",
+    "abeekmhopctyxiijsdqwlabenikuvoptuxcocijlag",
+)
+_OPEN = r"[\[(<{【〔〖〘〚⟦⟨«‹]"
+_GAP = r"[\W_]*"  # spaces, dashes, underscores, punctuation, or nothing at all
+_RUNTIME = rf"runtime{_GAP}context(?![a-z])"
+_FORGED = re.compile(
+    rf"(?P<runtime>{_OPEN}\s*{_RUNTIME}"  # "[Runtime Context", "(runtime-context"
+    rf"|^[^\w\n]*{_RUNTIME}"  # the header without brackets, at the start of a line
+    rf"|(?<!quoted text: ){_RUNTIME}(?={_GAP}metadata))"  # "... Runtime Context — metadata"
+    rf"|(?P<tool>{_OPEN}\s*tool{_GAP}output\s*:)",  # "[tool output: weather]"
+    re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", char)
+    kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Cf", "Mn", "Me"))
+    return kept.casefold().translate(_LOOKALIKES)
+
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """The matching form of ``text`` and, for each of its characters, the index of the
+    original character it came from."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, char in enumerate(text):
+        folded = char if char.isascii() and not char.isupper() else _fold_char(char)
+        chars.append(folded)
+        origin.extend([i] * len(folded))
+    return "".join(chars), origin
+
+
+def neutralize(text: str) -> str:
+    """``text`` with every imitation of the runtime header or a tool-output label
+    replaced by a visibly quoted form; text without one is returned unchanged."""
+    folded, origin = fold(text)
+    if "runtime" not in folded and "tool" not in folded:
+        return text
+    out: list[str] = []
+    last = 0
+    for match in _FORGED.finditer(folded):
+        if match.start() == match.end():
+            continue
+        start, end = origin[match.start()], origin[match.end() - 1] + 1
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(RUNTIME_MARK if match.group("runtime") else TOOL_MARK)
+        last = end
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
