@@ -40,7 +40,11 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
+from bot.workspaces.admins import WorkspaceAdmins
+from bot.workspaces.commands import WorkspaceCommands
 from bot.workspaces.folders import Workspaces, template_text
+from bot.workspaces.personas import Personas
+from bot.workspaces.routing import WorkspaceRouter
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
@@ -126,9 +130,23 @@ def build_daemon(
     async def user_timezone(msg: InboundMessage) -> str:
         return await reminders.user_timezone(msg.key.channel, msg.user_id)
 
+    routing = WorkspaceRouter(settings.workspaces, storage.workspaces, workspaces)
+    personas = Personas(
+        workspaces, storage.workspaces, max_chars=settings.workspaces.max_file_chars
+    )
+
+    async def turn_workspace(msg: InboundMessage) -> str:
+        name = await routing.resolve(msg)
+        await personas.sync(name)  # an edit made on disk is a version before it is used
+        return name
+
     weather = OpenMeteoWeather(settings.weather, http)
     commands = CommandRouter()
-    register_reminder_commands(commands, reminders)
+    register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
+    trusted = [c.name for c in channels if c.trusted]
+    WorkspaceCommands(
+        personas, routing, WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
+    ).register(commands)
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
     chat_model: ChatModel = model if model is not None else _require(llm)
@@ -141,6 +159,7 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
+        workspace=turn_workspace,
         services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
     )
     turns = TurnHandler(

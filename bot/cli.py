@@ -13,8 +13,10 @@ import typer
 
 from bot.config import Settings, load_settings
 from bot.errors import BotError, ConfigError
+from bot.workspaces.cli import app as workspace_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app.add_typer(workspace_app, name="workspace", help="Show and edit workspace persona files.")
 log = logging.getLogger("bot")
 
 ConfigOpt = Annotated[

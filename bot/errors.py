@@ -10,6 +10,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   ├── ModelNotConfiguredError   no usable model / credentials
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
+    │   └── WorkspaceError       a persona edit refused: bad name, over budget, symlink
     └── ChannelError             a platform adapter could not start or send
         └── DeliveryRejected     the platform refused a message for good (no retry)
 """
@@ -43,6 +44,11 @@ class ModelUnavailableError(LLMError):
 
 class ToolError(BotError):
     """A tool failed in an expected way; its message is shown to the model."""
+
+
+class WorkspaceError(ToolError, ValueError):
+    """A workspace or persona file request was refused; the message says why (a bad
+    name is also a ValueError, as it always was)."""
 
 
 class ChannelError(BotError):

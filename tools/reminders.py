@@ -59,6 +59,7 @@ class CreateReminderTool(Tool):
             recurrence=kwargs.get("recurrence"),
             kind=self.kind,
             source=ctx.next_effect_id("reminder"),
+            workspace=ctx.workspace_name,
         )
         return f"Created {describe(reminder)}"
 
@@ -102,7 +103,9 @@ class ListRemindersTool(Tool):
     read_only = True
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
-        reminders = await _service(ctx).list(ctx.chat_key.channel, ctx.user_id)
+        reminders = await _service(ctx).list(
+            ctx.chat_key.channel, ctx.user_id, ctx.workspace_name
+        )
         if not reminders:
             return "No active reminders."
         return "\n".join(describe(r) for r in reminders)
@@ -120,7 +123,7 @@ class CancelReminderTool(Tool):
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         reminder = await _service(ctx).cancel(
-            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"])
+            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"]), ctx.workspace_name
         )
         return f"Cancelled {describe(reminder)}"
 

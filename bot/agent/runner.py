@@ -37,9 +37,10 @@ from bot.agent.toolbox import (
     ToolServices,
 )
 from bot.config import ContextSettings
-from bot.messages import InboundMessage, utcnow
+from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
+from bot.workspaces.routing import session_key
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class TurnOutcome:
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
+# The workspace a message's turn runs in (routing; persona disk edits noticed on the way).
+WorkspaceLookup = Callable[[InboundMessage], Awaitable[str]]
 
 
 class AgentRunner:
@@ -83,8 +86,10 @@ class AgentRunner:
         clock: Callable[[], datetime] = utcnow,
         context: ContextSettings | None = None,
         model_name: str | None = None,
+        workspace: WorkspaceLookup | None = None,
     ) -> None:
         self._model = model
+        self._workspace = workspace
         self._tools = tools
         self._sessions = sessions
         self._workspaces = workspaces
@@ -117,47 +122,53 @@ class AgentRunner:
         )
 
     async def _history(
-        self, msg: InboundMessage, rows: list[tuple[int, dict[str, Any]]]
+        self, key: ChatKey, rows: list[tuple[int, dict[str, Any]]]
     ) -> tuple[list[dict[str, Any]], str | None]:
         """The recent turns to send whole and the archived summary of the older ones."""
-        stored = await self._sessions.summary(msg.key)
+        stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
         window = plan_window(rows, through, self._context.history_turns)
         if window.archive:
             try:
                 summary = await summarize(self._model, summary, window.archive)
-                await self._sessions.save_summary(msg.key, summary, window.through_id)
+                await self._sessions.save_summary(key, summary, window.through_id)
             except Exception as exc:  # an old summary (or none) is better than no answer
-                log.warning("summary of older turns failed in %s: %s", msg.key, exc)
+                log.warning("summary of older turns failed in %s: %s", key, exc)
         return window.recent, summary
 
+    async def _scope(self, msg: InboundMessage) -> tuple[str, str, ChatKey]:
+        """The user's zone, the turn's workspace and the key of its history there
+        (each workspace keeps its own history of a chat)."""
+        ws = await self._workspace(msg) if self._workspace else DEFAULT_WORKSPACE
+        return await self._tz(msg), ws, session_key(msg.key, ws)
+
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
-        tz = await self._tz(msg)
-        rows = await self._sessions.history_rows(msg.key, self._history_limit)
-        resumed = await self._sessions.turn_started(msg.key, msg.message_id)
+        tz, ws, skey = await self._scope(msg)
+        rows = await self._sessions.history_rows(skey, self._history_limit)
+        resumed = await self._sessions.turn_started(skey, msg.message_id)
         if resumed is None:
             # The user's words are stored first: a dead model must not lose them.
             await self._sessions.append(
-                msg.key, [{"role": "user", "content": msg.text}], source_id=msg.message_id
+                skey, [{"role": "user", "content": msg.text}], source_id=msg.message_id
             )
         else:
             # A turn interrupted by a crash or a stop is replayed: its user message is
             # already stored; the model sees the history before it, then the message again.
             rows = [(row_id, m) for row_id, m in rows if row_id < resumed]
-        history, summary = await self._history(msg, rows)
+        history, summary = await self._history(skey, rows)
         messages = build_messages(
-            self.system_prompt(msg, summary=summary),
+            self.system_prompt(msg, ws, summary=summary),
             _for_model(history),
             user_content(msg, tz, self._clock()),
         )
         turn_start = len(messages) - 1
-        session_id = await self._sessions.session_id(msg.key)
+        session_id = await self._sessions.session_id(skey)
         ctx = ToolContext(
             chat_key=msg.key,
             user_id=msg.user_id,
             timezone=tz,
-            workspace=self._workspaces.path(),
-            workspace_name=DEFAULT_WORKSPACE,
+            workspace=self._workspaces.path(ws),
+            workspace_name=ws,
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
         )
@@ -179,7 +190,7 @@ class AgentRunner:
             if not resp.tool_calls:
                 assistant = {"role": "assistant", "content": resp.content or ""}
                 messages.append(assistant)
-                await self._sessions.append(msg.key, [assistant])
+                await self._sessions.append(skey, [assistant])
                 if nudged or not offers_final:
                     return self._plain(last_text, step, called)
                 nudged = True
@@ -193,7 +204,7 @@ class AgentRunner:
             called += [r.name for r in results]
             tool_msgs = [await self._tool_message(r, ctx, session_id) for r in results]
             messages.extend(tool_msgs)
-            await self._sessions.append(msg.key, [assistant, *tool_msgs])
+            await self._sessions.append(skey, [assistant, *tool_msgs])
 
             final = next((r for r in results if r.name == FINAL_RESULT), None)
             if final is None:

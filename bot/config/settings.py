@@ -20,6 +20,7 @@ from pydantic_settings import (
 )
 
 from bot.config.section import Section
+from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
 from channels.registry import SPECS
 
@@ -119,6 +120,7 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 

@@ -68,6 +68,7 @@ class ReminderService:
         recurrence: str | None = None,
         kind: ReminderKind = ReminderKind.REMINDER,
         source: str | None = None,
+        workspace: str = "default",
     ) -> Reminder:
         """Validate and store a reminder. ``source`` (the message and effect that asked
         for it) makes creation idempotent when a message is replayed after a crash."""
@@ -105,19 +106,26 @@ class ReminderService:
             recurrence=recurrence,
             timezone=tz,
             source=source,
+            workspace=workspace,
         )
         self._scheduler.schedule(reminder)
         return reminder
 
-    async def list(self, channel: str, user_id: str) -> list[Reminder]:
-        return await self._store.active_for_user(channel, user_id)
+    async def list(
+        self, channel: str, user_id: str, workspace: str | None = None
+    ) -> list[Reminder]:
+        """Active reminders; with ``workspace``, only those set in that workspace."""
+        return await self._store.active_for_user(channel, user_id, workspace)
 
-    async def cancel(self, channel: str, user_id: str, reminder_id: int) -> Reminder:
+    async def cancel(
+        self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
+    ) -> Reminder:
         reminder = await self._store.get(reminder_id)
         if (
             reminder is None
             or reminder.status is not ReminderStatus.ACTIVE
             or reminder.key.channel != channel
+            or (workspace is not None and reminder.workspace != workspace)
         ):
             raise ToolError(f"there is no active reminder #{reminder_id}")
         if reminder.user_id != user_id:

@@ -11,6 +11,7 @@ from bot.store.kv import KeyValueStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
+from bot.store.workspaces import WorkspaceStore
 
 
 def sqlite_storage(db: Database | Path) -> Storage:
@@ -24,4 +25,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         user_settings=UserSettingsStore(database),
         kv=KeyValueStore(database),
         backend=database,
+        workspaces=WorkspaceStore(database),
     )
