@@ -2,8 +2,9 @@
 
 ``[workspaces.routes]`` maps a routing key (``"<channel>:<chat id>"``, or the key a
 channel gives its tenancy unit such as a team or a guild, ``"*"`` for the rest) to a
-workspace name; every other table under ``[workspaces]`` is one workspace's own section, e.g. ``[workspaces.team]`` with
-``admins = [...]`` who may edit that workspace besides the global ``admins``.
+workspace name; every other table under ``[workspaces]`` is one workspace's own
+section, e.g. ``[workspaces.team]`` with ``admins = [...]``: who may edit that
+workspace besides the global ``admins``.
 """
 
 from __future__ import annotations

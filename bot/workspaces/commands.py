@@ -101,8 +101,8 @@ class WorkspaceCommands:
             return "\n".join([head, *(describe(v) for v in shown)])
         if sub in ("diff", "rollback"):
             number = _number(text, f"usage: /{_cmd(file)} {sub} <n>  (see /{_cmd(file)} history)")
-            if sub == "diff":
-                return await p.diff(ws, file, number)
+            if sub == "diff":  # fenced: chat apps would render "+", "-" lines as markup
+                return f"```diff\n{await p.diff(ws, file, number)}\n```"
             version = await p.rollback(ws, file, number, author=who, via=VIA)
             return _saved(file, ws, version, p, f"version {number} restored")
         raise WorkspaceError(
