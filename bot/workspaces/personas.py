@@ -29,6 +29,13 @@ class Personas:
         self.records = records
         self.max_chars = max_chars
         self._stamps: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._ready: set[str] = set()
+
+    def _ensure(self, workspace: str) -> None:
+        """An edit or a look at a valid workspace creates it from the templates (once)."""
+        if workspace not in self._ready:
+            self.folders.ensure(workspace)
+            self._ready.add(workspace)
 
     async def sync(self, workspace: str) -> list[PersonaVersion]:
         """Record files changed on disk since the last look as versions "via disk"."""
@@ -70,6 +77,7 @@ class Personas:
 
     async def current(self, workspace: str, file: str) -> str:
         workspace, file = _names(workspace, file)
+        self._ensure(workspace)
         await self.sync(workspace)
         return self.folders.read(workspace, file) or ""
 
@@ -97,7 +105,6 @@ class Personas:
             raise WorkspaceError(reason)
         if text == old and await self.records.latest(workspace, file) is not None:
             return None
-        self.folders.ensure(workspace)
         self.folders.write(workspace, file, text)
         self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
         version = await self.records.add_version(workspace, file, text, author=author, via=via)
@@ -114,6 +121,7 @@ class Personas:
 
     async def history(self, workspace: str, file: str) -> list[PersonaVersion]:
         workspace, file = _names(workspace, file)
+        self._ensure(workspace)
         await self.sync(workspace)
         return await self.records.versions(workspace, file)
 
