@@ -3,6 +3,7 @@ Bot API), with the fake LLM server showing what the model is sent."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,13 @@ async def test_disk_edits_are_noticed_at_the_next_turn_as_versions(
     await ask("/soul set From chat.")
     soul = admin_daemon.workspaces.path() / "SOUL.md"
     soul.write_text("Edited on disk, by hand.\n", encoding="utf-8")
+    before = os.lstat(soul)
     await ask("hello")
     assert "Edited on disk, by hand." in _system(fake_llm)
     history = (await ask("/soul history")).splitlines()
     assert history[-1].startswith("#3 ") and "disk  via disk" in history[-1]
     assert "-From chat." in await ask("/soul diff 2")
+    # Noticing is read-only: the daemon itself never rewrites a persona file.
+    after = os.lstat(soul)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert soul.read_text(encoding="utf-8") == "Edited on disk, by hand.\n"
