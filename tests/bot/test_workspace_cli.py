@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from bot.cli import app
+from bot.cli import app, main
 from bot.store.workspaces import WorkspaceStore
 
 TEXT = "Line one.\n  Indented $HOME `x`.\n\nLast line without newline"
@@ -113,6 +113,17 @@ async def test_a_cli_edit_reaches_a_running_daemon_once(
     assert "From the CLI." in fake_llm.requests[-1].json["messages"][0]["content"]
     versions = await WorkspaceStore(daemon.db).versions("default", "SOUL.md")
     assert [v.via for v in versions] == ["template", "cli"]  # not counted again as "disk"
+
+
+def test_the_main_entry_takes_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _config(tmp_path, '[workspaces.routes]\n"*" = "lobby"\n')
+    monkeypatch.setattr(sys, "argv", ["bot", "workspace", "list", "--config", str(cfg)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.split() == ["lobby"]
 
 
 @pytest.mark.slow
