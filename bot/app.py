@@ -25,8 +25,11 @@ from bot.daemon import Daemon
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
+from bot.dispatcher.pairing import Pairing
+from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
 from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
+from bot.handlers.pairing import register_pairing_commands
 from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
@@ -165,18 +168,28 @@ def build_daemon(
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
     )
+    pairing = Pairing(
+        storage.access,
+        ttl=timedelta(minutes=settings.access.pairing_ttl_min),
+        max_pending=settings.access.max_pending,
+    )
     access = AccessControl(
         bus,
         allow_from=allow_lists(settings),
         admins=settings.admins,
         trusted_channels=[c.name for c in channels if c.trusted],
+        policy=settings.access.dm_policy,
+        pairing=pairing,
     )
+    register_pairing_commands(commands, pairing, bus, access.is_admin)
+    buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
+    rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
     dispatcher = Dispatcher(
         bus,
         turns.handle,
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
-        filters=[access, SizeGuard(bus, settings.agent.max_message_chars)],
+        filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
     delivery = Delivery(
         outbox, by_name, max_concurrent=settings.agent.max_concurrent_chats, metrics=metrics
@@ -200,7 +213,9 @@ def build_daemon(
         dispatcher=dispatcher,
         delivery=delivery,
         channels=by_name,
-        inbound=JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound),
+        inbound=access.refreshing(
+            JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
+        ),
         metrics=metrics,
         model=chat_model,
         tools=tools,

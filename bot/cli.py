@@ -106,3 +106,12 @@ def _run(coro: Coroutine[Any, Any, int]) -> None:
 
 def main() -> None:
     app()
+
+
+def _register_subcommands() -> None:
+    from bot.cli_pairing import pairing_app
+
+    app.add_typer(pairing_app, name="pairing")
+
+
+_register_subcommands()

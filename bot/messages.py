@@ -72,6 +72,9 @@ class InboundMessage:
     attachments: tuple[Attachment, ...] = ()
     extras: Mapping[str, Any] = field(default_factory=dict)
     received_at: datetime = field(default_factory=utcnow)
+    # A one-to-one chat with the bot (a DM), as the channel knows it; False in groups and
+    # when unknown, so a stranger is only ever answered where nobody else reads along.
+    direct: bool = False
 
     @property
     def sender(self) -> str:
@@ -128,6 +131,7 @@ def inbound_from_json(raw: str) -> InboundMessage:
         attachments=tuple(Attachment(**a) for a in data.get("attachments", ())),
         extras=data.get("extras") or {},
         received_at=datetime.fromisoformat(data["received_at"]),
+        direct=bool(data.get("direct", False)),
     )
 
 

@@ -75,7 +75,9 @@ class CLIChannel:
                 text = line.rstrip("\r\n")
                 if not text.strip():
                     continue
-                msg = InboundMessage(key=CLI_KEY, user_id=self._user, text=text, user_name="you")
+                msg = InboundMessage(
+                    key=CLI_KEY, user_id=self._user, text=text, user_name="you", direct=True
+                )
                 done = asyncio.Event()
                 self._pending[msg.message_id] = done
                 await put_inbound(msg)

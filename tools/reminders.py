@@ -104,7 +104,10 @@ class ListRemindersTool(Tool):
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         reminders = await _service(ctx).list(
-            ctx.chat_key.channel, ctx.user_id, ctx.workspace_name
+            ctx.chat_key.channel,
+            ctx.user_id,
+            ctx.workspace_name,
+            chat=None if ctx.direct else ctx.chat_key,
         )
         if not reminders:
             return "No active reminders."

@@ -171,6 +171,7 @@ class AgentRunner:
             workspace_name=ws,
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
+            direct=msg.direct,
         )
         definitions = self._tools.definitions(ctx.workspace_name)
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)

@@ -40,7 +40,12 @@ class ReminderAccess(Protocol):
     ) -> Reminder: ...
 
     async def list(
-        self, channel: str, user_id: str, workspace: str | None = None
+        self,
+        channel: str,
+        user_id: str,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> list[Reminder]: ...
 
     async def cancel(
@@ -86,6 +91,9 @@ class ToolContext:
     # not repeat what it already did.
     message_id: str = ""
     scratch: dict[str, Any] = field(default_factory=dict)
+    # A one-to-one chat: listings may show the user's reminders from everywhere; in a
+    # group (or when unknown) only what belongs to this chat.
+    direct: bool = False
 
     def next_effect_id(self, kind: str) -> str:
         """``<message id>#<kind><n>`` for the n-th side effect of a kind in this turn."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
 from pydantic_settings import (
@@ -76,6 +76,22 @@ class RetentionSettings(Section):
     every_h: float = Field(default=6, gt=0)
 
 
+class AccessSettings(Section):
+    """How platform channels meet strangers (users in neither allow_from nor admins)."""
+
+    # auto: pairing where a channel's allow_from is empty, allowlist where it is not.
+    dm_policy: Literal["auto", "pairing", "allowlist", "open"] = "auto"
+    pairing_ttl_min: float = Field(default=60, gt=0)
+    max_pending: int = Field(default=3, ge=1, le=100)
+
+
+class LimitsSettings(Section):
+    """Per-user rate limit (token bucket); admins and the terminal are exempt."""
+
+    user_burst: int = Field(default=20, ge=1)
+    user_refill_s: float = Field(default=3, ge=0)  # 0: no limit
+
+
 class WebSettings(Section):
     """The operations endpoint: ``/healthz`` and ``/metrics``."""
 
@@ -121,6 +137,8 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 

@@ -1,21 +1,30 @@
 """Inbound guards that run before a message reaches a chat worker.
 
-Deny by default: a platform channel answers only users in its ``allow_from`` (ids or
-usernames, ``"*"`` for everyone) and the global ``admins``. Local channels (the
-terminal, in-process test channels) are trusted. A refused user is told once how to
-get access, then ignored, and never costs a model call.
+Deny by default: a platform channel answers only users in its ``allow_from`` (ids;
+usernames are bound to the id first seen with them; ``"*"`` for everyone), the users
+an admin approved by pairing, and the global ``admins``. Local channels (the terminal,
+in-process test channels) are trusted. How a stranger is met is the channel's policy:
+``pairing`` (the default when ``allow_from`` is empty) answers a direct message with a
+pairing code and ignores groups; ``allowlist`` tells the stranger once how to get
+access; ``open`` answers everyone. A refused message never costs a model call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from bot.bus.base import Bus
+from bot.dispatcher.allowlist import Members
+from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 log = logging.getLogger(__name__)
+
+PAIRING, ALLOWLIST, OPEN = "pairing", "allowlist", "open"
+AUTO = "auto"  # pairing when the channel's allow_from is empty, else allowlist
+PutInbound = Callable[[InboundMessage], Awaitable[None]]
 
 
 class AccessControl:
@@ -25,45 +34,106 @@ class AccessControl:
         allow_from: Mapping[str, Sequence[str]],
         admins: Sequence[str],
         trusted_channels: Sequence[str] = ("cli",),
+        *,
+        policy: str = AUTO,
+        pairing: Pairing | None = None,
     ) -> None:
         self._bus = bus
         self._trusted = frozenset(trusted_channels)
-        self._allow = {ch: {str(x).lstrip("@").lower() for x in v} for ch, v in allow_from.items()}
+        self._members = Members(allow_from, pairing.store if pairing else None)
         self._admins = {a.lower() for a in admins}
+        self._policy = policy
+        self._pairing = pairing
         self._told: set[str] = set()
 
     def is_admin(self, msg: InboundMessage) -> bool:
         return msg.key.channel in self._trusted or msg.sender.lower() in self._admins
 
+    def policy(self, channel: str) -> str:
+        if self._policy != AUTO:
+            return self._policy
+        return ALLOWLIST if self._members.listed(channel) else PAIRING
+
     def allowed(self, msg: InboundMessage) -> bool:
         if msg.kind is MessageKind.SCHEDULED or self.is_admin(msg):
             return True
-        allowed = self._allow.get(msg.key.channel, set())
-        names = {msg.user_id.lower(), msg.user_name.lstrip("@").lower()} - {""}
-        return "*" in allowed or bool(names & allowed)
+        policy = self.policy(msg.key.channel)
+        return policy == OPEN or self._members.admits(msg, approved=policy == PAIRING)
+
+    def may_answer(self, msg: InboundMessage) -> bool:
+        """Whether a notice to ``msg``'s sender is welcome: never to strangers in groups."""
+        return msg.direct or self.allowed(msg)
+
+    async def refresh(self, msg: InboundMessage) -> None:
+        """Re-read what the store says about the sender (approvals, bound usernames)."""
+        policy = self.policy(msg.key.channel)
+        if policy != OPEN and not self.is_admin(msg):
+            await self._members.refresh(msg, approvals=policy == PAIRING)
+
+    def refreshing(self, put: PutInbound) -> PutInbound:
+        """``put`` preceded by :meth:`refresh`: the journal screen then judges ``msg``
+        by today's approvals, not by those known when the daemon started."""
+
+        async def put_refreshed(msg: InboundMessage) -> None:
+            await self.refresh(msg)
+            await put(msg)
+
+        return put_refreshed
 
     async def __call__(self, msg: InboundMessage) -> bool:
+        await self.refresh(msg)
         if self.allowed(msg):
             return True
+        policy = self.policy(msg.key.channel)
         log.info(
-            "message from %s (%s) refused: not in channels.%s.allow_from",
+            "message from %s (%s) refused (%s policy of channels.%s)",
             msg.sender,
             msg.user_name or "-",
+            policy,
             msg.key.channel,
         )
-        if msg.sender not in self._told:
-            self._told.add(msg.sender)
-            await self._bus.put_outbound(
-                OutboundMessage.reply(
-                    msg,
-                    (
-                        "This bot only answers approved users. Ask its admin to add "
-                        f"'{msg.user_id}' to channels.{msg.key.channel}.allow_from."
-                    ),
-                    OutboundKind.NOTICE,
-                )
+        if policy == PAIRING and self._pairing is not None:
+            await self._offer_pairing(msg, self._pairing)
+        else:
+            await self._tell_once(
+                msg,
+                msg.sender,
+                "This bot only answers approved users. Ask its admin to add "
+                f"'{msg.user_id}' to channels.{msg.key.channel}.allow_from.",
             )
         return False
+
+    async def _offer_pairing(self, msg: InboundMessage, pairing: Pairing) -> None:
+        if not msg.direct:
+            return  # strangers in groups are ignored: no code where others read along
+        issued = await pairing.issue(msg)
+        if issued.request is None:
+            await self._tell_once(
+                msg,
+                f"{msg.sender}#full",
+                "This bot only answers approved users, and it has too many open access "
+                "requests right now. Please try again in an hour.",
+            )
+            return
+        code = issued.request.code
+        await self._notice(
+            msg,
+            "This bot only answers approved users. Your pairing code is "
+            f"{code} (valid for {_minutes(pairing)} minutes): ask the bot's admin to "
+            f"approve it with /approve {code} (or `bot pairing approve {code}`).",
+        )
+
+    async def _tell_once(self, msg: InboundMessage, key: str, text: str) -> None:
+        if key not in self._told:
+            self._told.add(key)
+            await self._notice(msg, text)
+
+    async def _notice(self, msg: InboundMessage, text: str) -> None:
+        await self._bus.put_outbound(OutboundMessage.reply(msg, text, OutboundKind.NOTICE))
+
+
+def _minutes(pairing: Pairing) -> int:
+    return round(pairing.ttl.total_seconds() / 60)
 
 
 class SizeGuard:

@@ -66,10 +66,17 @@ def register_reminder_commands(
         return f"OK, {describe(reminder)}"
 
     async def reminders(msg: InboundMessage, args: str) -> str:
-        active = await service.list(msg.key.channel, msg.user_id, await workspace_of(msg))
+        # In a group only what was set in this chat: the rest is nobody else's business.
+        active = await service.list(
+            msg.key.channel,
+            msg.user_id,
+            await workspace_of(msg),
+            chat=None if msg.direct else msg.key,
+        )
+        where = "" if msg.direct else " in this chat"
         if not active:
-            return "You have no active reminders."
-        return "Your reminders:\n" + "\n".join(describe(r) for r in active)
+            return f"You have no active reminders{where}."
+        return f"Your reminders{where}:\n" + "\n".join(describe(r) for r in active)
 
     async def cancel(msg: InboundMessage, args: str) -> str:
         ident = args.strip().lstrip("#")

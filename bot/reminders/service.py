@@ -112,24 +112,35 @@ class ReminderService:
         return reminder
 
     async def list(
-        self, channel: str, user_id: str, workspace: str | None = None
+        self,
+        channel: str,
+        user_id: str,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> list[Reminder]:
-        """Active reminders; with ``workspace``, only those set in that workspace."""
-        return await self._store.active_for_user(channel, user_id, workspace)
+        """The user's active reminders; with ``workspace``, only those set in it; with
+        ``chat``, only those set in that chat (a group must not see the ones its member
+        set in private)."""
+        active = await self._store.active_for_user(channel, user_id, workspace)
+        if chat is None:
+            return active
+        return [r for r in active if r.key.chat_id == chat.chat_id]
 
     async def cancel(
         self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
     ) -> Reminder:
         reminder = await self._store.get(reminder_id)
+        # Someone else's reminder gets the same answer as a missing one: an id must not
+        # tell a stranger that it exists.
         if (
             reminder is None
             or reminder.status is not ReminderStatus.ACTIVE
             or reminder.key.channel != channel
             or (workspace is not None and reminder.workspace != workspace)
+            or reminder.user_id != user_id
         ):
-            raise ToolError(f"there is no active reminder #{reminder_id}")
-        if reminder.user_id != user_id:
-            raise ToolError(f"reminder #{reminder_id} belongs to someone else; it was not touched")
+            raise ToolError(f"there is no active reminder #{reminder_id} of yours")
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
         return reminder
 

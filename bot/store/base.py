@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
+from bot.store.access import ApprovedUser, PairingRequest
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.workspaces import PersonaVersion
 
@@ -133,6 +134,23 @@ class WorkspaceRecords(Protocol):
     ) -> None: ...
 
 
+class Access(Protocol):
+    """Pairing requests, approved users and ``allow_from`` usernames bound to ids."""
+
+    async def add_request(self, request: PairingRequest, *, max_pending: int) -> bool: ...
+    async def request_of(
+        self, channel: str, user_id: str, now: datetime
+    ) -> PairingRequest | None: ...
+    async def pending_requests(self, now: datetime) -> list[PairingRequest]: ...
+    async def take_request(self, code: str, now: datetime) -> PairingRequest | None: ...
+    async def approve(self, request: PairingRequest, by: str, at: datetime) -> None: ...
+    async def is_approved(self, channel: str, user_id: str) -> bool: ...
+    async def approved_users(self) -> list[ApprovedUser]: ...
+    async def revoke(self, channel: str, user_id: str) -> bool: ...
+    async def bind_name(self, channel: str, name: str, user_id: str, at: datetime) -> str: ...
+    async def name_bindings(self) -> dict[tuple[str, str], str]: ...
+
+
 class Backend(Protocol):
     """The connection a backend's repositories share."""
 
@@ -159,3 +177,4 @@ class Storage:
     kv: KeyValue
     backend: Backend
     workspaces: WorkspaceRecords
+    access: Access

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.store.access import AccessStore
 from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
@@ -26,4 +27,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         kv=KeyValueStore(database),
         backend=database,
         workspaces=WorkspaceStore(database),
+        access=AccessStore(database),
     )

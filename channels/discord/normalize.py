@@ -157,4 +157,5 @@ def to_inbound(m: discord.Message, me_id: int) -> InboundMessage:
         attachments=attachments(m),
         extras=extras,
         received_at=m.created_at,
+        direct=gid is None,
     )

@@ -204,4 +204,5 @@ def to_inbound(c: Candidate, context: Sequence[str] = ()) -> InboundMessage:
         attachments=c.attachments,
         extras=extras,
         received_at=received,
+        direct=c.direct,
     )

@@ -157,4 +157,5 @@ def normalize(
         attachments=attachments,
         extras=extras,
         received_at=m.date,
+        direct=m.chat.type == "private",
     )

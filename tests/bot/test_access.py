@@ -165,3 +165,102 @@ async def test_size_guard_counts_characters_with_thousands() -> None:
     [notice] = drain_outbound(bus)
     assert "20,000" in notice.text
     assert "16,000" in notice.text
+
+
+# --- usernames are bound to the first id seen with them ---------------------------------
+
+
+async def test_a_username_entry_binds_to_the_first_id_and_warns(caplog) -> None:
+    access, _ = make({"telegram": ["@alice"]})
+    with caplog.at_level("WARNING", logger="bot.dispatcher.allowlist"):
+        assert access.allowed(tg("7", "@alice"))
+    assert "'alice'" in caplog.text and "user id 7" in caplog.text and "list the id" in caplog.text
+    assert not access.allowed(tg("8", "@alice"))  # someone who took the name later
+    assert access.allowed(tg("7", "@alice_renamed"))  # the entry now means id 7
+
+
+async def test_username_binding_is_stored_and_survives_a_restart(tmp_path) -> None:
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    async def control() -> tuple[AccessControl, object]:
+        storage = sqlite_storage(tmp_path / "bot.db")
+        await storage.backend.open()
+        ac = AccessControl(
+            InProcessBus(), {"telegram": ["alice"]}, [], pairing=Pairing(storage.access)
+        )
+        return ac, storage
+
+    access, storage = await control()
+    await access.refresh(tg("7", "@Alice"))  # first sight, as the inbound path does it
+    assert access.allowed(tg("7", "@Alice"))
+    await storage.backend.close()  # type: ignore[attr-defined]
+
+    access, storage = await control()  # a restart: nothing in memory
+    usurper = tg("8", "@alice")
+    assert not await access(usurper)
+    assert not access.allowed(usurper)
+    assert await access(tg("7", "@someone_else"))
+    await storage.backend.close()  # type: ignore[attr-defined]
+
+
+# --- policies -------------------------------------------------------------------------
+
+
+async def test_policy_follows_allow_from_unless_set() -> None:
+    access, _ = make({"telegram": ["7"], "slack": []})
+    assert access.policy("telegram") == "allowlist"
+    assert access.policy("slack") == "pairing"
+    assert access.policy("discord") == "pairing"
+    bus = InProcessBus()
+    open_ = AccessControl(bus, {"telegram": ["7"]}, [], policy="open")
+    assert open_.allowed(tg("999"))
+    assert open_.policy("telegram") == "open"
+
+
+async def test_strangers_in_groups_are_never_answered_under_pairing(tmp_path) -> None:
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    bus = InProcessBus()
+    access = AccessControl(bus, {}, [], pairing=Pairing(storage.access))
+    group = tg("13")
+    assert not group.direct
+    assert not access.may_answer(group)
+    assert not await access(group)
+    assert drain_outbound(bus) == []
+    dm = InboundMessage(key=ChatKey("telegram", "13"), user_id="13", text="hi", direct=True)
+    assert access.may_answer(dm)
+    assert not await access(dm)
+    [notice] = drain_outbound(bus)
+    assert "pairing code" in notice.text
+    await storage.backend.close()
+
+
+async def test_pairing_alongside_a_non_empty_allow_from(tmp_path) -> None:
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    bus = InProcessBus()
+    pairing = Pairing(storage.access)
+    access = AccessControl(bus, {"telegram": ["7"]}, [], policy="pairing", pairing=pairing)
+    assert await access(tg("7"))
+    stranger = InboundMessage(key=ChatKey("telegram", "13"), user_id="13", text="hi", direct=True)
+    assert not await access(stranger)
+    [notice] = drain_outbound(bus)
+    assert "pairing code" in notice.text
+    [request] = await pairing.pending()
+    await pairing.approve(request.code, by="cli")
+    assert await access(stranger)  # read from the store at the next message
+    await pairing.revoke("telegram:13")
+    assert not await access(stranger)
+    # The allowlist policy ignores approvals: only the list counts.
+    strict = AccessControl(bus, {"telegram": ["7"]}, [], pairing=pairing)
+    await pairing.store.approve(request, "cli", request.created_at)
+    assert strict.policy("telegram") == "allowlist"
+    assert not await strict(stranger)
+    await storage.backend.close()

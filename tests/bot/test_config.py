@@ -194,6 +194,21 @@ def test_out_of_range_value(tmp_path: Path) -> None:
     assert "'llm.max_steps'" in config_error(path)
 
 
+def test_access_and_limits_defaults_and_a_bad_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = load_settings(None)
+    assert settings.access.dm_policy == "auto" and settings.access.max_pending == 3
+    assert settings.access.pairing_ttl_min == 60
+    assert (settings.limits.user_burst, settings.limits.user_refill_s) == (20, 3)
+    monkeypatch.setenv("BOT_ACCESS__DM_POLICY", "open")
+    assert load_settings(None).access.dm_policy == "open"
+    path = write(tmp_path / "c.toml", '[access]\ndm_policy = "everyone"\n')
+    monkeypatch.delenv("BOT_ACCESS__DM_POLICY")
+    message = config_error(path)
+    assert "'access.dm_policy'" in message and "everyone" in message
+
+
 def test_several_problems_reported_on_one_line(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "foo = 1\nbar = 2\n[web]\nport = -1\n")
     assert "2 more problems" in config_error(path)

@@ -22,10 +22,11 @@ async def test_strangers_message_is_cut_before_journaling(daemon_factory, fake_l
         "s" * 50_000,
         message_id="x1",
         attachments=(Attachment("document", "f1", "secret.pdf"),),
+        direct=True,
     )
     await chat.put_inbound(msg)
     notice = await chat.reply(msg)
-    assert "approved users" in notice.text and notice.key.chat_id == "c9"
+    assert "pairing code" in notice.text and notice.key.chat_id == "c9"
     (payload,) = await _journaled(daemon.db)
     assert len(payload) < 2_000 and "secret.pdf" not in payload
     assert fake_llm.requests == []

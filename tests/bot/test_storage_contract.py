@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
+from bot.store.access import PairingRequest
 from bot.store.base import Storage
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
@@ -67,7 +68,13 @@ async def test_inbox_accepts_once_and_keeps_order(storage: Storage) -> None:
 
 async def test_inbox_done_leaves_pending_and_survives_round_trip(storage: Storage) -> None:
     msg = InboundMessage(
-        KEY, "u1", "ünï 🌦", message_id="m1", user_name="@al", extras={"team": "T1"}
+        KEY,
+        "u1",
+        "ünï 🌦",
+        message_id="m1",
+        user_name="@al",
+        extras={"team": "T1"},
+        direct=True,  # a replayed DM is still a DM
     )
     await storage.inbox.accept(msg)
     [back] = await storage.inbox.pending()
@@ -387,3 +394,71 @@ async def test_reminders_remember_their_workspace(storage: Storage) -> None:
     assert [x.content for x in await r.active_for_user("telegram", "u1", "alpha")] == ["a"]
     assert [x.content for x in await r.active_for_user("telegram", "u1", "default")] == ["b"]
     assert len(await r.active_for_user("telegram", "u1")) == 2
+
+
+# --- access: pairing requests, approved users, bound usernames -------------------------
+
+
+def _request(code: str, user: str, at: datetime = T0, channel: str = "telegram") -> PairingRequest:
+    return PairingRequest(
+        code, ChatKey(channel, f"dm-{user}"), user, f"@{user}", at, at + timedelta(hours=1)
+    )
+
+
+async def test_pairing_request_round_trip_and_expiry(storage: Storage) -> None:
+    access = storage.access
+    made = _request("ABCD2345", "u1")
+    assert await access.add_request(made, max_pending=3)
+    assert await access.request_of("telegram", "u1", T0 + timedelta(minutes=59)) == made
+    assert await access.request_of("slack", "u1", T0) is None
+    later = T0 + timedelta(hours=1)
+    assert await access.request_of("telegram", "u1", later) is None  # expired
+    assert await access.pending_requests(later) == []
+    assert await access.take_request("ABCD2345", later) is None
+    # An expired request of the same user gives way to a new one.
+    again = _request("EFGH6789", "u1", later)
+    assert await access.add_request(again, max_pending=3)
+    assert await access.pending_requests(later) == [again]
+
+
+async def test_pending_requests_are_capped_per_channel(storage: Storage) -> None:
+    access = storage.access
+    for n in range(3):
+        assert await access.add_request(_request(f"CODE000{n + 2}", f"u{n}"), max_pending=3)
+    assert not await access.add_request(_request("CODE0009", "u9"), max_pending=3)
+    assert await access.add_request(_request("CODE0008", "u9", channel="slack"), max_pending=3)
+    # Expired requests do not count against the cap.
+    later = T0 + timedelta(hours=2)
+    assert await access.add_request(_request("CODE0007", "u9", later), max_pending=3)
+
+
+async def test_take_request_is_once(storage: Storage) -> None:
+    access = storage.access
+    made = _request("ABCD2345", "u1")
+    await access.add_request(made, max_pending=3)
+    assert await access.take_request("ABCD2345", T0) == made
+    assert await access.take_request("ABCD2345", T0) is None
+    assert await access.pending_requests(T0) == []
+
+
+async def test_approval_round_trip_and_revoke(storage: Storage) -> None:
+    access = storage.access
+    made = _request("ABCD2345", "u1")
+    assert not await access.is_approved("telegram", "u1")
+    await access.approve(made, "telegram:admin", T0)
+    await access.approve(made, "cli", T0)  # approving twice keeps one row
+    assert await access.is_approved("telegram", "u1")
+    assert not await access.is_approved("slack", "u1")
+    [user] = await access.approved_users()
+    assert (user.sender, user.user_name, user.approved_by) == ("telegram:u1", "@u1", "cli")
+    assert await access.revoke("telegram", "u1")
+    assert not await access.revoke("telegram", "u1")
+    assert not await access.is_approved("telegram", "u1")
+
+
+async def test_a_name_is_bound_once(storage: Storage) -> None:
+    access = storage.access
+    assert await access.bind_name("telegram", "alice", "7", T0) == "7"
+    assert await access.bind_name("telegram", "alice", "8", T0) == "7"  # first one holds
+    assert await access.bind_name("slack", "alice", "U8", T0) == "U8"
+    assert await access.name_bindings() == {("telegram", "alice"): "7", ("slack", "alice"): "U8"}

@@ -21,6 +21,7 @@ async def test_dm_turn_through_the_adapter(discord_channel: DiscordFactory, fake
     assert msg.user_id == "7" and msg.sender == "discord:7"
     assert msg.message_id == sent["id"]  # Discord's id: redeliveries dedup in the inbox
     assert msg.extras["workspace_key"] == "discord:dm"
+    assert msg.direct
     result = await channel.send(OutboundMessage(msg.key, "hi!", reply_to=msg.message_id))
     [post] = await fake_discord.wait_posts(1, channel_id=4242)
     assert post.json["content"] == "hi!"
@@ -56,6 +57,7 @@ async def test_guild_mention_is_a_turn_and_chatter_is_not(discord_channel, fake_
     assert msg.text == "what's up with @Bob?"
     assert msg.extras["workspace_key"] == f"discord:{gid}"
     assert msg.extras["chat_type"] == "guild"
+    assert not msg.direct
     assert msg.extras["chat_title"] == "general"
     fake_discord.user_message(
         f"<@{fake_discord.bot_id}>", guild_id=gid, channel_id=cid, mentions=(me,)

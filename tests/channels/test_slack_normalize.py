@@ -29,6 +29,7 @@ def test_dm_is_a_message_with_a_deterministic_id() -> None:
     assert msg.sender == "slack:U0ALICE"
     assert msg.extras["workspace_key"] == "slack:T0TEAM"
     assert msg.received_at.timestamp() == 1700000000.0001
+    assert msg.direct
 
 
 def test_mentions_open_a_thread_and_are_stripped() -> None:
@@ -41,6 +42,7 @@ def test_mentions_open_a_thread_and_are_stripped() -> None:
     assert first.key == second.key == ChatKey("slack", "C1", "1700000000.000100")
     assert first.message_id == second.message_id and first.text == second.text
     assert first.text == "deploy <@U0BOB> now"
+    assert not first.direct and not second.direct
 
 
 def test_channel_chatter_needs_a_mention_unless_policy_all() -> None:

@@ -92,6 +92,11 @@ async def test_disallowed_user_gets_no_model_call(telegram_daemon, fake_telegram
     await fake_telegram.wait_sent(1, chat_id=43)
     await fake_telegram.wait_sent(1, chat_id=44)
     assert sorted(_user_texts(fake_llm)) == ["by id", "by username"]
+    # "@bob" now means user 8: another account that takes the name later is refused.
+    fake_telegram.message("I am bob now", user_id=9, username="bob", chat_id=45)
+    [refused] = await fake_telegram.wait_sent(1, chat_id=45)
+    assert "only answers approved users" in refused.params["text"]
+    assert len(fake_llm.requests) == 2
 
 
 async def test_duplicated_update_is_answered_once(telegram_daemon, fake_telegram, fake_llm):
@@ -188,3 +193,29 @@ async def test_download_of_unknown_file_is_a_channel_error(telegram_daemon, fake
     _, channel = await telegram_daemon()
     with pytest.raises(ChannelError):
         await channel.download("nope")
+
+
+async def test_pairing_flow_through_telegram(telegram_daemon, fake_telegram, fake_llm):
+    """Empty allow_from: a stranger's DM gets a code, a group stranger nothing, the admin
+    approves from their own chat and the stranger is answered; no model call before."""
+    import re
+
+    await telegram_daemon(allow_from=[], admins=["telegram:1"])
+    fake_telegram.message("hello?", chat_id=42, user_id=7, username="alice")
+    [first] = await fake_telegram.wait_sent(1, chat_id=42)
+    code = re.search(r"pairing code is ([A-Z2-9]{8})", first.params["text"])
+    assert code, first.params["text"]
+    fake_telegram.message("anyone?", chat_id=42, user_id=7, username="alice")
+    sent = await fake_telegram.wait_sent(2, chat_id=42)
+    assert code.group(1) in sent[1].params["text"]  # the same code again
+    fake_telegram.message("@test_bot let me in", chat_id=-100, user_id=8, username="mallory")
+    await _barrier(fake_telegram, -100, f"/approve {code.group(1)}", user_id=1, username="boss")
+    [approved] = fake_telegram.sent(chat_id=-100)  # only the admin's answer in the group
+    assert approved.params["text"] == "Approved telegram:7 (@alice)."
+    told = await fake_telegram.wait_sent(3, chat_id=42)
+    assert "approved you" in told[2].params["text"]
+    assert fake_llm.requests == []
+    fake_telegram.message("thanks", chat_id=42, user_id=7, username="alice")
+    answer = await fake_telegram.wait_sent(4, chat_id=42)
+    assert answer[3].params["text"] == "echo: thanks"
+    assert _user_texts(fake_llm) == ["thanks"]

@@ -35,6 +35,7 @@ def test_private_text(tg):
     assert (msg.key.channel, msg.key.chat_id, msg.key.thread_id) == ("telegram", "42", None)
     assert (msg.user_id, msg.user_name, msg.text, msg.message_id) == ("7", "@alice", "hi 👋", "5")
     assert msg.extras["chat_type"] == "private"
+    assert msg.direct  # a DM: a stranger here may be offered pairing
 
 
 def test_message_id_is_the_telegram_id_so_redelivery_dedups(tg):
@@ -68,6 +69,7 @@ def test_group_message_addressed_to_the_bot_passes(tg, text):
 
 def test_leading_mention_is_stripped(tg):
     assert _norm(tg.make_message("@test_bot what's up", chat_id=-100)).text == "what's up"
+    assert not _norm(tg.make_message("@test_bot what's up", chat_id=-100)).direct
 
 
 def test_mention_of_another_bot_or_command_for_it_is_ignored(tg):

@@ -78,7 +78,7 @@ async def test_bad_commands_get_clear_errors(daemon_factory, command, expected):
         ("create_reminder", {"content": "x", "time": "now", "recurrence": "0 9 * *"}, "cron"),
         ("create_reminder", {"content": "x", "time": "in 11 years"}, "10 years"),
         ("set_timezone", {"timezone": "Atlantis/Capital"}, "IANA"),
-        ("cancel_reminder", {"reminder_id": 1}, "belongs to someone else"),
+        ("cancel_reminder", {"reminder_id": 1}, "no active reminder #1 of yours"),
         ("create_reminder", {"content": "x", "time": "in 1 hour"}, "most allowed"),
     ],
     ids=["past", "unparseable", "bad-cron", "ten-years", "bad-zone", "not-yours", "cap"],
@@ -311,3 +311,39 @@ async def test_reminder_text_never_returns_as_a_user_message(daemon_factory, fak
         for m in sent
         if m["role"] == "user" and "/remind" not in str(m.get("content"))
     )
+
+
+async def test_reminders_listed_in_a_group_are_only_that_chats(daemon_factory, fake_llm):
+    _, chat = await daemon_factory()
+    await chat.ask("/remind in 1 hour | private dentist", chat="dm-u1")
+    await chat.ask("/remind in 2 hours | group stand-up", chat="g1", direct=False)
+    await chat.ask("/remind in 3 hours | other group", chat="g2", direct=False)
+    in_group = (await chat.ask("/reminders", chat="g1", direct=False)).text
+    assert in_group.startswith("Your reminders in this chat:")
+    assert "group stand-up" in in_group
+    assert "dentist" not in in_group and "other group" not in in_group
+    empty = (await chat.ask("/reminders", chat="g3", direct=False)).text
+    assert empty == "You have no active reminders in this chat."
+    in_private = (await chat.ask("/reminders", chat="dm-u1")).text
+    assert all(w in in_private for w in ("dentist", "stand-up", "other group"))
+    assert fake_llm.requests == []
+    # The model's list_reminders tool is scoped the same way.
+    for where, direct in (("g1", False), ("dm-u1", True)):
+        fake_llm.reply_tool_calls([("list_reminders", {})])
+        fake_llm.reply_tool_calls([("final_result", {"answer": "listed"})])
+        await chat.ask("what is set?", chat=where, direct=direct)
+        msgs = fake_llm.requests[-1].json["messages"]
+        listed = next(m["content"] for m in reversed(msgs) if m["role"] == "tool")
+        assert "stand-up" in listed
+        assert ("dentist" in listed) is direct and ("other group" in listed) is direct
+
+
+async def test_cancel_of_someone_elses_id_reads_like_a_missing_one(daemon_factory, fake_llm):
+    daemon, chat = await daemon_factory()
+    await chat.ask("/remind in 1 hour | theirs", user="other", chat="dm-other")
+    foreign = (await chat.ask("/cancel 1")).text
+    missing = (await chat.ask("/cancel 2")).text
+    assert foreign == "Error: there is no active reminder #1 of yours"
+    assert missing == "Error: there is no active reminder #2 of yours"
+    assert "theirs" not in foreign and "someone" not in foreign
+    assert [r.content for r in await daemon.reminders.list("test", "other")] == ["theirs"]

@@ -44,7 +44,7 @@ async def test_two_workspaces_never_see_each_others_persona_history_or_reminders
     (reminder,) = await ReminderStore(daemon.db).active()
     assert reminder.workspace == "alpha"
     refused = await chat.ask(f"/cancel {reminder.id}", chat="b")
-    assert refused.text == f"Error: there is no active reminder #{reminder.id}"
+    assert refused.text == f"Error: there is no active reminder #{reminder.id} of yours"
 
     assert (daemon.workspaces.path("alpha") / "SOUL.md").read_text() == "You are Alpha-bot."
     assert (daemon.workspaces.path("default") / "SOUL.md").read_text() != "You are Alpha-bot."

@@ -50,6 +50,7 @@ class FakeChannel:
         message_id: str | None = None,
         kind: MessageKind = MessageKind.USER,
         user_name: str = "",
+        direct: bool = True,
     ) -> InboundMessage:
         assert self.put_inbound is not None, "channel not started"
         extra = {"message_id": message_id} if message_id else {}
@@ -59,6 +60,7 @@ class FakeChannel:
             text=text,
             kind=kind,
             user_name=user_name,
+            direct=direct,
             **extra,  # type: ignore[arg-type]
         )
         await self.put_inbound(msg)

@@ -1,0 +1,90 @@
+"""``bot pairing list | approve <code> | deny <code> | revoke <channel>:<user id>``.
+
+Works on the database directly, also while the daemon runs (SQLite allows a second
+connection): the daemon reads approvals per message, so a change takes effect at the
+user's next message. An approved stranger is told by the daemon only when approved from
+chat; from here the operator tells them, or they simply write again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from bot.config import Settings
+from bot.dispatcher.pairing import Pairing, describe_request
+from bot.errors import BotError
+from bot.messages import utcnow
+from bot.store.db import Database
+from bot.store.sqlite import sqlite_storage
+
+pairing_app = typer.Typer(no_args_is_help=True, help="Pairing codes and approved users.")
+T = TypeVar("T")
+
+Config = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config")]
+
+
+def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) -> T:
+    from bot.cli import _load
+
+    settings: Settings = _load(config)
+
+    async def run() -> T:
+        db = Database(settings.data_dir / "bot.db")
+        await db.open()
+        try:
+            storage = sqlite_storage(db)
+            access = settings.access
+            pairing = Pairing(
+                storage.access,
+                ttl=timedelta(minutes=access.pairing_ttl_min),
+                max_pending=access.max_pending,
+            )
+            return await work(pairing)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(run())
+    except BotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@pairing_app.command("list")
+def list_(config: Config = None) -> None:
+    """Pending pairing codes, then approved users."""
+
+    async def work(pairing: Pairing) -> list[str]:
+        now = utcnow()
+        lines = [describe_request(r, now) for r in await pairing.pending()] or ["(none)"]
+        approved = [f"{u.sender}  by {u.approved_by}" for u in await pairing.approved()]
+        return ["pending codes:", *lines, "approved users:", *(approved or ["(none)"])]
+
+    typer.echo("\n".join(_with_pairing(config, work)))
+
+
+@pairing_app.command()
+def approve(code: str, config: Config = None) -> None:
+    """Approve the stranger who was given CODE."""
+    request = _with_pairing(config, lambda p: p.approve(code, by="cli"))
+    typer.echo(f"approved {request.sender}")
+
+
+@pairing_app.command()
+def deny(code: str, config: Config = None) -> None:
+    """Refuse the request with CODE (the code is void)."""
+    request = _with_pairing(config, lambda p: p.deny(code, by="cli"))
+    typer.echo(f"denied {request.sender}")
+
+
+@pairing_app.command()
+def revoke(user: str, config: Config = None) -> None:
+    """Take back an approval: USER is <channel>:<user id> as `bot pairing list` shows it."""
+    revoked = _with_pairing(config, lambda p: p.revoke(user))
+    typer.echo(f"revoked {revoked}")

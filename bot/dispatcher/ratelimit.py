@@ -1,0 +1,89 @@
+"""Per-user rate limit: a token bucket per sender, checked before anything costs money.
+
+A user may send ``burst`` messages at once, then one more every ``refill_s`` seconds.
+A message over the limit is dropped before any model call; the sender is told once per
+episode (the next accepted message ends it), so a flood gets one answer, not one each.
+Admins, trusted local channels and scheduled follow-ups are not limited.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from bot.bus.base import Bus
+from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
+
+MAX_TRACKED = 10_000  # senders with a bucket; full buckets are forgotten past this
+
+
+class TokenBuckets:
+    """One bucket per key; the clock is injected so tests never wait on real time."""
+
+    def __init__(
+        self, burst: int, refill_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.burst = burst
+        self.refill_s = refill_s
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, as of)
+
+    def take(self, key: str) -> bool:
+        """Spend one token of ``key``'s bucket; False when it is empty."""
+        if self.refill_s <= 0:
+            return True
+        now = self._clock()
+        tokens = self._level(key, now)
+        if tokens < 1:
+            self._buckets[key] = (tokens, now)
+            return False
+        self._buckets[key] = (tokens - 1, now)
+        if len(self._buckets) > MAX_TRACKED:
+            self._forget_full(now)
+        return True
+
+    def _level(self, key: str, now: float) -> float:
+        tokens, since = self._buckets.get(key, (float(self.burst), now))
+        return min(float(self.burst), tokens + (now - since) / self.refill_s)
+
+    def _forget_full(self, now: float) -> None:
+        for key in [k for k in self._buckets if self._level(k, now) >= self.burst]:
+            del self._buckets[key]
+
+
+class RateLimit:
+    """The dispatcher filter around :class:`TokenBuckets`."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        buckets: TokenBuckets,
+        *,
+        exempt: Callable[[InboundMessage], bool],
+        may_answer: Callable[[InboundMessage], bool],
+    ) -> None:
+        self._bus = bus
+        self._buckets = buckets
+        self._exempt = exempt
+        self._may_answer = may_answer
+        self._told: set[str] = set()
+
+    async def __call__(self, msg: InboundMessage) -> bool:
+        if msg.kind is MessageKind.SCHEDULED or self._exempt(msg):
+            return True
+        if self._buckets.take(msg.sender):
+            self._told.discard(msg.sender)
+            return True
+        if msg.sender not in self._told and self._may_answer(msg):
+            self._told.add(msg.sender)
+            wait = max(1, round(self._buckets.refill_s))
+            await self._bus.put_outbound(
+                OutboundMessage.reply(
+                    msg,
+                    "You are sending messages faster than I can take them, so I skipped "
+                    f"this one. Please wait {wait} seconds between messages for a moment; "
+                    "I'll answer again then.",
+                    OutboundKind.NOTICE,
+                )
+            )
+        return False

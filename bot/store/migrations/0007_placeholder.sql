@@ -1,3 +1,0 @@
--- Placeholder holding number 0007 for a migration another branch adds; the merge
--- replaces this file with that one (numbers must have no gaps).
-SELECT 1;

@@ -1,0 +1,104 @@
+"""Per-user rate limit: a token bucket on an injected clock, answered once per flood."""
+
+from __future__ import annotations
+
+from bot.bus.base import InProcessBus
+from bot.dispatcher.ratelimit import TokenBuckets
+from bot.messages import ChatKey, InboundMessage, MessageKind
+from tests.fakes.channel import FakeChannel
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_burst_then_one_per_refill() -> None:
+    clock = Clock()
+    buckets = TokenBuckets(burst=3, refill_s=3, clock=clock)
+    assert [buckets.take("a") for _ in range(4)] == [True, True, True, False]
+    assert buckets.take("b")  # another user has their own bucket
+    clock.now += 2.9
+    assert not buckets.take("a")
+    clock.now += 0.2  # 3.1 s since the bucket ran dry: one token back
+    assert buckets.take("a")
+    assert not buckets.take("a")
+    clock.now += 3600  # refills up to the burst, not beyond
+    assert [buckets.take("a") for _ in range(4)] == [True, True, True, False]
+
+
+def test_zero_refill_means_no_limit() -> None:
+    buckets = TokenBuckets(burst=1, refill_s=0)
+    assert all(buckets.take("a") for _ in range(100))
+
+
+def test_idle_full_buckets_are_forgotten(monkeypatch) -> None:
+    monkeypatch.setattr("bot.dispatcher.ratelimit.MAX_TRACKED", 10)
+    clock = Clock()
+    buckets = TokenBuckets(burst=2, refill_s=1, clock=clock)
+    for n in range(10):
+        buckets.take(f"u{n}")
+    clock.now += 10  # all full again
+    buckets.take("new")
+    assert len(buckets._buckets) == 1
+
+
+async def _filter(burst: int = 2):
+    from bot.dispatcher.ratelimit import RateLimit
+
+    bus = InProcessBus()
+    clock = Clock()
+    limit = RateLimit(
+        bus,
+        TokenBuckets(burst, 3, clock=clock),
+        exempt=lambda m: m.user_id == "admin",
+        may_answer=lambda m: m.direct,
+    )
+    return limit, bus, clock
+
+
+def _msg(user: str = "u1", *, direct: bool = True, kind=MessageKind.USER) -> InboundMessage:
+    return InboundMessage(ChatKey("telegram", "c"), user, "hi", kind=kind, direct=direct)
+
+
+async def test_over_the_limit_is_answered_once_per_flood() -> None:
+    limit, bus, clock = await _filter()
+    assert [await limit(_msg()) for _ in range(5)] == [True, True, False, False, False]
+    assert bus.outbound_depth() == 1
+    notice = bus._outbound.get_nowait()
+    assert "faster than I can take them" in notice.text and "3 seconds" in notice.text
+    clock.now += 3
+    assert await limit(_msg())  # the flood is over ...
+    assert not await limit(_msg())  # ... and the next one is answered once again
+    assert bus.outbound_depth() == 1
+
+
+async def test_exempt_scheduled_and_silent_in_groups() -> None:
+    limit, bus, _ = await _filter(burst=1)
+    assert all([await limit(_msg("admin")) for _ in range(5)])
+    assert all([await limit(_msg(kind=MessageKind.SCHEDULED)) for _ in range(5)])
+    assert await limit(_msg("g", direct=False))
+    assert not await limit(_msg("g", direct=False))
+    assert bus.outbound_depth() == 0  # not welcome to answer: nothing said
+
+
+async def test_rate_limit_through_the_daemon_costs_no_model_call(daemon_factory, fake_llm):
+    channel = FakeChannel("test", trusted=False)
+    _, chat = await daemon_factory(
+        channel=channel,
+        admins=["test:boss"],
+        access={"dm_policy": "open"},
+        limits={"user_burst": 2, "user_refill_s": 3600},
+    )
+    assert (await chat.ask("one")).text == "echo: one"
+    assert (await chat.ask("two")).text == "echo: two"
+    slow = await chat.ask("three")
+    assert "faster than I can take them" in slow.text
+    dropped = await chat.say("four")
+    for n in range(3):  # the admin is not limited; this also orders after "four"
+        assert (await chat.ask(f"boss {n}", user="boss")).text == f"echo: boss {n}"
+    assert chat.replies_to(dropped) == []
+    assert len(fake_llm.requests) == 5  # two of the user's, three of the admin's
