@@ -112,12 +112,12 @@ class WorkspaceCommands:
     async def workspace(self, msg: InboundMessage, args: str) -> str:
         current = await self.router.resolve(msg)
         sub, rest = subcommand(msg, args)
-        if sub not in ("", "use"):
-            raise WorkspaceError("usage: /workspace [use <name>]")
         action = f"/workspace {sub}".strip()
         target = rest.strip() if sub == "use" else current
         if not self.admins.is_admin(msg, current) or not self.admins.is_admin(msg, target):
             return await self._refuse(msg, target, "-", action)
+        if sub not in ("", "use"):
+            raise WorkspaceError("usage: /workspace [use <name>]")
         if sub == "":
             known = ", ".join(self.personas.folders.names()) or current
             return f"This chat uses workspace {current}. Workspaces: {known}."
