@@ -86,7 +86,9 @@ class Personas:
 
     async def show(self, workspace: str, file: str) -> str:
         text = await self.current(workspace, file)
-        return f"{file} of workspace {workspace}: {self.size_line(text)}\n\n{text}"
+        over = " (over budget after an edit on disk: edits that keep it over are refused)"
+        note = over if len(text) > self.max_chars else ""
+        return f"{file} of workspace {workspace}: {self.size_line(text)}{note}\n\n{text}"
 
     async def set(
         self, workspace: str, file: str, text: str, *, author: str, via: str

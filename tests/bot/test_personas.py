@@ -72,6 +72,14 @@ async def test_disk_edits_are_noticed_once_via_disk(personas: Personas) -> None:
     (found,) = await personas.sync("team")
     assert (found.version, found.via, found.text) == (2, "disk", "edited in vim\n")
     assert await personas.sync("team") == []  # unchanged stamp: not even read again
+    soul.write_text("z" * 150)  # over the budget of 100: recorded and used whole, flagged
+    (big,) = await personas.sync("team")
+    assert big.text == "z" * 150
+    shown = await personas.show("team", "SOUL.md")
+    assert shown.startswith("SOUL.md of workspace team: 150 / 100 chars (over budget")
+    assert shown.endswith("z" * 150)
+    soul.write_text("edited in vim\n")
+    await personas.sync("team")
     # Same size and content rewritten (a new mtime): hashed, equal, not a new version.
     soul.write_text("edited in vim\n")
     os.utime(soul, ns=(1, 1))
