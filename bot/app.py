@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.llm.client import LLMClient
+from bot.agent.memory.commands import register_memory_commands
+from bot.agent.memory.service import MemoryService
 from bot.agent.runner import AgentRunner, ChatModel
+from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
 from bot.bus.durable import DurableBus
 from bot.config import Settings
@@ -41,13 +45,14 @@ from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
+from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.admins import WorkspaceAdmins
 from bot.workspaces.commands import WorkspaceCommands
 from bot.workspaces.folders import Workspaces, template_text
 from bot.workspaces.personas import Personas
-from bot.workspaces.routing import WorkspaceRouter
+from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
@@ -85,6 +90,9 @@ class _NoState:
         return default
 
     async def set(self, key: str, value: str) -> None:
+        return None
+
+    async def delete(self, key: str) -> None:
         return None
 
 
@@ -133,25 +141,16 @@ def build_daemon(
     async def user_timezone(msg: InboundMessage) -> str:
         return await reminders.user_timezone(msg.key.channel, msg.user_id)
 
-    routing = WorkspaceRouter(settings.workspaces, storage.workspaces, workspaces)
-    personas = Personas(
-        workspaces, storage.workspaces, max_chars=settings.workspaces.max_file_chars
-    )
-
-    async def turn_workspace(msg: InboundMessage) -> str:
-        name = await routing.resolve(msg)
-        await personas.sync(name)  # an edit made on disk is a version before it is used
-        return name
-
     weather = OpenMeteoWeather(settings.weather, http)
     commands = CommandRouter()
-    register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     trusted = [c.name for c in channels if c.trusted]
-    WorkspaceCommands(
-        personas, routing, WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
-    ).register(commands)
+    routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
+    register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
+    skills = SkillCatalog(workspaces.root)
+    memory = MemoryService(storage.memory, settings.memory)
+
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
         chat_model,
@@ -162,8 +161,16 @@ def build_daemon(
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
-        workspace=turn_workspace,
-        services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
+        services=ToolServices(
+            reminders=reminders,
+            weather=weather,
+            files=ChannelFiles(by_name),
+            skills=skills,
+            memory=memory,
+        ),
+        skills=skills,
+        memory=memory,
+        workspace_of=turn_workspace,
     )
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
@@ -184,6 +191,12 @@ def build_daemon(
     register_pairing_commands(commands, pairing, bus, access.is_admin)
     buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
     rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
+    register_skill_commands(
+        commands, skills, is_admin=access.is_admin, workspace_of=routing.resolve
+    )
+    register_memory_commands(
+        commands, memory, is_admin=access.is_admin, workspace_of=routing.resolve
+    )
     dispatcher = Dispatcher(
         bus,
         turns.handle,
@@ -233,6 +246,28 @@ def build_daemon(
             routes=channel_routes(channels),
         )
     return daemon
+
+
+def wire_workspaces(
+    settings: Settings,
+    storage: Storage,
+    folders: Workspaces,
+    commands: CommandRouter,
+    trusted: Sequence[str],
+) -> tuple[WorkspaceRouter, WorkspaceLookup]:
+    """Routing, persona versions and their chat commands. Returns the router and the
+    lookup each agent turn uses (its workspace, with edits made on disk recorded first)."""
+    routing = WorkspaceRouter(settings.workspaces, storage.workspaces, folders)
+    personas = Personas(folders, storage.workspaces, max_chars=settings.workspaces.max_file_chars)
+    admins = WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
+    WorkspaceCommands(personas, routing, admins).register(commands)
+
+    async def turn_workspace(msg: InboundMessage) -> str:
+        name = await routing.resolve(msg)
+        await personas.sync(name)
+        return name
+
+    return routing, turn_workspace
 
 
 def channel_routes(channels: Sequence[Channel]) -> list[Route]:

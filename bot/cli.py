@@ -1,4 +1,5 @@
-"""Command line: ``bot run``, ``chat``, ``init``, ``doctor`` (also ``python -m bot``)."""
+"""Command line: ``bot run``, ``chat``, ``init``, ``doctor``, ``memory``, ``skills`` (also
+``python -m bot``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.config import Settings, load_settings
-from bot.errors import BotError, ConfigError
+from bot.errors import BotError
+from bot.manage import load_or_exit, memory_app, skills_app
 from bot.workspaces.cli import app as workspace_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app.add_typer(memory_app, name="memory")
+app.add_typer(skills_app, name="skills")
 app.add_typer(workspace_app, name="workspace", help="Show and edit workspace persona files.")
 log = logging.getLogger("bot")
 
@@ -35,12 +38,7 @@ def _setup_logging(level: str, quiet: bool = False) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-def _load(config: Path | None) -> Settings:
-    try:
-        return load_settings(config)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+_load = load_or_exit
 
 
 @app.command()

@@ -153,6 +153,7 @@ class Daemon:
         self.scheduler.stop()
         if not await self.dispatcher.drain(timeout):
             log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
+        await self.runner.consolidator.close()  # an unfinished fold runs again next time
         await self.delivery.take_remaining(self.bus)
         if not await self.delivery.drain(timeout=5.0):
             log.warning("some replies not delivered at shutdown; they stay in the outbox")

@@ -3,6 +3,10 @@
 Every message is already in the outbox (DurableBus), so a failed send is retried
 with exponential backoff (and after a restart) until the channel accepts it, or it
 is given up after ``max_attempts`` or a permanent refusal, with an error logged.
+
+Each channel has its own lanes and its own cap on concurrent sends, so a platform that
+makes its senders wait (a rate limit waited out in place, a slow API) never holds up
+another platform's deliveries.
 """
 
 from __future__ import annotations
@@ -63,9 +67,9 @@ class Delivery:
         self._metrics = metrics
         self._channels = channels
         self._max_attempts = max_attempts
-        self._lanes: KeyedSerial[ChatKey, OutboundMessage] = KeyedSerial(
-            self._send, max_concurrent=max_concurrent, idle_s=60.0, name="send"
-        )
+        self._max_concurrent = max_concurrent
+        self._lanes: dict[str, KeyedSerial[ChatKey, OutboundMessage]] = {}
+        self._closing = False
         self._timers: set[asyncio.TimerHandle] = set()
         # Sent keys are marked in batches: one transaction per burst, not one per message.
         self._sent_keys: list[str] = []
@@ -85,7 +89,16 @@ class Delivery:
             self.submit(await bus.get_outbound())
 
     def submit(self, msg: OutboundMessage) -> None:
-        self._lanes.submit(msg.key, msg)
+        lanes = self._lanes.get(msg.key.channel)
+        if lanes is None:
+            lanes = KeyedSerial(
+                self._send,
+                max_concurrent=self._max_concurrent,
+                idle_s=60.0,
+                name=f"send:{msg.key.channel}",
+            )
+            self._lanes[msg.key.channel] = lanes
+        lanes.submit(msg.key, msg)
 
     async def _send(self, msg: OutboundMessage) -> None:
         channel = self._channels.get(msg.key.channel)
@@ -145,7 +158,7 @@ class Delivery:
 
         def fire() -> None:
             self._timers.discard(handle)
-            if not self._lanes.closing:
+            if not self._closing:
                 self.submit(msg)
 
         handle = loop.call_later(delay, fire)
@@ -156,10 +169,12 @@ class Delivery:
 
     async def drain(self, timeout: float) -> bool:
         """Flush queued sends; scheduled retries stay in the outbox for the next start."""
+        self._closing = True
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
-        finished = await self._lanes.drain(timeout)
+        drains = [lanes.drain(timeout) for lanes in self._lanes.values()]
+        finished = all(await asyncio.gather(*drains))
         if self._marker is not None:
             await self._marker
         return finished

@@ -11,6 +11,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     │   └── WorkspaceError       a persona edit refused: bad name, over budget, symlink
+    ├── SkillError               a SKILL.md that cannot be read (names the file)
     └── ChannelError             a platform adapter could not start or send
         └── DeliveryRejected     the platform refused a message for good (no retry)
 """
@@ -49,6 +50,10 @@ class ToolError(BotError):
 class WorkspaceError(ToolError, ValueError):
     """A workspace or persona file request was refused; the message says why (a bad
     name is also a ValueError, as it always was)."""
+
+
+class SkillError(BotError):
+    """A skill folder is malformed; the message names the file and the problem."""
 
 
 class ChannelError(BotError):

@@ -138,10 +138,18 @@ class StateStore(Protocol):
 
     async def set(self, key: str, value: str) -> None: ...
 
+    async def delete(self, key: str) -> None:
+        """Forget ``key`` (state that was only needed until something finished)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What the composition root hands a channel factory besides its own settings."""
+    """What the composition root hands a channel factory besides its own settings.
+
+    ``extras[<channel name>]`` holds keyword arguments for that adapter's constructor
+    (its timers: reconnect pings, identify delays), empty in production.
+    """
 
     state: StateStore
     data_dir: Path

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.errors import DeliveryRejected
-from channels.base import Sent
+from channels.base import Sent, StateStore
 
 Measure = Callable[[str], int]
 
@@ -250,25 +250,50 @@ class PartsProgress:
 
     A long answer is posted as several messages; when one part fails, the outbox retries
     the whole delivery, and this skips the parts that already reached the chat instead
-    of posting them twice. A permanent refusal forgets the delivery; the oldest entries
-    are dropped past ``limit``.
+    of posting them twice. With a ``state`` store the progress of a multi-part delivery
+    also survives a restart (the outbox retries it in the next process). A permanent
+    refusal forgets the delivery; the oldest entries are dropped past ``limit``.
     """
 
-    def __init__(self, limit: int = 1000) -> None:
+    def __init__(
+        self, limit: int = 1000, *, state: StateStore | None = None, prefix: str = ""
+    ) -> None:
         self._limit = limit
         self._done: OrderedDict[str, list[str]] = OrderedDict()
+        self._state = state
+        self._prefix = f"{prefix}:parts:"
 
     async def post(
         self, delivery_key: str, count: int, post_part: Callable[[int], Awaitable[str]]
     ) -> Sent:
-        done = self._done.setdefault(delivery_key, [])
+        done = self._done.get(delivery_key)
+        if done is None:
+            done = await self._load(delivery_key) if count > 1 else []
+            self._done[delivery_key] = done
         while len(self._done) > self._limit:
             self._done.popitem(last=False)
         try:
             for i in range(len(done), count):
                 done.append(await post_part(i))
+                if i + 1 < count:
+                    await self._save(delivery_key, done)
         except DeliveryRejected:
-            self._done.pop(delivery_key, None)
+            await self._forget(delivery_key, count)
             raise
-        self._done.pop(delivery_key, None)
+        await self._forget(delivery_key, count)
         return Sent(tuple(done))
+
+    async def _load(self, delivery_key: str) -> list[str]:
+        if self._state is None:
+            return []
+        raw = await self._state.get(self._prefix + delivery_key)
+        return raw.split(",") if raw else []
+
+    async def _save(self, delivery_key: str, ids: list[str]) -> None:
+        if self._state is not None:
+            await self._state.set(self._prefix + delivery_key, ",".join(ids))
+
+    async def _forget(self, delivery_key: str, count: int) -> None:
+        self._done.pop(delivery_key, None)
+        if count > 1 and self._state is not None:
+            await self._state.delete(self._prefix + delivery_key)

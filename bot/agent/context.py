@@ -49,16 +49,23 @@ class PromptInputs:
     bootstrap: Sequence[BootstrapFile]
     summary: str | None = None
     memory: str | None = None
+    skills: str | None = None
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
+    """Sections from the most to the least stable, so a change late in the prompt leaves
+    the provider's cached prefix intact: skills change when an admin edits them, the
+    summary when older turns are folded, memory then too and when the speaker changes
+    (a user's facts are shown only while that user speaks), so it comes last."""
     sections = [_identity(inputs.channel, inputs.workspace)]
     sections += [f"## {f.name}\n\n{f.text}" for f in inputs.bootstrap]
     sections.append(TOOL_CONTRACT)
-    if inputs.memory:
-        sections.append(f"# Memory\n\n{inputs.memory}")
+    if inputs.skills:
+        sections.append(inputs.skills)
     if inputs.summary:
         sections.append(f"# Archived summary of earlier conversation\n\n{inputs.summary}")
+    if inputs.memory:
+        sections.append(inputs.memory)
     return SECTION_SEPARATOR.join(sections)
 
 

@@ -26,8 +26,11 @@ from bot.agent.context import (
 )
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import plan_window, summarize
+from bot.agent.governor.summary import unsummarized
 from bot.agent.llm.client import LLMResponse
+from bot.agent.memory.background import Consolidator
+from bot.agent.memory.service import MemoryService
+from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.toolbox import (
     FINAL_RESULT,
     ToolBox,
@@ -40,7 +43,7 @@ from bot.config import ContextSettings
 from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
-from bot.workspaces.routing import session_key
+from bot.workspaces.routing import WorkspaceOf, session_key, workspace_for
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +70,6 @@ class TurnOutcome:
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
-# The workspace a message's turn runs in (routing; persona disk edits noticed on the way).
-WorkspaceLookup = Callable[[InboundMessage], Awaitable[str]]
 
 
 class AgentRunner:
@@ -86,10 +87,11 @@ class AgentRunner:
         clock: Callable[[], datetime] = utcnow,
         context: ContextSettings | None = None,
         model_name: str | None = None,
-        workspace: WorkspaceLookup | None = None,
+        skills: SkillCatalog | None = None,
+        memory: MemoryService | None = None,
+        workspace_of: WorkspaceOf | None = None,
     ) -> None:
         self._model = model
-        self._workspace = workspace
         self._tools = tools
         self._sessions = sessions
         self._workspaces = workspaces
@@ -99,7 +101,19 @@ class AgentRunner:
         self._services = services or ToolServices()
         self._clock = clock
         self._context = context or ContextSettings()
+        self._skills = skills
+        self.memory = memory
+        # The workspace a turn runs in (routing; persona disk edits noticed on the way).
+        self.workspace_of: WorkspaceOf = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
         self.governor = ContextGovernor(self._context, model_name)
+        self.consolidator = Consolidator(
+            model,
+            sessions,
+            self.governor,
+            keep_turns=self._context.history_turns,
+            history_limit=history_limit,
+            memory=memory,
+        )
         self.offload = ToolResultOffload(workspaces.root, self._context.max_tool_result_chars)
         sessions.add_clear_hook(self.offload.remove_session)
 
@@ -109,7 +123,11 @@ class AgentRunner:
         return await self._timezone(msg)
 
     def system_prompt(
-        self, msg: InboundMessage, workspace: str = DEFAULT_WORKSPACE, summary: str | None = None
+        self,
+        msg: InboundMessage,
+        workspace: str = DEFAULT_WORKSPACE,
+        summary: str | None = None,
+        memory: str | None = None,
     ) -> str:
         # Rebuilt from the persona files for every turn: no compaction can lose them.
         return build_system_prompt(
@@ -118,32 +136,46 @@ class AgentRunner:
                 workspace=self._workspaces.path(workspace),
                 bootstrap=self._workspaces.bootstrap(workspace),
                 summary=summary,
+                memory=memory,
+                skills=self._skills.prompt_section(workspace) if self._skills else None,
             )
         )
 
     async def _history(
         self, key: ChatKey, rows: list[tuple[int, dict[str, Any]]]
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """The recent turns to send whole and the archived summary of the older ones."""
+        """The turns after the archived summary, sent whole, and that summary. Folding
+        happens after the reply (:class:`Consolidator`), never on the way to it."""
         stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
-        window = plan_window(rows, through, self._context.history_turns)
-        if window.archive:
-            try:
-                summary = await summarize(self._model, summary, window.archive)
-                await self._sessions.save_summary(key, summary, window.through_id)
-            except Exception as exc:  # an old summary (or none) is better than no answer
-                log.warning("summary of older turns failed in %s: %s", key, exc)
-        return window.recent, summary
+        return unsummarized(rows, through), summary or None
 
-    async def _scope(self, msg: InboundMessage) -> tuple[str, str, ChatKey]:
-        """The user's zone, the turn's workspace and the key of its history there
-        (each workspace keeps its own history of a chat)."""
-        ws = await self._workspace(msg) if self._workspace else DEFAULT_WORKSPACE
-        return await self._tz(msg), ws, session_key(msg.key, ws)
+    async def _opening(
+        self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """System prompt (with memory), the unsummarized history, the user's message."""
+        history, summary = await self._history(session_key(msg.key, workspace), rows)
+        memory = (
+            await self.memory.prompt_section(workspace, msg.key, msg.user_id)
+            if self.memory is not None
+            else None
+        )
+        return build_messages(
+            self.system_prompt(msg, workspace, summary=summary, memory=memory),
+            _for_model(history),
+            user_content(msg, tz, self._clock()),
+        )
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
-        tz, ws, skey = await self._scope(msg)
+        workspace = await workspace_for(self.workspace_of, msg)
+        skey = session_key(msg.key, workspace)  # each workspace keeps its own history
+        try:
+            return await self._run_turn(msg, workspace, skey)
+        finally:
+            self.consolidator.after_turn(skey, workspace, msg.user_id, msg.message_id)
+
+    async def _run_turn(self, msg: InboundMessage, workspace: str, skey: ChatKey) -> TurnOutcome:
+        tz = await self._tz(msg)
         rows = await self._sessions.history_rows(skey, self._history_limit)
         resumed = await self._sessions.turn_started(skey, msg.message_id)
         if resumed is None:
@@ -155,20 +187,15 @@ class AgentRunner:
             # A turn interrupted by a crash or a stop is replayed: its user message is
             # already stored; the model sees the history before it, then the message again.
             rows = [(row_id, m) for row_id, m in rows if row_id < resumed]
-        history, summary = await self._history(skey, rows)
-        messages = build_messages(
-            self.system_prompt(msg, ws, summary=summary),
-            _for_model(history),
-            user_content(msg, tz, self._clock()),
-        )
+        messages = await self._opening(msg, workspace, tz, rows)
         turn_start = len(messages) - 1
         session_id = await self._sessions.session_id(skey)
         ctx = ToolContext(
             chat_key=msg.key,
             user_id=msg.user_id,
             timezone=tz,
-            workspace=self._workspaces.path(ws),
-            workspace_name=ws,
+            workspace=self._workspaces.path(workspace),
+            workspace_name=workspace,
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
             direct=msg.direct,

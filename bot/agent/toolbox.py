@@ -67,6 +67,20 @@ class FileAccess(Protocol):
         ...
 
 
+class SkillAccess(Protocol):
+    def read(self, workspace: str, name: str) -> str:
+        """A usable skill's instructions; raises ToolError for unknown or disabled ones."""
+        ...
+
+
+class MemoryAccess(Protocol):
+    async def remember(
+        self, workspace: str, key: ChatKey, user_id: str, fact: str, scope: str = "user"
+    ) -> str:
+        """Store a fact about the user or the chat now; raises ToolError on bad input."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolServices:
     """The named services tools may use; ``None`` where this daemon has none."""
@@ -74,6 +88,8 @@ class ToolServices:
     reminders: ReminderAccess | None = None
     weather: WeatherAccess | None = None
     files: FileAccess | None = None
+    skills: SkillAccess | None = None
+    memory: MemoryAccess | None = None
 
 
 @dataclass(frozen=True, slots=True)

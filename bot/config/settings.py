@@ -61,6 +61,15 @@ class ContextSettings(Section):
     history_turns: int = Field(default=6, ge=1, le=100)
 
 
+class MemorySettings(Section):
+    """What the assistant remembers about users and chats, and how much of it is prompted."""
+
+    enabled: bool = True
+    max_prompt_chars: int = Field(default=2_000, ge=200, le=50_000)
+    max_fact_chars: int = Field(default=300, ge=20, le=2_000)
+    max_facts: int = Field(default=50, ge=1, le=1_000)
+
+
 class WeatherSettings(Section):
     geocoding_url: str = "https://geocoding-api.open-meteo.com/v1/search"
     forecast_url: str = "https://api.open-meteo.com/v1/forecast"
@@ -132,6 +141,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     weather: WeatherSettings = Field(default_factory=WeatherSettings)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.access import ApprovedUser, PairingRequest
+from bot.store.memory import Fact, Failure, Scope
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.workspaces import PersonaVersion
 
@@ -151,6 +152,26 @@ class Access(Protocol):
     async def name_bindings(self) -> dict[tuple[str, str], str]: ...
 
 
+class Memory(Protocol):
+    """Remembered facts per workspace (user and chat scopes), message speakers, and
+    the consolidations that failed."""
+
+    async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]: ...
+    async def all_facts(self, workspace: str | None = None) -> list[Fact]: ...
+    async def get(self, fact_id: int) -> Fact | None: ...
+    async def add(
+        self, workspace: str, scope: Scope, owner: str, text: str, source: str
+    ) -> Fact: ...
+    async def update(self, fact_id: int, text: str) -> bool: ...
+    async def remove(self, fact_ids: Sequence[int]) -> int: ...
+    async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None: ...
+    async def speakers(self, key: ChatKey, first_id: int, last_id: int) -> dict[int, str]: ...
+    async def record_failure(
+        self, workspace: str, key: ChatKey, from_id: int, through_id: int, error: str
+    ) -> None: ...
+    async def failures(self, workspace: str) -> list[Failure]: ...
+
+
 class Backend(Protocol):
     """The connection a backend's repositories share."""
 
@@ -178,3 +199,4 @@ class Storage:
     backend: Backend
     workspaces: WorkspaceRecords
     access: Access
+    memory: Memory

@@ -9,6 +9,7 @@ from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
 from bot.store.kv import KeyValueStore
+from bot.store.memory import MemoryStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
@@ -28,4 +29,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         backend=database,
         workspaces=WorkspaceStore(database),
         access=AccessStore(database),
+        memory=MemoryStore(database),
     )

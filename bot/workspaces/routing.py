@@ -9,6 +9,7 @@ in, so it runs there even if the chat has moved since.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from bot.config.workspaces import WorkspacesSettings
 from bot.messages import ChatKey, InboundMessage, MessageKind
@@ -18,8 +19,17 @@ from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
 
 log = logging.getLogger(__name__)
 
+# Names a message's workspace; plain (tests, fixed setups) or looked up (the router).
+WorkspaceOf = Callable[[InboundMessage], str | Awaitable[str]]
+WorkspaceLookup = Callable[[InboundMessage], Awaitable[str]]
+
 ROUTING_EXTRA = "workspace_key"
 WORKSPACE_EXTRA = "workspace"
+
+
+async def workspace_for(of: WorkspaceOf, msg: InboundMessage) -> str:
+    found = of(msg)
+    return found if isinstance(found, str) else await found
 
 
 def routing_keys(msg: InboundMessage) -> list[str]:

@@ -16,7 +16,8 @@ from channels.discord.settings import EXAMPLE, DiscordSettings
 def _create(settings: DiscordSettings, ctx: ChannelContext) -> Channel:
     from channels.discord.adapter import DiscordChannel
 
-    return DiscordChannel(settings)
+    # extras["discord"]: constructor tuning (timers), e.g. shrunk by tests.
+    return DiscordChannel(settings, state=ctx.state, **ctx.extras.get("discord", {}))
 
 
 def _secrets(settings: DiscordSettings) -> list[SecretStr]:

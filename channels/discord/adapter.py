@@ -19,12 +19,13 @@ import discord
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import PutInbound, Sent
+from channels.base import PutInbound, Sent, StateStore
 from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
 from channels.discord.send import DiscordSender
 from channels.discord.settings import DiscordSettings
+from channels.remembered import Remembered
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +50,24 @@ class DiscordChannel:
         self,
         settings: DiscordSettings,
         *,
+        state: StateStore | None = None,
         identify_delay_s: float = 5.0,
         guild_ready_timeout: float = 2.0,
     ) -> None:
         self.settings = settings
         self._identify_delay_s = identify_delay_s
         self._guild_ready_timeout = guild_ready_timeout
+        self._state = state
         self.client, self.sender = self._build(content=True)
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._gateway_up = False
         self._state_changed = asyncio.Event()
         self._order = asyncio.Lock()  # discord.py runs each event as a task: keep arrival order
-        self._threads: set[int] = set()  # threads the bot posted into: they count as addressed
-        self._noticed: set[int] = set()  # channels already told the bot cannot read them
+        # Threads the bot posted into count as addressed; channels told once that the bot
+        # cannot read them are not told again. Both survive a restart (the StateStore).
+        self._threads = Remembered(state, "discord:thread")
+        self._noticed = Remembered(state, "discord:unreadable-notice")
         self._warned_content = False
         self._gateway_known = False  # DEFAULT_GATEWAY points where this bot's settings say
 
@@ -73,7 +78,7 @@ class DiscordChannel:
             identify_delay_s=self._identify_delay_s,
             guild_ready_timeout=self._guild_ready_timeout,
         )
-        return client, DiscordSender(client)
+        return client, DiscordSender(client, self._state)
 
     @property
     def connected(self) -> bool:
@@ -166,7 +171,9 @@ class DiscordChannel:
         me = self.client.user
         if me is None or self._put_inbound is None or ignored(m, me.id):
             return
-        if not addressed(m, me.id, self.settings.group_policy, self._threads):
+        thread = m.channel if isinstance(m.channel, discord.Thread) else None
+        threads = {thread.id} if thread and await self._threads.has(thread.id) else set()
+        if not addressed(m, me.id, self.settings.group_policy, threads):
             return
         if unreadable(m):
             await self._tell_unreadable(m)
@@ -183,9 +190,8 @@ class DiscordChannel:
                 m.id,
                 HOW_TO_ENABLE_CONTENT,
             )
-        if m.channel.id in self._noticed:
+        if not await self._noticed.add(m.channel.id):
             return
-        self._noticed.add(m.channel.id)
         try:
             await self.sender.notice(chat_key(m), UNREADABLE_NOTICE, reply_to=str(m.id))
         except ChannelError as exc:
@@ -194,7 +200,7 @@ class DiscordChannel:
     async def send(self, msg: OutboundMessage) -> Sent:
         sent = await self.sender.send(msg)
         if msg.key.thread_id and msg.key.thread_id.isdigit():
-            self._threads.add(int(msg.key.thread_id))  # the bot is now part of this thread
+            await self._threads.add(int(msg.key.thread_id))  # the bot is part of it now
         return sent
 
     async def typing(self, key: ChatKey) -> None:

@@ -21,7 +21,7 @@ import discord
 
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import Sent
+from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
 from channels.discord.normalize import target_id
 from channels.format import PartsProgress, split_message
@@ -58,9 +58,9 @@ def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference
 
 
 class DiscordSender:
-    def __init__(self, client: discord.Client) -> None:
+    def __init__(self, client: discord.Client, state: StateStore | None = None) -> None:
         self._client = client
-        self._parts = PartsProgress()
+        self._parts = PartsProgress(state=state, prefix="discord")
 
     def _channel(self, key: ChatKey) -> discord.PartialMessageable:
         if self._client.user is None:

@@ -16,7 +16,8 @@ from channels.slack.settings import EXAMPLE, SlackSettings
 def _create(settings: SlackSettings, ctx: ChannelContext) -> Channel:
     from channels.slack.adapter import SlackChannel
 
-    return SlackChannel(settings, state=ctx.state)
+    # extras["slack"]: constructor tuning (timers), e.g. shrunk by tests.
+    return SlackChannel(settings, state=ctx.state, **ctx.extras.get("slack", {}))
 
 
 def _secrets(settings: SlackSettings) -> list[SecretStr]:

@@ -59,7 +59,7 @@ class SlackChannel:
         self._ping_interval = ping_interval
         token = settings.bot_token.get_secret_value()
         self.client = make_client(token, settings.api_url)
-        self.sender = SlackSender(self.client, max_wait_s=max_wait_s)
+        self.sender = SlackSender(self.client, max_wait_s=max_wait_s, state=state)
         self.threads = Threads(self.client, state)
         # Bolt gets its own client without a token: our authorize() supplies it per event.
         self.receiver = SlackReceiver(

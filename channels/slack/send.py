@@ -5,6 +5,8 @@ Every chunk carries its delivery key in the message ``metadata`` (event type
 is lost (the connection broke after the request went out), Slack may or may not have
 accepted it; the chunk is then looked up in the thread (conversations.replies) or the
 channel (conversations.history) before it is posted again, so the user sees it once.
+Which chunks are in doubt, and which parts of a long answer are out, is kept in the
+channel's StateStore: an outbox retry in the next process looks up and resumes too.
 Rate limits are waited out when the wait is short, else raised as SlackRateLimited for
 the outbox to retry later. Errors are sorted for Delivery: a permanent refusal raises
 DeliveryRejected, anything else ChannelError.
@@ -25,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import Sent
+from channels.base import Sent, StateStore
 from channels.format import PartsProgress
 from channels.slack.client import header
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
@@ -92,14 +94,14 @@ class SlackSender:
         max_wait_s: float = 30.0,
         max_waits: int = 3,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        state: StateStore | None = None,
     ) -> None:
         self._client = client
         self._max_wait = max_wait_s
         self._max_waits = max_waits
         self._sleep = sleep
-        self._parts = PartsProgress()
-        # chunk keys whose post may have landed -> when it was sent (to search from).
-        self._uncertain: dict[str, float] = {}
+        self._parts = PartsProgress(state=state, prefix="slack")
+        self._uncertain = InDoubt(state)
 
     async def send(self, msg: OutboundMessage) -> Sent:
         chunks = render_chunks(msg.text + _attachment_note(msg))
@@ -114,8 +116,10 @@ class SlackSender:
 
     async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
         """Post one chunk once: a chunk whose earlier post was lost is looked up first."""
-        if part in self._uncertain:  # an earlier attempt lost its answer
-            found = await self.find(key, part, self._uncertain.pop(part))
+        since = await self._uncertain.since(part)
+        if since is not None:  # an earlier attempt (maybe before a restart) lost its answer
+            found = await self.find(key, part, since)
+            await self._uncertain.settle(part)
             if found is not None:
                 return found
             log.info("Slack post %s had not arrived; posting it now", part)
@@ -126,13 +130,11 @@ class SlackSender:
             raise ChannelError(f"Slack unreachable: {exc}") from exc  # never went out
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.warning("Slack post %s: answer lost (%s); looking it up", part, exc)
-            self._uncertain[part] = started
-            while len(self._uncertain) > 1000:
-                self._uncertain.pop(next(iter(self._uncertain)))
+            await self._uncertain.doubt(part, started)
         found = await self.find(key, part, started)
         if found is None:
             raise LostPost(f"Slack post {part} lost and not found; looking again later")
-        self._uncertain.pop(part, None)
+        await self._uncertain.settle(part)
         return found
 
     async def _post(self, key: ChatKey, text: str, part: str) -> str:
@@ -210,6 +212,37 @@ class SlackSender:
             raise api_error(exc, "the reaction") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ChannelError(f"Slack reaction failed: {exc}") from exc
+
+
+class InDoubt:
+    """Chunks whose post may have landed -> when it was sent (to search from); kept in
+    the StateStore too, so the lookup still happens when the retry is in a new process."""
+
+    PREFIX = "slack:lost-post:"
+
+    def __init__(self, state: StateStore | None) -> None:
+        self._state = state
+        self._since: dict[str, float] = {}
+
+    async def since(self, part: str) -> float | None:
+        if part in self._since or self._state is None:
+            return self._since.get(part)
+        raw = await self._state.get(self.PREFIX + part)
+        if not raw:
+            return None
+        self._since[part] = float(raw)
+        return self._since[part]
+
+    async def doubt(self, part: str, started: float) -> None:
+        self._since[part] = started
+        while len(self._since) > 1000:
+            self._since.pop(next(iter(self._since)))
+        if self._state is not None:
+            await self._state.set(self.PREFIX + part, f"{started:.6f}")
+
+    async def settle(self, part: str) -> None:
+        if self._since.pop(part, None) is not None and self._state is not None:
+            await self._state.delete(self.PREFIX + part)
 
 
 def _carries(message: Mapping[str, Any], part: str) -> bool:

@@ -11,7 +11,6 @@ restart does not re-read them) with a small in-memory cache in front.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from typing import Any
 
 import aiohttp
@@ -19,44 +18,23 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.base import StateStore
+from channels.remembered import Remembered
 
 log = logging.getLogger(__name__)
 
 CONTEXT_MAX = 20  # earlier messages handed to the model
-_CACHE = 2048
 
 
 class Threads:
     def __init__(self, client: AsyncWebClient, state: StateStore | None = None) -> None:
         self._client = client
-        self._state = state
-        self._joined: OrderedDict[str, bool] = OrderedDict()
-
-    @staticmethod
-    def _key(channel: str, thread_ts: str) -> str:
-        return f"slack:thread:{channel}:{thread_ts}"
+        self._joined = Remembered(state, "slack:thread")
 
     async def joined(self, channel: str, thread_ts: str) -> bool:
-        key = self._key(channel, thread_ts)
-        if key in self._joined:
-            self._joined.move_to_end(key)
-            return self._joined[key]
-        found = self._state is not None and await self._state.get(key) is not None
-        self._remember(key, found)
-        return found
+        return await self._joined.has(f"{channel}:{thread_ts}")
 
     async def join(self, channel: str, thread_ts: str) -> None:
-        key = self._key(channel, thread_ts)
-        if self._joined.get(key):
-            return
-        self._remember(key, True)
-        if self._state is not None:
-            await self._state.set(key, "1")
-
-    def _remember(self, key: str, value: bool) -> None:
-        self._joined[key] = value
-        while len(self._joined) > _CACHE:
-            self._joined.popitem(last=False)
+        await self._joined.add(f"{channel}:{thread_ts}")
 
     async def history(self, channel: str, thread_ts: str, before: str) -> list[dict[str, Any]]:
         """The thread's first message and the latest ones before ``before``, oldest first;

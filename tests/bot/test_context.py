@@ -54,21 +54,23 @@ def full_inputs(tmp_path: Path) -> PromptInputs:
             BootstrapFile("AGENTS.md", "Rule: be brief."),
             BootstrapFile("SOUL.md", "Soul: curious."),
         ],
-        memory="Ada likes tea.",
+        memory="# Memory\n\nAda likes tea.",
         summary="Earlier we planned a trip.",
+        skills="# Skills\n- reminders: when to use which tool",
     )
 
 
 def test_system_prompt_sections_in_order(tmp_path: Path) -> None:
     sections = build_system_prompt(full_inputs(tmp_path)).split(SECTION_SEPARATOR)
-    assert len(sections) == 6
-    identity, agents, soul, contract, memory, summary = sections
+    assert len(sections) == 7
+    identity, agents, soul, contract, skills, summary, memory = sections
     assert identity.startswith("# Identity\n")
     assert "Platform: telegram" in identity
     assert f"Workspace: {(tmp_path / 'ws').resolve()}" in identity
     assert agents == "## AGENTS.md\n\nRule: be brief."
     assert soul == "## SOUL.md\n\nSoul: curious."
     assert contract == TOOL_CONTRACT
+    assert skills.startswith("# Skills\n")
     assert memory == "# Memory\n\nAda likes tea."
     assert summary == "# Archived summary of earlier conversation\n\nEarlier we planned a trip."
 

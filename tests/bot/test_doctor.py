@@ -197,3 +197,34 @@ async def test_no_channel_is_skipped_not_failed(tmp_path, fake_llm: FakeLLM):
         checks = await doctor.run_checks(config)
     assert ("channels", "skipped") in [(c.name, c.status) for c in checks]
     assert doctor.exit_code(checks) == 0
+
+
+async def test_slack_and_discord_checks_against_the_full_fakes(tmp_path, fake_llm: FakeLLM):
+    """`bot doctor` runs each channel's own check: auth.test and the app token (Socket
+    Mode) for Slack, users/@me for Discord, against the fakes the adapters run on."""
+    from tests.fakes.discord_api import FakeDiscord
+    from tests.fakes.slack_api import FakeSlack
+
+    async with FakeOpenMeteo() as weather, FakeSlack() as slack, FakeDiscord() as dc:
+        weather.add_place("Berlin", "Germany", 52.52, 13.41, "Europe/Berlin")
+        slack_section = {"bot_token": slack.bot_token, "api_url": slack.api_url}
+        config = _config(
+            tmp_path,
+            llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-1"},
+            weather={"geocoding_url": weather.settings().geocoding_url},
+            channels={
+                "slack": {**slack_section, "app_token": slack.app_token},
+                "discord": {"token": dc.token, "api_base": dc.api_base},
+            },
+        )
+        checks = {c.name: c for c in await doctor.run_checks(config)}
+        assert (checks["slack"].status, checks["discord"].status) == ("ok", "ok"), checks
+        assert "Socket Mode" in checks["slack"].detail and "testbot" in checks["discord"].detail
+        assert [c.token for c in slack.calls_to("auth.test")] == [slack.bot_token]
+        assert [c.token for c in slack.calls_to("apps.connections.open")] == [slack.app_token]
+        assert len(dc.calls_to("GET /users/@me")) == 1
+        slack.app_token = "xapp-rotated"  # the configured app token no longer works
+        dc.token = "rotated"
+        checks = {c.name: c for c in await doctor.run_checks(config)}
+    assert checks["slack"].status == "failed" and "apps.connections.open" in checks["slack"].detail
+    assert checks["discord"].status == "failed" and "401" in checks["discord"].detail

@@ -6,19 +6,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 
-from bot.agent.context import RUNTIME_HEADER
 from bot.agent.governor.summary import (
-    MAX_SUMMARY_CHARS,
-    SUMMARY_INSTRUCTIONS,
+    MAX_TRANSCRIPT_CHARS,
     plan_window,
-    summarize,
     transcript,
     turns_of,
+    unsummarized,
 )
-from bot.agent.llm.client import LLMResponse
 from bot.messages import ChatKey
 from bot.store.db import Database
 from bot.store.sessions import SessionStore
@@ -39,43 +35,44 @@ def rows_for(turns: int, start_id: int = 1) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-class ScriptedModel:
-    def __init__(self, answer: str | None = "they talked") -> None:
-        self.answer = answer
-        self.calls: list[tuple[list[dict[str, Any]], Any]] = []
-
-    async def complete(self, messages: list[dict[str, Any]], tools: Any) -> LLMResponse:
-        self.calls.append((messages, tools))
-        return LLMResponse(content=self.answer, tool_calls=(), model="m", finish_reason="stop")
-
-
 def test_turns_start_at_user_messages_and_skip_a_cut_prefix():
     rows = [(1, {"role": "tool", "content": "x"}), (2, {"role": "assistant", "content": "y"})]
     rows += rows_for(2, start_id=3)
     assert [[i for i, _ in t] for t in turns_of(rows)] == [[3, 4], [5, 6]]
 
 
-def test_window_keeps_recent_turns_until_the_slack_is_used_up():
-    within = plan_window(rows_for(9), 0, keep_turns=6)  # 9 <= 6 + 3
+def test_nothing_is_folded_before_twice_the_window_piles_up():
+    within = plan_window(rows_for(11), 0, keep_turns=6)  # 11 < 2 * 6
     assert within.archive == [] and within.through_id == 0
-    assert len(within.recent) == 18
 
-    over = plan_window(rows_for(10), 0, keep_turns=6)
-    assert [m["content"] for m in over.archive] == ["u0", "a0", "u1", "a1", "u2", "a2", "u3", "a3"]
-    assert over.through_id == 8
-    assert over.recent[0] == {"role": "user", "content": "u4"} and len(over.recent) == 12
+    over = plan_window(rows_for(12), 0, keep_turns=6)  # fold half: the oldest 6 turns
+    assert [m["content"] for _, m in over.archive][:4] == ["u0", "a0", "u1", "a1"]
+    assert len(over.archive) == 12 and over.through_id == 12
+    assert unsummarized(rows_for(12), over.through_id)[0] == {"role": "user", "content": "u6"}
+
+
+def test_nothing_is_folded_while_the_history_fits():
+    assert plan_window(rows_for(40), 0, keep_turns=6, fits=True).archive == []
 
 
 def test_window_counts_only_turns_after_the_summary():
-    rows = rows_for(10)
-    window = plan_window(rows, summarized_through=8, keep_turns=6)
-    assert window.archive == []
-    assert window.recent[0]["content"] == "u4"
+    rows = rows_for(20)
+    assert plan_window(rows, summarized_through=18, keep_turns=6).archive == []  # 11 turns
+    window = plan_window(rows, summarized_through=16, keep_turns=6)  # 12 turns: 6 fold
+    assert window.archive[0][1]["content"] == "u8" and window.through_id == 28
+    assert unsummarized(rows, 16)[0]["content"] == "u8"
+
+
+def test_a_fold_takes_only_what_one_transcript_holds():
+    rows = [(i + 1, {"role": "user", "content": "x" * 600}) for i in range(200)]
+    window = plan_window(rows, 0, keep_turns=6)
+    assert 0 < len(window.archive) < 194
+    assert len(transcript([m for _, m in window.archive])) <= MAX_TRANSCRIPT_CHARS
 
 
 def test_transcript_is_bounded_and_names_tool_calls():
     msgs = [
-        {"role": "user", "content": "q" * 5_000},
+        {"role": "user", "content": "q" * 5_000, "speaker": "u7"},
         {
             "role": "assistant",
             "content": None,
@@ -84,28 +81,10 @@ def test_transcript_is_bounded_and_names_tool_calls():
         {"role": "tool", "tool_call_id": "a", "content": "sunny"},
     ]
     text = transcript(msgs)
+    assert text.startswith("User u7: qqq")
     assert "[called tools: get_weather]" in text
     assert "Tool: sunny" in text
     assert len(text.splitlines()[0]) <= 700
-
-
-async def test_summarize_is_one_call_without_tools_and_neutralized():
-    model = ScriptedModel(f"they talked {RUNTIME_HEADER} " + "s" * 10_000)
-    archive = [{"role": "user", "content": f"{RUNTIME_HEADER}\nUser: admin"}]
-    summary = await summarize(model, "before", archive)
-    assert len(model.calls) == 1
-    messages, tools = model.calls[0]
-    assert tools is None
-    assert messages[0]["content"] == SUMMARY_INSTRUCTIONS
-    assert "Previous summary:\nbefore" in messages[1]["content"]
-    assert RUNTIME_HEADER not in messages[1]["content"]
-    assert RUNTIME_HEADER not in summary
-    assert len(summary) <= MAX_SUMMARY_CHARS + 50
-
-
-async def test_an_empty_summary_is_an_error():
-    with pytest.raises(ValueError, match="empty summary"):
-        await summarize(ScriptedModel(""), None, [{"role": "user", "content": "x"}])
 
 
 @pytest_asyncio.fixture

@@ -17,6 +17,7 @@ import pytest_asyncio
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
 from bot.store.access import PairingRequest
 from bot.store.base import Storage
+from bot.store.memory import Scope
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
 
@@ -462,3 +463,48 @@ async def test_a_name_is_bound_once(storage: Storage) -> None:
     assert await access.bind_name("telegram", "alice", "8", T0) == "7"  # first one holds
     assert await access.bind_name("slack", "alice", "U8", T0) == "U8"
     assert await access.name_bindings() == {("telegram", "alice"): "7", ("slack", "alice"): "U8"}
+
+
+# --- memory ----------------------------------------------------------------------------
+
+
+async def test_memory_facts_are_kept_per_workspace_scope_and_owner(storage: Storage) -> None:
+    memory = storage.memory
+    tea = await memory.add("default", Scope.USER, "telegram:u1", "likes tea", "remember")
+    await memory.add("default", Scope.CHAT, "telegram:100", "plans a trip", "consolidation")
+    await memory.add("other", Scope.USER, "telegram:u1", "elsewhere", "remember")
+    mine = await memory.facts("default", Scope.USER, "telegram:u1")
+    assert [f.text for f in mine] == ["likes tea"] and mine[0] == tea
+    assert [f.text for f in await memory.facts("default", Scope.CHAT, "telegram:100")] == [
+        "plans a trip"
+    ]
+    assert await memory.facts("default", Scope.USER, "telegram:u2") == []
+    assert [f.workspace for f in await memory.all_facts()] == ["default", "default", "other"]
+    assert len(await memory.all_facts("other")) == 1
+
+
+async def test_memory_update_and_remove(storage: Storage) -> None:
+    memory = storage.memory
+    fact = await memory.add("default", Scope.USER, "telegram:u1", "likes tea", "remember")
+    assert await memory.update(fact.id, "likes coffee")
+    updated = await memory.get(fact.id)
+    assert updated is not None and updated.text == "likes coffee"
+    assert not await memory.update(fact.id + 100, "nobody")
+    assert await memory.remove([fact.id, fact.id + 100]) == 1
+    assert await memory.get(fact.id) is None
+    assert await memory.remove([]) == 0
+
+
+async def test_memory_speakers_and_failures(storage: Storage) -> None:
+    memory = storage.memory
+    await memory.note_speaker(KEY, 5, "u1")
+    await memory.note_speaker(KEY, 9, "u2")
+    await memory.note_speaker(ChatKey("telegram", "200"), 6, "u3")
+    assert await memory.speakers(KEY, 1, 8) == {5: "u1"}
+    assert await memory.speakers(KEY, 1, 9) == {5: "u1", 9: "u2"}
+    await memory.record_failure("default", KEY, 1, 8, "ValueError: garbage")
+    failures = await memory.failures("default")
+    assert [(f.chat, f.from_id, f.through_id, f.error) for f in failures] == [
+        ("telegram:100", 1, 8, "ValueError: garbage")
+    ]
+    assert await memory.failures("other") == []

@@ -7,12 +7,9 @@ import socket
 from datetime import timedelta
 from typing import Any
 
-import aiohttp
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from bot.app import build_daemon
-from bot.daemon import Daemon
 from bot.errors import ConfigError
 from bot.messages import ChatKey, utcnow
 from bot.ops import web
@@ -20,31 +17,9 @@ from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.conftest import DaemonFactory, make_settings
 from tests.fakes.llm_server import FakeLLM
-
-
-async def _get(daemon: Daemon, path: str) -> tuple[int, Any]:
-    assert daemon.web is not None
-    async with (
-        aiohttp.ClientSession() as http,
-        http.get(daemon.web.url + path, timeout=aiohttp.ClientTimeout(total=5)) as resp,
-    ):
-        if resp.content_type == "application/json":
-            return resp.status, await resp.json()
-        return resp.status, await resp.text()
-
-
-async def _metrics(daemon: Daemon) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    status, text = await _get(daemon, "/metrics")
-    assert status == 200
-    return {
-        (s.name, frozenset(s.labels.items())): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
-def _value(samples: dict[Any, float], name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
+from tests.fakes.web_client import get as _get
+from tests.fakes.web_client import metrics as _metrics
+from tests.fakes.web_client import value as _value
 
 
 async def test_healthz_ok_then_names_each_failing_part(

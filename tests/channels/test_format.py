@@ -192,3 +192,29 @@ def test_property_no_text_lost_outside_code(text, limit):
     chunks = split_message(text, limit)
     assert all(len(c) <= limit for c in chunks)
     assert "".join("".join(chunks).split()) == "".join(text.split())
+
+
+async def test_parts_progress_resumes_in_a_new_process_and_then_forgets() -> None:
+    from bot.errors import ChannelError
+    from channels.format import PartsProgress
+    from tests.fakes.slack_api import MemoryState
+
+    state = MemoryState()
+    posted: list[int] = []
+    failures = [1]  # part 2 fails once
+
+    async def post(i: int) -> str:
+        if i in failures:
+            failures.remove(i)
+            raise ChannelError("part 2 failed")
+        posted.append(i)
+        return f"id{i}"
+
+    with pytest.raises(ChannelError):
+        await PartsProgress(state=state, prefix="x").post("msg:1", 3, post)
+    assert state.data == {"x:parts:msg:1": "id0"}
+    sent = await PartsProgress(state=state, prefix="x").post("msg:1", 3, post)  # restarted
+    assert sent.ids == ("id0", "id1", "id2") and posted == [0, 1, 2]
+    assert state.data == {}  # finished: nothing left behind
+    await PartsProgress(state=state, prefix="x").post("msg:2", 1, post)
+    assert state.data == {}  # a single part is never written down

@@ -167,3 +167,30 @@ async def test_typing_edit_and_reactions(fake_slack: FakeSlack, slack_channel):
     await channel.unreact(msg.key, msg.message_id, "+1")  # already gone: fine
     assert fake_slack.reactions == set()
     assert re.fullmatch(r"\d+\.\d{6}", sent.ids[0])
+
+
+async def test_a_slack_backoff_never_holds_other_channels_deliveries(
+    fake_slack: FakeSlack, slack_channel, tmp_path
+):
+    from bot.delivery import Delivery
+    from bot.store.sqlite import sqlite_storage
+    from tests.fakes.channel import FakeChannel
+
+    slack = await _sender(slack_channel)
+    other = FakeChannel("other")
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    # One send at a time per channel: the Slack lane sleeps out its Retry-After in place.
+    delivery = Delivery(storage.outbox, {"slack": slack, "other": other}, max_concurrent=1)
+    try:
+        fake_slack.fail("chat.postMessage", 429, retry_after=1.0)
+        delivery.submit(OutboundMessage(DM, "waits for Slack"))
+        await fake_slack.wait_calls("chat.postMessage")
+        delivery.submit(OutboundMessage(ChatKey("other", "c1"), "not held up"))
+        await other.wait_for(lambda sent: len(sent) == 1, timeout=0.5)
+        assert fake_slack.posts() == []  # Slack is still in its backoff
+        [post] = await fake_slack.wait_posts(1)
+        assert post["text"] == "waits for Slack"
+        assert await delivery.drain(2)
+    finally:
+        await storage.backend.close()

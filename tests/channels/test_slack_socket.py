@@ -189,3 +189,19 @@ async def test_connected_is_false_while_the_socket_is_down(fake_slack: FakeSlack
     fake_slack._failures.clear()
     await fake_slack.wait_socket(opened=2)
     await wait_for(lambda: channel.connected)
+
+
+async def test_thread_context_is_capped_to_its_start_and_latest(
+    fake_slack: FakeSlack, slack_channel
+):
+    _, inbox = await _started(fake_slack, slack_channel)
+    root = fake_slack.add_message("the question", channel="C0OPS", user="U0BOB")
+    for i in range(40):
+        fake_slack.add_message(f"reply {i}", channel="C0OPS", user="U0BOB", thread_ts=root["ts"])
+    ask = fake_slack.mention("sum it up", channel="C0OPS", thread_ts=root["ts"])
+    await fake_slack.wait_acked(await fake_slack.push(ask))
+    [msg] = await inbox.wait(1)
+    context = msg.extras["thread_context"]
+    assert len(context) == 20  # the thread's start and the latest 19
+    assert context[0] == "<@U0BOB>: the question" and context[1] == "<@U0BOB>: reply 21"
+    assert context[-1] == "<@U0BOB>: reply 39"

@@ -3,20 +3,13 @@
 
 from __future__ import annotations
 
-from bot.agent.context import RUNTIME_HEADER
 from bot.store.kv import KeyValueStore
 from tests.fakes import telegram_api
+from tests.fakes.daemons import asked as _user_texts
 from tests.fakes.telegram_api import FakeTelegram
 
 fake_telegram = telegram_api.fake_telegram
 telegram_daemon = telegram_api.telegram_daemon
-
-
-def _user_texts(fake_llm) -> list[str]:
-    return [
-        r.json["messages"][-1]["content"].split("\n\n" + RUNTIME_HEADER)[0]
-        for r in fake_llm.requests
-    ]
 
 
 async def test_private_turn_end_to_end(telegram_daemon, fake_telegram: FakeTelegram, fake_llm):

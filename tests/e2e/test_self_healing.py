@@ -13,12 +13,18 @@ import pytest
 
 from bot.agent.context import build_messages
 from bot.agent.governor.offload import RESULTS_DIR
-from bot.agent.governor.summary import SUMMARY_INSTRUCTIONS
 from bot.agent.llm.client import LLMClient
+from bot.agent.memory.consolidate import CONSOLIDATION_INSTRUCTIONS as FOLD_INSTRUCTIONS
 from bot.agent.toolbox import ToolContext
 from bot.errors import ModelUnavailableError
 from bot.messages import ChatKey, OutboundKind
-from tests.fakes.llm_server import FakeLLM, RecordedRequest
+from tests.fakes.llm_server import (
+    FakeLLM,
+    RecordedRequest,
+    default_responder,
+    error_reply,
+    text_reply,
+)
 from tests.fakes.provider_rules import violations
 from tests.fakes.tools import TEST_TOOLS
 from tools.base import Tool
@@ -55,9 +61,12 @@ CORRUPTIONS: dict[str, list[dict[str, Any]]] = {
 CORRUPTIONS["all-at-once"] = [m for msgs in CORRUPTIONS.values() for m in msgs]
 
 
+def _is_summary_payload(payload: Any) -> bool:
+    return not payload.get("tools") and payload["messages"][0]["content"] == FOLD_INSTRUCTIONS
+
+
 def _is_summary(request: RecordedRequest) -> bool:
-    messages = request.json["messages"]
-    return not request.json.get("tools") and messages[0]["content"] == SUMMARY_INSTRUCTIONS
+    return _is_summary_payload(request.json)
 
 
 @pytest.mark.parametrize("corruption", list(CORRUPTIONS), ids=list(CORRUPTIONS))
@@ -141,30 +150,46 @@ async def test_big_tool_result_is_offloaded_before_it_is_stored(daemon_factory, 
 
 
 async def test_older_turns_become_an_archived_summary(daemon_factory, fake_llm, caplog):
-    _, chat = await daemon_factory(context={"history_turns": 2})
-    for i in range(1, 5):
-        await chat.ask(f"fact {i}")
+    daemon, chat = await daemon_factory(
+        context={"history_turns": 2, "max_context_tokens": 4_000, "reserve_tokens": 200}
+    )
+    words = " words" * 300  # each turn ~300 tokens: four of them overflow half the budget
+    fake_llm.default = lambda payload: (
+        text_reply('{"summary": "They discussed fact 1 and fact 2.", "facts": []}')
+        if _is_summary_payload(payload)
+        else default_responder(payload)
+    )
+    for i in range(1, 4):
+        await chat.ask(f"fact {i}{words}")
+        await daemon.runner.consolidator.idle()
     assert not any(_is_summary(r) for r in fake_llm.requests)
 
-    await chat.ask("fact 5")  # 4 unsummarized turns > 2 kept + 1 slack: 2 fall out
+    await chat.ask(f"fact 4{words}")  # 4 unsummarized turns, over the budget: 2 fold
+    await daemon.runner.consolidator.idle()  # ... after the reply, in the background
     summaries = [r for r in fake_llm.requests if _is_summary(r)]
     assert len(summaries) == 1
     assert "fact 1" in summaries[0].json["messages"][1]["content"]
+    await chat.ask("fact 5")
     main = fake_llm.requests[-1].json["messages"]
     assert "# Archived summary of earlier conversation" in main[0]["content"]
-    assert "fact 1" in main[0]["content"]
-    assert next(m["content"] for m in main[1:] if m["role"] == "user") == "fact 3"
+    assert "They discussed fact 1" in main[0]["content"]
+    assert next(m["content"] for m in main[1:] if m["role"] == "user").startswith("fact 3")
 
-    await chat.ask("fact 6")  # 3 unsummarized turns: the stored summary is reused
+    await daemon.runner.consolidator.idle()  # 3 unsummarized turns: the summary is reused
     assert sum(_is_summary(r) for r in fake_llm.requests) == 1
-    assert "fact 1" in fake_llm.requests[-1].json["messages"][0]["content"]
 
-    fake_llm.reply_error(status=400)  # the next summary call fails ...
-    with caplog.at_level(logging.WARNING, logger="bot.agent.runner"):
-        reply = await chat.ask("fact 7")
-    assert reply.text == "echo: fact 7"  # ... and the turn still answers
-    assert "summary of older turns failed" in caplog.text
-    assert "fact 1" in fake_llm.requests[-1].json["messages"][0]["content"]  # old one kept
+    fake_llm.default = lambda payload: (
+        error_reply(400) if _is_summary_payload(payload) else default_responder(payload)
+    )
+    with caplog.at_level(logging.WARNING, logger="bot.agent.memory.background"):
+        for i in range(6, 8):
+            reply = await chat.ask(f"fact {i}{words}")
+            assert reply.text.startswith(f"echo: fact {i}")  # the turns still answer
+            await daemon.runner.consolidator.idle()
+    assert "consolidation of older turns failed" in caplog.text
+    assert sum(_is_summary(r) for r in fake_llm.requests) == 2  # failed once, not retried
+    await chat.ask("fact 8")
+    assert "They discussed fact 1" in fake_llm.requests[-1].json["messages"][0]["content"]
 
 
 async def test_persona_survives_every_cut_and_requests_fit_the_window(daemon_factory, fake_llm):

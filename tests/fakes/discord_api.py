@@ -12,6 +12,7 @@ the library's own code::
         dc.fail("POST /channels/{channel_id}/messages", 429, retry_after=0.05)
         await dc.wait_posts(1)               # POST /channels/{id}/messages, decoded
         await dc.drop()                      # close the socket: the client RESUMEs
+        await dc.ask_to_reconnect()          # op 7 RECONNECT: the client RESUMEs
         await dc.invalidate()                # op 9 d=false: the client IDENTIFYs afresh
 
 What the gateway sent while no client was connected is replayed on RESUME, as
@@ -277,12 +278,20 @@ class FakeDiscord(LoopbackServer):
         for ws in list(self._sockets):
             await ws.close(code=code)
 
-    async def invalidate(self) -> None:
-        """op 9 d=false: the session is gone; the client must IDENTIFY again."""
-        self.session_id = None
+    async def ask_to_reconnect(self) -> None:
+        """op 7 RECONNECT: the client must close and RESUME on a new socket."""
         live, self._live = self._live, None
         if live is not None and not live.closed:
-            await self._send(live, {"op": 9, "d": False})
+            await self._send(live, {"op": 7, "d": None})
+
+    async def invalidate(self, *, resumable: bool = False) -> None:
+        """op 9 d=false: the session is gone; the client must IDENTIFY again.
+        ``resumable`` (d=true): the session is kept; the client RESUMEs it."""
+        if not resumable:
+            self.session_id = None
+        live, self._live = self._live, None
+        if live is not None and not live.closed:
+            await self._send(live, {"op": 9, "d": resumable})
 
     # -- inspection ------------------------------------------------------------------
     def calls_to(self, route: str) -> list[Call]:

@@ -542,6 +542,9 @@ class MemoryState:
     async def set(self, key: str, value: str) -> None:
         self.data[key] = value
 
+    async def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
 
 class RoutesServer(LoopbackServer):
     """A small aiohttp app on 127.0.0.1:0 mounting a channel's routes, as the daemon's

@@ -1,0 +1,162 @@
+"""Folding old turns (summary + facts) in the background, after the reply.
+
+The runner calls :meth:`Consolidator.after_turn` when a turn ends; the fold runs as a
+task, so the reply never waits for it and the chat's next turn does not either (it
+simply sends a few more turns whole until the fold lands). One fold per chat at a
+time. A fold that fails (the model errs, or answers garbage) is recorded and its cursor
+advances past those turns anyway, so nothing is retried in a loop. The stored history
+is only read, never changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bot.agent.governor.pipeline import ContextGovernor
+from bot.agent.governor.summary import Row, plan_window, turns_of
+from bot.agent.memory.consolidate import consolidate
+from bot.agent.memory.service import MemoryService
+from bot.messages import ChatKey
+from bot.store.base import Sessions
+from bot.store.memory import Fact, Scope, chat_owner, user_owner
+
+if TYPE_CHECKING:
+    from bot.agent.runner import ChatModel
+
+log = logging.getLogger(__name__)
+
+
+class Consolidator:
+    def __init__(
+        self,
+        model: ChatModel,
+        sessions: Sessions,
+        governor: ContextGovernor,
+        *,
+        keep_turns: int,
+        history_limit: int,
+        memory: MemoryService | None = None,
+    ) -> None:
+        self._model = model
+        self._sessions = sessions
+        self._governor = governor
+        self._keep = keep_turns
+        self._limit = history_limit
+        self._memory = memory
+        self._running: dict[ChatKey, asyncio.Task[None]] = {}
+        self._pending: dict[ChatKey, list[tuple[str, str]]] = {}
+
+    def after_turn(self, key: ChatKey, workspace: str, user_id: str, message_id: str) -> None:
+        """Queue the turn; start this chat's task unless it runs already (it then takes
+        the queued turns when its fold is done). Never waits."""
+        self._pending.setdefault(key, []).append((user_id, message_id))
+        if key in self._running:
+            return
+        task = asyncio.create_task(self._drain(key, workspace), name=f"consolidate {key}")
+        self._running[key] = task
+        task.add_done_callback(lambda _t: self._running.pop(key, None))
+
+    async def idle(self) -> None:
+        """Wait until no fold is running (tests; a graceful stop)."""
+        while self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._running.values()):
+            task.cancel()
+        await asyncio.gather(*self._running.values(), return_exceptions=True)
+        self._pending.clear()
+
+    async def _drain(self, key: ChatKey, workspace: str) -> None:
+        """One fold check per batch of finished turns, until no new turn came in."""
+        while self._pending.get(key):
+            finished = self._pending.pop(key)
+            try:
+                await self._note_speakers(key, finished)
+                await self.run(key, workspace)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a background job must never take the chat down with it
+                log.exception("consolidation in %s crashed", key)
+
+    async def _note_speakers(self, key: ChatKey, finished: Sequence[tuple[str, str]]) -> None:
+        if self._memory is None:
+            return
+        for user_id, message_id in finished:
+            row_id = await self._sessions.turn_started(key, message_id)
+            if row_id is not None:
+                await self._memory.store.note_speaker(key, row_id, user_id)
+
+    async def run(self, key: ChatKey, workspace: str) -> bool:
+        """Fold what is due now; True when a fold (successful or not) advanced the cursor."""
+        rows = await self._sessions.history_rows(key, self._limit)
+        stored = await self._sessions.summary(key)
+        previous, through = stored if stored is not None else (None, 0)
+        window = plan_window(rows, through, self._keep, fits=await self._fits(rows, through))
+        if not window.archive:
+            return False
+        first = window.archive[0][0]
+        speakers = await self._speakers(key, window.archive)
+        known = await self._known(workspace, key, speakers)
+        try:
+            result = await consolidate(
+                self._model,
+                previous or None,
+                _labelled(window.archive, speakers),
+                known,
+                sorted(set(speakers.values())),
+            )
+        except Exception as exc:  # model error or garbage: record, advance, never loop
+            log.warning("consolidation of older turns failed in %s: %s", key, exc)
+            if self._memory is not None:
+                await self._memory.store.record_failure(
+                    workspace, key, first, window.through_id, f"{type(exc).__name__}: {exc}"
+                )
+            await self._sessions.save_summary(key, previous or "", window.through_id)
+            return True
+        if self._memory is not None and self._memory.enabled:
+            await self._memory.apply(workspace, key, result.ops)
+        await self._sessions.save_summary(key, result.summary, window.through_id)
+        log.info(
+            "folded %d messages of %s (%d fact ops)", len(window.archive), key, len(result.ops)
+        )
+        return True
+
+    async def _fits(self, rows: Sequence[Row], through: int) -> bool:
+        """Whether the unsummarized turns can all go whole: under half the budget (the
+        rest is for the persona, tools and the turn) and well inside the loaded rows."""
+        pending = [m for t in turns_of([r for r in rows if r[0] > through]) for _, m in t]
+        if len(pending) > self._limit // 2:
+            return False
+        await self._governor.ready()
+        budget = self._governor.budget
+        limit = budget.limit if budget is not None else self._governor.settings.max_context_tokens
+        return self._governor.counter.messages(pending) <= limit // 2
+
+    async def _speakers(self, key: ChatKey, archive: Sequence[Row]) -> dict[int, str]:
+        if self._memory is None:
+            return {}
+        return await self._memory.store.speakers(key, archive[0][0], archive[-1][0])
+
+    async def _known(self, workspace: str, key: ChatKey, speakers: dict[int, str]) -> list[Fact]:
+        """The chat's facts, plus the speaker's own when one person spoke: another
+        user's facts from other chats are never shown in a shared chat's fold."""
+        if self._memory is None or not self._memory.enabled:
+            return []
+        people = set(speakers.values())
+        known = await self._memory.store.facts(workspace, Scope.CHAT, chat_owner(key))
+        if len(people) == 1:
+            owner = user_owner(key.channel, next(iter(people)))
+            known += await self._memory.store.facts(workspace, Scope.USER, owner)
+        return known
+
+
+def _labelled(archive: Sequence[Row], speakers: dict[int, str]) -> list[dict[str, Any]]:
+    out = []
+    for row_id, message in archive:
+        speaker = speakers.get(row_id)
+        out.append({**message, "speaker": speaker} if speaker else message)
+    return out

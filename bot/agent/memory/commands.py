@@ -1,0 +1,75 @@
+"""``/memory`` and ``/forget``: people see what is remembered about them and correct it.
+
+The numbering is the listing's: your facts first, then this chat's. Your own facts are
+yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
+chat (where the chat id is your user id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.agent.memory.service import Known, MemoryService
+from bot.handlers.commands import Command, CommandRouter
+from bot.messages import InboundMessage
+from bot.store.memory import Fact, Scope
+from bot.workspaces.routing import WorkspaceOf, workspace_for
+
+FORGET_USAGE = "/forget <n>|all"
+
+
+def listing(known: Known) -> str:
+    if not known.numbered:
+        return "I remember nothing about you or this chat yet."
+    lines: list[str] = []
+    n = 0
+    for title, facts in (("About you:", known.user), ("About this chat:", known.chat)):
+        if not facts:
+            continue
+        lines.append(title)
+        for fact in facts:
+            n += 1
+            lines.append(f"{n}. {fact.text}")
+    lines.append("Remove one with /forget <n>, or all of it with /forget all.")
+    return "\n".join(lines)
+
+
+def register_memory_commands(
+    router: CommandRouter,
+    memory: MemoryService,
+    *,
+    is_admin: Callable[[InboundMessage], bool],
+    workspace_of: WorkspaceOf,
+) -> None:
+    def may_edit_chat(msg: InboundMessage) -> bool:
+        return is_admin(msg) or msg.key.chat_id == msg.user_id
+
+    async def show(msg: InboundMessage, args: str) -> str:
+        return listing(
+            await memory.known(await workspace_for(workspace_of, msg), msg.key, msg.user_id)
+        )
+
+    async def forget(msg: InboundMessage, args: str) -> str:
+        known = await memory.known(await workspace_for(workspace_of, msg), msg.key, msg.user_id)
+        arg = args.strip().lower()
+        if arg == "all":
+            gone: list[Fact] = list(known.user)
+            if may_edit_chat(msg):
+                gone += known.chat
+            count = await memory.store.remove([f.id for f in gone])
+            kept = "" if may_edit_chat(msg) or not known.chat else " (this chat's need an admin)"
+            return f"Forgot {count} fact{'s' if count != 1 else ''}{kept}."
+        if not arg.isdigit():
+            return f"usage: {FORGET_USAGE} (numbers as /memory shows them)"
+        numbered = known.numbered
+        index = int(arg)
+        if not 1 <= index <= len(numbered):
+            return f"There is no fact {index}; /memory lists {len(numbered)}."
+        fact = numbered[index - 1]
+        if fact.scope is Scope.CHAT and not may_edit_chat(msg):
+            return "Only an admin can remove this chat's facts."
+        await memory.store.remove([fact.id])
+        return f"Forgot: {fact.text}"
+
+    router.register(Command("memory", "/memory", "what I remember about you and this chat", show))
+    router.register(Command("forget", FORGET_USAGE, "remove remembered facts", forget))

@@ -1,0 +1,1 @@
+"""Skills: ``skills/<name>/SKILL.md`` folders of instructions the model reads when needed."""

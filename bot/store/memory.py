@@ -1,0 +1,159 @@
+"""Remembered facts per workspace: about a user (across chats) and about a chat.
+
+An owner is ``<channel>:<user id>`` for a user fact and ``<channel>:<chat id>`` for a
+chat fact (threads of one chat share its facts). Also kept here: who wrote each stored
+user message (history rows carry no sender) and the consolidations that failed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.messages import ChatKey, utcnow
+from bot.store.db import Database
+
+
+class Scope(StrEnum):
+    USER = "user"
+    CHAT = "chat"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    id: int
+    workspace: str
+    scope: Scope
+    owner: str
+    text: str
+    source: str  # "remember" (the tool), "consolidation" or "cli"
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    chat: str
+    from_id: int
+    through_id: int
+    error: str
+    created_at: str
+
+
+def user_owner(channel: str, user_id: str) -> str:
+    return f"{channel}:{user_id}"
+
+
+def chat_owner(key: ChatKey) -> str:
+    return f"{key.channel}:{key.chat_id}"
+
+
+_COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at"
+
+
+class MemoryStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]:
+        """Oldest first, so numbering stays put while facts are added."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND scope = ?"
+            " AND owner = ? ORDER BY id",
+            (workspace, scope.value, owner),
+        )
+        return [_fact(r) for r in rows]
+
+    async def all_facts(self, workspace: str | None = None) -> list[Fact]:
+        sql = f"SELECT {_COLUMNS} FROM memory_facts"
+        params: tuple[str, ...] = ()
+        if workspace is not None:
+            sql, params = sql + " WHERE workspace = ?", (workspace,)
+        rows = await self._db.fetchall(sql + " ORDER BY workspace, scope, owner, id", params)
+        return [_fact(r) for r in rows]
+
+    async def get(self, fact_id: int) -> Fact | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM memory_facts WHERE id = ?", (fact_id,)
+        )
+        return _fact(row) if row else None
+
+    async def add(self, workspace: str, scope: Scope, owner: str, text: str, source: str) -> Fact:
+        now = utcnow().isoformat()
+        fact_id = await self._db.execute(
+            "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (workspace, scope.value, owner, text, source, now, now),
+        )
+        return Fact(fact_id, workspace, scope, owner, text, source, now, now)
+
+    async def update(self, fact_id: int, text: str) -> bool:
+        changed = await self._db.execute_count(
+            "UPDATE memory_facts SET fact = ?, updated_at = ? WHERE id = ?",
+            (text, utcnow().isoformat(), fact_id),
+        )
+        return changed > 0
+
+    async def remove(self, fact_ids: Sequence[int]) -> int:
+        if not fact_ids:
+            return 0
+        marks = ", ".join("?" for _ in fact_ids)
+        return await self._db.execute_count(
+            f"DELETE FROM memory_facts WHERE id IN ({marks})", tuple(fact_ids)
+        )
+
+    async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:
+        await self._db.execute(
+            "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)",
+            (str(key), message_id, user_id),
+        )
+
+    async def speakers(self, key: ChatKey, first_id: int, last_id: int) -> dict[int, str]:
+        """User id per stored user message id in ``[first_id, last_id]``."""
+        rows = await self._db.fetchall(
+            "SELECT message_id, user_id FROM memory_speakers WHERE chat = ?"
+            " AND message_id BETWEEN ? AND ?",
+            (str(key), first_id, last_id),
+        )
+        return {int(r["message_id"]): str(r["user_id"]) for r in rows}
+
+    async def record_failure(
+        self, workspace: str, key: ChatKey, from_id: int, through_id: int, error: str
+    ) -> None:
+        await self._db.execute(
+            "INSERT INTO memory_failures (workspace, chat, from_id, through_id, error,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (workspace, str(key), from_id, through_id, error[:2_000], utcnow().isoformat()),
+        )
+
+    async def failures(self, workspace: str) -> list[Failure]:
+        rows = await self._db.fetchall(
+            "SELECT chat, from_id, through_id, error, created_at FROM memory_failures"
+            " WHERE workspace = ? ORDER BY id",
+            (workspace,),
+        )
+        return [
+            Failure(
+                str(r["chat"]),
+                int(r["from_id"]),
+                int(r["through_id"]),
+                str(r["error"]),
+                str(r["created_at"]),
+            )
+            for r in rows
+        ]
+
+
+def _fact(r: sqlite3.Row) -> Fact:
+    return Fact(
+        id=int(r["id"]),
+        workspace=str(r["workspace"]),
+        scope=Scope(r["scope"]),
+        owner=str(r["owner"]),
+        text=str(r["fact"]),
+        source=str(r["source"]),
+        created_at=str(r["created_at"]),
+        updated_at=str(r["updated_at"]),
+    )

@@ -1,0 +1,109 @@
+"""The background fold on its own: it never holds up the caller, takes turns that finish
+while it runs, and a failure advances the cursor so the same turns are never retried."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from bot.agent.governor.budget import Budget, TokenCounter
+from bot.agent.governor.pipeline import ContextGovernor
+from bot.agent.llm.client import LLMResponse
+from bot.agent.memory.background import Consolidator
+from bot.agent.memory.service import MemoryService
+from bot.config import ContextSettings
+from bot.messages import ChatKey
+from bot.store.db import Database
+from bot.store.memory import MemoryStore
+from bot.store.sessions import SessionStore
+
+KEY = ChatKey("telegram", "-100")
+LONG = "x" * 600  # ~200 tokens: four turns overflow half of a 1,000-token budget
+
+
+class GatedModel:
+    """Answers a fold once ``gate`` is set; ``fail`` makes it raise instead."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.gate = asyncio.Event()
+        self.called = asyncio.Event()
+        self.calls: list[list[dict[str, Any]]] = []
+        self.fail = fail
+
+    async def complete(self, messages: list[dict[str, Any]], tools: Any) -> LLMResponse:
+        self.calls.append(messages)
+        self.called.set()
+        await self.gate.wait()
+        if self.fail:
+            raise RuntimeError("provider down")
+        body = {
+            "summary": "A long talk.",
+            "facts": [{"op": "add", "about": "user", "user": "u1", "fact": "u1 likes long talks"}],
+        }
+        return LLMResponse(content=json.dumps(body), tool_calls=(), model="m", finish_reason="stop")
+
+
+@pytest_asyncio.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = Database(tmp_path / "bot.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+def consolidator(
+    db: Database, model: GatedModel
+) -> tuple[Consolidator, SessionStore, MemoryService]:
+    sessions = SessionStore(db)
+    memory = MemoryService(MemoryStore(db))
+    settings = ContextSettings(max_context_tokens=1_000, reserve_tokens=0, history_turns=2)
+    governor = ContextGovernor(settings, counter=TokenCounter(), budget=Budget(1_000, 0, "config"))
+    c = Consolidator(model, sessions, governor, keep_turns=2, history_limit=200, memory=memory)
+    return c, sessions, memory
+
+
+async def turn(sessions: SessionStore, n: int) -> None:
+    await sessions.append(KEY, [{"role": "user", "content": f"{n} {LONG}"}], source_id=f"m{n}")
+    await sessions.append(KEY, [{"role": "assistant", "content": f"answer {n}"}])
+
+
+async def test_the_caller_never_waits_and_late_turns_are_taken_after(db: Database) -> None:
+    model = GatedModel()
+    c, sessions, memory = consolidator(db, model)
+    for n in range(4):
+        await turn(sessions, n)
+    c.after_turn(KEY, "default", "u1", "m3")  # returns at once; the fold is a task
+    await asyncio.wait_for(model.called.wait(), 5)
+    await turn(sessions, 4)
+    c.after_turn(KEY, "default", "u2", "m4")  # the fold is still waiting on the model
+    assert len(model.calls) == 1
+    model.gate.set()
+    await asyncio.wait_for(c.idle(), 5)
+    assert len(model.calls) == 1  # after the fold, 3 turns remain: nothing more to fold
+    speakers = await memory.store.speakers(KEY, 0, 10_000)
+    assert sorted(speakers.values()) == ["u1", "u2"]
+    stored = await sessions.summary(KEY)
+    assert stored is not None and stored[0] == "A long talk."
+    rows = await sessions.history_rows(KEY)
+    assert stored[1] == rows[3][0]  # the first two turns (4 rows) were folded
+    assert len(rows) == 10  # the history itself is untouched
+
+
+async def test_a_failure_is_recorded_and_the_same_turns_are_not_retried(db: Database) -> None:
+    model = GatedModel(fail=True)
+    model.gate.set()
+    c, sessions, memory = consolidator(db, model)
+    for n in range(4):
+        await turn(sessions, n)
+    assert await c.run(KEY, "default")
+    assert not await c.run(KEY, "default")  # the cursor moved: nothing is due any more
+    assert len(model.calls) == 1
+    [failure] = await memory.store.failures("default")
+    assert failure.error == "RuntimeError: provider down"
+    stored = await sessions.summary(KEY)
+    assert stored is not None and stored[0] == "" and stored[1] == failure.through_id
