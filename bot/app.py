@@ -47,10 +47,14 @@ from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
-from bot.store.base import Access
+from bot.store.base import Access, Storage
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
-from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, template_text
+from bot.workspaces.admins import WorkspaceAdmins
+from bot.workspaces.commands import WorkspaceCommands
+from bot.workspaces.folders import Workspaces, template_text
+from bot.workspaces.personas import Personas
+from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.files import ChannelFiles
 from channels.registry import SPECS
@@ -145,15 +149,13 @@ def build_daemon(
 
     weather = OpenMeteoWeather(settings.weather, http)
     commands = CommandRouter()
-    register_reminder_commands(commands, reminders)
+    trusted = [c.name for c in channels if c.trusted]
+    routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
+    register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
     skills = SkillCatalog(workspaces.root)
     memory = MemoryService(storage.memory, settings.memory)
-
-    def workspace_of(msg: InboundMessage) -> str:
-        """The workspace a chat belongs to (one for now: routing plugs in here)."""
-        return DEFAULT_WORKSPACE
 
     mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects after ready:, in background
     metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
@@ -177,14 +179,18 @@ def build_daemon(
         ),
         skills=skills,
         memory=memory,
-        workspace_of=workspace_of,
+        workspace_of=turn_workspace,
     )
     turns = TurnHandler(
         bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
     )
     access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
-    register_skill_commands(commands, skills, is_admin=access.is_admin, workspace_of=workspace_of)
-    register_memory_commands(commands, memory, is_admin=access.is_admin, workspace_of=workspace_of)
+    register_skill_commands(
+        commands, skills, is_admin=access.is_admin, workspace_of=routing.resolve
+    )
+    register_memory_commands(
+        commands, memory, is_admin=access.is_admin, workspace_of=routing.resolve
+    )
     dispatcher = Dispatcher(
         bus,
         turns.handle,
@@ -267,6 +273,28 @@ def _gatekeepers(
     buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
     rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
     return access, rate
+
+
+def wire_workspaces(
+    settings: Settings,
+    storage: Storage,
+    folders: Workspaces,
+    commands: CommandRouter,
+    trusted: Sequence[str],
+) -> tuple[WorkspaceRouter, WorkspaceLookup]:
+    """Routing, persona versions and their chat commands. Returns the router and the
+    lookup each agent turn uses (its workspace, with edits made on disk recorded first)."""
+    routing = WorkspaceRouter(settings.workspaces, storage.workspaces, folders)
+    personas = Personas(folders, storage.workspaces, max_chars=settings.workspaces.max_file_chars)
+    admins = WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
+    WorkspaceCommands(personas, routing, admins).register(commands)
+
+    async def turn_workspace(msg: InboundMessage) -> str:
+        name = await routing.resolve(msg)
+        await personas.sync(name)
+        return name
+
+    return routing, turn_workspace
 
 
 def channel_routes(channels: Sequence[Channel]) -> list[Route]:

@@ -16,10 +16,12 @@ import typer
 from bot.errors import BotError
 from bot.manage import load_or_exit, memory_app, skills_app
 from bot.ops.redaction import protect_logs
+from bot.workspaces.cli import app as workspace_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
+app.add_typer(workspace_app, name="workspace", help="Show and edit workspace persona files.")
 log = logging.getLogger("bot")
 
 ConfigOpt = Annotated[

@@ -11,6 +11,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   │   └── CredentialsRejectedError   the provider refused the key
     │   └── ModelUnavailableError     every model and retry failed
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
+    │   └── WorkspaceError       a persona edit refused: bad name, over budget, symlink
     ├── SkillError               a SKILL.md that cannot be read (names the file)
     ├── MCPError                 about an MCP server (tools/mcp turns each into an Error result)
     │   ├── MCPConnectionLost         the server is gone (dead child, expired session, refused)
@@ -62,6 +63,11 @@ class ModelUnavailableError(LLMError):
 
 class ToolError(BotError):
     """A tool failed in an expected way; its message is shown to the model."""
+
+
+class WorkspaceError(ToolError, ValueError):
+    """A workspace or persona file request was refused; the message says why (a bad
+    name is also a ValueError, as it always was)."""
 
 
 class SkillError(BotError):

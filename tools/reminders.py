@@ -59,6 +59,7 @@ class CreateReminderTool(Tool):
             recurrence=kwargs.get("recurrence"),
             kind=self.kind,
             source=ctx.next_effect_id("reminder"),
+            workspace=ctx.workspace_name,
         )
         return f"Created {describe(reminder)}"
 
@@ -103,7 +104,10 @@ class ListRemindersTool(Tool):
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         reminders = await _service(ctx).list(
-            ctx.chat_key.channel, ctx.user_id, chat=None if ctx.direct else ctx.chat_key
+            ctx.chat_key.channel,
+            ctx.user_id,
+            ctx.workspace_name,
+            chat=None if ctx.direct else ctx.chat_key,
         )
         if not reminders:
             return "No active reminders."
@@ -122,7 +126,7 @@ class CancelReminderTool(Tool):
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         reminder = await _service(ctx).cancel(
-            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"])
+            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"]), ctx.workspace_name
         )
         return f"Cancelled {describe(reminder)}"
 

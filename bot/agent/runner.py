@@ -43,10 +43,11 @@ from bot.agent.toolbox import (
     ToolServices,
 )
 from bot.config import ContextSettings
-from bot.messages import InboundMessage, utcnow
+from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.text import valid_unicode
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
+from bot.workspaces.routing import WorkspaceOf, session_key, workspace_for
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class AgentRunner:
         model_name: str | None = None,
         skills: SkillCatalog | None = None,
         memory: MemoryService | None = None,
-        workspace_of: Callable[[InboundMessage], str] | None = None,
+        workspace_of: WorkspaceOf | None = None,
         max_tool_calls: int = 16,
     ) -> None:
         self._model = model
@@ -108,7 +109,8 @@ class AgentRunner:
         self._context = context or ContextSettings()
         self._skills = skills
         self.memory = memory
-        self.workspace_of = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
+        # The workspace a turn runs in (routing; persona disk edits noticed on the way).
+        self.workspace_of: WorkspaceOf = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
         self.governor = ContextGovernor(self._context, model_name, exempt=tools.offload_exempt)
         self.consolidator = Consolidator(
             model,
@@ -146,11 +148,11 @@ class AgentRunner:
         )
 
     async def _history(
-        self, msg: InboundMessage, rows: list[tuple[int, dict[str, Any]]]
+        self, key: ChatKey, rows: list[tuple[int, dict[str, Any]]]
     ) -> tuple[list[dict[str, Any]], str | None]:
         """The turns after the archived summary, sent whole, and that summary. Folding
         happens after the reply (:class:`Consolidator`), never on the way to it."""
-        stored = await self._sessions.summary(msg.key)
+        stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
         return unsummarized(rows, through), summary or None
 
@@ -158,7 +160,7 @@ class AgentRunner:
         self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
     ) -> list[dict[str, Any]]:
         """System prompt (with memory), the unsummarized history, the user's message."""
-        history, summary = await self._history(msg, rows)
+        history, summary = await self._history(session_key(msg.key, workspace), rows)
         memory = (
             await self.memory.prompt_section(workspace, msg.key, msg.user_id)
             if self.memory is not None
@@ -171,20 +173,21 @@ class AgentRunner:
         )
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
-        workspace = self.workspace_of(msg)
+        workspace = await workspace_for(self.workspace_of, msg)
+        skey = session_key(msg.key, workspace)  # each workspace keeps its own history
         try:
-            return await self._run_turn(msg, workspace)
+            return await self._run_turn(msg, workspace, skey)
         finally:
-            self.consolidator.after_turn(msg.key, workspace, msg.user_id, msg.message_id)
+            self.consolidator.after_turn(skey, workspace, msg.user_id, msg.message_id)
 
-    async def _run_turn(self, msg: InboundMessage, workspace: str) -> TurnOutcome:
+    async def _run_turn(self, msg: InboundMessage, workspace: str, skey: ChatKey) -> TurnOutcome:
         tz = await self._tz(msg)
-        rows = await self._sessions.history_rows(msg.key, self._history_limit)
-        resumed = await self._sessions.turn_started(msg.key, msg.message_id)
+        rows = await self._sessions.history_rows(skey, self._history_limit)
+        resumed = await self._sessions.turn_started(skey, msg.message_id)
         if resumed is None:
             # The user's words are stored first: a dead model must not lose them.
             await self._sessions.append(
-                msg.key, [{"role": "user", "content": turn_text(msg)}], source_id=msg.message_id
+                skey, [{"role": "user", "content": turn_text(msg)}], source_id=msg.message_id
             )
         else:
             # A turn interrupted by a crash or a stop is replayed: its user message is
@@ -192,7 +195,7 @@ class AgentRunner:
             rows = [(row_id, m) for row_id, m in rows if row_id < resumed]
         messages = await self._opening(msg, workspace, tz, rows)
         turn_start = len(messages) - 1
-        session_id = await self._sessions.session_id(msg.key)
+        session_id = await self._sessions.session_id(skey)
         ctx = ToolContext(
             chat_key=msg.key,
             user_id=msg.user_id,
@@ -221,7 +224,7 @@ class AgentRunner:
             if not resp.tool_calls:
                 assistant = {"role": "assistant", "content": resp.content or ""}
                 messages.append(assistant)
-                await self._sessions.append(msg.key, [assistant])
+                await self._sessions.append(skey, [assistant])
                 if nudged or not offers_final:
                     return self._plain(last_text, step, called)
                 nudged = True
@@ -235,7 +238,7 @@ class AgentRunner:
             called += [r.name for r in results]
             tool_msgs = [await self._tool_message(r, ctx, session_id) for r in results]
             messages.extend(tool_msgs)
-            await self._sessions.append(msg.key, [assistant, *tool_msgs])
+            await self._sessions.append(skey, [assistant, *tool_msgs])
 
             final = next((r for r in results if r.name == FINAL_RESULT), None)
             if final is None:

@@ -36,13 +36,21 @@ class ReminderAccess(Protocol):
         recurrence: str | None = None,
         kind: ReminderKind = ...,
         source: str | None = None,
+        workspace: str = ...,
     ) -> Reminder: ...
 
     async def list(
-        self, channel: str, user_id: str, *, chat: ChatKey | None = None
+        self,
+        channel: str,
+        user_id: str,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> list[Reminder]: ...
 
-    async def cancel(self, channel: str, user_id: str, reminder_id: int) -> Reminder: ...
+    async def cancel(
+        self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
+    ) -> Reminder: ...
 
     async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str: ...
 

@@ -21,6 +21,7 @@ from pydantic_settings import (
 
 from bot.config.mcp import MCPSettings
 from bot.config.section import Section
+from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
 from channels.registry import SPECS
 
@@ -153,6 +154,7 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)

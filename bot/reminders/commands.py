@@ -3,7 +3,7 @@ no provider is configured or the provider is down."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from bot.errors import ToolError
@@ -40,21 +40,38 @@ def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
     return " ".join(words[:best]), " ".join(words[best:])
 
 
+async def _default_workspace(msg: InboundMessage) -> str:
+    return "default"
+
+
 def register_reminder_commands(
-    router: CommandRouter, service: ReminderService, clock: Callable[[], datetime] = utcnow
+    router: CommandRouter,
+    service: ReminderService,
+    clock: Callable[[], datetime] = utcnow,
+    workspace_of: Callable[[InboundMessage], Awaitable[str]] = _default_workspace,
 ) -> None:
+    """``workspace_of`` names the chat's workspace: reminders are kept per workspace."""
+
     async def remind(msg: InboundMessage, args: str) -> str:
         tz = await service.user_timezone(msg.key.channel, msg.user_id)
         when, what = split_when_what(args, tz, clock())
         reminder = await service.create(
-            msg.key, msg.user_id, what, when, source=f"{msg.key}:{msg.message_id}#command"
+            msg.key,
+            msg.user_id,
+            what,
+            when,
+            source=f"{msg.key}:{msg.message_id}#command",
+            workspace=await workspace_of(msg),
         )
         return f"OK, {describe(reminder)}"
 
     async def reminders(msg: InboundMessage, args: str) -> str:
         # In a group only what was set in this chat: the rest is nobody else's business.
         active = await service.list(
-            msg.key.channel, msg.user_id, chat=None if msg.direct else msg.key
+            msg.key.channel,
+            msg.user_id,
+            await workspace_of(msg),
+            chat=None if msg.direct else msg.key,
         )
         where = "" if msg.direct else " in this chat"
         if not active:
@@ -65,7 +82,9 @@ def register_reminder_commands(
         ident = args.strip().lstrip("#")
         if not ident.isdigit():
             raise ToolError("usage: /cancel <id>  (see /reminders for the ids)")
-        reminder = await service.cancel(msg.key.channel, msg.user_id, int(ident))
+        reminder = await service.cancel(
+            msg.key.channel, msg.user_id, int(ident), await workspace_of(msg)
+        )
         return f"Cancelled {describe(reminder)}"
 
     async def timezone(msg: InboundMessage, args: str) -> str:

@@ -213,6 +213,7 @@ class ReminderScheduler:
         extras: dict[str, object] = {
             "reminder_id": reminder.id,
             "scheduled_for": format_local(due, reminder.timezone),
+            "workspace": reminder.workspace,  # the turn runs where the follow-up was set
         }
         if lateness > LATE_AFTER:
             self.late += 1

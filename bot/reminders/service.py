@@ -72,6 +72,7 @@ class ReminderService:
         recurrence: str | None = None,
         kind: ReminderKind = ReminderKind.REMINDER,
         source: str | None = None,
+        workspace: str = "default",
     ) -> Reminder:
         """Validate and store a reminder. ``source`` (the message and effect that asked
         for it) makes creation idempotent when a message is replayed after a crash."""
@@ -111,6 +112,7 @@ class ReminderService:
             recurrence=recurrence,
             timezone=tz,
             source=source,
+            workspace=workspace,
         )
         self._scheduler.schedule(reminder)
         return reminder
@@ -138,16 +140,24 @@ class ReminderService:
             )
 
     async def list(
-        self, channel: str, user_id: str, *, chat: ChatKey | None = None
+        self,
+        channel: str,
+        user_id: str,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> list[Reminder]:
-        """The user's active reminders; with ``chat``, only those set in that chat (a
-        group must not see the ones its member set in private)."""
-        active = await self._store.active_for_user(channel, user_id)
+        """The user's active reminders; with ``workspace``, only those set in it; with
+        ``chat``, only those set in that chat (a group must not see the ones its member
+        set in private)."""
+        active = await self._store.active_for_user(channel, user_id, workspace)
         if chat is None:
             return active
         return [r for r in active if r.key.chat_id == chat.chat_id]
 
-    async def cancel(self, channel: str, user_id: str, reminder_id: int) -> Reminder:
+    async def cancel(
+        self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
+    ) -> Reminder:
         reminder = await self._store.get(reminder_id)
         # Someone else's reminder gets the same answer as a missing one: an id must not
         # tell a stranger that it exists.
@@ -155,6 +165,7 @@ class ReminderService:
             reminder is None
             or reminder.status is not ReminderStatus.ACTIVE
             or reminder.key.channel != channel
+            or (workspace is not None and reminder.workspace != workspace)
             or reminder.user_id != user_id
         ):
             raise ToolError(f"there is no active reminder #{reminder_id} of yours")

@@ -41,11 +41,12 @@ class Reminder:
     created_at: datetime
     last_fired_at: datetime | None
     attempts: int
+    workspace: str = "default"
 
 
 _COLUMNS = (
     "id, channel, chat_id, thread_id, user_id, content, kind, next_fire_at, recurrence,"
-    " timezone, status, created_at, last_fired_at, attempts"
+    " timezone, status, created_at, last_fired_at, attempts, workspace"
 )
 
 
@@ -67,6 +68,7 @@ def _row(row: sqlite3.Row) -> Reminder:
         created_at=datetime.fromisoformat(row["created_at"]),
         last_fired_at=_dt(row["last_fired_at"]),
         attempts=int(row["attempts"]),
+        workspace=row["workspace"],
     )
 
 
@@ -85,11 +87,12 @@ class ReminderStore:
         recurrence: str | None,
         timezone: str,
         source: str | None = None,
+        workspace: str = "default",
     ) -> Reminder:
         rowid = await self._db.execute(
             "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
-            " next_fire_at, recurrence, timezone, created_at, source)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " next_fire_at, recurrence, timezone, created_at, source, workspace)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key.channel,
                 key.chat_id,
@@ -102,6 +105,7 @@ class ReminderStore:
                 timezone,
                 utcnow().isoformat(),
                 source,
+                workspace,
             ),
         )
         found = await self.get(rowid)
@@ -147,11 +151,14 @@ class ReminderStore:
         )
         return [_row(r) for r in rows]
 
-    async def active_for_user(self, channel: str, user_id: str) -> list[Reminder]:
+    async def active_for_user(
+        self, channel: str, user_id: str, workspace: str | None = None
+    ) -> list[Reminder]:
+        """The user's active reminders; with ``workspace``, only those set in it."""
         rows = await self._db.fetchall(
             f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
-            " AND user_id = ? ORDER BY next_fire_at",
-            (channel, user_id),
+            " AND user_id = ? AND (? IS NULL OR workspace = ?) ORDER BY next_fire_at",
+            (channel, user_id, workspace, workspace),
         )
         return [_row(r) for r in rows]
 

@@ -13,6 +13,7 @@ from bot.store.memory import MemoryStore
 from bot.store.outbox import OutboxStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
+from bot.store.workspaces import WorkspaceStore
 
 
 def sqlite_storage(db: Database | Path) -> Storage:
@@ -26,6 +27,7 @@ def sqlite_storage(db: Database | Path) -> Storage:
         user_settings=UserSettingsStore(database),
         kv=KeyValueStore(database),
         backend=database,
+        workspaces=WorkspaceStore(database),
         access=AccessStore(database),
         memory=MemoryStore(database),
     )

@@ -1,23 +1,34 @@
 """Workspace folders: the persona files an admin edits (AGENTS.md, SOUL.md, USER.md).
 
-Missing files are created from the shipped templates at start; existing files are
-never overwritten. A file still equal to its template is left out of the prompt, so
-placeholder text never poses as real instructions.
+``data/workspaces/<name>/`` per workspace. Missing files are created from the shipped
+templates; existing files are never overwritten, and the daemon writes a persona file
+only on an explicit admin edit. A file still equal to its template is left out of the
+prompt, so placeholder text never poses as real instructions. Symlinks are never
+followed (see :mod:`bot.workspaces.files`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from bot.errors import WorkspaceError
+from bot.workspaces.files import (
+    PERSONA_FILES,
+    checked_folder,
+    create_text,
+    read_text,
+    stamp,
+    workspace_name,
+    write_text,
+)
+
 log = logging.getLogger(__name__)
 
-BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
+BOOTSTRAP_FILES = PERSONA_FILES
 DEFAULT_WORKSPACE = "default"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 def template_text(name: str) -> str:
@@ -37,24 +48,50 @@ class Workspaces:
         self._cache: dict[Path, tuple[tuple[int, int], str]] = {}
 
     def path(self, name: str = DEFAULT_WORKSPACE) -> Path:
-        if not _SAFE_NAME.match(name) or name.startswith("."):
-            raise ValueError(f"invalid workspace name {name!r}")
-        return self.root / name
+        return self.root / workspace_name(name)
+
+    def names(self) -> list[str]:
+        """The workspaces that exist on disk, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p.name
+            for p in self.root.iterdir()
+            if p.is_dir() and not p.is_symlink() and _valid(p.name)
+        )
+
+    def template(self, file: str) -> str:
+        return self._templates[file]
 
     def ensure(self, name: str = DEFAULT_WORKSPACE) -> Path:
         """Create the workspace and any missing bootstrap file from its template."""
         ws = self.path(name)
         ws.mkdir(parents=True, exist_ok=True)
+        checked_folder(ws)
         for fname, text in self._templates.items():
-            target = ws / fname
-            if not target.exists():
-                target.write_text(text, encoding="utf-8")
-                log.info("created %s from template", target)
+            if create_text(ws / fname, text):
+                log.info("created %s from template", ws / fname)
         return ws
+
+    def read(self, name: str, file: str) -> str | None:
+        """The file's text (None when absent); refuses a symlink."""
+        return read_text(checked_folder(self.path(name)) / file)
+
+    def write(self, name: str, file: str, text: str) -> None:
+        """An admin's edit, written atomically; the only way the daemon changes a file."""
+        write_text(self.path(name), file, text)
+        self._cache.pop(self.path(name) / file, None)
+
+    def stamp(self, name: str, file: str) -> tuple[int, int] | None:
+        return stamp(self.path(name) / file)
 
     def bootstrap(self, name: str = DEFAULT_WORKSPACE) -> list[BootstrapFile]:
         """The customised bootstrap files, in a fixed order; templates are skipped."""
         ws = self.path(name)
+        try:
+            checked_folder(ws)
+        except WorkspaceError:  # absent, or a link to elsewhere: nothing is read through it
+            return []
         out: list[BootstrapFile] = []
         for fname in BOOTSTRAP_FILES:
             text = self._read(ws / fname)
@@ -67,18 +104,26 @@ class Workspaces:
 
     def _read(self, path: Path) -> str | None:
         """Read with an (mtime, size) cache: admins edit files while the daemon runs."""
-        try:
-            st = path.stat()
-        except FileNotFoundError:
+        current = stamp(path)
+        if current is None:
             return None
-        stamp = (st.st_mtime_ns, st.st_size)
         cached = self._cache.get(path)
-        if cached and cached[0] == stamp:
+        if cached and cached[0] == current:
             return cached[1]
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            log.warning("cannot read %s: %s", path, exc)
+            text = read_text(path)
+        except (OSError, WorkspaceError) as exc:
+            log.warning("persona file %s not used: %s", path, exc)
             return None
-        self._cache[path] = (stamp, text)
+        if text is None:
+            return None
+        self._cache[path] = (current, text)
         return text
+
+
+def _valid(name: str) -> bool:
+    try:
+        workspace_name(name)
+    except WorkspaceError:
+        return False
+    return True

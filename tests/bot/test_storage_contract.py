@@ -352,6 +352,51 @@ async def test_key_value_round_trip(storage: Storage) -> None:
     assert await kv.get("offset") is None
 
 
+# --- workspaces --------------------------------------------------------------------------
+
+
+async def test_persona_versions_count_up_per_file_and_keep_the_text(storage: Storage) -> None:
+    ws = storage.workspaces
+    assert await ws.latest("team", "SOUL.md") is None
+    one = await ws.add_version("team", "SOUL.md", "a\n  b\n", author="telegram:1", via="chat")
+    two = await ws.add_version("team", "SOUL.md", "c", author="cli:ann", via="cli")
+    other = await ws.add_version("team", "USER.md", "u", author="disk", via="disk")
+    assert (one.version, two.version, other.version) == (1, 2, 1)
+    assert (await ws.version("team", "SOUL.md", 1)) == one
+    assert one.text == "a\n  b\n" and one.author == "telegram:1" and one.via == "chat"
+    assert await ws.latest("team", "SOUL.md") == two
+    assert [v.version for v in await ws.versions("team", "SOUL.md")] == [1, 2]
+    assert await ws.versions("other", "SOUL.md") == []
+    assert one.sha256 != two.sha256
+
+
+async def test_refusals_and_chat_workspace_round_trip(storage: Storage) -> None:
+    ws = storage.workspaces
+    await ws.refused("team", "SOUL.md", author="telegram:9", via="chat", action="/soul set",
+                     reason="not an admin")  # fmt: skip
+    assert await ws.refusals("team") == [("SOUL.md", "telegram:9", "/soul set", "not an admin")]
+    assert await ws.chat_workspace("telegram", "5") is None
+    await ws.set_chat_workspace("telegram", "5", "team", set_by="telegram:1")
+    await ws.set_chat_workspace("telegram", "5", "other", set_by="telegram:1")
+    assert await ws.chat_workspace("telegram", "5") == "other"
+
+
+async def test_reminders_remember_their_workspace(storage: Storage) -> None:
+    r = storage.reminders
+    common: dict[str, Any] = {
+        "kind": ReminderKind.REMINDER,
+        "fire_at": T0,
+        "recurrence": None,
+        "timezone": "UTC",
+    }
+    a = await r.add(KEY, "u1", content="a", workspace="alpha", **common)
+    await r.add(KEY, "u1", content="b", **common)
+    assert a.workspace == "alpha"
+    assert [x.content for x in await r.active_for_user("telegram", "u1", "alpha")] == ["a"]
+    assert [x.content for x in await r.active_for_user("telegram", "u1", "default")] == ["b"]
+    assert len(await r.active_for_user("telegram", "u1")) == 2
+
+
 # --- access: pairing requests, approved users, bound usernames -------------------------
 
 

@@ -195,7 +195,9 @@ async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
     slack_daemon, platform_daemon, fake_slack, fake_llm
 ):
     daemon = await slack_daemon()
-    answer = "\n\n".join(f"Paragraph {i}: " + "word " * 400 for i in range(20))
+    answer = "\n\n".join(
+        f"Paragraph {i}: " + "word " * 180 for i in range(20)
+    )  # under the answer cap
     fake_llm.reply_tool_calls([("final_result", {"answer": answer})])
     fake_slack.fail("chat.postMessage", 500, "internal_error", skip=1)  # part 2 fails
     await _say(fake_slack, "tell me a lot")

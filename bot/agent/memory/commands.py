@@ -13,6 +13,7 @@ from bot.agent.memory.service import Known, MemoryService
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage
 from bot.store.memory import Fact, Scope
+from bot.workspaces.routing import WorkspaceOf, workspace_for
 
 FORGET_USAGE = "/forget <n>|all"
 
@@ -38,16 +39,18 @@ def register_memory_commands(
     memory: MemoryService,
     *,
     is_admin: Callable[[InboundMessage], bool],
-    workspace_of: Callable[[InboundMessage], str],
+    workspace_of: WorkspaceOf,
 ) -> None:
     def may_edit_chat(msg: InboundMessage) -> bool:
         return is_admin(msg) or msg.key.chat_id == msg.user_id
 
     async def show(msg: InboundMessage, args: str) -> str:
-        return listing(await memory.known(workspace_of(msg), msg.key, msg.user_id))
+        return listing(
+            await memory.known(await workspace_for(workspace_of, msg), msg.key, msg.user_id)
+        )
 
     async def forget(msg: InboundMessage, args: str) -> str:
-        known = await memory.known(workspace_of(msg), msg.key, msg.user_id)
+        known = await memory.known(await workspace_for(workspace_of, msg), msg.key, msg.user_id)
         arg = args.strip().lower()
         if arg == "all":
             gone: list[Fact] = list(known.user)

@@ -9,6 +9,7 @@ from bot.agent.skills.model import SkillState
 from bot.errors import SkillError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage
+from bot.workspaces.routing import WorkspaceOf, workspace_for
 
 USAGE = "/skills [enable|disable <name>]"
 
@@ -41,12 +42,12 @@ def register_skill_commands(
     catalog: SkillCatalog,
     *,
     is_admin: Callable[[InboundMessage], bool],
-    workspace_of: Callable[[InboundMessage], str],
+    workspace_of: WorkspaceOf,
 ) -> None:
     async def skills(msg: InboundMessage, args: str) -> str:
         if not is_admin(msg):  # the listing names files on the server: admins only
             return "Only an admin can list, enable or disable skills."
-        workspace = workspace_of(msg)
+        workspace = await workspace_for(workspace_of, msg)
         action, _, name = args.strip().partition(" ")
         if not action:
             return skills_listing(catalog, workspace)

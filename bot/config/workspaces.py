@@ -1,0 +1,78 @@
+"""``[workspaces]``: which chat uses which workspace, file budgets, per-workspace admins.
+
+``[workspaces.routes]`` maps a routing key (``"<channel>:<chat id>"``, or the key a
+channel gives its tenancy unit such as a team or a guild, ``"*"`` for the rest) to a
+workspace name; every other table under ``[workspaces]`` is one workspace's own
+section, e.g. ``[workspaces.team]`` with ``admins = [...]``: who may edit that
+workspace besides the global ``admins``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from bot.config.section import Section
+
+WORKSPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+DEFAULT_ROUTES = {"*": "default"}
+
+
+def check_workspace_name(name: str) -> str:
+    if not WORKSPACE_NAME.fullmatch(name):
+        raise ValueError(
+            f"invalid workspace name {name!r}: use 1-64 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+class WorkspaceSection(Section):
+    """``[workspaces.<name>]``."""
+
+    admins: list[str] = Field(default_factory=list)
+
+
+class WorkspacesSettings(Section):
+    model_config = ConfigDict(extra="allow", validate_default=True)
+
+    routes: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_ROUTES))
+    # Each persona file (AGENTS.md, SOUL.md, USER.md) may hold at most this many characters;
+    # a longer text is refused, never cut.
+    max_file_chars: int = Field(default=8_000, ge=100, le=1_000_000)
+
+    @field_validator("routes")
+    @classmethod
+    def _route_targets(cls, routes: dict[str, str]) -> dict[str, str]:
+        for target in routes.values():
+            check_workspace_name(target)
+        return routes
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        """Every extra table is a workspace: a valid name with a valid section."""
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields)
+        out = dict(data)
+        for name, value in data.items():
+            if name in known:
+                continue
+            check_workspace_name(name)
+            out[name] = WorkspaceSection.model_validate(value)
+        return out
+
+    def sections(self) -> dict[str, WorkspaceSection]:
+        extra = self.__pydantic_extra__ or {}
+        return {k: v for k, v in extra.items() if isinstance(v, WorkspaceSection)}
+
+    def admins_of(self, name: str) -> list[str]:
+        section = self.sections().get(name)
+        return list(section.admins) if section else []
+
+    def names(self) -> list[str]:
+        """Every workspace the config names (route targets and sections), sorted."""
+        return sorted({*self.routes.values(), *self.sections()})

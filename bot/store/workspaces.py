@@ -1,0 +1,134 @@
+"""Persona file versions, refused edits and each chat's chosen workspace.
+
+Every change to a persona file, from chat, the CLI or a direct edit on disk, is one
+row with the full text, so any version can be shown, diffed and restored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.messages import utcnow
+from bot.store.db import Database
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaVersion:
+    workspace: str
+    file: str
+    version: int
+    text: str
+    sha256: str
+    author: str
+    via: str
+    created_at: datetime
+
+
+_COLUMNS = "workspace, file, version, text, sha256, author, via, created_at"
+
+
+def _row(row: sqlite3.Row) -> PersonaVersion:
+    return PersonaVersion(
+        workspace=row["workspace"],
+        file=row["file"],
+        version=int(row["version"]),
+        text=row["text"],
+        sha256=row["sha256"],
+        author=row["author"],
+        via=row["via"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+    )
+
+
+class WorkspaceStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add_version(
+        self, workspace: str, file: str, text: str, *, author: str, via: str
+    ) -> PersonaVersion:
+        """Store ``text`` as the next version (numbers start at 1 and never repeat)."""
+        latest = await self.latest(workspace, file)
+        number = latest.version + 1 if latest else 1
+        await self._db.execute(
+            f"INSERT INTO persona_versions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                workspace,
+                file,
+                number,
+                text,
+                text_hash(text),
+                author,
+                via,
+                utcnow().isoformat(),
+            ),
+        )
+        found = await self.version(workspace, file, number)
+        assert found is not None
+        return found
+
+    async def latest(self, workspace: str, file: str) -> PersonaVersion | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            " ORDER BY version DESC LIMIT 1",
+            (workspace, file),
+        )
+        return _row(row) if row else None
+
+    async def version(self, workspace: str, file: str, number: int) -> PersonaVersion | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            " AND version = ?",
+            (workspace, file, number),
+        )
+        return _row(row) if row else None
+
+    async def versions(self, workspace: str, file: str) -> list[PersonaVersion]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            " ORDER BY version",
+            (workspace, file),
+        )
+        return [_row(r) for r in rows]
+
+    async def refused(
+        self, workspace: str, file: str, *, author: str, via: str, action: str, reason: str
+    ) -> None:
+        await self._db.execute(
+            "INSERT INTO persona_refusals (workspace, file, author, via, action, reason,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (workspace, file, author, via, action, reason, utcnow().isoformat()),
+        )
+
+    async def refusals(self, workspace: str) -> list[tuple[str, str, str, str]]:
+        """(file, author, action, reason) of refused attempts, oldest first (for audits)."""
+        rows = await self._db.fetchall(
+            "SELECT file, author, action, reason FROM persona_refusals WHERE workspace = ?"
+            " ORDER BY id",
+            (workspace,),
+        )
+        return [(r["file"], r["author"], r["action"], r["reason"]) for r in rows]
+
+    async def chat_workspace(self, channel: str, chat_id: str) -> str | None:
+        row = await self._db.fetchone(
+            "SELECT workspace FROM chat_workspaces WHERE channel = ? AND chat_id = ?",
+            (channel, chat_id),
+        )
+        return str(row["workspace"]) if row else None
+
+    async def set_chat_workspace(
+        self, channel: str, chat_id: str, workspace: str, *, set_by: str
+    ) -> None:
+        await self._db.execute(
+            "INSERT INTO chat_workspaces (channel, chat_id, workspace, set_by, set_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (channel, chat_id) DO UPDATE SET"
+            " workspace = excluded.workspace, set_by = excluded.set_by, set_at = excluded.set_at",
+            (channel, chat_id, workspace, set_by, utcnow().isoformat()),
+        )

@@ -1,0 +1,184 @@
+"""``bot workspace ...``: list workspaces and show, edit, diff and roll back persona files.
+
+Runs next to a live daemon: both share the SQLite history (WAL), and the daemon's disk
+check sees a CLI edit as already recorded (same hash), so it is not counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from bot.config import Settings, load_settings
+from bot.errors import BotError, ConfigError
+from bot.store.db import Database
+from bot.store.workspaces import PersonaVersion, WorkspaceStore
+from bot.workspaces.folders import Workspaces
+from bot.workspaces.personas import Personas, describe
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+VIA = "cli"
+T = TypeVar("T")
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="TOML config (default: $BOT_CONFIG, ./bot.toml)"),
+]
+Ws = Annotated[str, typer.Argument(help="workspace name")]
+File = Annotated[str, typer.Argument(help="AGENTS.md, SOUL.md or USER.md (or agents/soul/user)")]
+Number = Annotated[int, typer.Argument(help="version number (see history)")]
+
+
+def _author() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def _settings(config: Path | None) -> Settings:
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]) -> T:
+    """Open the store, run ``work``, close; a refusal is one line and exit code 2."""
+    settings = _settings(config)
+
+    async def run() -> T:
+        db = Database(settings.data_dir / "bot.db")
+        await db.open()
+        try:
+            folders = Workspaces(settings.data_dir / "workspaces")
+            personas = Personas(
+                folders, WorkspaceStore(db), max_chars=settings.workspaces.max_file_chars
+            )
+            return await work(personas)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(run())
+    except BotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:
+    if version is None:
+        typer.echo(f"{file} of workspace {ws} unchanged")
+    else:
+        size = personas.size_line(version.text)
+        typer.echo(f"{version.file} of workspace {ws}: version {version.version} ({size})")
+
+
+@app.command("list")
+def list_(config: ConfigOpt = None) -> None:
+    """The workspaces on disk and in the config."""
+
+    async def work(p: Personas) -> list[str]:
+        return p.folders.names()
+
+    named = _settings(config).workspaces.names()
+    for name in sorted({*_with_personas(config, work), *named}):
+        typer.echo(name)
+
+
+@app.command()
+def show(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+    """Print the file (its size against the budget goes to stderr)."""
+
+    async def work(p: Personas) -> str:
+        return await p.current(ws, file)
+
+    text = _with_personas(config, work)
+    typer.echo(text, nl=False)
+    typer.echo(f"[{len(text):,} chars]", err=True)
+
+
+@app.command("set")
+def set_(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+    """Replace the file with the text read from stdin, exactly as given."""
+    text = sys.stdin.read()
+
+    async def work(p: Personas) -> None:
+        _report(file, ws, await p.set(ws, file, text, author=_author(), via=VIA), p)
+
+    _with_personas(config, work)
+
+
+@app.command()
+def edit(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+    """Open the file in $EDITOR (a copy outside the workspace) and save it as a version."""
+
+    async def current(p: Personas) -> str:
+        return await p.current(ws, file)
+
+    text = _with_personas(config, current)
+    edited = _run_editor(text)
+    if edited == text:
+        typer.echo("no change")
+        return
+
+    async def work(p: Personas) -> None:
+        _report(file, ws, await p.set(ws, file, edited, author=_author(), via=VIA), p)
+
+    _with_personas(config, work)
+
+
+def _run_editor(text: str) -> str:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    fd, name = tempfile.mkstemp(suffix=".md", prefix="bot-persona-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        if subprocess.call([*shlex.split(editor), name]) != 0:
+            typer.echo("error: the editor failed; nothing was changed", err=True)
+            raise typer.Exit(1)
+        return Path(name).read_text(encoding="utf-8")
+    finally:
+        os.unlink(name)
+
+
+@app.command()
+def history(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+    """Every version: number, when, who, via, size."""
+
+    async def work(p: Personas) -> list[PersonaVersion]:
+        return await p.history(ws, file)
+
+    for version in _with_personas(config, work):
+        typer.echo(describe(version))
+
+
+@app.command()
+def diff(ws: Ws, file: File, n: Number, config: ConfigOpt = None) -> None:
+    """Unified diff from version n to the current text."""
+
+    async def work(p: Personas) -> str:
+        return await p.diff(ws, file, n)
+
+    typer.echo(_with_personas(config, work))
+
+
+@app.command()
+def rollback(ws: Ws, file: File, n: Number, config: ConfigOpt = None) -> None:
+    """Make version n current again (recorded as a new version)."""
+
+    async def work(p: Personas) -> None:
+        _report(file, ws, await p.rollback(ws, file, n, author=_author(), via=VIA), p)
+
+    _with_personas(config, work)

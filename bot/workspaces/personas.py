@@ -1,0 +1,164 @@
+"""Persona files under version control: every change is a stored version.
+
+Edits come from chat, the CLI, or an editor on disk; each becomes a version with its
+author, channel of change (``via``) and full text, so any state can be shown, diffed
+and restored (a rollback is itself a new version). A text over the file budget is
+refused whole, never cut. Disk edits are noticed cheaply: (mtime, size) per file each
+turn, a hash only when that moved.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+
+from bot.errors import WorkspaceError
+from bot.store.base import WorkspaceRecords
+from bot.store.workspaces import PersonaVersion, text_hash
+from bot.workspaces.files import PERSONA_FILES, persona_file, workspace_name
+from bot.workspaces.folders import Workspaces
+
+log = logging.getLogger(__name__)
+
+DISK = "disk"
+
+
+class Personas:
+    def __init__(self, folders: Workspaces, records: WorkspaceRecords, *, max_chars: int) -> None:
+        self.folders = folders
+        self.records = records
+        self.max_chars = max_chars
+        self._stamps: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._ready: set[str] = set()
+
+    def _ensure(self, workspace: str) -> None:
+        """An edit or a look at a valid workspace creates it from the templates (once)."""
+        if workspace not in self._ready:
+            self.folders.ensure(workspace)
+            self._ready.add(workspace)
+
+    async def sync(self, workspace: str) -> list[PersonaVersion]:
+        """Record files changed on disk since the last look as versions "via disk"."""
+        recorded = []
+        for file in PERSONA_FILES:
+            found = await self._sync_file(workspace, file)
+            if found is not None:
+                recorded.append(found)
+        return recorded
+
+    async def _sync_file(self, workspace: str, file: str) -> PersonaVersion | None:
+        key = (workspace, file)
+        current = self.folders.stamp(workspace, file)
+        if key in self._stamps and self._stamps[key] == current:
+            return None
+        self._stamps[key] = current
+        try:
+            text = self.folders.read(workspace, file)
+        except WorkspaceError as exc:
+            log.warning("workspace %s: %s", workspace, exc)
+            return None
+        if text is None:
+            return None
+        latest = await self.records.latest(workspace, file)
+        if latest is not None and latest.sha256 == text_hash(text):
+            return None
+        first = latest is None and text == self.folders.template(file)
+        via = "template" if first else DISK
+        version = await self.records.add_version(workspace, file, text, author=via, via=via)
+        if len(text) > self.max_chars:
+            log.warning(
+                "%s of workspace %s is %d characters, over its budget of %d (used whole)",
+                file,
+                workspace,
+                len(text),
+                self.max_chars,
+            )
+        return version
+
+    async def current(self, workspace: str, file: str) -> str:
+        workspace, file = _names(workspace, file)
+        self._ensure(workspace)
+        await self.sync(workspace)
+        return self.folders.read(workspace, file) or ""
+
+    def size_line(self, text: str) -> str:
+        return f"{len(text):,} / {self.max_chars:,} chars"
+
+    async def show(self, workspace: str, file: str) -> str:
+        text = await self.current(workspace, file)
+        over = " (over budget after an edit on disk: edits that keep it over are refused)"
+        note = over if len(text) > self.max_chars else ""
+        return f"{file} of workspace {workspace}: {self.size_line(text)}{note}\n\n{text}"
+
+    async def set(
+        self, workspace: str, file: str, text: str, *, author: str, via: str
+    ) -> PersonaVersion | None:
+        """Replace the file with ``text``; None when it already says exactly that."""
+        workspace, file = _names(workspace, file)
+        old = await self.current(workspace, file)
+        if len(text) > self.max_chars:
+            reason = (
+                f"{file} would be {len(text):,} characters, over its budget of "
+                f"{self.max_chars:,}; nothing was changed. Shorten it and try again."
+            )
+            await self.records.refused(
+                workspace, file, author=author, via=via, action="set", reason="over budget"
+            )
+            raise WorkspaceError(reason)
+        if text == old and await self.records.latest(workspace, file) is not None:
+            return None
+        self.folders.write(workspace, file, text)
+        self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
+        version = await self.records.add_version(workspace, file, text, author=author, via=via)
+        log.info("%s of workspace %s is now version %d (%s via %s)", file, workspace,
+                 version.version, author, via)  # fmt: skip
+        return version
+
+    async def append(
+        self, workspace: str, file: str, text: str, *, author: str, via: str
+    ) -> PersonaVersion | None:
+        old = await self.current(workspace, file)
+        joined = old + ("\n" if old and not old.endswith("\n") else "") + text
+        return await self.set(workspace, file, joined, author=author, via=via)
+
+    async def history(self, workspace: str, file: str) -> list[PersonaVersion]:
+        workspace, file = _names(workspace, file)
+        self._ensure(workspace)
+        await self.sync(workspace)
+        return await self.records.versions(workspace, file)
+
+    async def version(self, workspace: str, file: str, number: int) -> PersonaVersion:
+        workspace, file = _names(workspace, file)
+        found = await self.records.version(workspace, file, number)
+        if found is None:
+            raise WorkspaceError(f"{file} of workspace {workspace} has no version {number}")
+        return found
+
+    async def diff(self, workspace: str, file: str, number: int) -> str:
+        """Unified diff from version ``number`` to the current text."""
+        old = await self.version(workspace, file, number)
+        now = await self.current(workspace, file)
+        lines = difflib.unified_diff(
+            old.text.splitlines(keepends=True),
+            now.splitlines(keepends=True),
+            fromfile=f"{file} version {number}",
+            tofile=f"{file} current",
+        )
+        out = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        return out.rstrip("\n") or f"Version {number} is the same as the current {file}."
+
+    async def rollback(
+        self, workspace: str, file: str, number: int, *, author: str, via: str
+    ) -> PersonaVersion | None:
+        old = await self.version(workspace, file, number)
+        return await self.set(workspace, file, old.text, author=author, via=via)
+
+
+def describe(v: PersonaVersion) -> str:
+    """One history line: number, when, who, via, size."""
+    when = v.created_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"#{v.version}  {when}  {v.author}  via {v.via}  {len(v.text):,} chars"
+
+
+def _names(workspace: str, file: str) -> tuple[str, str]:
+    return workspace_name(workspace), persona_file(file)

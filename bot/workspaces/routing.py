@@ -1,0 +1,102 @@
+"""Which workspace a chat uses: an admin's choice for the chat, else the config routes.
+
+Routing keys are ``"<channel>:<chat id>"`` for every message, plus the key a channel
+puts in ``extras["workspace_key"]`` when its unit of tenancy is bigger than a chat (a
+team, a guild). A scheduled follow-up carries the workspace it was set
+in, so it runs there even if the chat has moved since.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from bot.config.workspaces import WorkspacesSettings
+from bot.messages import ChatKey, InboundMessage, MessageKind
+from bot.store.base import WorkspaceRecords
+from bot.workspaces.files import workspace_name
+from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
+
+log = logging.getLogger(__name__)
+
+# Names a message's workspace; plain (tests, fixed setups) or looked up (the router).
+WorkspaceOf = Callable[[InboundMessage], str | Awaitable[str]]
+WorkspaceLookup = Callable[[InboundMessage], Awaitable[str]]
+
+ROUTING_EXTRA = "workspace_key"
+WORKSPACE_EXTRA = "workspace"
+
+
+async def workspace_for(of: WorkspaceOf, msg: InboundMessage) -> str:
+    found = of(msg)
+    return found if isinstance(found, str) else await found
+
+
+def routing_keys(msg: InboundMessage) -> list[str]:
+    """Most specific first: the chat itself, then the channel's tenancy key."""
+    keys = [f"{msg.key.channel}:{msg.key.chat_id}"]
+    extra = msg.extras.get(ROUTING_EXTRA)
+    if isinstance(extra, str) and extra not in keys:
+        keys.append(extra)
+    return keys
+
+
+def session_key(key: ChatKey, workspace: str) -> ChatKey:
+    """The key a chat's history is stored under in ``workspace``.
+
+    The default workspace keeps the chat's own key (histories from before workspaces
+    stay where they are); another workspace gets its own history for the same chat.
+    """
+    if workspace == DEFAULT_WORKSPACE:
+        return key
+    return ChatKey(key.channel, key.chat_id, f"{key.thread_id or ''}@{workspace}")
+
+
+class WorkspaceRouter:
+    def __init__(
+        self, settings: WorkspacesSettings, records: WorkspaceRecords, folders: Workspaces
+    ) -> None:
+        self._routes = dict(settings.routes)
+        self._records = records
+        self._folders = folders
+        self._chosen: dict[tuple[str, str], str | None] = {}
+        self._ready: set[str] = set()
+
+    async def resolve(self, msg: InboundMessage) -> str:
+        """The workspace of this message (created from the templates on first use)."""
+        name = await self._pick(msg)
+        if name not in self._ready:
+            self._folders.ensure(name)
+            self._ready.add(name)
+        return name
+
+    async def _pick(self, msg: InboundMessage) -> str:
+        carried = msg.extras.get(WORKSPACE_EXTRA)
+        if msg.kind is MessageKind.SCHEDULED and isinstance(carried, str):
+            return workspace_name(carried)
+        chosen = await self.chosen(msg.key)
+        if chosen is not None:
+            return chosen
+        for key in routing_keys(msg):
+            if key in self._routes:
+                return self._routes[key]
+        return self._routes.get("*", DEFAULT_WORKSPACE)
+
+    async def chosen(self, key: ChatKey) -> str | None:
+        """The workspace an admin chose for this chat with ``/workspace use``, if any."""
+        chat = (key.channel, key.chat_id)
+        if chat not in self._chosen:
+            self._chosen[chat] = await self._records.chat_workspace(*chat)
+        return self._chosen[chat]
+
+    async def use(self, key: ChatKey, name: str, *, set_by: str) -> None:
+        workspace_name(name)
+        self._folders.ensure(name)
+        await self._records.set_chat_workspace(key.channel, key.chat_id, name, set_by=set_by)
+        self._chosen[(key.channel, key.chat_id)] = name
+        self._ready.add(name)
+        log.info("chat %s:%s now uses workspace %s (by %s)", *_chat(key), name, set_by)
+
+
+def _chat(key: ChatKey) -> tuple[str, str]:
+    return key.channel, key.chat_id

@@ -1,0 +1,93 @@
+"""Persona versions: every change from chat, CLI or disk is a version; budgets refuse."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot.errors import WorkspaceError
+from bot.store.db import Database
+from bot.store.workspaces import WorkspaceStore
+from bot.workspaces.folders import Workspaces, template_text
+from bot.workspaces.personas import Personas
+
+
+@pytest_asyncio.fixture
+async def personas(tmp_path: Path) -> AsyncIterator[Personas]:
+    db = Database(tmp_path / "bot.db")
+    await db.open()
+    folders = Workspaces(tmp_path / "workspaces")
+    folders.ensure("team")
+    yield Personas(folders, WorkspaceStore(db), max_chars=100)
+    await db.close()
+
+
+async def test_first_look_records_the_template_then_edits_count_up(personas: Personas) -> None:
+    v = await personas.set("team", "SOUL.md", "line one\n  line two\n", author="t:1", via="chat")
+    assert v is not None and v.version == 2
+    history = await personas.history("team", "SOUL.md")
+    assert [(h.version, h.via, h.author) for h in history] == [
+        (1, "template", "template"),
+        (2, "chat", "t:1"),
+    ]
+    assert history[0].text == template_text("SOUL.md")
+    assert (personas.folders.path("team") / "SOUL.md").read_text() == "line one\n  line two\n"
+
+
+async def test_over_budget_is_refused_whole_and_recorded(personas: Personas) -> None:
+    await personas.set("team", "USER.md", "short", author="t:1", via="chat")
+    with pytest.raises(WorkspaceError, match="101 characters, over its budget of 100"):
+        await personas.set("team", "USER.md", "x" * 101, author="t:1", via="chat")
+    with pytest.raises(WorkspaceError, match="over its budget"):
+        await personas.append("team", "USER.md", "y" * 96, author="t:1", via="chat")
+    assert await personas.current("team", "USER.md") == "short"
+    assert (await personas.records.refusals("team"))[0][2:] == ("set", "over budget")
+    assert await personas.set("team", "USER.md", "x" * 100, author="t:1", via="cli")
+
+
+async def test_append_diff_and_rollback_as_a_new_version(personas: Personas) -> None:
+    await personas.set("team", "AGENTS.md", "a\nb", author="t:1", via="chat")
+    await personas.append("team", "AGENTS.md", "c\n", author="t:1", via="chat")
+    assert await personas.current("team", "AGENTS.md") == "a\nb\nc\n"
+    diff = await personas.diff("team", "AGENTS.md", 2)
+    assert diff.splitlines()[:2] == ["--- AGENTS.md version 2", "+++ AGENTS.md current"]
+    assert "+c" in diff.splitlines() and "-b" in diff.splitlines()
+    back = await personas.rollback("team", "AGENTS.md", 2, author="cli:ann", via="cli")
+    assert back is not None and back.version == 4 and back.text == "a\nb"
+    assert await personas.current("team", "AGENTS.md") == "a\nb"
+    assert "same as the current" in await personas.diff("team", "AGENTS.md", 2)
+    with pytest.raises(WorkspaceError, match="no version 9"):
+        await personas.rollback("team", "AGENTS.md", 9, author="x", via="cli")
+    assert await personas.set("team", "AGENTS.md", "a\nb", author="x", via="cli") is None
+
+
+async def test_disk_edits_are_noticed_once_via_disk(personas: Personas) -> None:
+    await personas.sync("team")
+    soul = personas.folders.path("team") / "SOUL.md"
+    soul.write_text("edited in vim\n")
+    (found,) = await personas.sync("team")
+    assert (found.version, found.via, found.text) == (2, "disk", "edited in vim\n")
+    assert await personas.sync("team") == []  # unchanged stamp: not even read again
+    soul.write_text("z" * 150)  # over the budget of 100: recorded and used whole, flagged
+    (big,) = await personas.sync("team")
+    assert big.text == "z" * 150
+    shown = await personas.show("team", "SOUL.md")
+    assert shown.startswith("SOUL.md of workspace team: 150 / 100 chars (over budget")
+    assert shown.endswith("z" * 150)
+    soul.write_text("edited in vim\n")
+    await personas.sync("team")
+    # Same size and content rewritten (a new mtime): hashed, equal, not a new version.
+    soul.write_text("edited in vim\n")
+    os.utime(soul, ns=(1, 1))
+    assert await personas.sync("team") == []
+
+
+async def test_traversal_names_are_refused(personas: Personas) -> None:
+    for ws, file in [("../../etc", "SOUL.md"), ("team", "../../etc/passwd"),
+                     ("SOUL.md/../x", "SOUL.md"), ("team", "SOUL.md/../x")]:  # fmt: skip
+        with pytest.raises(WorkspaceError):
+            await personas.set(ws, file, "x", author="t:1", via="cli")

@@ -1,0 +1,138 @@
+"""``bot workspace ...`` through the CLI entry (in-process), and once as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from bot.cli import app, main
+from bot.store.workspaces import WorkspaceStore
+
+TEXT = "Line one.\n  Indented $HOME `x`.\n\nLast line without newline"
+
+
+def _config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "bot.toml"
+    path.write_text(f'data_dir = "{tmp_path / "data"}"\n{extra}', encoding="utf-8")
+    return path
+
+
+def cli(config: Path, *args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(app, ["workspace", *args, "--config", str(config)], input=stdin)
+
+
+def test_set_show_history_diff_rollback(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, '[workspaces.routes]\n"*" = "default"\n"telegram:5" = "team"\n')
+    done = cli(cfg, "set", "team", "SOUL.md", stdin=TEXT)
+    assert done.exit_code == 0, done.output
+    assert "SOUL.md of workspace team: version 2" in done.output
+    assert (tmp_path / "data/workspaces/team/SOUL.md").read_text(encoding="utf-8") == TEXT
+
+    shown = cli(cfg, "show", "team", "soul")
+    assert shown.exit_code == 0 and shown.stdout == TEXT  # exactly as given, nothing added
+
+    assert cli(cfg, "set", "team", "soul", stdin="Second.\n").exit_code == 0
+    history = cli(cfg, "history", "team", "SOUL.md").stdout.splitlines()
+    assert [line.split()[0] for line in history] == ["#1", "#2", "#3"]
+    assert f"cli:{getpass.getuser()}  via cli" in history[1]
+    assert "via template" in history[0]
+
+    diff = cli(cfg, "diff", "team", "SOUL.md", "2").stdout
+    assert diff.startswith("--- SOUL.md version 2\n+++ SOUL.md current\n")
+    assert "-Line one.\n" in diff and "+Second.\n" in diff
+
+    rolled = cli(cfg, "rollback", "team", "SOUL.md", "2")
+    assert rolled.exit_code == 0 and "version 4" in rolled.output
+    assert cli(cfg, "show", "team", "SOUL.md").stdout == TEXT
+
+    listed = cli(cfg, "list").stdout.split()
+    assert listed == ["default", "team"]  # on disk, or named by the config
+
+
+def test_refusals_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "[workspaces]\nmax_file_chars = 100\n")
+    over = cli(cfg, "set", "default", "USER.md", stdin="x" * 101)
+    assert over.exit_code == 2
+    assert "101 characters, over its budget of 100; nothing was changed" in over.output
+    for ws, file, why in [
+        ("../../etc/passwd", "SOUL.md", "invalid workspace name"),
+        ("SOUL.md/../x", "SOUL.md", "invalid workspace name"),
+        ("default", "../../etc/passwd", "not a persona file"),
+        ("default", "SOUL.md/../x", "not a persona file"),
+    ]:
+        result = cli(cfg, "set", ws, file, stdin="x")
+        assert result.exit_code == 2 and why in result.output, result.output
+    assert not (tmp_path / "etc").exists()
+    assert cli(cfg, "diff", "default", "SOUL.md", "7").exit_code == 2
+
+    assert cli(cfg, "show", "default", "SOUL.md").exit_code == 0  # created from templates
+    folder = tmp_path / "data/workspaces/default"
+    outside = tmp_path / "outside"
+    outside.write_text("keep")
+    (folder / "AGENTS.md").unlink(missing_ok=True)
+    (folder / "AGENTS.md").symlink_to(outside)
+    linked = cli(cfg, "set", "default", "AGENTS.md", stdin="through?")
+    assert linked.exit_code == 2 and "symbolic link" in linked.output
+    assert outside.read_text() == "keep"
+
+
+def test_edit_runs_the_editor_on_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = _config(tmp_path)
+    assert cli(cfg, "set", "default", "USER.md", stdin="The user is Ada.\n").exit_code == 0
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import sys\n"
+        "p = sys.argv[1]\n"
+        "assert 'workspaces' not in p\n"  # never the live file
+        "open(p, 'a').write('She likes tea.\\n')\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    edited = cli(cfg, "edit", "default", "user")
+    assert edited.exit_code == 0, edited.output
+    assert "version 3" in edited.output
+    text = (tmp_path / "data/workspaces/default/USER.md").read_text(encoding="utf-8")
+    assert text == "The user is Ada.\nShe likes tea.\n"
+
+
+async def test_a_cli_edit_reaches_a_running_daemon_once(
+    tmp_path: Path, daemon_factory, fake_llm
+) -> None:
+    daemon, chat = await daemon_factory(data_dir=tmp_path / "data")
+    cfg = _config(tmp_path)
+    await chat.ask("hello")  # the daemon has looked at the files
+    done = await asyncio.to_thread(cli, cfg, "set", "default", "SOUL.md", stdin="From the CLI.")
+    assert done.exit_code == 0, done.output
+    await chat.ask("again")
+    assert "From the CLI." in fake_llm.requests[-1].json["messages"][0]["content"]
+    versions = await WorkspaceStore(daemon.db).versions("default", "SOUL.md")
+    assert [v.via for v in versions] == ["template", "cli"]  # not counted again as "disk"
+
+
+def test_the_main_entry_takes_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _config(tmp_path, '[workspaces.routes]\n"*" = "lobby"\n')
+    monkeypatch.setattr(sys, "argv", ["bot", "workspace", "list", "--config", str(cfg)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.split() == ["lobby"]
+
+
+@pytest.mark.slow
+def test_workspace_cli_as_a_process(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    run = [sys.executable, "-m", "bot", "workspace"]
+    subprocess.run([*run, "set", "default", "SOUL.md", "-c", str(cfg)], input="Be brief.\n",
+                   text=True, check=True, capture_output=True, timeout=60)  # fmt: skip
+    shown = subprocess.run([*run, "show", "default", "SOUL.md", "-c", str(cfg)],
+                           text=True, check=True, capture_output=True, timeout=60)  # fmt: skip
+    assert shown.stdout == "Be brief.\n"
+    assert "10 chars" in shown.stderr
