@@ -59,6 +59,7 @@ def build_model(settings: Settings) -> LLMClient:
         fallback_models=llm.fallback_models,
         timeout_s=llm.timeout_s,
         max_retries=llm.max_retries,
+        max_concurrent_calls=llm.max_concurrent_calls,
     )
 
 
@@ -159,9 +160,7 @@ def build_daemon(
         idle_s=settings.agent.worker_idle_s,
         filters=[access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
-    delivery = Delivery(
-        outbox, by_name, max_concurrent=settings.agent.max_concurrent_chats, metrics=metrics
-    )
+    delivery = Delivery(outbox, by_name, metrics=metrics)
     bind_metrics(
         metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=outbox, channels=by_name
     )
