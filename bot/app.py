@@ -145,7 +145,12 @@ def build_daemon(
         services=ToolServices(reminders=reminders, weather=weather, files=ChannelFiles(by_name)),
     )
     turns = TurnHandler(
-        bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
+        bus=bus,
+        commands=commands,
+        runner=runner,
+        channels=by_name,
+        metrics=metrics,
+        typing_after_s=settings.agent.typing_after_s,
     )
     access = AccessControl(
         bus,

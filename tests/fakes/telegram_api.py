@@ -396,6 +396,7 @@ async def telegram_daemon(
         data_dir: Path | None = None,
         poll_timeout: int = 1,
         state: Any = None,
+        agent: dict[str, Any] | None = None,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = {
@@ -405,7 +406,10 @@ async def telegram_daemon(
             **telegram,
         }
         settings = make_settings(
-            data_dir or tmp_path / "data", fake_llm.url, channels={"telegram": section}
+            data_dir or tmp_path / "data",
+            fake_llm.url,
+            channels={"telegram": section},
+            agent=agent or {},
         )
         made: list[TelegramChannel] = []
 

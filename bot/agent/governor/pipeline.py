@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.governor import repair
-from bot.agent.governor.budget import Budget, TokenCounter, litellm_counter, resolve_budget
+from bot.agent.governor.budget import (
+    Budget,
+    TokenCounter,
+    UpperBound,
+    litellm_counter,
+    resolve_budget,
+)
 from bot.agent.governor.offload import head_tail
 from bot.agent.governor.repair import Message
 from bot.agent.llm.client import litellm_module
@@ -40,7 +46,7 @@ class Governed:
     """One request's messages and what the governor did to get there."""
 
     messages: list[Message]
-    tokens: int
+    tokens: int  # exact, or an upper bound when that bound already fits the limit
     limit: int
     dropped: int = 0
     compacted: int = 0
@@ -167,6 +173,7 @@ class ContextGovernor:
         self.settings = settings
         self.model = model
         self.counter = counter or TokenCounter()
+        self.upper = UpperBound()
         self._exact = counter is not None
         self.budget = budget
 
@@ -224,6 +231,9 @@ class ContextGovernor:
         out = repair.repair_pairs(out)
         out = apply_tool_result_budget(out, self.settings.max_tool_result_chars)
         start = _index(out, anchor)
+        bound = self.upper.messages(out) + self.upper.tools(tools)
+        if bound <= budget.limit:
+            return Governed(out, bound, budget.limit)  # fits even counted generously
         out, compacted = compact_inflight_overflow(out, start, self.counter, room)
         out, dropped = snip_history(out, start, self.counter, room)
         out = repair.repair_pairs(out)
