@@ -88,10 +88,11 @@ class Daemon:
         await self.http.start()
         scheduled = await self.scheduler.start()
         self.housekeeping.start()
-        self.warmup()
         self._spawn(self.delivery.route(self.bus), "outbound")
         self._spawn(self.dispatcher.run(), "dispatcher")
-        up = [name for name in list(self.channels) if await self._start_channel(name)]
+        names = list(self.channels)
+        connected = await asyncio.gather(*(self._start_channel(name) for name in names))
+        up = [name for name, ok in zip(names, connected, strict=True) if ok]
         inbound, outbound = await self.bus.replay()
         if inbound or outbound:
             log.info(
@@ -108,6 +109,9 @@ class Daemon:
             self.web.url if self.web is not None else "off",
             self.ready_s * 1000,
         )
+        # After ready, not before: the import holds the GIL for seconds, and channels
+        # connecting meanwhile would wait on it. A turn that comes first awaits it.
+        self.warmup()
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))

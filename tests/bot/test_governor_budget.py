@@ -105,7 +105,14 @@ async def test_governor_resolves_window_and_tokenizer_lazily():
     assert gov.budget == Budget(5_000, 4_000, "config")
     assert gov.budget.limit == 2_500
     text = "hello world, how are you today?"
+    estimate = gov.counter
+    small = [{"role": "user", "content": text}]
+    await gov.prepare(small)
+    assert gov.counter is estimate  # fits by length: the tokenizer is not even loaded
+    big = [{"role": "user", "content": f"{i} {text}"} for i in range(200)]
+    governed = await gov.prepare(big)
     assert gov.counter.text(text) == litellm.token_counter(model="openai/fake-model", text=text)
+    assert governed.dropped > 0 and governed.tokens <= 2_500
     known = ContextGovernor(ContextSettings(), "openai/gpt-4o-mini")
     await known.ready()
     assert known.budget is not None and known.budget.window == 128_000

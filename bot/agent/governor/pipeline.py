@@ -174,6 +174,7 @@ class ContextGovernor:
         self.model = model
         self.counter = counter or TokenCounter()
         self.upper = UpperBound()
+        self._cold: TokenCounter | None = None  # the model's tokenizer, until first needed
         self._exact = counter is not None
         self.budget = budget
 
@@ -196,9 +197,9 @@ class ContextGovernor:
             window, source = self.budget.window, self.budget.source
             log.info("context window for %s: %d tokens (%s)", self.model, window, source)
         if not self._exact and litellm is not None:
-            counter = litellm_counter(litellm, self.model)
-            await asyncio.to_thread(counter.text, "warm up the tokenizer")  # loads its files
-            self.counter = counter
+            # Not loaded yet (about 40 MB): most requests fit by the length bound and
+            # never need it; the first one that does loads it, off the loop.
+            self._cold = litellm_counter(litellm, self.model)
         self._exact = True
 
     async def prepare(
@@ -209,7 +210,17 @@ class ContextGovernor:
         turn_start: int | None = None,
     ) -> Governed:
         await self.ready()
+        cold = self._cold
+        if cold is not None and not self._fits(messages, tools):
+            await asyncio.to_thread(cold.text, "warm up the tokenizer")  # loads its files
+            self.counter, self._cold = cold, None
         return self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
+
+    def _fits(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]] | None) -> bool:
+        limit = self.budget.limit if self.budget is not None else self.settings.max_context_tokens
+        known = [m for m in messages if isinstance(m, dict)]
+        # Repairs may add a short placeholder result per tool call: room for those too.
+        return self.upper.messages(known) + self.upper.tools(tools) + 64 * len(known) <= limit
 
     def prepare_for_model(
         self,
