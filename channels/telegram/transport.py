@@ -43,7 +43,8 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._pool_size)
-            self._session = aiohttp.ClientSession(connector=connector)
+            # trust_env: HTTP(S)_PROXY is honoured, as httpx (PTB's default) honours it.
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=True)
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:
