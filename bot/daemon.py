@@ -86,6 +86,13 @@ class Daemon:
         await self.db.open()
         self.workspaces.ensure()
         await self.http.start()
+        # What the last run left unfinished is queued before the scheduler starts: a
+        # reminder it fires now is in the outbox too, and must not be queued twice.
+        inbound, outbound = await self.bus.replay()
+        if inbound or outbound:
+            log.info(
+                "resuming %d unanswered messages and %d undelivered replies", inbound, outbound
+            )
         scheduled = await self.scheduler.start()
         self.housekeeping.start()
         self._spawn(self.delivery.route(self.bus), "outbound")
@@ -93,11 +100,6 @@ class Daemon:
         names = list(self.channels)
         connected = await asyncio.gather(*(self._start_channel(name) for name in names))
         up = [name for name, ok in zip(names, connected, strict=True) if ok]
-        inbound, outbound = await self.bus.replay()
-        if inbound or outbound:
-            log.info(
-                "resuming %d unanswered messages and %d undelivered replies", inbound, outbound
-            )
         self.ready_s = time.perf_counter() - started
         self.state = "ready"
         log.info(
