@@ -25,11 +25,11 @@ from bench.harness import (
     tool_definitions,
 )
 from bench.procs import FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
+from bot.config import Settings
 
 CHATS = 1_000
 DELAY_S = 1.0
 IN_ORDER = 10
-DEFAULT_CAP = 64  # [agent] max_concurrent_chats default
 DEADLINE_S = 180.0  # a burst still unanswered then is reported, not waited for
 
 
@@ -60,7 +60,8 @@ async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
     return {"wall_s": wall, "cpu_s": cpu.used, "base_rss_mb": base, "peak_rss_mb": _hwm()}
 
 
-async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]:
+async def ours(url: str, stats_url: str, chats: int, cap: int | None) -> dict[str, Any]:
+    """The burst at default settings (``cap`` None) or with ``max_concurrent_chats=cap``."""
     from bot.agent.llm.client import litellm_module
     from bot.app import build_daemon
 
@@ -75,7 +76,7 @@ async def ours(url: str, stats_url: str, chats: int, cap: int) -> dict[str, Any]
         before = await fake_stats(stats_url)
         msgs = [channel.message(f"c{c}", f"hello from chat {c}") for c in range(chats)]
         waiters = [channel.expect(m) for m in msgs]
-        with CpuMeter() as cpu, profiled(f"concurrency-ours-{cap}"):
+        with CpuMeter() as cpu, profiled(f"concurrency-ours-{cap or 'default'}"):
             started = time.perf_counter()
             for m in msgs:
                 await channel.put(m)
@@ -137,7 +138,7 @@ async def run() -> list[Row]:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
         bare = await run_worker("bench_concurrency:floor", calls=CHATS, **urls)
         raised = await run_worker("bench_concurrency:ours", chats=CHATS, cap=CHATS, **urls)
-        default = await run_worker("bench_concurrency:ours", chats=CHATS, cap=DEFAULT_CAP, **urls)
+        default = await run_worker("bench_concurrency:ours", chats=CHATS, cap=None, **urls)
         order = await run_worker("bench_concurrency:in_order", count=IN_ORDER, **urls)
     floor = "1,000 one-second chats: floor (bare litellm)"
     rows = [
@@ -155,9 +156,15 @@ async def run() -> list[Row]:
             f"{bare['cpu_s'] / CHATS * 1000:.1f} ms per call",
         ),
     ]
-    for r, cap in ((raised, CHATS), (default, DEFAULT_CAP)):
-        label = "raised" if cap == CHATS else "default"
-        scenario = f"1,000 one-second chats: ours, max_concurrent_chats={cap} ({label})"
+    defaults = Settings()
+    at_default = (
+        f"max_concurrent_chats={defaults.agent.max_concurrent_chats},"
+        f" max_concurrent_calls={defaults.llm.max_concurrent_calls}"
+    )
+    for r, label in ((raised, f"max_concurrent_chats={CHATS}"), (default, "defaults")):
+        scenario = f"1,000 one-second chats: ours, {label}"
+        if r is default:
+            scenario += f" ({at_default})"
         rows += [
             Row(
                 scenario,

@@ -24,10 +24,11 @@ from bench.harness import (
     CpuMeter,
     bare_loop,
     profiled,
+    seed_sessions,
     settings,
     tool_definitions,
 )
-from bench.procs import FakeLLMProcess, fake_stats, run_worker
+from bench.procs import FakeLLMProcess, FakeTelegramProcess, fake_stats, run_worker
 
 CHATS = 50
 MESSAGES = 2_000
@@ -62,43 +63,6 @@ async def floor(url: str, stats_url: str, calls: int, inflight: int) -> dict[str
     }
 
 
-async def _seed(daemon: Any, chats: int, stored: int) -> int:
-    """``stored`` messages per chat shaped like real turns (user, final_result call, its
-    result), with an archived summary covering all but the last six turns (the state a
-    long chat settles in). Returns the messages stored per chat."""
-    turns = stored // 3
-    for c in range(chats):
-        key = BenchChannel().message(f"c{c}", "").key
-        messages: list[dict[str, Any]] = []
-        for t in range(turns):
-            call_id = f"call_seed_{c}_{t}"
-            answer = f"Answer {t}: " + "here is what I found about that. " * 5
-            messages += [
-                {"role": "user", "content": f"question {t}: " + "what about this and that? " * 4},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {
-                                "name": "final_result",
-                                "arguments": f'{{"answer": "{answer}"}}',
-                            },
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": call_id, "name": "final_result", "content": "ok"},
-            ]
-        await daemon.sessions.append(key, messages)
-        rows = await daemon.sessions.history_rows(key, 6 * 3 + 1)
-        await daemon.sessions.save_summary(
-            key, "The user asks many questions about this and that. " * 8, rows[0][0] - 1
-        )
-    return turns * 3
-
-
 async def ours(
     url: str, stats_url: str, *, chats: int, per_chat: int, stored: int, label: str
 ) -> dict[str, Any]:
@@ -111,7 +75,8 @@ async def ours(
         daemon = build_daemon(settings(Path(tmp), url), [channel])
         await daemon.start()
         await litellm_module()
-        seeded = await _seed(daemon, chats, stored) if stored else 0
+        keys = [channel.message(f"c{c}", "").key for c in range(chats)]
+        seeded = await seed_sessions(daemon, keys, stored) if stored else 0
         for w in range(WARMUP):
             await asyncio.gather(*(channel.ask(f"c{c}", f"warm-up {w}") for c in range(chats)))
         latencies: list[float] = []
@@ -209,6 +174,30 @@ async def run() -> list[Row]:
             label="long",
             **urls,
         )
+        async with FakeTelegramProcess() as tg:
+            tg_args = {
+                "tg_base_url": tg.base_url,
+                "tg_token": tg.token,
+                "tg_control_url": tg.control_url,
+                "warmup": WARMUP,
+                **urls,
+            }
+            tg_short = await run_worker(
+                "telegram_turns:telegram",
+                chats=CHATS,
+                per_chat=MESSAGES // CHATS,
+                stored=0,
+                label="short",
+                **tg_args,
+            )
+            tg_long = await run_worker(
+                "telegram_turns:telegram",
+                chats=CHATS,
+                per_chat=LONG_MESSAGES // CHATS,
+                stored=LONG_SESSION,
+                label="long",
+                **tg_args,
+            )
     floor_ms = bare["cpu_s"] / bare["calls"] * 1000
     rows = [
         Row(
@@ -243,6 +232,14 @@ async def run() -> list[Row]:
         ),
     ]
     rows += _turn_rows(f"turns: session of {long['seeded']:,} messages", long, floor_ms)
+    for r in (tg_short, tg_long):
+        scenario = "turns via Telegram (fake Bot API, own process): " + (
+            "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
+        )
+        rows += _turn_rows(scenario, r, floor_ms)
+        per_message = sorted(r["bot_api_calls"].items())
+        calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
+        rows.append(Row(scenario, "Bot API calls per message", calls, "long polls included"))
     growth = (long["cpu_s"] / long["messages"]) / (short["cpu_s"] / short["messages"])
     rows.append(
         Row(

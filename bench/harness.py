@@ -11,7 +11,7 @@ import contextlib
 import cProfile
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,15 @@ class BenchChannel:
         return reply, time.perf_counter() - started
 
 
-def settings(data_dir: Path, llm_url: str, *, max_concurrent_chats: int = 64) -> Settings:
+def settings(
+    data_dir: Path,
+    llm_url: str,
+    *,
+    max_concurrent_chats: int | None = None,
+    channels: dict[str, Any] | None = None,
+) -> Settings:
+    """The daemon's settings against the fake model; defaults unless a cap is given."""
+    agent = {} if max_concurrent_chats is None else {"max_concurrent_chats": max_concurrent_chats}
     return Settings(
         data_dir=data_dir,
         log_level="WARNING",
@@ -87,7 +95,8 @@ def settings(data_dir: Path, llm_url: str, *, max_concurrent_chats: int = 64) ->
             "timeout_s": 120,
             "max_retries": 0,
         },
-        agent={"max_concurrent_chats": max_concurrent_chats},
+        agent=agent,
+        channels=channels or {},
         web={"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
     )
 
@@ -129,6 +138,42 @@ async def bare_loop(
     started = time.perf_counter()
     await asyncio.gather(*(lane() for _ in range(min(inflight, calls))))
     return time.perf_counter() - started
+
+
+async def seed_sessions(daemon: Any, keys: Sequence[ChatKey], stored: int) -> int:
+    """``stored`` messages per chat shaped like real turns (user, final_result call, its
+    result), with an archived summary covering all but the last six turns (the state a
+    long chat settles in). Returns the messages stored per chat."""
+    turns = stored // 3
+    for c, key in enumerate(keys):
+        messages: list[dict[str, Any]] = []
+        for t in range(turns):
+            call_id = f"call_seed_{c}_{t}"
+            answer = f"Answer {t}: " + "here is what I found about that. " * 5
+            messages += [
+                {"role": "user", "content": f"question {t}: " + "what about this and that? " * 4},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": "final_result",
+                                "arguments": f'{{"answer": "{answer}"}}',
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": call_id, "name": "final_result", "content": "ok"},
+            ]
+        await daemon.sessions.append(key, messages)
+        rows = await daemon.sessions.history_rows(key, 6 * 3 + 1)
+        await daemon.sessions.save_summary(
+            key, "The user asks many questions about this and that. " * 8, rows[0][0] - 1
+        )
+    return turns * 3
 
 
 @contextlib.contextmanager

@@ -47,17 +47,18 @@ def proc_rss_mb(pid: int, key: str = "VmRSS") -> float:
     return 0.0
 
 
-class FakeLLMProcess:
-    """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``."""
+class FakeProcess:
+    """A fake server module run as ``python -m <module> <args>``: it prints ``PORT <n>``
+    once it listens and serves until its stdin closes."""
 
-    def __init__(self, delay: float = 0.0) -> None:
-        self.delay = delay
+    module = ""
+
+    def __init__(self) -> None:
         self.proc: asyncio.subprocess.Process | None = None
         self.port = 0
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def args(self) -> list[str]:
+        return []
 
     @property
     def stats_url(self) -> str:
@@ -67,9 +68,8 @@ class FakeLLMProcess:
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bench.fake_llm_server",
-            "--delay",
-            str(self.delay),
+            self.module,
+            *self.args(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env=child_env(),
@@ -78,9 +78,13 @@ class FakeLLMProcess:
         assert self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
         if not line.startswith(b"PORT "):
-            raise RuntimeError(f"fake LLM server did not start: {line!r}")
+            raise RuntimeError(f"{self.module} did not start: {line!r}")
         self.port = int(line.split()[1])
+        self.started(line.decode().split())
         return self
+
+    def started(self, words: list[str]) -> None:
+        """The words of the ``PORT`` line, for subclasses that print more."""
 
     async def __aexit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
@@ -94,6 +98,41 @@ class FakeLLMProcess:
         except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
+
+
+class FakeLLMProcess(FakeProcess):
+    """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``."""
+
+    module = "bench.fake_llm_server"
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__()
+        self.delay = delay
+
+    def args(self) -> list[str]:
+        return ["--delay", str(self.delay)]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+class FakeTelegramProcess(FakeProcess):
+    """The fake Bot API driving closed-loop chats (bench/fake_telegram_server.py)."""
+
+    module = "bench.fake_telegram_server"
+    token = ""
+
+    def started(self, words: list[str]) -> None:
+        self.token = words[3]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    @property
+    def control_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bench"
 
 
 async def fake_stats(stats_url: str) -> dict[str, float]:

@@ -75,6 +75,7 @@ def build_model(settings: Settings) -> LLMClient:
         fallback_models=llm.fallback_models,
         timeout_s=llm.timeout_s,
         max_retries=llm.max_retries,
+        max_concurrent_calls=llm.max_concurrent_calls,
     )
 
 
@@ -182,7 +183,12 @@ def build_daemon(
         workspace_of=turn_workspace,
     )
     turns = TurnHandler(
-        bus=bus, commands=commands, runner=runner, channels=by_name, metrics=metrics
+        bus=bus,
+        commands=commands,
+        runner=runner,
+        channels=by_name,
+        metrics=metrics,
+        typing_after_s=settings.agent.typing_after_s,
     )
     access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
     register_skill_commands(
@@ -201,7 +207,6 @@ def build_daemon(
     delivery = Delivery(
         outbox,
         by_name,
-        max_concurrent=settings.agent.max_concurrent_chats,
         metrics=metrics,
         max_chars=settings.agent.max_answer_chars,
     )

@@ -98,17 +98,20 @@ class Daemon:
         await self.db.open()
         self.workspaces.ensure()
         await self.http.start()
-        scheduled = await self.scheduler.start()
-        self.housekeeping.start()
-        self.warmup()
-        self._spawn(self.delivery.route(self.bus), "outbound")
-        self._spawn(self.dispatcher.run(), "dispatcher")
-        up = [name for name in list(self.channels) if await self._start_channel(name)]
+        # What the last run left unfinished is queued before the scheduler starts: a
+        # reminder it fires now is in the outbox too, and must not be queued twice.
         inbound, outbound = await self.bus.replay()
         if inbound or outbound:
             log.info(
                 "resuming %d unanswered messages and %d undelivered replies", inbound, outbound
             )
+        scheduled = await self.scheduler.start()
+        self.housekeeping.start()
+        self._spawn(self.delivery.route(self.bus), "outbound")
+        self._spawn(self.dispatcher.run(), "dispatcher")
+        names = list(self.channels)
+        connected = await asyncio.gather(*(self._start_channel(name) for name in names))
+        up = [name for name, ok in zip(names, connected, strict=True) if ok]
         self.ready_s = time.perf_counter() - started
         self.state = "ready"
         log.info(
@@ -120,6 +123,9 @@ class Daemon:
             self.web.url if self.web is not None else "off",
             self.ready_s * 1000,
         )
+        # After ready, not before: the import holds the GIL for seconds, and channels
+        # connecting meanwhile would wait on it. A turn that comes first awaits it.
+        self.warmup()
         for part in self.background:
             part.start()
 

@@ -94,7 +94,7 @@ class Delivery:
         channels: Mapping[str, Channel],
         *,
         max_attempts: int = 12,
-        max_concurrent: int = 64,
+        max_concurrent: int = 64,  # sends at once: platforms rate-limit per bot, not per chat
         metrics: Metrics = NO_METRICS,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:

@@ -8,6 +8,7 @@ appended to the last user message.
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from collections.abc import Sequence
@@ -70,7 +71,9 @@ def build_system_prompt(inputs: PromptInputs) -> str:
     return SECTION_SEPARATOR.join(sections)
 
 
+@functools.lru_cache(maxsize=256)
 def _identity(channel: str, workspace: Path) -> str:
+    """Cached: it never changes for a channel and workspace (``resolve`` walks the path)."""
     runtime = f"Python {sys.version.split()[0]} on {platform.system()} {platform.machine()}"
     return (
         "# Identity\n"

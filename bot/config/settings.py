@@ -36,12 +36,17 @@ class LLMSettings(Section):
     timeout_s: float = Field(default=60, gt=0)
     max_steps: int = Field(default=8, ge=1, le=100)
     max_retries: int = Field(default=2, ge=0, le=10)
+    # Model requests in flight across all chats: bounds provider connections (rate
+    # limits) and the request bodies held in memory; a queued call waits, it never fails.
+    max_concurrent_calls: int = Field(default=256, ge=1)
 
 
 class AgentSettings(Section):
     """How chats are scheduled onto workers."""
 
-    max_concurrent_chats: int = Field(default=64, ge=1)
+    # Turns at once across chats. Not the throttle: a turn mostly waits on the model,
+    # and model requests are capped by ``[llm] max_concurrent_calls``.
+    max_concurrent_chats: int = Field(default=1024, ge=1)
     worker_idle_s: float = Field(default=300, gt=0)
     max_message_chars: int = Field(default=16_000, ge=100)
     # On SIGTERM/SIGINT running turns get this long; unfinished ones resume at the next start.
@@ -50,6 +55,8 @@ class AgentSettings(Section):
     max_tool_calls_per_step: int = Field(default=16, ge=1, le=1000)
     # Text per outbound message; the rest is attached as a file, or cut with a note.
     max_answer_chars: int = Field(default=20_000, ge=500)
+    # The typing indicator starts only once a turn has run this long (0: at once).
+    typing_after_s: float = Field(default=1.0, ge=0)
 
 
 class RemindersSettings(Section):

@@ -32,6 +32,9 @@ from channels.base import Channel, SupportsTyping
 log = logging.getLogger(__name__)
 
 TYPING_REFRESH_S = 4.0  # platforms show "typing" for about 5 s per call
+# A turn answered sooner than this shows no indicator: it would only cost a platform
+# call (one more HTTP request per message) for a "typing" the user never sees.
+TYPING_AFTER_S = 1.0
 
 
 class TurnHandler:
@@ -45,8 +48,10 @@ class TurnHandler:
         runner: AgentRunner,
         channels: Mapping[str, Channel],
         metrics: Metrics,
+        typing_after_s: float = TYPING_AFTER_S,
     ) -> None:
         self.bus = bus
+        self.typing_after_s = typing_after_s
         self.commands = commands
         self.runner = runner
         self.channels = channels
@@ -121,7 +126,8 @@ class TurnHandler:
 
     @contextlib.asynccontextmanager
     async def typing(self, msg: InboundMessage) -> AsyncIterator[None]:
-        """Show and refresh the channel's typing indicator while a turn runs."""
+        """Show and refresh the channel's typing indicator once a turn has run for
+        ``typing_after_s``, until it ends."""
         channel = self.channels.get(msg.key.channel)
         if not isinstance(channel, SupportsTyping):
             yield
@@ -129,6 +135,7 @@ class TurnHandler:
 
         async def refresh() -> None:
             assert isinstance(channel, SupportsTyping)
+            await asyncio.sleep(self.typing_after_s)
             while True:
                 try:
                     await channel.typing(msg.key)

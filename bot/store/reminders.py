@@ -211,15 +211,26 @@ class ReminderStore:
 class UserSettingsStore:
     """Per-user preferences; for now the time zone."""
 
+    _CACHED = 10_000
+
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Read on every turn (the runtime block's clock), set rarely: cached per user.
+        self._zones: dict[tuple[str, str], str | None] = {}
 
     async def timezone(self, channel: str, user_id: str) -> str | None:
+        user = (channel, user_id)
+        if user in self._zones:
+            return self._zones[user]
         row = await self._db.fetchone(
             "SELECT timezone FROM user_settings WHERE channel = ? AND user_id = ?",
             (channel, user_id),
         )
-        return str(row["timezone"]) if row and row["timezone"] else None
+        found = str(row["timezone"]) if row and row["timezone"] else None
+        if len(self._zones) >= self._CACHED:
+            self._zones.clear()
+        self._zones[user] = found
+        return found
 
     async def set_timezone(self, channel: str, user_id: str, tz: str) -> None:
         await self._db.execute(
@@ -227,3 +238,4 @@ class UserSettingsStore:
             " ON CONFLICT (channel, user_id) DO UPDATE SET timezone = excluded.timezone",
             (channel, user_id, tz),
         )
+        self._zones[(channel, user_id)] = tz

@@ -9,22 +9,26 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.messages import ChatKey, utcnow
-from bot.store.db import Database
+from bot.store.db import Database, transaction
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 ClearHook = Callable[[int], None]
+_CACHED_SUMMARIES = 10_000
 
 
 class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._ids: dict[ChatKey, int] = {}
+        # Read on every turn, written every few: kept here (one daemon owns the file).
+        self._summaries: dict[int, tuple[str, int] | None] = {}
         self._clear_hooks: list[ClearHook] = []
 
     def add_clear_hook(self, hook: ClearHook) -> None:
@@ -76,12 +80,17 @@ class SessionStore:
             )
             for m in messages
         ]
-        await self._db.executemany(
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, name,"
-            " created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        await self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+
+        def write(c: sqlite3.Connection) -> None:
+            with transaction(c):
+                c.executemany(
+                    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id,"
+                    " name, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+
+        await self._db.run(write)
 
     async def turn_started(self, key: ChatKey, source_id: str) -> int | None:
         """Row id of the user message stored for inbound ``source_id``, if its turn began."""
@@ -138,6 +147,7 @@ class SessionStore:
         )
         await self._db.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
         await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
+        self._summaries.pop(sid, None)
         for hook in self._clear_hooks:
             try:
                 hook(sid)
@@ -148,10 +158,16 @@ class SessionStore:
     async def summary(self, key: ChatKey) -> tuple[str, int] | None:
         """The archived summary of older turns and the last message id it covers."""
         sid = await self.session_id(key)
+        if sid in self._summaries:
+            return self._summaries[sid]
         row = await self._db.fetchone(
             "SELECT summary, through_id FROM summaries WHERE session_id = ?", (sid,)
         )
-        return (str(row["summary"]), int(row["through_id"])) if row else None
+        found = (str(row["summary"]), int(row["through_id"])) if row else None
+        if len(self._summaries) >= _CACHED_SUMMARIES:
+            self._summaries.clear()
+        self._summaries[sid] = found
+        return found
 
     async def save_summary(self, key: ChatKey, summary: str, through_id: int) -> None:
         sid = await self.session_id(key)
@@ -162,6 +178,7 @@ class SessionStore:
             " updated_at = excluded.updated_at",
             (sid, summary, through_id, utcnow().isoformat()),
         )
+        self._summaries[sid] = (summary, through_id)
 
 
 def _text(content: Any) -> str | None:

@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 from telegram import Bot, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError
-from telegram.request import HTTPXRequest
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
@@ -27,6 +26,7 @@ from channels.base import PutInbound, Route, Sent, StateStore
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
 from channels.telegram.send import TelegramSender, redact, retry_after_s
 from channels.telegram.settings import TelegramSettings
+from channels.telegram.transport import AiohttpRequest
 from channels.telegram.webhook import TelegramWebhook
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,8 @@ class TelegramChannel:
             settings.token.get_secret_value(),
             base_url=settings.base_url,
             base_file_url=file_base_url(settings.base_url),
-            request=HTTPXRequest(connection_pool_size=16, read_timeout=20.0),
-            get_updates_request=HTTPXRequest(read_timeout=READ_TIMEOUT_S),
+            request=AiohttpRequest(connection_pool_size=16, read_timeout=20.0),
+            get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
         )
         self.sender = TelegramSender(self.bot)
         self.me: BotIdentity | None = None

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-import telegramify_markdown
 from telegram import Bot, MessageEntity, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
@@ -52,6 +51,8 @@ def chat_ref(chat_id: str) -> int | str:
 
 def render(chunk: str) -> tuple[str, list[MessageEntity]]:
     """Markdown -> (plain text, entities); the chunk itself when conversion fails or grows."""
+    import telegramify_markdown  # on the first reply, not on the way to ready
+
     try:
         text, entities = telegramify_markdown.convert(chunk)
     except Exception:  # a converter bug must not lose the reply

@@ -57,7 +57,7 @@ def test_defaults_without_any_file() -> None:
     assert settings.admins == []
     assert settings.llm.model == "openai/gpt-4o-mini"
     assert settings.llm.api_key.get_secret_value() == ""
-    assert settings.agent.max_concurrent_chats == 64
+    assert settings.agent.max_concurrent_chats == 1024
     assert settings.data_dir == Path("data")
 
 

@@ -15,6 +15,7 @@ from bot.agent.governor.budget import (
     litellm_counter,
     model_window,
     resolve_budget,
+    utf8_upper_bound,
 )
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.config import ContextSettings, Settings
@@ -104,7 +105,45 @@ async def test_governor_resolves_window_and_tokenizer_lazily():
     assert gov.budget == Budget(5_000, 4_000, "config")
     assert gov.budget.limit == 2_500
     text = "hello world, how are you today?"
+    estimate = gov.counter
+    small = [{"role": "user", "content": text}]
+    await gov.prepare(small)
+    assert gov.counter is estimate  # fits by length: the tokenizer is not even loaded
+    big = [{"role": "user", "content": f"{i} {text}"} for i in range(200)]
+    governed = await gov.prepare(big)
     assert gov.counter.text(text) == litellm.token_counter(model="openai/fake-model", text=text)
+    assert governed.dropped > 0 and governed.tokens <= 2_500
     known = ContextGovernor(ContextSettings(), "openai/gpt-4o-mini")
     await known.ready()
     assert known.budget is not None and known.budget.window == 128_000
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "openai/fake-model", "gpt-4o"])
+def test_the_length_bound_is_never_below_the_tokenizer(model):
+    counter = litellm_counter(litellm, model)
+    texts = ["", "hi", "a" * 500, "ünïcödé " * 40, "日本語のテキスト" * 30, "🙂🚀" * 50, "\x00\n\t"]
+    for text in texts:
+        assert utf8_upper_bound(text) >= counter.text(text)
+
+
+def test_a_request_that_fits_by_length_is_never_tokenized():
+    counted: list[str] = []
+
+    def tokenizer(text: str) -> int:
+        counted.append(text)
+        return len(text)
+
+    settings = ContextSettings(max_context_tokens=100_000, reserve_tokens=0)
+    budget = Budget(100_000, 0, "config")
+    gov = ContextGovernor(settings, counter=TokenCounter(tokenizer), budget=budget)
+    msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello " * 100}]
+    governed = gov.prepare_for_model(msgs)
+    assert counted == []  # the bound proved it fits: no tokenizer call
+    assert governed.messages == msgs and governed.tokens >= 600
+
+    # Over the bound: counted exactly, and snipped to the window.
+    small = Budget(1_000, 0, "config")
+    gov = ContextGovernor(settings, counter=TokenCounter(tokenizer), budget=small)
+    history = [{"role": "user", "content": f"q{i} " + "x" * 300} for i in range(10)]
+    governed = gov.prepare_for_model([msgs[0], *history, msgs[1]])
+    assert counted and governed.dropped > 0 and governed.tokens <= 1_000

@@ -294,3 +294,38 @@ def test_importing_the_module_does_not_import_litellm() -> None:
         timeout=30,
     )
     assert out.stdout.strip() == "False"
+
+
+class _InFlight(FakeLLM):
+    """Counts the requests it is answering at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0
+        self.peak = 0
+
+    async def _handle(self, request: Any) -> Any:
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            return await super()._handle(request)
+        finally:
+            self.now -= 1
+
+
+async def test_requests_in_flight_are_capped_and_the_rest_wait() -> None:
+    async with _InFlight() as fake:
+        for i in range(6):
+            fake.reply_text(f"answer {i}", delay=0.2)
+        llm = client(fake, max_concurrent_calls=2)
+        replies = await asyncio.gather(*(llm.complete(USER, None) for _ in range(6)))
+    assert sorted(r.content or "" for r in replies) == [f"answer {i}" for i in range(6)]
+    assert fake.peak == 2  # never more than the cap at the provider; none failed
+
+
+def test_defaults_cap_model_calls_not_chats() -> None:
+    from bot.config import Settings
+
+    defaults = Settings()
+    assert defaults.llm.max_concurrent_calls == 256
+    assert defaults.agent.max_concurrent_chats >= 1_000  # a 1,000-chat burst is not held back

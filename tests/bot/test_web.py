@@ -16,6 +16,7 @@ from bot.ops import web
 from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.conftest import DaemonFactory, make_settings
+from tests.fakes.channel import FakeChannel
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.web_client import get as _get
 from tests.fakes.web_client import metrics as _metrics
@@ -162,3 +163,35 @@ async def test_port_in_use_fails_start_with_one_line(tmp_path: Any, fake_llm: Fa
             await daemon.start()
     assert "\n" not in str(err.value)
     assert daemon.db._conn is None  # failed before anything was opened
+
+
+class _SlowToConnect(FakeChannel):
+    """A channel whose start suspends (a platform's first network round trip), long
+    enough for a due reminder to reach the outbox but not to be sent and marked."""
+
+    async def start(self, put_inbound: Any) -> None:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await super().start(put_inbound)
+
+
+async def test_a_reminder_due_at_start_is_sent_once(
+    daemon_factory: DaemonFactory, tmp_path: Any
+) -> None:
+    data = tmp_path / "data"
+    db = Database(data / "bot.db")
+    await db.open()
+    await ReminderStore(db).add(
+        ChatKey("test", "c1"),
+        "u1",
+        content="while you were away",
+        kind=ReminderKind.REMINDER,
+        fire_at=utcnow() - timedelta(minutes=5),
+        recurrence=None,
+        timezone="UTC",
+    )
+    await db.close()
+    _, channel = await daemon_factory(data_dir=data, channel=_SlowToConnect())
+    await channel.wait_for(lambda sent: any("while you were away" in m.text for m in sent))
+    await channel.ask("barrier")  # anything queued twice would be out by now
+    assert sum("while you were away" in m.text for m in channel.sent) == 1

@@ -21,7 +21,6 @@ async def test_private_turn_end_to_end(telegram_daemon, fake_telegram: FakeTeleg
     assert params["text"] == "echo: hello there"
     assert params["reply_parameters"]["message_id"] == update["message"]["message_id"]
     assert "message_thread_id" not in params
-    assert fake_telegram.calls_to("sendChatAction")[0].params["action"] == "typing"
     block = fake_llm.requests[-1].json["messages"][-1]["content"]
     assert "Channel: telegram" in block and "Chat ID: 42" in block and "User: 7 (@alice)" in block
     # The offset is committed under the bot's id once the update is journaled.
@@ -31,8 +30,32 @@ async def test_private_turn_end_to_end(telegram_daemon, fake_telegram: FakeTeleg
     assert channel.connected
 
 
+async def test_a_fast_turn_makes_one_bot_api_call(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon(agent={"typing_after_s": 3})  # default 1 s; roomy on a busy machine
+    await _barrier(fake_telegram)  # litellm loaded: the next turn is a fast one
+    before = len(fake_telegram.calls)
+    await _barrier(fake_telegram, text="quick")
+    made = [c.method for c in fake_telegram.calls[before:] if c.method != "getUpdates"]
+    assert made == ["sendMessage"]  # no typing indicator for an answer under a second
+
+
+async def test_a_slow_turn_shows_typing_until_it_answers(telegram_daemon, fake_telegram, fake_llm):
+    await telegram_daemon(agent={"typing_after_s": 0.2})
+    await _barrier(fake_telegram)
+    before = len(fake_telegram.calls)
+    fake_llm.reply_tool_calls([("final_result", {"answer": "slow answer"})], delay=0.8)
+    fake_telegram.message("think hard", chat_id=42)
+    sent = await fake_telegram.wait_for("sendMessage", 2)
+    made = fake_telegram.calls[before:]
+    [typing] = [c for c in made if c.method == "sendChatAction" and c.at < sent[-1].at]
+    assert typing.params["action"] == "typing" and typing.params["chat_id"] == 42
+    assert sent[-1].params["text"] == "slow answer"
+
+
 async def test_topic_reply_keeps_the_thread(telegram_daemon, fake_telegram, fake_llm):
-    await telegram_daemon()
+    await telegram_daemon(agent={"typing_after_s": 0})
+    # Slow enough that the typing indicator is surely sent before the answer.
+    fake_llm.reply_tool_calls([("final_result", {"answer": "in the topic"})], delay=0.5)
     update = fake_telegram.message("@test_bot in a topic", chat_id=-100, thread_id=77)
     sent = await fake_telegram.wait_sent(1)
     assert sent[0].params["message_thread_id"] == 77

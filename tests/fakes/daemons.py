@@ -54,6 +54,8 @@ class PlatformDaemons:
         **overrides: Any,
     ) -> Daemon:
         data = data_dir or self._tmp_path / "data"
+        # The working signal at once: these tests check it is shown, not when.
+        overrides.setdefault("agent", {"typing_after_s": 0})
         settings = make_settings(data, self._llm_url, channels=channels, **overrides)
         tuning = extras or {}
 

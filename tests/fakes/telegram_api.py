@@ -397,6 +397,7 @@ async def telegram_daemon(
         poll_timeout: int = 1,
         state: Any = None,
         admins: list[str] | None = None,
+        agent: dict[str, Any] | None = None,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = {
@@ -410,6 +411,7 @@ async def telegram_daemon(
             fake_llm.url,
             channels={"telegram": section},
             admins=admins or [],
+            agent=agent or {},
         )
         made: list[TelegramChannel] = []
 

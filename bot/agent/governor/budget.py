@@ -8,6 +8,8 @@ Counting goes through ``litellm.token_counter`` (offline: it uses the tokenizer 
 litellm ships; we never call ``tiktoken.get_encoding`` ourselves, which downloads).
 Counts are cached per distinct string, and the governor counts from the newest message
 backwards and stops at the limit, so a 5,000-message session costs what its window does.
+Most requests are far inside the window: an upper bound from string lengths
+(:class:`UpperBound`) proves that without running the tokenizer at all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class TokenCounter:
     def __init__(self, count_text: TextCounter = estimate_tokens) -> None:
         self._count_text = count_text
         self._cache: dict[tuple[int, int], int] = {}
+        # The tool list is one cached object per tool set (see the registry): counted
+        # once per object, not re-serialized for every request.
+        self._tools_seen: tuple[object, int] | None = None
 
     def text(self, text: str) -> int:
         key = (hash(text), len(text))
@@ -84,7 +89,29 @@ class TokenCounter:
         """Tool definitions travel with every request and count against the window."""
         if not definitions:
             return 0
-        return self.text(json.dumps(list(definitions), ensure_ascii=False, sort_keys=True))
+        seen = self._tools_seen
+        if seen is not None and seen[0] is definitions:
+            return seen[1]
+        count = self.text(json.dumps(list(definitions), ensure_ascii=False, sort_keys=True))
+        self._tools_seen = (definitions, count)
+        return count
+
+
+def utf8_upper_bound(text: str) -> int:
+    """At least the token count of any byte-level tokenizer (every token is one byte or
+    more), plus two for a tokenizer that adds begin/end markers; no tokenizer call."""
+    return (len(text) if text.isascii() else len(text.encode("utf-8", errors="replace"))) + 2
+
+
+class UpperBound(TokenCounter):
+    """Token counts that are never below the real ones, at the cost of a length: a
+    request whose upper bound fits needs no exact count at all."""
+
+    def __init__(self) -> None:
+        super().__init__(utf8_upper_bound)
+
+    def text(self, text: str) -> int:
+        return utf8_upper_bound(text)
 
 
 def litellm_counter(litellm: Any, model: str | None) -> TokenCounter:

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.governor import repair
-from bot.agent.governor.budget import Budget, TokenCounter, litellm_counter, resolve_budget
+from bot.agent.governor.budget import (
+    Budget,
+    TokenCounter,
+    UpperBound,
+    litellm_counter,
+    resolve_budget,
+)
 from bot.agent.governor.offload import head_tail
 from bot.agent.governor.repair import Message
 from bot.agent.llm.client import litellm_module
@@ -43,7 +49,7 @@ class Governed:
     """One request's messages and what the governor did to get there."""
 
     messages: list[Message]
-    tokens: int
+    tokens: int  # exact, or an upper bound when that bound already fits the limit
     limit: int
     dropped: int = 0
     compacted: int = 0
@@ -183,6 +189,8 @@ class ContextGovernor:
         self.exempt = exempt
         self.model = model
         self.counter = counter or TokenCounter()
+        self.upper = UpperBound()
+        self._cold: TokenCounter | None = None  # the model's tokenizer, until first needed
         self._exact = counter is not None
         self.budget = budget
 
@@ -205,9 +213,9 @@ class ContextGovernor:
             window, source = self.budget.window, self.budget.source
             log.info("context window for %s: %d tokens (%s)", self.model, window, source)
         if not self._exact and litellm is not None:
-            counter = litellm_counter(litellm, self.model)
-            await asyncio.to_thread(counter.text, "warm up the tokenizer")  # loads its files
-            self.counter = counter
+            # Not loaded yet (about 40 MB): most requests fit by the length bound and
+            # never need it; the first one that does loads it, off the loop.
+            self._cold = litellm_counter(litellm, self.model)
         self._exact = True
 
     async def prepare(
@@ -218,7 +226,17 @@ class ContextGovernor:
         turn_start: int | None = None,
     ) -> Governed:
         await self.ready()
+        cold = self._cold
+        if cold is not None and not self._fits(messages, tools):
+            await asyncio.to_thread(cold.text, "warm up the tokenizer")  # loads its files
+            self.counter, self._cold = cold, None
         return self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
+
+    def _fits(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]] | None) -> bool:
+        limit = self.budget.limit if self.budget is not None else self.settings.max_context_tokens
+        known = [m for m in messages if isinstance(m, dict)]
+        # Repairs may add a short placeholder result per tool call: room for those too.
+        return self.upper.messages(known) + self.upper.tools(tools) + 64 * len(known) <= limit
 
     def prepare_for_model(
         self,
@@ -240,6 +258,10 @@ class ContextGovernor:
         out = repair.repair_pairs(out)
         out = apply_tool_result_budget(out, self.settings.max_tool_result_chars, self.exempt)
         start = _index(out, anchor)
+        bound = self.upper.messages(out) + self.upper.tools(tools)
+        if bound <= budget.limit:  # fits even counted generously
+            # Merging drops a message's overhead for a separator: the bound still holds.
+            return Governed(repair.merge_consecutive_roles(out), bound, budget.limit)
         out, compacted = compact_inflight_overflow(out, start, self.counter, room)
         out, dropped = snip_history(out, start, self.counter, room)
         out = repair.repair_pairs(out)

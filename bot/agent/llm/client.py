@@ -10,6 +10,13 @@ for every provider, and every failed attempt is logged here. Which failures are
 worth a retry is decided in :mod:`bot.agent.llm.errors`; configuration mistakes are
 caught before any request by :mod:`bot.agent.llm.credentials`.
 
+A semaphore caps the requests in flight across all chats (``[llm]
+max_concurrent_calls``). Chats themselves are cheap to run at once (a turn mostly
+waits on the model), so the cap sits where the cost is: it keeps a burst from opening
+thousands of provider connections at once (which trips per-key rate limits and 429
+storms) and bounds the request and response bodies held in memory; the default is
+high enough that waiting on a slow model, not the cap, sets the pace.
+
 This module is the public API: everything callers need is importable from here.
 """
 
@@ -63,6 +70,7 @@ class LLMClient:
         max_retries: int = 2,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
+        max_concurrent_calls: int = 256,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -73,6 +81,8 @@ class LLMClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._configured: set[str] = set()
+        # In-flight requests across every chat: see [llm] max_concurrent_calls.
+        self._calls = asyncio.Semaphore(max(1, max_concurrent_calls))
         self._jitter = wait_exponential_jitter(
             initial=backoff_base_s, max=backoff_max_s, jitter=backoff_base_s
         )
@@ -185,7 +195,7 @@ class LLMClient:
         try:
             # litellm enforces timeout_s itself; this outer guard only catches a hang
             # outside its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
-            async with asyncio.timeout(self.timeout_s * 2 + 5):
+            async with self._calls, asyncio.timeout(self.timeout_s * 2 + 5):
                 resp = await litellm.acompletion(
                     model=model,
                     messages=messages,
