@@ -3,6 +3,8 @@
 Every message is already in the outbox (DurableBus), so a failed send is retried
 with exponential backoff (and after a restart) until the channel accepts it, or it
 is given up after ``max_attempts`` or a permanent refusal, with an error logged.
+Each send first claims its outbox row under this run's id: a message queued twice
+(start-up resume and a reminder's catch-up fire, or a retry) goes out once.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from pathlib import Path
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
-from bot.messages import ChatKey, OutboundMessage, utcnow
+from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.store.base import Outbox
 from channels.base import Channel, Sent, SupportsUpload
 
 log = logging.getLogger(__name__)
+
+CLAIM_RETRY_S = 1.0  # a claim the store could not record (database busy) is retried
 
 
 async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
@@ -70,6 +74,7 @@ class Delivery:
         # Sent keys are marked in batches: one transaction per burst, not one per message.
         self._sent_keys: list[str] = []
         self._marker: asyncio.Task[None] | None = None
+        self._run_id = new_id()  # whose claims on outbox rows are ours
         self.sent = 0
         self.failed = 0
 
@@ -88,6 +93,17 @@ class Delivery:
         self._lanes.submit(msg.key, msg)
 
     async def _send(self, msg: OutboundMessage) -> None:
+        try:
+            claimed = await self._outbox.claim(msg, self._run_id)
+        except Exception as exc:
+            log.warning(
+                "delivery %s not claimed (%s); retry in %g s", msg.delivery_key, exc, CLAIM_RETRY_S
+            )
+            self._retry_later(msg, CLAIM_RETRY_S)
+            return
+        if not claimed:
+            log.debug("delivery %s already sent or being sent; skipped", msg.delivery_key)
+            return
         channel = self._channels.get(msg.key.channel)
         try:
             if channel is None:
@@ -137,7 +153,7 @@ class Delivery:
             try:
                 await self._outbox.mark_sent_keys(keys)
             except Exception:
-                # Left pending: at worst re-sent after a restart, never lost.
+                # Left claimed: at worst re-sent after a restart, never lost.
                 log.exception("could not mark %d deliveries as sent", len(keys))
 
     def _retry_later(self, msg: OutboundMessage, delay: float) -> None:

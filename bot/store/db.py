@@ -7,10 +7,11 @@ Migrations only ever append: a database written by an older release upgrades in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -19,10 +20,12 @@ from typing import Any
 import aiosqlite
 
 from bot.errors import StoreError
+from bot.messages import utcnow
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = "migrations"
+HEALTH_PROBE_KEY = "health:probe"  # the row /healthz rewrites in the kv table
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -111,29 +114,49 @@ class Database:
     # operations interleave on the connection, which under load failed about 1 % of
     # turns with "sqlite3.InterfaceError: bad parameter or other API misuse".
 
+    @contextlib.asynccontextmanager
+    async def transaction(self, *, durable: bool = False) -> AsyncIterator[aiosqlite.Connection]:
+        """Statements that commit together or not at all (an error or a cancellation
+        rolls back every one). ``durable``: this commit is fsynced (``synchronous=FULL``)
+        because a platform is acknowledged after it; the rest stay ``NORMAL``, which in
+        WAL mode may lose the last commits on power loss but never corrupts."""
+        async with self._lock:
+            conn = self.conn
+            if durable:
+                await conn.execute("PRAGMA synchronous=FULL")
+            try:
+                yield conn
+                await conn.commit()
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error, ValueError):  # ValueError: closed
+                    await conn.rollback()
+                raise
+            finally:
+                if durable:
+                    with contextlib.suppress(sqlite3.Error, ValueError):
+                        await conn.execute("PRAGMA synchronous=NORMAL")
+
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement, commit, and return lastrowid."""
-        async with self._lock:
-            async with self.conn.execute(sql, params) as cur:
-                rowid = cur.lastrowid
-            await self.conn.commit()
+        async with self.transaction() as conn, conn.execute(sql, params) as cur:
+            rowid = cur.lastrowid
         return int(rowid or 0)
 
-    async def execute_count(self, sql: str, params: Sequence[Any] = ()) -> int:
+    async def execute_count(
+        self, sql: str, params: Sequence[Any] = (), *, durable: bool = False
+    ) -> int:
         """Run one statement, commit, and return the rows it changed (0: ignored)."""
-        async with self._lock:
-            async with self.conn.execute(sql, params) as cur:
-                count = cur.rowcount
-            await self.conn.commit()
+        async with self.transaction(durable=durable) as conn, conn.execute(sql, params) as cur:
+            count = cur.rowcount
         return int(count)
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """One statement over many rows in one transaction: all rows or none."""
         batch = list(rows)
         if not batch:
             return
-        async with self._lock:
-            await self.conn.executemany(sql, batch)
-            await self.conn.commit()
+        async with self.transaction() as conn:
+            await conn.executemany(sql, batch)
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         async with self._lock, self.conn.execute(sql, params) as cur:
@@ -145,12 +168,15 @@ class Database:
         return rows[0] if rows else None
 
     async def writable(self) -> bool:
-        """Cheap health probe: can we write right now?"""
+        """Health probe: can we commit to the database file right now? It writes a row
+        of the real file (a TEMP table would live in memory and pass on a full or
+        locked disk)."""
         try:
-            async with self._lock:
-                await self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS _probe (x INTEGER)")
-                await self.conn.execute("DELETE FROM _probe")
-                await self.conn.commit()
+            await self.execute(
+                "INSERT INTO kv (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (HEALTH_PROBE_KEY, utcnow().isoformat()),
+            )
             return True
         except (sqlite3.Error, StoreError):
             return False

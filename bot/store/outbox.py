@@ -2,6 +2,9 @@
 
 A delivery key makes sending idempotent (a reminder occurrence re-fired after a restart
 is not sent twice); failed sends are retried with backoff until the channel accepts.
+A send first claims its row (pending -> sending, under the sender's run id) in one
+statement, so a row queued twice (start-up resume and a reminder's catch-up fire, or a
+retry) is sent once; a row a dead run left in ``sending`` is pending to the next run.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from bot.store.db import Database
 
 BACKOFF_BASE_S = 1.0
 BACKOFF_MAX_S = 300.0
+
+
+_UNSENT = "status IN ('pending', 'sending')"  # still to deliver: queued or being sent
 
 
 def backoff(attempts: int) -> timedelta:
@@ -56,6 +62,17 @@ class OutboxStore:
         )
         return new
 
+    async def claim(self, msg: OutboundMessage, claimant: str) -> bool:
+        """Take the row for sending; False when it is sent, given up, or ``claimant``
+        (a delivery run's id) already holds it. A claim by another run is stale: one
+        daemon owns a database, so that run has died."""
+        changed = await self._db.execute_count(
+            "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key = ?"
+            " AND (status = 'pending' OR (status = 'sending' AND claimed_by IS NOT ?))",
+            (claimant, msg.delivery_key, claimant),
+        )
+        return changed > 0
+
     async def mark_sent(self, msg: OutboundMessage) -> None:
         await self.mark_sent_keys([msg.delivery_key])
 
@@ -81,8 +98,8 @@ class OutboxStore:
         attempts = (int(row["attempts"]) if row else 0) + 1
         due = utcnow() + backoff(attempts)
         await self._db.execute(
-            "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ?"
-            " WHERE delivery_key = ?",
+            "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ?,"
+            f" status = 'pending', claimed_by = NULL WHERE delivery_key = ? AND {_UNSENT}",
             (attempts, error[:500], due.isoformat(), msg.delivery_key),
         )
         return attempts, due
@@ -93,29 +110,28 @@ class OutboxStore:
         """Pending messages whose next attempt is due (or all pending), oldest first."""
         if pending_all:
             rows = await self._db.fetchall(
-                "SELECT payload FROM outbox WHERE status = 'pending' ORDER BY id"
+                f"SELECT payload FROM outbox WHERE {_UNSENT} ORDER BY id"
             )
         else:
             rows = await self._db.fetchall(
-                "SELECT payload FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
-                " ORDER BY id",
+                f"SELECT payload FROM outbox WHERE {_UNSENT} AND next_attempt_at <= ? ORDER BY id",
                 ((now or utcnow()).isoformat(),),
             )
         return [outbound_from_json(r["payload"]) for r in rows]
 
     async def next_due(self) -> datetime | None:
         row = await self._db.fetchone(
-            "SELECT MIN(next_attempt_at) AS t FROM outbox WHERE status = 'pending'"
+            f"SELECT MIN(next_attempt_at) AS t FROM outbox WHERE {_UNSENT}"
         )
         return datetime.fromisoformat(row["t"]) if row and row["t"] else None
 
     async def depth(self) -> int:
-        row = await self._db.fetchone("SELECT COUNT(*) AS n FROM outbox WHERE status = 'pending'")
+        row = await self._db.fetchone(f"SELECT COUNT(*) AS n FROM outbox WHERE {_UNSENT}")
         return int(row["n"]) if row else 0
 
     async def prune(self, older_than: datetime) -> int:
         """Forget sent and abandoned deliveries; pending ones are never dropped."""
         return await self._db.execute_count(
-            "DELETE FROM outbox WHERE status != 'pending' AND created_at < ?",
+            f"DELETE FROM outbox WHERE NOT {_UNSENT} AND created_at < ?",
             (older_than.isoformat(),),
         )

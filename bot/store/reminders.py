@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 
@@ -70,6 +71,12 @@ def _row(row: sqlite3.Row) -> Reminder:
     )
 
 
+_INSERT = (
+    "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
+    " next_fire_at, recurrence, timezone, created_at, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 class ReminderStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -85,25 +92,38 @@ class ReminderStore:
         recurrence: str | None,
         timezone: str,
         source: str | None = None,
+        max_active: int | None = None,
     ) -> Reminder:
-        rowid = await self._db.execute(
-            "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
-            " next_fire_at, recurrence, timezone, created_at, source)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                key.channel,
-                key.chat_id,
-                key.thread_id or "",
-                user_id,
-                content,
-                kind.value,
-                fire_at.isoformat(),
-                recurrence,
-                timezone,
-                utcnow().isoformat(),
-                source,
-            ),
-        )
+        """Store a reminder; with ``max_active``, only if the user has fewer active ones,
+        counted in the same transaction (concurrent adds cannot pass the limit)."""
+        async with self._db.transaction() as conn:
+            if max_active is not None:
+                async with conn.execute(
+                    "SELECT COUNT(*) FROM reminders WHERE status = 'active' AND channel = ?"
+                    " AND user_id = ?",
+                    (key.channel, user_id),
+                ) as cur:
+                    row = await cur.fetchone()
+                if row is not None and int(row[0]) >= max_active:
+                    raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
+            cur = await conn.execute(
+                _INSERT,
+                (
+                    key.channel,
+                    key.chat_id,
+                    key.thread_id or "",
+                    user_id,
+                    content,
+                    kind.value,
+                    fire_at.isoformat(),
+                    recurrence,
+                    timezone,
+                    utcnow().isoformat(),
+                    source,
+                ),
+            )
+            rowid = int(cur.lastrowid or 0)
+            await cur.close()
         found = await self.get(rowid)
         assert found is not None
         return found

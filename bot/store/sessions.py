@@ -76,12 +76,13 @@ class SessionStore:
             )
             for m in messages
         ]
-        await self._db.executemany(
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, name,"
-            " created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        await self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+        async with self._db.transaction() as conn:  # all the rows or none of them
+            await conn.executemany(
+                "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id,"
+                " name, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
 
     async def turn_started(self, key: ChatKey, source_id: str) -> int | None:
         """Row id of the user message stored for inbound ``source_id``, if its turn began."""
