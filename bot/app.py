@@ -27,6 +27,7 @@ from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
 from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
+from bot.handlers.session_commands import new_session_command
 from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
@@ -34,10 +35,12 @@ from bot.ops.bindings import bind_metrics
 from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics
 from bot.ops.signals import stop_on_signals
+from bot.ops.supervisor import Supervisor
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
+from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.folders import Workspaces, template_text
@@ -88,16 +91,17 @@ def build_daemon(
     local: Sequence[Channel] = (),
     model: ChatModel | None = None,
     serve_web: bool | None = None,
+    stores: Callable[[Database], Storage] = sqlite_storage,
 ) -> Daemon:
     """Every part of a daemon.
 
     ``channels`` None means ``local`` ones (the terminal) plus every configured
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
-    lives in this daemon's store.
+    lives in this daemon's store. ``stores`` builds the repositories over the database.
     """
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
-    storage = sqlite_storage(db)
+    storage = stores(db)
     ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
     if channels is None:
         channels = [*local, *platform_channels(settings, ctx)]
@@ -130,6 +134,7 @@ def build_daemon(
     commands = CommandRouter()
     register_reminder_commands(commands, reminders)
     commands.register(weather_command(weather, user_timezone))
+    commands.register(new_session_command(sessions))
     tools = build_registry()
     chat_model: ChatModel = model if model is not None else _require(llm)
     runner = AgentRunner(
@@ -186,6 +191,7 @@ def build_daemon(
         model=chat_model,
         tools=tools,
         housekeeping=housekeeping,
+        supervisor=Supervisor(metrics),
         web=None,
         warmup=llm.start_warmup if llm is not None else lambda: None,
     )

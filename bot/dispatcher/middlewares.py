@@ -52,7 +52,6 @@ class AccessControl:
             msg.key.channel,
         )
         if msg.sender not in self._told:
-            self._told.add(msg.sender)
             await self._bus.put_outbound(
                 OutboundMessage.reply(
                     msg,
@@ -63,6 +62,7 @@ class AccessControl:
                     OutboundKind.NOTICE,
                 )
             )
+            self._told.add(msg.sender)  # only once the notice is queued: a failure retries
         return False
 
 
