@@ -108,13 +108,18 @@ class ReminderScheduler:
         """No new fires; then wait for those in flight. True if none was left running
         (one still running after ``timeout`` is safe too: its rows re-fire at the next
         start into delivery keys the outbox already has)."""
-        if self._scheduler.running:
-            self._scheduler.shutdown(wait=False)
+        if not self._scheduler.running:
+            return self._idle.is_set()
+        # Paused first: APScheduler's shutdown cancels running jobs, which cut fires
+        # off mid-transaction; only once they are done is it shut down.
+        self._scheduler.pause()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
             log.warning("%d reminder fires still running at stop", self._batches)
             return False
+        finally:
+            self._scheduler.shutdown(wait=False)
         return True
 
     async def refill(self) -> None:

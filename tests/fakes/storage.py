@@ -7,6 +7,7 @@ statement never stops the daemon: the work stays pending and is retried.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,7 +24,15 @@ class Faulty:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self._faults: dict[str, list[Any]] = {}
+        self._holds: dict[str, tuple[asyncio.Event, asyncio.Event]] = {}
         self.raised: list[str] = []
+
+    def hold(self, method: str) -> tuple[asyncio.Event, asyncio.Event]:
+        """Calls of ``method`` wait (a slow disk) until the returned ``release`` is set;
+        ``entered`` is set when the first call is waiting."""
+        entered, release = asyncio.Event(), asyncio.Event()
+        self._holds[method] = (entered, release)
+        return entered, release
 
     def fail(
         self,
@@ -38,11 +47,15 @@ class Faulty:
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)
         fault = self._faults.get(name)
-        if fault is None or not callable(attr):
+        held = self._holds.get(name)
+        if (fault is None and held is None) or not callable(attr):
             return attr
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            if fault[0] > 0 and fault[1](*args, **kwargs):
+            if held is not None:
+                held[0].set()
+                await held[1].wait()
+            if fault is not None and fault[0] > 0 and fault[1](*args, **kwargs):
                 fault[0] -= 1
                 self.raised.append(name)
                 raise sqlite3.OperationalError(fault[2])
