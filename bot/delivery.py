@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential_jitter
+
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
@@ -26,6 +28,7 @@ from channels.base import Channel, Sent, SupportsUpload
 log = logging.getLogger(__name__)
 
 CLAIM_RETRY_S = 1.0  # a claim the store could not record (database busy) is retried
+MARK_ATTEMPTS = 4  # recording a sent batch; if all fail it is re-sent after a restart
 
 
 async def deliver(channel: Channel, msg: OutboundMessage) -> Sent:
@@ -151,7 +154,13 @@ class Delivery:
         while self._sent_keys:
             keys, self._sent_keys = self._sent_keys, []
             try:
-                await self._outbox.mark_sent_keys(keys)
+                async for attempt in AsyncRetrying(  # a busy database: a few quick retries
+                    wait=wait_exponential_jitter(initial=0.05, max=1.0),
+                    stop=stop_after_attempt(MARK_ATTEMPTS),
+                    reraise=True,
+                ):
+                    with attempt:
+                        await self._outbox.mark_sent_keys(keys)
             except Exception:
                 # Left claimed: at worst re-sent after a restart, never lost.
                 log.exception("could not mark %d deliveries as sent", len(keys))

@@ -81,6 +81,25 @@ async def test_locked_database_marking_a_turn_done_is_retried(daemon_factory, fa
     assert daemon.dispatcher.retries == 1
 
 
+async def test_locked_database_marking_a_reply_sent_is_retried(daemon_factory) -> None:
+    faults = {}
+
+    def outbox(f):
+        faults["outbox"] = f.fail("mark_sent_keys", times=1)
+        return f
+
+    daemon, chat = await daemon_factory(stores=faulty_storage(outbox=outbox))
+    reply = await chat.ask("hi")
+
+    async def sent() -> None:
+        query = "SELECT status FROM outbox WHERE delivery_key = ?"
+        while (await daemon.db.fetchone(query, (reply.delivery_key,)))["status"] != "sent":  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(sent(), 5)  # not left claimed, to be re-sent after a restart
+    assert faults["outbox"].raised == ["mark_sent_keys"]
+
+
 async def test_a_task_that_dies_is_restarted_logged_and_counted(caplog) -> None:
     metrics = PrometheusMetrics()
     supervisor = Supervisor(metrics, backoff_s=0.001)
