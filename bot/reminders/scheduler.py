@@ -76,6 +76,7 @@ class ReminderScheduler:
         self._batches = 0  # fires in flight; stop() waits for them
         self._idle = asyncio.Event()
         self._idle.set()
+        self._stopped = False
         self._planned_until = datetime.min.replace(tzinfo=UTC)
         # Plain counters, read by /metrics at scrape time.
         self.scheduled = 0
@@ -102,14 +103,15 @@ class ReminderScheduler:
 
     @property
     def running(self) -> bool:
-        return bool(self._scheduler.running)
+        return bool(self._scheduler.running) and not self._stopped
 
     async def stop(self, timeout: float = STOP_WAIT_S) -> bool:
         """No new fires; then wait for those in flight. True if none was left running
         (one still running after ``timeout`` is safe too: its rows re-fire at the next
         start into delivery keys the outbox already has)."""
-        if not self._scheduler.running:
+        if self._stopped or not self._scheduler.running:
             return self._idle.is_set()
+        self._stopped = True  # APScheduler's own state changes on a later loop turn
         # Paused first: APScheduler's shutdown cancels running jobs, which cut fires
         # off mid-transaction; only once they are done is it shut down.
         self._scheduler.pause()
