@@ -125,11 +125,7 @@ async def _burst(tmp: Path) -> list[Row]:
     scheduler = ReminderScheduler(ReminderStore(db), bus)
     await scheduler.start()
 
-    async def route() -> None:
-        while True:
-            delivery.submit(await bus.get_outbound())
-
-    router = asyncio.create_task(route())
+    router = asyncio.create_task(delivery.route(bus))
     await asyncio.wait_for(channel.done.wait(), timeout=120)
     lateness = [(t - due.timestamp()) * 1000 for t, _ in channel.received]
     router.cancel()

@@ -3,8 +3,9 @@
 Every message is already in the outbox (DurableBus), so a failed send is retried
 with exponential backoff (and after a restart) until the channel accepts it, or it
 is given up after ``max_attempts`` or a permanent refusal, with an error logged.
-Each send first claims its outbox row under this run's id: a message queued twice
-(start-up resume and a reminder's catch-up fire, or a retry) goes out once.
+Replies are claimed in the outbox under this run's id as they leave the bus (a burst in
+one transaction) and the claim is kept through retries: a message queued twice
+(start-up resume and a reminder's catch-up fire) goes out once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from channels.base import Channel, Sent, SupportsUpload
 
 log = logging.getLogger(__name__)
 
-CLAIM_RETRY_S = 1.0  # a claim the store could not record (database busy) is retried
+CLAIM_ATTEMPTS = 8  # recording claims (a busy database) before leaving them to a restart
 MARK_ATTEMPTS = 4  # recording a sent batch; if all fail it is re-sent after a restart
 
 
@@ -78,35 +79,63 @@ class Delivery:
         self._sent_keys: list[str] = []
         self._marker: asyncio.Task[None] | None = None
         self._run_id = new_id()  # whose claims on outbox rows are ours
+        self._handing_over = asyncio.Lock()  # held while a burst is claimed
         self.sent = 0
         self.failed = 0
 
     async def route(self, bus: Bus) -> None:
-        """Runs until cancelled: hands every reply the bus yields to its chat's lane."""
+        """Runs until cancelled: claims what the bus yields, a burst at a time, and hands
+        each claimed reply to its chat's lane."""
         while True:
-            self.submit(await bus.get_outbound())
+            batch = [await bus.get_outbound()]
+            while bus.outbound_depth():
+                batch.append(await bus.get_outbound())
+            await self._claim_and_submit(batch)
 
     async def take_remaining(self, bus: Bus) -> None:
         """At shutdown: hands over the replies still on the bus, after :meth:`route` stops."""
         await asyncio.sleep(0)  # let the router hand the last replies to delivery
+        async with self._handing_over:  # and finish claiming the burst it holds
+            pass
+        batch = []
         while bus.outbound_depth():
-            self.submit(await bus.get_outbound())
+            batch.append(await bus.get_outbound())
+        if batch:
+            await self._claim_and_submit(batch)
+
+    async def _claim_and_submit(self, batch: list[OutboundMessage]) -> None:
+        """Only claimed rows are sent: a copy of a row this run already holds, or one
+        sent meanwhile, is dropped here. A claim the store cannot record (database busy)
+        is retried with backoff; one never recorded stays pending for the next start."""
+        async with self._handing_over:
+            for msg in await self._claim(batch):
+                self.submit(msg)
+
+    async def _claim(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
+        try:
+            async for attempt in AsyncRetrying(
+                wait=wait_exponential_jitter(initial=0.05, max=5.0),
+                stop=stop_after_attempt(CLAIM_ATTEMPTS),
+                reraise=True,
+            ):
+                with attempt:
+                    claimed = await self._outbox.claim(batch, self._run_id)
+        except Exception:
+            log.exception(
+                "could not claim %d deliveries; they resume at the next start", len(batch)
+            )
+            return []
+        if len(claimed) < len(batch):
+            log.debug(
+                "%d deliveries already sent or being sent; skipped", len(batch) - len(claimed)
+            )
+        return claimed
 
     def submit(self, msg: OutboundMessage) -> None:
+        """Queue a claimed reply for its chat's lane."""
         self._lanes.submit(msg.key, msg)
 
     async def _send(self, msg: OutboundMessage) -> None:
-        try:
-            claimed = await self._outbox.claim(msg, self._run_id)
-        except Exception as exc:
-            log.warning(
-                "delivery %s not claimed (%s); retry in %g s", msg.delivery_key, exc, CLAIM_RETRY_S
-            )
-            self._retry_later(msg, CLAIM_RETRY_S)
-            return
-        if not claimed:
-            log.debug("delivery %s already sent or being sent; skipped", msg.delivery_key)
-            return
         channel = self._channels.get(msg.key.channel)
         try:
             if channel is None:

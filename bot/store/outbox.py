@@ -2,9 +2,10 @@
 
 A delivery key makes sending idempotent (a reminder occurrence re-fired after a restart
 is not sent twice); failed sends are retried with backoff until the channel accepts.
-A send first claims its row (pending -> sending, under the sender's run id) in one
-statement, so a row queued twice (start-up resume and a reminder's catch-up fire, or a
-retry) is sent once; a row a dead run left in ``sending`` is pending to the next run.
+Delivery claims rows (pending -> sending, under its run id) as it takes them from the
+bus, a burst in one transaction, and holds the claim through retries: a row queued twice
+(start-up resume and a reminder's catch-up fire) is sent once; a row a dead run left in
+``sending`` is taken over by the next run.
 """
 
 from __future__ import annotations
@@ -62,16 +63,27 @@ class OutboxStore:
         )
         return new
 
-    async def claim(self, msg: OutboundMessage, claimant: str) -> bool:
-        """Take the row for sending; False when it is sent, given up, or ``claimant``
-        (a delivery run's id) already holds it. A claim by another run is stale: one
-        daemon owns a database, so that run has died."""
-        changed = await self._db.execute_count(
-            "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key = ?"
-            " AND (status = 'pending' OR (status = 'sending' AND claimed_by IS NOT ?))",
-            (claimant, msg.delivery_key, claimant),
-        )
-        return changed > 0
+    async def claim(self, msgs: list[OutboundMessage], claimant: str) -> list[OutboundMessage]:
+        """Take rows for sending, in one transaction; returns the messages taken (the
+        first copy of each key). Not taken: sent, given up, or already held by
+        ``claimant`` (a delivery run's id), which keeps its claim through retries. A
+        claim by another run is stale: one daemon owns a database, so that run died."""
+        by_key: dict[str, OutboundMessage] = {}
+        for msg in msgs:
+            by_key.setdefault(msg.delivery_key, msg)
+        taken: set[str] = set()
+        keys = list(by_key)
+        async with self._db.transaction() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                sql = (
+                    "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key"
+                    f" IN ({','.join('?' * len(chunk))}) AND (status = 'pending' OR"
+                    " (status = 'sending' AND claimed_by IS NOT ?)) RETURNING delivery_key"
+                )
+                async with conn.execute(sql, (claimant, *chunk, claimant)) as cur:
+                    taken.update(row[0] for row in await cur.fetchall())
+        return [msg for key, msg in by_key.items() if key in taken]
 
     async def mark_sent(self, msg: OutboundMessage) -> None:
         await self.mark_sent_keys([msg.delivery_key])
@@ -98,8 +110,8 @@ class OutboxStore:
         attempts = (int(row["attempts"]) if row else 0) + 1
         due = utcnow() + backoff(attempts)
         await self._db.execute(
-            "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ?,"
-            f" status = 'pending', claimed_by = NULL WHERE delivery_key = ? AND {_UNSENT}",
+            "UPDATE outbox SET attempts = ?, last_error = ?, next_attempt_at = ?"
+            " WHERE delivery_key = ?",
             (attempts, error[:500], due.isoformat(), msg.delivery_key),
         )
         return attempts, due
