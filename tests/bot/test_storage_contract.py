@@ -141,6 +141,50 @@ async def test_outbox_claim_held_through_retries_and_taken_over_after_a_crash(
     assert await outbox.prune(utcnow() + timedelta(seconds=1)) == 0  # never while unsent
 
 
+async def test_outbox_adds_a_delivery_key_once(storage: Storage) -> None:
+    outbox = storage.outbox
+    assert await outbox.add(outbound("k1"))
+    assert not await outbox.add(outbound("k1"))
+    added = await outbox.add_many([outbound("k1"), outbound("k2"), outbound("k3")])
+    assert [m.idempotency_key for m in added] == ["k2", "k3"]
+    assert await outbox.depth() == 3
+    assert [m.idempotency_key for m in await outbox.due(pending_all=True)] == ["k1", "k2", "k3"]
+
+
+async def test_outbox_sent_and_abandoned_leave_the_queue(storage: Storage) -> None:
+    outbox = storage.outbox
+    for name in ("a", "b", "c"):
+        await outbox.add(outbound(name))
+    await outbox.mark_sent(outbound("a"))
+    await outbox.mark_sent_keys([outbound("b").delivery_key])
+    await outbox.give_up(outbound("c"), "forbidden")
+    assert await outbox.depth() == 0
+    assert await outbox.due(pending_all=True) == []
+    assert not await outbox.add(outbound("a"))  # sent keys are never sent again
+
+
+async def test_outbox_failures_back_off(storage: Storage) -> None:
+    outbox = storage.outbox
+    msg = outbound("x")
+    await outbox.add(msg)
+    assert [m.idempotency_key for m in await outbox.due()] == ["x"]
+    first, due1 = await outbox.mark_failed(msg, "timeout")
+    second, due2 = await outbox.mark_failed(msg, "timeout")
+    assert (first, second) == (1, 2) and due2 > due1 > utcnow()
+    assert await outbox.due() == []  # not before its next attempt
+    assert await outbox.due(due2 + timedelta(seconds=1)) != []
+    assert await outbox.next_due() == due2
+    assert await outbox.depth() == 1
+
+
+async def test_outbox_prune_never_drops_pending(storage: Storage) -> None:
+    for name in ("sent", "queued"):
+        await storage.outbox.add(outbound(name))
+    await storage.outbox.mark_sent(outbound("sent"))
+    assert await storage.outbox.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert [m.idempotency_key for m in await storage.outbox.due(pending_all=True)] == ["queued"]
+
+
 # --- sessions ------------------------------------------------------------------------
 
 
