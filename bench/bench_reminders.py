@@ -89,7 +89,7 @@ async def _reschedule(tmp: Path, spread_s: float, label: str) -> list[Row]:
     gc.collect()
     grown = rss_mb() - before
     jobs = scheduler.job_count
-    scheduler.stop()
+    await scheduler.stop()
     await db.close()
     return [
         Row(
@@ -125,15 +125,11 @@ async def _burst(tmp: Path) -> list[Row]:
     scheduler = ReminderScheduler(ReminderStore(db), bus)
     await scheduler.start()
 
-    async def route() -> None:
-        while True:
-            delivery.submit(await bus.get_outbound())
-
-    router = asyncio.create_task(route())
+    router = asyncio.create_task(delivery.route(bus))
     await asyncio.wait_for(channel.done.wait(), timeout=120)
     lateness = [(t - due.timestamp()) * 1000 for t, _ in channel.received]
     router.cancel()
-    scheduler.stop()
+    await scheduler.stop()
     await delivery.drain(5)
     await db.close()
     return [

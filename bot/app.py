@@ -34,6 +34,7 @@ from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
 from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
 from bot.handlers.pairing import register_pairing_commands
+from bot.handlers.session_commands import new_session_command
 from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
@@ -43,6 +44,7 @@ from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
 from bot.ops.redaction import protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
+from bot.ops.supervisor import Supervisor
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
 from bot.reminders.scheduler import ReminderScheduler
@@ -108,17 +110,18 @@ def build_daemon(
     local: Sequence[Channel] = (),
     model: ChatModel | None = None,
     serve_web: bool | None = None,
+    stores: Callable[[Database], Storage] = sqlite_storage,
 ) -> Daemon:
     """Every part of a daemon.
 
     ``channels`` None means ``local`` ones (the terminal) plus every configured
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
-    lives in this daemon's store.
+    lives in this daemon's store. ``stores`` builds the repositories over the database.
     """
     protect_logs([*secret_values(settings), *url_secrets(settings.llm.api_base)])
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
-    storage = sqlite_storage(db)
+    storage = stores(db)
     ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
     if channels is None:
         channels = [*local, *platform_channels(settings, ctx)]
@@ -154,6 +157,7 @@ def build_daemon(
     routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     commands.register(weather_command(weather, user_timezone))
+    commands.register(new_session_command(sessions, routing.resolve))
     tools = build_registry()
     skills = SkillCatalog(workspaces.root)
     memory = MemoryService(storage.memory, settings.memory)
@@ -236,6 +240,7 @@ def build_daemon(
         model=chat_model,
         tools=tools,
         housekeeping=housekeeping,
+        supervisor=Supervisor(metrics),
         web=None,
         warmup=llm.start_warmup if llm is not None else lambda: None,
         background=[mcp],

@@ -9,10 +9,9 @@ background and the first turn awaits it if it has to.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ from bot.http import SharedHttp
 from bot.messages import InboundMessage
 from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import PrometheusMetrics
+from bot.ops.supervisor import Supervisor
 from bot.ops.web import Health, WebServer, probe_health
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
@@ -77,7 +77,7 @@ class Daemon:
     background: Sequence[Background] = ()
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
-    _tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    supervisor: Supervisor = field(default_factory=Supervisor)  # restarts what dies
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
@@ -107,8 +107,8 @@ class Daemon:
             )
         scheduled = await self.scheduler.start()
         self.housekeeping.start()
-        self._spawn(self.delivery.route(self.bus), "outbound")
-        self._spawn(self.dispatcher.run(), "dispatcher")
+        self.supervisor.spawn("outbound", lambda: self.delivery.route(self.bus))
+        self.supervisor.spawn("dispatcher", self.dispatcher.run)
         names = list(self.channels)
         connected = await asyncio.gather(*(self._start_channel(name) for name in names))
         up = [name for name, ok in zip(names, connected, strict=True) if ok]
@@ -129,9 +129,6 @@ class Daemon:
         for part in self.background:
             part.start()
 
-    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=name))
-
     async def _start_channel(self, name: str) -> bool:
         try:
             await self.channels[name].start(self.inbound)
@@ -146,7 +143,15 @@ class Daemon:
             writable=self.db.writable,
             channels={name: channel.connected for name, channel in self.channels.items()},
             info={k: v for part in self.background for k, v in part.states().items()},
+            tasks=self._task_states(),
         )
+
+    def _task_states(self) -> dict[str, str]:
+        tasks = self.supervisor.states()
+        if self.state == "ready":  # else the daemon part already says why it is not
+            tasks["scheduler"] = "ok" if self.scheduler.running else "not running"
+            tasks["housekeeping"] = "ok" if self.housekeeping.alive else "not running"
+        return tasks
 
     def request_stop(self, reason: str = "request") -> None:
         if self._stopping.is_set():
@@ -171,19 +176,14 @@ class Daemon:
         """
         timeout = self.settings.agent.shutdown_timeout_s if timeout is None else timeout
         self.state = "stopping"
-        self.scheduler.stop()
+        await self.scheduler.stop()  # in-flight reminder fires finish first
         if not await self.dispatcher.drain(timeout):
             log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
         await self.runner.consolidator.close()  # an unfinished fold runs again next time
         await self.delivery.take_remaining(self.bus)
         if not await self.delivery.drain(timeout=5.0):
             log.warning("some replies not delivered at shutdown; they stay in the outbox")
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await self.supervisor.stop()
         await self.housekeeping.stop()
         for part in self.background:
             try:

@@ -7,6 +7,10 @@ is given up after ``max_attempts`` or a permanent refusal, with an error logged.
 Each channel has its own lanes and its own cap on concurrent sends, so a platform that
 makes its senders wait (a rate limit waited out in place, a slow API) never holds up
 another platform's deliveries.
+
+Replies are claimed in the outbox under this run's id as they leave the bus (a burst in
+one transaction) and the claim is kept through retries: a message queued twice
+(start-up resume and a reminder's catch-up fire) goes out once.
 """
 
 from __future__ import annotations
@@ -17,15 +21,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential_jitter
+
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
-from bot.messages import ChatKey, OutboundMessage, utcnow
+from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.store.base import Outbox
 from channels.base import Channel, Sent, SupportsUpload
 
 log = logging.getLogger(__name__)
+
+CLAIM_ATTEMPTS = 8  # recording claims (a busy database) before leaving them to a restart
+MARK_ATTEMPTS = 4  # recording a sent batch; if all fail it is re-sent after a restart
 
 
 ANSWER_FILE = "answer.md"
@@ -110,21 +119,61 @@ class Delivery:
         # Sent keys are marked in batches: one transaction per burst, not one per message.
         self._sent_keys: list[str] = []
         self._marker: asyncio.Task[None] | None = None
+        self._run_id = new_id()  # whose claims on outbox rows are ours
+        self._handing_over = asyncio.Lock()  # held while a burst is claimed
         self.sent = 0
         self.failed = 0
 
     async def route(self, bus: Bus) -> None:
-        """Runs until cancelled: hands every reply the bus yields to its chat's lane."""
+        """Runs until cancelled: claims what the bus yields, a burst at a time, and hands
+        each claimed reply to its chat's lane."""
         while True:
-            self.submit(await bus.get_outbound())
+            batch = [await bus.get_outbound()]
+            while bus.outbound_depth():
+                batch.append(await bus.get_outbound())
+            await self._claim_and_submit(batch)
 
     async def take_remaining(self, bus: Bus) -> None:
         """At shutdown: hands over the replies still on the bus, after :meth:`route` stops."""
         await asyncio.sleep(0)  # let the router hand the last replies to delivery
+        async with self._handing_over:  # and finish claiming the burst it holds
+            pass
+        batch = []
         while bus.outbound_depth():
-            self.submit(await bus.get_outbound())
+            batch.append(await bus.get_outbound())
+        if batch:
+            await self._claim_and_submit(batch)
+
+    async def _claim_and_submit(self, batch: list[OutboundMessage]) -> None:
+        """Only claimed rows are sent: a copy of a row this run already holds, or one
+        sent meanwhile, is dropped here. A claim the store cannot record (database busy)
+        is retried with backoff; one never recorded stays pending for the next start."""
+        async with self._handing_over:
+            for msg in await self._claim(batch):
+                self.submit(msg)
+
+    async def _claim(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
+        try:
+            async for attempt in AsyncRetrying(
+                wait=wait_exponential_jitter(initial=0.05, max=5.0),
+                stop=stop_after_attempt(CLAIM_ATTEMPTS),
+                reraise=True,
+            ):
+                with attempt:
+                    claimed = await self._outbox.claim(batch, self._run_id)
+        except Exception:
+            log.exception(
+                "could not claim %d deliveries; they resume at the next start", len(batch)
+            )
+            return []
+        if len(claimed) < len(batch):
+            log.debug(
+                "%d deliveries already sent or being sent; skipped", len(batch) - len(claimed)
+            )
+        return claimed
 
     def submit(self, msg: OutboundMessage) -> None:
+        """Queue a claimed reply for its chat's lane (each channel has its own)."""
         lanes = self._lanes.get(msg.key.channel)
         if lanes is None:
             lanes = KeyedSerial(
@@ -184,9 +233,15 @@ class Delivery:
         while self._sent_keys:
             keys, self._sent_keys = self._sent_keys, []
             try:
-                await self._outbox.mark_sent_keys(keys)
+                async for attempt in AsyncRetrying(  # a busy database: a few quick retries
+                    wait=wait_exponential_jitter(initial=0.05, max=1.0),
+                    stop=stop_after_attempt(MARK_ATTEMPTS),
+                    reraise=True,
+                ):
+                    with attempt:
+                        await self._outbox.mark_sent_keys(keys)
             except Exception:
-                # Left pending: at worst re-sent after a restart, never lost.
+                # Left claimed: at worst re-sent after a restart, never lost.
                 log.exception("could not mark %d deliveries as sent", len(keys))
 
     def _retry_later(self, msg: OutboundMessage, delay: float) -> None:

@@ -6,6 +6,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     BotError
     ├── ConfigError              bad or unreadable configuration (exit code 2)
     ├── StoreError               the database cannot be opened or migrated
+    ├── QuotaExceeded            a per-user limit would be passed (checked with the write)
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
     │   │   └── CredentialsRejectedError   the provider refused the key
@@ -35,6 +36,10 @@ class ConfigError(BotError):
 
 class StoreError(BotError):
     """The SQLite store failed in a way the caller cannot retry."""
+
+
+class QuotaExceeded(BotError):
+    """A write would pass a per-user limit; checked in the write's own transaction."""
 
 
 class LLMError(BotError):

@@ -16,6 +16,8 @@ import pytest_asyncio  # noqa: E402
 from bot.app import build_daemon  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.daemon import Daemon  # noqa: E402
+from bot.store.base import Storage  # noqa: E402
+from bot.store.db import Database  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
 
 pytest_plugins = ("tests.fakes.llm_server", "tests.fakes.open_meteo")
@@ -46,11 +48,14 @@ async def daemon_factory(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[Dae
     started: list[Daemon] = []
 
     async def factory(
-        data_dir: Path | None = None, channel: FakeChannel | None = None, **overrides: Any
+        data_dir: Path | None = None,
+        channel: FakeChannel | None = None,
+        stores: Callable[[Database], Storage] | None = None,
+        **overrides: Any,
     ) -> tuple[Daemon, FakeChannel]:
         channel = channel or FakeChannel()
         settings = make_settings(data_dir or tmp_path / "data", fake_llm.url, **overrides)
-        daemon = build_daemon(settings, [channel])
+        daemon = build_daemon(settings, [channel], **({"stores": stores} if stores else {}))
         await daemon.start()
         started.append(daemon)
         return daemon, channel

@@ -31,6 +31,12 @@ class DurableBus(InProcessBus):
     async def inbound_done(self, msg: InboundMessage) -> None:
         await self.inbox.done(msg)
 
+    async def inbound_started(self, msg: InboundMessage) -> int:
+        return await self.inbox.started(msg)
+
+    async def inbound_failed(self, msg: InboundMessage) -> None:
+        await self.inbox.failed(msg)
+
     async def put_outbound(self, msg: OutboundMessage) -> None:
         if await self.outbox.add(msg):
             await super().put_outbound(msg)

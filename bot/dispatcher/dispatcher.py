@@ -1,8 +1,13 @@
 """Per-chat workers: strict order within a chat, concurrency across chats.
 
 A turn that raises never kills its worker: the user gets an apology with an error id
-and the log gets the traceback under the same id. Every message leaves the inbox
-journal once handled (or refused by a filter), so only unfinished turns are replayed.
+and the log gets the traceback under the same id. The dispatcher's own steps around a
+turn (filters and their notices, counting the attempt, marking the message done) are
+retried with backoff when they fail (a locked or full database), so one failed
+statement leaves its message pending instead of losing it or stopping the loop.
+Every message leaves the inbox journal once handled (or refused by a filter), so only
+unfinished turns are replayed; one whose turns keep dying (the process crashed or was
+killed mid-turn) is retired after ``max_attempts`` with one apology, and its chat moves on.
 """
 
 from __future__ import annotations
@@ -10,6 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from enum import Enum
+from typing import TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
+from tenacity import wait_exponential_jitter as backoff
 
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
@@ -20,6 +31,20 @@ log = logging.getLogger(__name__)
 Handler = Callable[[InboundMessage], Awaitable[None]]
 # A filter returns True to let the message through; it may reply on its own.
 Filter = Callable[[InboundMessage], Awaitable[bool]]
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_ATTEMPTS = 3  # turns started but never finished before a message is given up
+GAVE_UP = (
+    "Sorry, I could not answer that message: handling it failed several times. "
+    "Please send it again, perhaps in other words."
+)
+
+
+class Verdict(Enum):
+    RUN = "run"  # passed the filters: run the turn
+    REFUSED = "refused"  # a filter refused it (and replied on its own)
+    GIVE_UP = "give_up"  # its earlier turns kept dying
 
 
 class Dispatcher:
@@ -31,13 +56,19 @@ class Dispatcher:
         max_concurrent: int = 64,
         idle_s: float = 300.0,
         filters: Sequence[Filter] = (),
+        max_attempts: int = MAX_ATTEMPTS,
+        retry_s: float = 0.05,
+        retry_max_s: float = 30.0,
     ) -> None:
         self._bus = bus
         self._handler = handler
         self._filters = list(filters)
+        self._max_attempts = max_attempts
+        self._wait = backoff(initial=retry_s, max=retry_max_s, jitter=retry_s)
         self._workers: KeyedSerial[ChatKey, InboundMessage] = KeyedSerial(
             self._run_turn, max_concurrent=max_concurrent, idle_s=idle_s, name="chat"
         )
+        self.retries = 0
 
     @property
     def active_workers(self) -> int:
@@ -58,13 +89,27 @@ class Dispatcher:
             # Left in the inbox journal: answered after the next start.
             log.info("stopping; message %s in %s deferred", msg.message_id, msg.key)
             return
-        for keep in self._filters:
-            if not await keep(msg):
-                await self._bus.inbound_done(msg)
-                return
         self._workers.submit(msg.key, msg)
 
     async def _run_turn(self, msg: InboundMessage) -> None:
+        verdict = await self._steady(self._admit, msg)
+        if verdict is Verdict.RUN:
+            await self._turn(msg)
+        if verdict is Verdict.GIVE_UP:
+            await self._steady(self._give_up, msg)
+        else:
+            await self._steady(self._bus.inbound_done, msg)
+
+    async def _admit(self, msg: InboundMessage) -> Verdict:
+        for keep in self._filters:
+            if not await keep(msg):
+                return Verdict.REFUSED
+        # Counted (and committed) before the turn: a turn that kills the process counts.
+        if await self._bus.inbound_started(msg) > self._max_attempts:
+            return Verdict.GIVE_UP
+        return Verdict.RUN
+
+    async def _turn(self, msg: InboundMessage) -> None:
         try:
             await self._handler(msg)
         except asyncio.CancelledError:
@@ -72,17 +117,54 @@ class Dispatcher:
         except Exception:
             error_id = new_id()[:8]
             log.exception("turn failed in %s (error id %s)", msg.key, error_id)
-            await self._bus.put_outbound(
-                OutboundMessage.reply(
-                    msg,
-                    (
-                        "Sorry, something went wrong while handling that message "
-                        f"(error id {error_id}). Please try again."
-                    ),
-                    OutboundKind.ERROR,
-                )
+            apology = OutboundMessage.reply(
+                msg,
+                (
+                    "Sorry, something went wrong while handling that message "
+                    f"(error id {error_id}). Please try again."
+                ),
+                OutboundKind.ERROR,
             )
-        await self._bus.inbound_done(msg)
+            await self._steady(self._bus.put_outbound, apology)
+
+    async def _give_up(self, msg: InboundMessage) -> None:
+        log.error(
+            "message %s in %s given up: %d turns started and never finished",
+            msg.message_id,
+            msg.key,
+            self._max_attempts,
+        )
+        # One apology per message, however often this step is retried or replayed.
+        once = f"gave-up:{msg.key}:{msg.message_id}"
+        notice = OutboundMessage.reply(msg, GAVE_UP, OutboundKind.ERROR)
+        await self._bus.put_outbound(replace(notice, idempotency_key=once))
+        await self._bus.inbound_failed(msg)
+
+    async def _steady(self, step: Callable[[T], Awaitable[R]], arg: T) -> R:
+        """Run one step, retried with backoff until it succeeds (or the lane is cancelled)."""
+        name = getattr(step, "__name__", "step")
+
+        def report(state: RetryCallState) -> None:
+            self.retries += 1
+            error = state.outcome.exception() if state.outcome else None
+            log.warning(
+                "dispatcher step %s failed (%s: %s); retry %d in %.2f s",
+                name,
+                type(error).__name__,
+                error,
+                state.attempt_number,
+                state.upcoming_sleep,
+            )
+
+        async for attempt in AsyncRetrying(
+            wait=self._wait,
+            retry=retry_if_exception_type(Exception),
+            before_sleep=report,
+            reraise=True,
+        ):
+            with attempt:
+                return await step(arg)
+        raise AssertionError("unreachable: retried without a stop, it returns or raises")
 
     async def drain(self, timeout: float) -> bool:
         """Stop taking messages and wait for queued turns; True if all finished in time."""

@@ -127,8 +127,8 @@ class AccessControl:
 
     async def _tell_once(self, msg: InboundMessage, key: str, text: str) -> None:
         if key not in self._told:
-            self._told.add(key)
             await self._notice(msg, text)
+            self._told.add(key)  # only once the notice is queued: a failure retries
 
     async def _notice(self, msg: InboundMessage, text: str) -> None:
         await self._bus.put_outbound(OutboundMessage.reply(msg, text, OutboundKind.NOTICE))

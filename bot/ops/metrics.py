@@ -47,6 +47,9 @@ class Metrics:
     def tool_call(self, name: str, outcome: str) -> None:
         """One tool call ended ``ok`` or ``error``."""
 
+    def task_restarted(self, task: str) -> None:
+        """A supervised long-lived task died and is restarted."""
+
 
 NO_METRICS = Metrics()
 
@@ -101,6 +104,12 @@ class PrometheusMetrics(Metrics):
         self._tools = Counter(
             "bot_tool_calls", "Tool calls by tool and outcome", ["tool", "outcome"], registry=r
         )
+        self._restarts = Counter(
+            "bot_task_restarts",
+            "Long-lived tasks that died and were restarted",
+            ["task"],
+            registry=r,
+        )
         self.outbox_depth = Gauge(
             "bot_outbox_depth", "Outbound messages not yet delivered", registry=r
         )
@@ -127,6 +136,9 @@ class PrometheusMetrics(Metrics):
 
     def tool_call(self, name: str, outcome: str) -> None:
         self._tools.labels(name or "(none)", outcome).inc()
+
+    def task_restarted(self, task: str) -> None:
+        self._restarts.labels(task).inc()
 
     # -- read at scrape time ---------------------------------------------------------
     def read_counters(self, read: Callable[[], Iterable[Sample]]) -> None:

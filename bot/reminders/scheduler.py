@@ -11,13 +11,16 @@ Job functions are module level with plain arguments.
 Exactly once: a plain reminder goes to the outbox under the key
 ``reminder:<id>:<fire time>`` before the reminder row moves on, so a crash in between
 re-fires into a key the outbox already has. A follow-up enters the inbox under a
-message id built the same way.
+message id built the same way. A graceful stop waits for the fires in flight, so it
+never leaves a batch half recorded for the next start to sort out.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -34,6 +37,7 @@ log = logging.getLogger(__name__)
 
 LATE_AFTER = timedelta(seconds=60)  # later than this is shown as "late by ..."
 RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) is retried
+STOP_WAIT_S = 10.0  # how long a stop waits for fires in flight
 
 
 async def fire_due_job(scheduler: ReminderScheduler, due_iso: str) -> None:
@@ -69,6 +73,10 @@ class ReminderScheduler:
             job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
         )
         self._inflight: set[int] = set()
+        self._batches = 0  # fires in flight; stop() waits for them
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stopped = False
         self._planned_until = datetime.min.replace(tzinfo=UTC)
         # Plain counters, read by /metrics at scrape time.
         self.scheduled = 0
@@ -93,9 +101,28 @@ class ReminderScheduler:
         await self.refill()
         return await self._store.count_active()
 
-    def stop(self) -> None:
-        if self._scheduler.running:
+    @property
+    def running(self) -> bool:
+        return bool(self._scheduler.running) and not self._stopped
+
+    async def stop(self, timeout: float = STOP_WAIT_S) -> bool:
+        """No new fires; then wait for those in flight. True if none was left running
+        (one still running after ``timeout`` is safe too: its rows re-fire at the next
+        start into delivery keys the outbox already has)."""
+        if self._stopped or not self._scheduler.running:
+            return self._idle.is_set()
+        self._stopped = True  # APScheduler's own state changes on a later loop turn
+        # Paused first: APScheduler's shutdown cancels running jobs, which cut fires
+        # off mid-transaction; only once they are done is it shut down.
+        self._scheduler.pause()
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            log.warning("%d reminder fires still running at stop", self._batches)
+            return False
+        finally:
             self._scheduler.shutdown(wait=False)
+        return True
 
     async def refill(self) -> None:
         """Give APScheduler a job for every fire time up to now + horizon."""
@@ -128,14 +155,28 @@ class ReminderScheduler:
             )
 
     async def fire_due(self, until: datetime) -> None:
-        due = [r for r in await self._store.due(until) if r.id not in self._inflight]
-        await self._fire_batch(due)
+        async with self._in_flight():
+            due = [r for r in await self._store.due(until) if r.id not in self._inflight]
+            await self._fire_batch(due)
 
     async def fire(self, reminder_id: int, due: datetime) -> None:
         """Fire one occurrence if it is still the reminder's next one (else: stale)."""
-        reminder = await self._store.get(reminder_id)
-        if reminder is not None and reminder.next_fire_at == due:
-            await self._fire_batch([reminder])
+        async with self._in_flight():
+            reminder = await self._store.get(reminder_id)
+            if reminder is not None and reminder.next_fire_at == due:
+                await self._fire_batch([reminder])
+
+    @contextlib.asynccontextmanager
+    async def _in_flight(self) -> AsyncIterator[None]:
+        """Counts a fire while it runs, so :meth:`stop` can wait for it to finish."""
+        self._batches += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._batches -= 1
+            if not self._batches:
+                self._idle.set()
 
     async def _fire_batch(self, reminders: list[Reminder]) -> None:
         """Hand a batch over in one outbox transaction, then move the rows on in one more."""

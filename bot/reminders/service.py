@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.errors import ToolError
+from bot.errors import QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.timeparse import (
@@ -98,22 +98,24 @@ class ReminderService:
         else:
             first = parse_when(when, tz, now)
         check_future(first, now, tz)
-        if await self._store.count_active_for_user(key.channel, user_id) >= self._max_active:
+        try:
+            reminder = await self._store.add(
+                key,
+                user_id,
+                content=content,
+                kind=kind,
+                fire_at=first,
+                recurrence=recurrence,
+                timezone=tz,
+                source=source,
+                workspace=workspace,
+                max_active=self._max_active,  # counted in the insert's own transaction
+            )
+        except QuotaExceeded:
             raise ToolError(
                 f"you already have {self._max_active} active reminders, the most allowed; "
                 "cancel some first"
-            )
-        reminder = await self._store.add(
-            key,
-            user_id,
-            content=content,
-            kind=kind,
-            fire_at=first,
-            recurrence=recurrence,
-            timezone=tz,
-            source=source,
-            workspace=workspace,
-        )
+            ) from None
         self._scheduler.schedule(reminder)
         return reminder
 

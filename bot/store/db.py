@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.errors import StoreError
+from bot.messages import utcnow
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 MIGRATIONS_DIR = "migrations"
+HEALTH_PROBE_KEY = "health:probe"  # the row /healthz rewrites in the kv table
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -126,9 +128,17 @@ class Database:
         """Run one statement (committed) and return lastrowid."""
         return await self.run(lambda c: int(c.execute(sql, params).lastrowid or 0))
 
-    async def execute_count(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one statement (committed) and return the rows it changed (0: ignored)."""
-        return await self.run(lambda c: int(c.execute(sql, params).rowcount))
+    async def execute_count(
+        self, sql: str, params: Sequence[Any] = (), *, durable: bool = False
+    ) -> int:
+        """Run one statement (committed) and return the rows it changed (0: ignored);
+        ``durable``: see :func:`transaction`."""
+
+        def work(c: sqlite3.Connection) -> int:
+            with transaction(c, durable=durable):
+                return int(c.execute(sql, params).rowcount)
+
+        return await self.run(work)
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """One statement over many rows, in one transaction."""
@@ -150,15 +160,15 @@ class Database:
         return rows[0] if rows else None
 
     async def writable(self) -> bool:
-        """Cheap health probe: can we write right now?"""
-
-        def probe(c: sqlite3.Connection) -> None:
-            with transaction(c):
-                c.execute("CREATE TEMP TABLE IF NOT EXISTS _probe (x INTEGER)")
-                c.execute("DELETE FROM _probe")
-
+        """Health probe: can we commit to the database file right now? It writes a row
+        of the real file (a TEMP table would live in memory and pass on a full or
+        locked disk)."""
         try:
-            await self.run(probe)
+            await self.execute(
+                "INSERT INTO kv (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (HEALTH_PROBE_KEY, utcnow().isoformat()),
+            )
             return True
         except (sqlite3.Error, StoreError):
             return False
@@ -180,12 +190,23 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 @contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN ... COMMIT around the block (ROLLBACK when it raises); database thread only."""
-    conn.execute("BEGIN")
+def transaction(conn: sqlite3.Connection, *, durable: bool = False) -> Iterator[None]:
+    """BEGIN ... COMMIT around the block (ROLLBACK when it raises); database thread only.
+
+    ``durable``: this commit is fsynced (``synchronous=FULL``) because a platform is
+    acknowledged after it; the rest stay ``NORMAL``, which in WAL mode may lose the last
+    commits on power loss but never corrupts. The work runs whole on the database thread,
+    so a cancelled caller never leaves a transaction half done."""
+    if durable:
+        conn.execute("PRAGMA synchronous=FULL")
     try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        if durable:
+            conn.execute("PRAGMA synchronous=NORMAL")

@@ -12,6 +12,12 @@ from datetime import datetime
 from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
 from bot.store.db import Database
 
+_ROW = "channel = ? AND chat_id = ? AND thread_id = ? AND message_id = ?"
+
+
+def _row_key(msg: InboundMessage) -> tuple[str, str, str, str]:
+    return (msg.key.channel, msg.key.chat_id, msg.key.thread_id or "", msg.message_id)
+
 
 class InboxStore:
     def __init__(self, db: Database) -> None:
@@ -22,28 +28,28 @@ class InboxStore:
         changed = await self._db.execute_count(
             "INSERT OR IGNORE INTO inbox (channel, chat_id, thread_id, message_id, payload,"
             " received_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                msg.key.channel,
-                msg.key.chat_id,
-                msg.key.thread_id or "",
-                msg.message_id,
-                to_json(msg),
-                msg.received_at.isoformat(),
-            ),
+            (*_row_key(msg), to_json(msg), msg.received_at.isoformat()),
+            durable=True,  # the channel acknowledges the platform once this returns
         )
         return changed > 0
 
     async def done(self, msg: InboundMessage) -> None:
+        await self._finish(msg, "done")
+
+    async def failed(self, msg: InboundMessage) -> None:
+        """Retire a message whose turns kept dying: never replayed again."""
+        await self._finish(msg, "failed")
+
+    async def started(self, msg: InboundMessage) -> int:
+        """Count one more turn attempt (committed before the turn runs); returns the count."""
+        sql = f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} RETURNING attempts"
+        row = await self._db.fetchone(sql, _row_key(msg))
+        return int(row[0]) if row else 1  # not journaled (e.g. an in-memory bus): a first try
+
+    async def _finish(self, msg: InboundMessage, status: str) -> None:
         await self._db.execute(
-            "UPDATE inbox SET status = 'done', done_at = ? WHERE channel = ? AND chat_id = ?"
-            " AND thread_id = ? AND message_id = ?",
-            (
-                utcnow().isoformat(),
-                msg.key.channel,
-                msg.key.chat_id,
-                msg.key.thread_id or "",
-                msg.message_id,
-            ),
+            f"UPDATE inbox SET status = ?, done_at = ? WHERE {_ROW}",
+            (status, utcnow().isoformat(), *_row_key(msg)),
         )
 
     async def pending(self) -> list[InboundMessage]:

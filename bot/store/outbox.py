@@ -2,17 +2,25 @@
 
 A delivery key makes sending idempotent (a reminder occurrence re-fired after a restart
 is not sent twice); failed sends are retried with backoff until the channel accepts.
+Delivery claims rows (pending -> sending, under its run id) as it takes them from the
+bus, a burst in one transaction, and holds the claim through retries: a row queued twice
+(start-up resume and a reminder's catch-up fire) is sent once; a row a dead run left in
+``sending`` is taken over by the next run.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime, timedelta
 
 from bot.messages import OutboundMessage, outbound_from_json, to_json, utcnow
-from bot.store.db import Database
+from bot.store.db import Database, transaction
 
 BACKOFF_BASE_S = 1.0
 BACKOFF_MAX_S = 300.0
+
+
+_UNSENT = "status IN ('pending', 'sending')"  # still to deliver: queued or being sent
 
 
 def backoff(attempts: int) -> timedelta:
@@ -56,6 +64,32 @@ class OutboxStore:
         )
         return new
 
+    async def claim(self, msgs: list[OutboundMessage], claimant: str) -> list[OutboundMessage]:
+        """Take rows for sending, in one transaction; returns the messages taken (the
+        first copy of each key). Not taken: sent, given up, or already held by
+        ``claimant`` (a delivery run's id), which keeps its claim through retries. A
+        claim by another run is stale: one daemon owns a database, so that run died."""
+        by_key: dict[str, OutboundMessage] = {}
+        for msg in msgs:
+            by_key.setdefault(msg.delivery_key, msg)
+        keys = list(by_key)
+
+        def work(c: sqlite3.Connection) -> set[str]:
+            taken: set[str] = set()
+            with transaction(c):
+                for start in range(0, len(keys), 500):
+                    chunk = keys[start : start + 500]
+                    sql = (
+                        "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key"
+                        f" IN ({','.join('?' * len(chunk))}) AND (status = 'pending' OR"
+                        " (status = 'sending' AND claimed_by IS NOT ?)) RETURNING delivery_key"
+                    )
+                    taken.update(row[0] for row in c.execute(sql, (claimant, *chunk, claimant)))
+            return taken
+
+        taken = await self._db.run(work)
+        return [msg for key, msg in by_key.items() if key in taken]
+
     async def mark_sent(self, msg: OutboundMessage) -> None:
         await self.mark_sent_keys([msg.delivery_key])
 
@@ -93,29 +127,28 @@ class OutboxStore:
         """Pending messages whose next attempt is due (or all pending), oldest first."""
         if pending_all:
             rows = await self._db.fetchall(
-                "SELECT payload FROM outbox WHERE status = 'pending' ORDER BY id"
+                f"SELECT payload FROM outbox WHERE {_UNSENT} ORDER BY id"
             )
         else:
             rows = await self._db.fetchall(
-                "SELECT payload FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
-                " ORDER BY id",
+                f"SELECT payload FROM outbox WHERE {_UNSENT} AND next_attempt_at <= ? ORDER BY id",
                 ((now or utcnow()).isoformat(),),
             )
         return [outbound_from_json(r["payload"]) for r in rows]
 
     async def next_due(self) -> datetime | None:
         row = await self._db.fetchone(
-            "SELECT MIN(next_attempt_at) AS t FROM outbox WHERE status = 'pending'"
+            f"SELECT MIN(next_attempt_at) AS t FROM outbox WHERE {_UNSENT}"
         )
         return datetime.fromisoformat(row["t"]) if row and row["t"] else None
 
     async def depth(self) -> int:
-        row = await self._db.fetchone("SELECT COUNT(*) AS n FROM outbox WHERE status = 'pending'")
+        row = await self._db.fetchone(f"SELECT COUNT(*) AS n FROM outbox WHERE {_UNSENT}")
         return int(row["n"]) if row else 0
 
     async def prune(self, older_than: datetime) -> int:
         """Forget sent and abandoned deliveries; pending ones are never dropped."""
         return await self._db.execute_count(
-            "DELETE FROM outbox WHERE status != 'pending' AND created_at < ?",
+            f"DELETE FROM outbox WHERE NOT {_UNSENT} AND created_at < ?",
             (older_than.isoformat(),),
         )

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, utcnow
-from bot.store.db import Database
+from bot.store.db import Database, transaction
 
 
 class ReminderKind(StrEnum):
@@ -72,6 +73,13 @@ def _row(row: sqlite3.Row) -> Reminder:
     )
 
 
+_INSERT = (
+    "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
+    " next_fire_at, recurrence, timezone, created_at, source, workspace)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 class ReminderStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -88,26 +96,38 @@ class ReminderStore:
         timezone: str,
         source: str | None = None,
         workspace: str = "default",
+        max_active: int | None = None,
     ) -> Reminder:
-        rowid = await self._db.execute(
-            "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
-            " next_fire_at, recurrence, timezone, created_at, source, workspace)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                key.channel,
-                key.chat_id,
-                key.thread_id or "",
-                user_id,
-                content,
-                kind.value,
-                fire_at.isoformat(),
-                recurrence,
-                timezone,
-                utcnow().isoformat(),
-                source,
-                workspace,
-            ),
+        """Store a reminder; with ``max_active``, only if the user has fewer active ones,
+        counted in the same transaction (concurrent adds cannot pass the limit)."""
+        row = (
+            key.channel,
+            key.chat_id,
+            key.thread_id or "",
+            user_id,
+            content,
+            kind.value,
+            fire_at.isoformat(),
+            recurrence,
+            timezone,
+            utcnow().isoformat(),
+            source,
+            workspace,
         )
+
+        def work(c: sqlite3.Connection) -> int:
+            with transaction(c):
+                if max_active is not None:
+                    (active,) = c.execute(
+                        "SELECT COUNT(*) FROM reminders WHERE status = 'active'"
+                        " AND channel = ? AND user_id = ?",
+                        (key.channel, user_id),
+                    ).fetchone()
+                    if int(active) >= max_active:
+                        raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
+                return int(c.execute(_INSERT, row).lastrowid or 0)
+
+        rowid = await self._db.run(work)
         found = await self.get(rowid)
         assert found is not None
         return found

@@ -91,3 +91,10 @@ async def test_daemon_runs_housekeeping_at_start(daemon_factory) -> None:
     await until(lambda: daemon.housekeeping.runs >= 1)  # the first run comes at start
     await daemon.stop(timeout=1)
     assert not daemon.housekeeping.alive
+
+
+async def test_housekeeping_repeats_on_its_schedule(daemon_factory) -> None:
+    daemon, _ = await daemon_factory(retention={"every_h": 0.00001})  # every 36 ms
+    await until(lambda: daemon.housekeeping.runs >= 3)
+    await daemon.stop(timeout=1)
+    assert not daemon.housekeeping.alive

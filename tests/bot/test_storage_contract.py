@@ -6,6 +6,7 @@ unchanged. Tests use only the Protocols of :mod:`bot.store.base`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
 from bot.store.access import PairingRequest
 from bot.store.base import Storage
@@ -94,7 +96,57 @@ async def test_inbox_prune_drops_only_finished_rows_older_than_cutoff(storage: S
     assert [m.message_id for m in await storage.inbox.pending()] == ["open"]
 
 
+async def test_inbox_counts_started_turns_and_retires_failed_ones(storage: Storage) -> None:
+    inbox = storage.inbox
+    crashed, fine = inbound("crashed"), inbound("fine")
+    for msg in (crashed, fine):
+        await inbox.accept(msg)
+    assert [await inbox.started(crashed) for _ in range(3)] == [1, 2, 3]
+    assert await inbox.started(fine) == 1
+    await inbox.failed(crashed)
+    assert [m.message_id for m in await inbox.pending()] == ["fine"]  # not replayed again
+    assert not await inbox.accept(crashed)  # nor accepted again on redelivery
+    assert await inbox.prune(utcnow() + timedelta(seconds=1)) == 1  # pruned like done ones
+
+
 # --- outbox ----------------------------------------------------------------------------
+
+
+async def _claim(storage: Storage, names: list[str], run: str) -> list[str]:
+    claimed = await storage.outbox.claim([outbound(n) for n in names], run)
+    return [m.idempotency_key or "" for m in claimed]
+
+
+async def test_outbox_claim_is_exclusive_and_sent_rows_are_never_claimed(
+    storage: Storage,
+) -> None:
+    outbox = storage.outbox
+    for name in ("once", "other", "third"):
+        await outbox.add(outbound(name))
+    # Two copies of one row in a burst (start-up resume and a catch-up fire): one claim.
+    assert await _claim(storage, ["once", "once", "other"], "run-1") == ["once", "other"]
+    assert await _claim(storage, ["once", "third"], "run-1") == ["third"]  # held already
+    assert await outbox.depth() == 3  # being sent is still undelivered
+    await outbox.mark_sent(outbound("once"))
+    assert await _claim(storage, ["once"], "run-2") == []
+    await outbox.give_up(outbound("other"), "forbidden")
+    assert await _claim(storage, ["other", "never-added"], "run-2") == []
+
+
+async def test_outbox_claim_held_through_retries_and_taken_over_after_a_crash(
+    storage: Storage,
+) -> None:
+    outbox = storage.outbox
+    msg = outbound("flaky")
+    await outbox.add(msg)
+    assert await _claim(storage, ["flaky"], "run-1") == ["flaky"]
+    await outbox.mark_failed(msg, "timeout")  # run-1 retries it; no one else takes it
+    assert await _claim(storage, ["flaky"], "run-1") == []
+    # run-1 dies mid-send: the row is resumed by the next run, once.
+    assert [m.idempotency_key for m in await outbox.due(pending_all=True)] == ["flaky"]
+    assert await _claim(storage, ["flaky", "flaky"], "run-2") == ["flaky"]
+    assert await _claim(storage, ["flaky"], "run-2") == []
+    assert await outbox.prune(utcnow() + timedelta(seconds=1)) == 0  # never while unsent
 
 
 async def test_outbox_adds_a_delivery_key_once(storage: Storage) -> None:
@@ -174,6 +226,21 @@ async def test_append_history_round_trip_verbatim(storage: Storage) -> None:
     messages = sample_messages()
     await storage.sessions.append(KEY, messages)
     assert await storage.sessions.history(KEY) == messages
+
+
+async def test_append_is_atomic_a_failing_row_rolls_back_the_earlier_ones(
+    storage: Storage,
+) -> None:
+    sessions = storage.sessions
+    await sessions.append(KEY, [{"role": "user", "content": "before"}])
+    unstorable = {"role": "tool", "tool_call_id": {"not": "a string"}, "content": "x"}
+    with pytest.raises(Exception):  # noqa: B017 (each backend raises its own error)
+        await sessions.append(
+            KEY, [{"role": "assistant", "content": "half"}, unstorable], source_id="m1"
+        )
+    await sessions.append(KEY, [{"role": "user", "content": "after"}])  # commits
+    assert [m["content"] for m in await sessions.history(KEY)] == ["before", "after"]
+    assert await sessions.turn_started(KEY, "m1") is None
 
 
 async def test_history_round_trip_across_calls(storage: Storage) -> None:
@@ -307,6 +374,20 @@ async def test_reminder_counts_are_per_user(storage: Storage) -> None:
     assert await storage.reminders.count_active_for_user("telegram", "u1") == 2
     assert len(await storage.reminders.active_for_user("telegram", "u2")) == 1
     assert await storage.reminders.count_active_for_user("slack", "u1") == 0
+
+
+async def test_reminder_limit_is_checked_with_the_insert(storage: Storage) -> None:
+    for _ in range(2):
+        await _remind(storage, "x", T0, max_active=3)
+    await _remind(storage, "other user", T0, user="u2", max_active=1)
+    made = await asyncio.gather(
+        *(_remind(storage, f"race {i}", T0, max_active=3) for i in range(5)),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(r, QuotaExceeded) for r in made) == 4
+    assert await storage.reminders.count_active_for_user("telegram", "u1") == 3
+    with pytest.raises(QuotaExceeded, match="3"):
+        await _remind(storage, "one more", T0, max_active=3)
 
 
 async def test_fired_moves_or_finishes_a_reminder(storage: Storage) -> None:

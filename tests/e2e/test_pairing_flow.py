@@ -16,6 +16,7 @@ from bot.dispatcher.pairing import ALPHABET
 from bot.messages import ChatKey, utcnow
 from bot.store.access import AccessStore, PairingRequest
 from tests.fakes.channel import FakeChannel
+from tests.fakes.waiting import inbox_done
 
 CODE = re.compile(rf"pairing code is ([{ALPHABET}]{{8}})\b")
 ADMIN = "boss"
@@ -100,12 +101,13 @@ async def test_deny_voids_the_code(daemon_factory, fake_llm):
 
 
 async def test_pending_codes_are_capped_at_three_per_channel(daemon_factory, fake_llm):
-    _, chat = await _start(daemon_factory)
+    daemon, chat = await _start(daemon_factory)
     codes = [await _code(chat, f"s{n}") for n in range(3)]
     full = await chat.ask("me too", user="s3", chat="dm-s3")
     assert "too many open access requests" in full.text and not CODE.search(full.text)
     again = await chat.say("me too?", user="s3", chat="dm-s3")
-    await _admin(chat, f"/approve {codes[0]}")  # barrier; frees one place
+    await inbox_done(daemon, again.message_id)
+    await _admin(chat, f"/approve {codes[0]}")  # frees one place
     assert chat.replies_to(again) == []  # told once, not at every message
     assert CODE.search((await chat.ask("now?", user="s3", chat="dm-s3")).text)
     assert fake_llm.requests == []

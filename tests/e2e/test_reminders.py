@@ -189,7 +189,7 @@ async def test_due_while_down_is_delivered_late_once_after_restart(tmp_path, dae
     data = tmp_path / "d"
     daemon, _ = await daemon_factory(data_dir=data)
     reminder = await _seed(daemon, minutes_ago=125)
-    daemon.scheduler.stop()
+    await daemon.scheduler.stop()
     await daemon.stop()
     daemon2, chat = await daemon_factory(data_dir=data)
     (fired,) = await _wait_reminders(chat, 1)

@@ -15,3 +15,18 @@ async def until(condition: Callable[[], Any], timeout: float = 5.0) -> None:
             await asyncio.sleep(0.005)
 
     await asyncio.wait_for(poll(), timeout)
+
+
+async def inbox_done(daemon: Any, message_id: str, timeout: float = 5.0) -> None:
+    """Return once the daemon has finished with ``message_id`` (answered or refused)."""
+
+    async def poll() -> None:
+        while True:
+            row = await daemon.db.fetchone(
+                "SELECT status FROM inbox WHERE message_id = ?", (message_id,)
+            )
+            if row is not None and row[0] == "done":
+                return
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), timeout)

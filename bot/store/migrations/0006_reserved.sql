@@ -1,2 +1,0 @@
--- Placeholder for a migration another branch adds under this number; drop at merge.
-SELECT 1;

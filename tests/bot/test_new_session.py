@@ -1,0 +1,30 @@
+"""``/new`` starts a fresh session for the chat: no model call, listed in /help."""
+
+from __future__ import annotations
+
+from bot.messages import ChatKey
+
+
+async def test_new_forgets_this_chats_history_without_a_model_call(
+    daemon_factory, fake_llm
+) -> None:
+    daemon, chat = await daemon_factory()
+    assert (await chat.ask("my name is Ada")).text == "echo: my name is Ada"
+    assert (await chat.ask("keep this", chat="other")).text == "echo: keep this"
+    calls = len(fake_llm.requests)
+
+    reply = await chat.ask("/new")
+    assert reply.text.startswith("Started a fresh session; the ") and "forgotten" in reply.text
+    assert len(fake_llm.requests) == calls  # a command: no model call
+    assert await daemon.sessions.history(ChatKey("test", "c1")) == []
+    assert await daemon.sessions.history(ChatKey("test", "other")) != []  # other chats keep theirs
+
+    assert (await chat.ask("who am I?")).text == "echo: who am I?"
+    sent = [m["content"] for m in fake_llm.requests[-1].json["messages"]]
+    assert not any("Ada" in str(content) for content in sent)
+    assert "nothing to forget" in (await chat.ask("/new", chat="empty")).text
+
+
+async def test_help_lists_new(daemon_factory) -> None:
+    _, chat = await daemon_factory()
+    assert "/new — start a fresh session" in (await chat.ask("/help")).text

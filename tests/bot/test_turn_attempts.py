@@ -1,0 +1,82 @@
+"""A message whose turn kills the process is not replayed forever.
+
+Each start of a turn is counted on its inbox row before the turn runs. A crash (SIGKILL,
+the OOM killer) leaves the row started and unfinished; here each crash is the daemon
+torn down mid-turn, which leaves the row exactly so. After three such attempts the
+next start retires the message, apologizes once, and the chat answers again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from bot.dispatcher.dispatcher import GAVE_UP, MAX_ATTEMPTS
+from bot.messages import OutboundKind, OutboundMessage
+from tests.fakes.channel import FakeChannel
+
+
+def _row(data: Path, message_id: str) -> tuple[str, int]:
+    with sqlite3.connect(data / "bot.db") as db:
+        row = db.execute(
+            "SELECT status, attempts FROM inbox WHERE message_id = ?", (message_id,)
+        ).fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
+
+
+async def _replies(chat, message_id: str) -> list[OutboundMessage]:
+    await chat.wait_for(lambda sent: any(m.reply_to == message_id for m in sent))
+    return [m for m in chat.sent if m.reply_to == message_id]
+
+
+async def _crash_mid_turn(daemon, fake_llm, requests: int) -> None:
+    """Wait until the turn is at the model, then end the process's work there."""
+    await fake_llm.wait_requests(requests)
+    await daemon.stop(timeout=0)  # the turn is cut off; nothing marks the row finished
+
+
+async def test_message_that_keeps_killing_its_turn_is_retired_after_three(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    data = tmp_path / "data"
+    for _ in range(MAX_ATTEMPTS):
+        fake_llm.reply_text("never arrives", delay=30)
+    daemon, chat = await daemon_factory(data)
+    await chat.say("poison", message_id="p1")
+    await _crash_mid_turn(daemon, fake_llm, 1)
+    assert _row(data, "p1") == ("pending", 1)  # started, never finished
+    for attempt in range(2, MAX_ATTEMPTS + 1):
+        daemon, chat = await daemon_factory(data)  # replayed at start
+        await _crash_mid_turn(daemon, fake_llm, attempt)
+        assert _row(data, "p1") == ("pending", attempt)
+
+    daemon, chat = await daemon_factory(data)
+    [sorry] = await _replies(chat, "p1")
+    assert (sorry.kind, sorry.text) == (OutboundKind.ERROR, GAVE_UP)
+    assert len(fake_llm.requests) == MAX_ATTEMPTS  # no fourth model call
+    # The chat moves on (the retired message stays in its history, merged with this one
+    # on the copy sent to the model, so the echo carries both).
+    assert (await chat.ask("hello again")).text.endswith("hello again")
+    await daemon.stop(timeout=1)
+    assert _row(data, "p1") == ("failed", MAX_ATTEMPTS + 1)
+
+    channel = FakeChannel()
+    daemon, chat = await daemon_factory(data, channel=channel)  # told once, not again
+    assert (await chat.ask("and again")).text == "echo: and again"
+    assert [m for m in channel.sent if m.reply_to == "p1"] == []
+
+
+async def test_turns_that_finish_are_not_counted_against_later_replays(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    data = tmp_path / "data"
+    fake_llm.reply_text("never arrives", delay=30)
+    daemon, chat = await daemon_factory(data)
+    await chat.say("slow", message_id="s1")
+    await _crash_mid_turn(daemon, fake_llm, 1)
+    daemon, chat = await daemon_factory(data)  # the replay answers this time
+    [answer] = await _replies(chat, "s1")
+    assert answer.text == "echo: slow"
+    await daemon.stop(timeout=1)
+    assert _row(data, "s1") == ("done", 2)
