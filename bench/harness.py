@@ -96,6 +96,9 @@ def settings(
             "max_retries": 0,
         },
         agent=agent,
+        # Each bench chat is one user sending its messages back to back: the per-user
+        # flood limit would answer most of them with "slow down" instead of a turn.
+        limits={"user_refill_s": 0},
         channels=channels or {},
         web={"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
     )

@@ -122,11 +122,7 @@ def build_daemon(
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
     storage = stores(db)
-    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
-    if channels is None:
-        channels = [*local, *platform_channels(settings, ctx)]
-    elif callable(channels):
-        channels = list(channels(ctx))
+    channels = _channels(settings, storage, channels, local)
     by_name = {c.name: c for c in channels}
     sessions, outbox, inbox = storage.sessions, storage.outbox, storage.inbox
     bus = DurableBus(inbox, outbox)
@@ -135,18 +131,7 @@ def build_daemon(
     llm = build_model(settings) if model is None else None
     if llm is not None:
         llm.on_attempt = metrics.model_call
-    reminder_store = storage.reminders
-    scheduler = ReminderScheduler(
-        reminder_store, bus, grace=timedelta(hours=settings.reminders.missed_grace_h)
-    )
-    reminders = ReminderService(
-        reminder_store,
-        storage.user_settings,
-        scheduler,
-        default_timezone=settings.timezone,
-        max_active_per_user=settings.reminders.max_active_per_user,
-        min_followup_interval=timedelta(minutes=settings.reminders.min_followup_interval_min),
-    )
+    scheduler, reminders = _reminders(settings, storage, bus)
 
     async def user_timezone(msg: InboundMessage) -> str:
         return await reminders.user_timezone(msg.key.channel, msg.user_id)
@@ -255,6 +240,40 @@ def build_daemon(
             routes=channel_routes(channels),
         )
     return daemon
+
+
+def _channels(
+    settings: Settings,
+    storage: Storage,
+    channels: Sequence[Channel] | ChannelsFactory | None,
+    local: Sequence[Channel],
+) -> list[Channel]:
+    """The channels given, or built by the factory, or ``local`` plus every configured
+    platform; their state (polling offsets, seen threads) lives in this daemon's store."""
+    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
+    if channels is None:
+        return [*local, *platform_channels(settings, ctx)]
+    if callable(channels):
+        return list(channels(ctx))
+    return list(channels)
+
+
+def _reminders(
+    settings: Settings, storage: Storage, bus: DurableBus
+) -> tuple[ReminderScheduler, ReminderService]:
+    """The reminder table's timer (its jobs carry it in their arguments) and its service."""
+    scheduler = ReminderScheduler(
+        storage.reminders, bus, grace=timedelta(hours=settings.reminders.missed_grace_h)
+    )
+    reminders = ReminderService(
+        storage.reminders,
+        storage.user_settings,
+        scheduler,
+        default_timezone=settings.timezone,
+        max_active_per_user=settings.reminders.max_active_per_user,
+        min_followup_interval=timedelta(minutes=settings.reminders.min_followup_interval_min),
+    )
+    return scheduler, reminders
 
 
 def _gatekeepers(

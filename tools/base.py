@@ -19,6 +19,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
 from bot.agent.toolbox import ToolContext
+from bot.errors import UncleanableSchema
+from tools.schema import clean_schema
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
@@ -56,11 +58,19 @@ class Tool(ABC):
     offload_exempt: ClassVar[bool] = False
     _plugin_discoverable: ClassVar[bool] = True
     _validator: ClassVar[Any] = None
+    # What the model sees: ``parameters`` in the subset every provider accepts (see
+    # tools.schema); arguments are still validated against ``parameters`` itself.
+    wire_parameters: ClassVar[dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "parameters" in cls.__dict__:
             cls._validator = _build_validator(cls.__qualname__, cls.parameters)
+            if "wire_parameters" not in cls.__dict__:
+                try:
+                    cls.wire_parameters = clean_schema(cls.parameters).wire
+                except UncleanableSchema as exc:
+                    raise TypeError(f"tool {cls.__qualname__}: {exc}") from exc
 
     @property
     def concurrency_safe(self) -> bool:
@@ -83,7 +93,7 @@ class Tool(ABC):
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": copy.deepcopy(self.parameters),
+                "parameters": copy.deepcopy(self.wire_parameters),
             },
         }
 

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from tests.fakes.mcp_server import NULLABLE_SCHEMA, RECURSIVE_SCHEMA, REF_SCHEMA
 from tests.fakes.provider_rules import schema_violations
-from tools.mcp.schema import CleanSchema, UncleanableSchema, clean_schema
+from tools.schema import CleanSchema, UncleanableSchema, clean_schema
 
 
 def clean(schema: Any) -> CleanSchema:

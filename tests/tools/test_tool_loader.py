@@ -167,3 +167,20 @@ def test_broken_builtin_module_fails_loudly(fake_package: str, tmp_path: Path) -
     write(tmp_path / "pkgs" / fake_package / "gamma.py", "raise RuntimeError('bug')\n")
     with pytest.raises(RuntimeError, match="bug"):
         discover_builtin(fake_package)
+
+
+def test_builtin_definitions_pass_every_strict_provider() -> None:
+    """Gemini refuses type lists and additionalProperties: the model sees the common
+    subset, while arguments are still validated against the full schema (null allowed)."""
+    from tests.fakes.provider_rules import tool_violations
+
+    registry = build_registry(extra_plugins=False)
+    definitions = registry.definitions()
+    assert definitions and tool_violations(definitions) == []
+    reminder = next(d for d in definitions if d["function"]["name"] == "create_reminder")
+    recurrence = reminder["function"]["parameters"]["properties"]["recurrence"]
+    assert recurrence["type"] == "string" and "May be null." in recurrence["description"]
+    prepared = registry.prepare_call(
+        "create_reminder", {"content": "tea", "time": "in 1 hour", "recurrence": None}
+    )
+    assert not isinstance(prepared, str), prepared  # null still accepted

@@ -291,14 +291,12 @@ def test_concurrency_safe_by_name(registry: ToolRegistry) -> None:
     assert registry.concurrency_safe(None) is False
 
 
-async def test_schema_bug_becomes_error_not_exception(caplog: pytest.LogCaptureFixture) -> None:
+def test_schema_bug_is_refused_when_the_tool_is_defined() -> None:
+    """A ``$ref`` that resolves nowhere passes ``check_schema`` but could never be
+    validated or shown to a provider: the class definition fails, naming the tool."""
     schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
-    reg = ToolRegistry()
-    reg.register(tool_class("broken_ref", schema)(), builtin=True)
-    with caplog.at_level(logging.ERROR, logger="tools.registry"):
-        result = await call(reg, "broken_ref", {"x": 1})
-    assert result.is_error and result.content.startswith("Error: tool 'broken_ref' failed: ")
-    assert caplog.records
+    with pytest.raises(TypeError, match=r"broken_ref.*#/\$defs/missing"):
+        tool_class("broken_ref", schema)
 
 
 async def test_cancellation_propagates() -> None:

@@ -2,5 +2,5 @@
 
 :mod:`~tools.mcp.manager` owns the servers and puts their tools in the registry;
 :mod:`~tools.mcp.server` is one server's connection, state and counters;
-:mod:`~tools.mcp.schema` cleans input schemas for strict providers.
+:mod:`~tools.schema` cleans input schemas for strict providers.
 """

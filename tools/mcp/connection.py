@@ -4,7 +4,7 @@ The SDK's ``ClientSession`` does the handshake and routes notifications; request
 after it go through the session's dispatcher as raw JSON-RPC, because the typed
 ``list_tools``/``call_tool`` validate a whole ``tools/list`` answer and refuse all of
 it when one tool's schema is ``{}`` (``call_tool`` even re-lists internally). Reading
-the raw result lets one bad tool be skipped alone (see :mod:`tools.mcp.schema`).
+the raw result lets one bad tool be skipped alone (see :mod:`tools.schema`).
 
 anyio's context managers must be left in the task that entered them, so each
 connection lives in a task of its own (:meth:`Connection.open` starts it, closing

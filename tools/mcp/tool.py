@@ -8,7 +8,6 @@ schema; arguments are validated against the ``check`` schema (nullability kept).
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Container
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -17,7 +16,7 @@ from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
 from tools.base import Tool
 from tools.mcp.names import tool_name
-from tools.mcp.schema import UncleanableSchema, clean_schema
+from tools.schema import UncleanableSchema, clean_schema
 
 if TYPE_CHECKING:
     from tools.mcp.server import MCPServer, RemoteTool
@@ -31,7 +30,6 @@ class MCPTool(Tool):
     """Base of the generated classes; never discovered or registered itself."""
 
     _plugin_discoverable = False
-    wire_parameters: ClassVar[dict[str, Any]] = {}
     remote_name: ClassVar[str] = ""
     server: ClassVar[MCPServer]
 
@@ -40,16 +38,6 @@ class MCPTool(Tool):
         if outcome.is_error:
             raise ToolError(outcome.text)
         return outcome.text
-
-    def definition(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": copy.deepcopy(self.wire_parameters),
-            },
-        }
 
 
 def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> MCPTool | None:

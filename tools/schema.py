@@ -1,6 +1,8 @@
-"""Cleaning an MCP tool's input schema for strict providers (a pure function).
+"""Cleaning a tool's input schema for strict providers (a pure function).
 
-MCP servers advertise whatever JSON Schema their framework emits: ``{}``, ``$ref`` into
+Every tool's definition goes through it: the built-ins' own schemas use type lists for
+nullable values and ``additionalProperties``, which Gemini refuses. MCP servers advertise
+whatever JSON Schema their framework emits: ``{}``, ``$ref`` into
 ``$defs``, ``anyOf`` with ``null``, ``type: ["string", "null"]``, arrays without
 ``items``, ``examples``. Providers each reject part of that (OpenAI: an object without
 ``properties``; Gemini: type lists, arrays without ``items``, ``examples``, ``$ref``).
