@@ -8,7 +8,6 @@ chat; from here the operator tells them, or they simply write again.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +17,7 @@ import typer
 
 from bot.config import Settings
 from bot.dispatcher.pairing import Pairing, describe_request
-from bot.errors import BotError
+from bot.manage import with_database
 from bot.messages import utcnow
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
@@ -30,30 +29,16 @@ Config = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config
 
 
 def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) -> T:
-    from bot.cli import _load
+    async def run(settings: Settings, db: Database) -> T:
+        access = settings.access
+        pairing = Pairing(
+            sqlite_storage(db).access,
+            ttl=timedelta(minutes=access.pairing_ttl_min),
+            max_pending=access.max_pending,
+        )
+        return await work(pairing)
 
-    settings: Settings = _load(config)
-
-    async def run() -> T:
-        db = Database(settings.data_dir / "bot.db")
-        await db.open()
-        try:
-            storage = sqlite_storage(db)
-            access = settings.access
-            pairing = Pairing(
-                storage.access,
-                ttl=timedelta(minutes=access.pairing_ttl_min),
-                max_pending=access.max_pending,
-            )
-            return await work(pairing)
-        finally:
-            await db.close()
-
-    try:
-        return asyncio.run(run())
-    except BotError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+    return with_database(config, run)
 
 
 @pairing_app.command("list")

@@ -13,7 +13,7 @@ import typer
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.commands import skills_listing
 from bot.config import Settings, load_settings
-from bot.errors import ConfigError, SkillError
+from bot.errors import BotError, ConfigError, SkillError
 from bot.store.base import Memory
 from bot.store.db import Database
 from bot.store.memory import MemoryStore
@@ -37,16 +37,34 @@ def load_or_exit(config: Path | None) -> Settings:
         raise typer.Exit(2) from None
 
 
-def _with_memory(config: Path | None, job: Callable[[Memory], Awaitable[T]]) -> T:
+def with_database(
+    config: Path | None,
+    work: Callable[[Settings, Database], Awaitable[T]],
+    *,
+    refusal_exit: int = 1,
+) -> T:
+    """Open the daemon's database (also while it runs: SQLite takes a second connection),
+    run ``work``, close it. A refusal (any BotError) is one line on stderr and
+    ``refusal_exit``; a config error is exit code 2."""
+    settings = load_or_exit(config)
+
     async def run() -> T:
-        db = Database(load_or_exit(config).data_dir / "bot.db")
+        db = Database(settings.data_dir / "bot.db")
         await db.open()
         try:
-            return await job(MemoryStore(db))
+            return await work(settings, db)
         finally:
             await db.close()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except BotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(refusal_exit) from None
+
+
+def _with_memory(config: Path | None, job: Callable[[Memory], Awaitable[T]]) -> T:
+    return with_database(config, lambda _settings, db: job(MemoryStore(db)))
 
 
 @memory_app.command("list")

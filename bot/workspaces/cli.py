@@ -6,7 +6,6 @@ check sees a CLI edit as already recorded (same hash), so it is not counted twic
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import os
 import shlex
@@ -19,8 +18,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.config import Settings, load_settings
-from bot.errors import BotError, ConfigError
+from bot.config import Settings
+from bot.manage import load_or_exit, with_database
 from bot.store.db import Database
 from bot.store.workspaces import PersonaVersion, WorkspaceStore
 from bot.workspaces.folders import Workspaces
@@ -46,35 +45,17 @@ def _author() -> str:
         return "cli"
 
 
-def _settings(config: Path | None) -> Settings:
-    try:
-        return load_settings(config)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
 def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]) -> T:
     """Open the store, run ``work``, close; a refusal is one line and exit code 2."""
-    settings = _settings(config)
 
-    async def run() -> T:
-        db = Database(settings.data_dir / "bot.db")
-        await db.open()
-        try:
-            folders = Workspaces(settings.data_dir / "workspaces")
-            personas = Personas(
-                folders, WorkspaceStore(db), max_chars=settings.workspaces.max_file_chars
-            )
-            return await work(personas)
-        finally:
-            await db.close()
+    async def run(settings: Settings, db: Database) -> T:
+        folders = Workspaces(settings.data_dir / "workspaces")
+        personas = Personas(
+            folders, WorkspaceStore(db), max_chars=settings.workspaces.max_file_chars
+        )
+        return await work(personas)
 
-    try:
-        return asyncio.run(run())
-    except BotError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    return with_database(config, run, refusal_exit=2)
 
 
 def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:
@@ -92,7 +73,7 @@ def list_(config: ConfigOpt = None) -> None:
     async def work(p: Personas) -> list[str]:
         return p.folders.names()
 
-    named = _settings(config).workspaces.names()
+    named = load_or_exit(config).workspaces.names()
     for name in sorted({*_with_personas(config, work), *named}):
         typer.echo(name)
 
