@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import warnings
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -28,6 +29,10 @@ from channels.format import PartsProgress, split_message, utf16_len
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 4096  # Telegram's limit per message, in UTF-16 code units
+# Fenced blocks and inline code spans: left as written. Everywhere else a "<" is escaped,
+# because the converter drops inline HTML, and "/cancel <id>" or "Vec<String>" would lose
+# their words ("<id>" is an HTML tag to CommonMark).
+_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.S)
 T = TypeVar("T")
 
 
@@ -49,12 +54,18 @@ def chat_ref(chat_id: str) -> int | str:
     return int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
 
 
+def keep_angle_brackets(markdown: str) -> str:
+    """``markdown`` with every ``<`` outside code escaped, so it reaches the user as typed."""
+    parts = _CODE.split(markdown)
+    return "".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
+
+
 def render(chunk: str) -> tuple[str, list[MessageEntity]]:
     """Markdown -> (plain text, entities); the chunk itself when conversion fails or grows."""
     import telegramify_markdown  # on the first reply, not on the way to ready
 
     try:
-        text, entities = telegramify_markdown.convert(chunk)
+        text, entities = telegramify_markdown.convert(keep_angle_brackets(chunk))
     except Exception:  # a converter bug must not lose the reply
         log.exception("markdown conversion failed; sending plain text")
         return chunk, []

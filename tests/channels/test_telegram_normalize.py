@@ -218,3 +218,17 @@ def test_messages_from_bots_are_ignored(tg):
     raw = tg.make_message("beep", user_id=99)
     raw["from"]["is_bot"] = True
     assert _norm(raw) is None
+
+
+def test_angle_brackets_reach_the_user_as_typed() -> None:
+    """The converter drops inline HTML: "<n>" in a usage line or "Vec<String>" in prose
+    would vanish; code stays exactly as written."""
+    from channels.telegram.send import render
+
+    assert render("usage: /soul diff <n> and /cancel <id>")[0] == (
+        "usage: /soul diff <n> and /cancel <id>"
+    )
+    text, entities = render("`Vec<String>` and <b>not bold</b>, x < y")
+    assert text == "Vec<String> and <b>not bold</b>, x < y"
+    assert [e.type for e in entities] == ["code"]
+    assert render("```py\nif a<b>c: pass\n```\nafter <n>")[0] == "if a<b>c: pass\nafter <n>"
