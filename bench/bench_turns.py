@@ -4,7 +4,7 @@ against the floor: a bare ``litellm.acompletion`` loop on the same fake server.
 
 The fake model server runs in its own process (its CPU is reported apart); each
 measurement runs in a fresh interpreter (bench/procs.py), so CPU per message is
-``getrusage`` of the daemon's process alone (all its threads: the loop, aiosqlite,
+``getrusage`` of the daemon's process alone (all its threads: the loop, the sqlite thread,
 litellm's). Chats are closed loops: each of ``CHATS`` chats sends its next message when
 the previous answer arrives, so latency is a turn's own, not queueing.
 """
