@@ -57,8 +57,21 @@ def fold(text: str) -> tuple[str, list[int]]:
 def neutralize(text: str) -> str:
     """``text`` with every imitation of the runtime header or a tool-output label
     replaced by a visibly quoted form; text without one is returned unchanged."""
+    # ASCII folds to its lower case, character for character: text without either word
+    # (most of a history, re-sent every turn) skips the per-character fold.
+    if text.isascii() and not _names_either(text.lower()):
+        return text
+    return defuse(text)
+
+
+def _names_either(folded: str) -> bool:
+    return "runtime" in folded or "tool" in folded
+
+
+def defuse(text: str) -> str:
+    """:func:`neutralize` without its ASCII shortcut (the full fold, for any text)."""
     folded, origin = fold(text)
-    if "runtime" not in folded and "tool" not in folded:
+    if not _names_either(folded):
         return text
     out: list[str] = []
     last = 0

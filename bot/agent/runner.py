@@ -28,7 +28,7 @@ from bot.agent.context import (
 from bot.agent.forgery import neutralize
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import unsummarized
+from bot.agent.governor.summary import Row, unsummarized
 from bot.agent.llm.client import LLMResponse
 from bot.agent.memory.background import Consolidator
 from bot.agent.memory.service import MemoryService
@@ -175,24 +175,26 @@ class AgentRunner:
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         workspace = await workspace_for(self.workspace_of, msg)
         skey = session_key(msg.key, workspace)  # each workspace keeps its own history
+        # The user's words are stored first: a dead model must not lose them. A turn
+        # interrupted by a crash or a stop is replayed: its user message is stored
+        # already; the model sees the history before it, then the message again.
+        start = await self._sessions.begin_turn(
+            skey,
+            msg.message_id,
+            {"role": "user", "content": turn_text(msg)},
+            self._history_limit,
+        )
         try:
-            return await self._run_turn(msg, workspace, skey)
+            return await self._run_turn(msg, workspace, skey, start.before)
         finally:
-            self.consolidator.after_turn(skey, workspace, msg.user_id, msg.message_id)
-
-    async def _run_turn(self, msg: InboundMessage, workspace: str, skey: ChatKey) -> TurnOutcome:
-        tz = await self._tz(msg)
-        rows = await self._sessions.history_rows(skey, self._history_limit)
-        resumed = await self._sessions.turn_started(skey, msg.message_id)
-        if resumed is None:
-            # The user's words are stored first: a dead model must not lose them.
-            await self._sessions.append(
-                skey, [{"role": "user", "content": turn_text(msg)}], source_id=msg.message_id
+            self.consolidator.after_turn(
+                skey, workspace, msg.user_id, start.user_row, turns_after=start.before
             )
-        else:
-            # A turn interrupted by a crash or a stop is replayed: its user message is
-            # already stored; the model sees the history before it, then the message again.
-            rows = [(row_id, m) for row_id, m in rows if row_id < resumed]
+
+    async def _run_turn(
+        self, msg: InboundMessage, workspace: str, skey: ChatKey, rows: list[Row]
+    ) -> TurnOutcome:
+        tz = await self._tz(msg)
         messages = await self._opening(msg, workspace, tz, rows)
         turn_start = len(messages) - 1
         session_id = await self._sessions.session_id(skey)

@@ -25,6 +25,7 @@ from tenacity import wait_exponential_jitter as backoff
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
+from bot.retrying import retry_after_failure
 
 log = logging.getLogger(__name__)
 
@@ -156,15 +157,15 @@ class Dispatcher:
                 state.upcoming_sleep,
             )
 
-        async for attempt in AsyncRetrying(
-            wait=self._wait,
-            retry=retry_if_exception_type(Exception),
-            before_sleep=report,
-            reraise=True,
-        ):
-            with attempt:
-                return await step(arg)
-        raise AssertionError("unreachable: retried without a stop, it returns or raises")
+        return await retry_after_failure(
+            lambda _n: step(arg),
+            lambda: AsyncRetrying(
+                wait=self._wait,
+                retry=retry_if_exception_type(Exception),
+                before_sleep=report,
+                reraise=True,
+            ),
+        )
 
     async def drain(self, timeout: float) -> bool:
         """Stop taking messages and wait for queued turns; True if all finished in time."""

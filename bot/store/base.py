@@ -17,6 +17,7 @@ from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.access import ApprovedUser, PairingRequest
 from bot.store.memory import Fact, Failure, Scope
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
+from bot.store.sessions import TurnStart
 from bot.store.workspaces import PersonaVersion
 
 Message = dict[str, Any]
@@ -65,6 +66,9 @@ class Sessions(Protocol):
         *,
         source_id: str | None = None,
     ) -> None: ...
+    async def begin_turn(
+        self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
+    ) -> TurnStart: ...
     async def turn_started(self, key: ChatKey, source_id: str) -> int | None: ...
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]: ...
     async def history_rows(
@@ -162,6 +166,9 @@ class Memory(Protocol):
     the consolidations that failed."""
 
     async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]: ...
+    async def facts_of_both(
+        self, workspace: str, user_owner: str, chat_owner: str
+    ) -> tuple[list[Fact], list[Fact]]: ...
     async def all_facts(self, workspace: str | None = None) -> list[Fact]: ...
     async def get(self, fact_id: int) -> Fact | None: ...
     async def add(

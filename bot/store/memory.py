@@ -66,6 +66,20 @@ class MemoryStore:
         )
         return [_fact(r) for r in rows]
 
+    async def facts_of_both(
+        self, workspace: str, user_owner: str, chat_owner: str
+    ) -> tuple[list[Fact], list[Fact]]:
+        """A user's facts and a chat's, oldest first, in one query (read every turn)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
+            "(scope = ? AND owner = ?) OR (scope = ? AND owner = ?)) ORDER BY id",
+            (workspace, Scope.USER.value, user_owner, Scope.CHAT.value, chat_owner),
+        )
+        facts = [_fact(r) for r in rows]
+        return [f for f in facts if f.scope is Scope.USER], [
+            f for f in facts if f.scope is Scope.CHAT
+        ]
+
     async def all_facts(self, workspace: str | None = None) -> list[Fact]:
         sql = f"SELECT {_COLUMNS} FROM memory_facts"
         params: tuple[str, ...] = ()

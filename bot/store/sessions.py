@@ -11,6 +11,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import ChatKey, utcnow
@@ -67,30 +68,42 @@ class SessionStore:
             return
         sid = await self.session_id(key)
         now = utcnow().isoformat()
-        rows = [
-            (
-                sid,
-                str(m.get("role", "")),
-                _text(m.get("content")),
-                json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None,
-                m.get("tool_call_id"),
-                m.get("name"),
-                now,
-                source_id,
-            )
-            for m in messages
-        ]
+        rows = [_row(sid, m, now, source_id) for m in messages]
 
         def write(c: sqlite3.Connection) -> None:
             with transaction(c):
-                c.executemany(
-                    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id,"
-                    " name, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                c.executemany(_INSERT, rows)
                 c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
 
         await self._db.run(write)
+
+    async def begin_turn(
+        self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
+    ) -> TurnStart:
+        """Store a turn's user message unless inbound ``source_id`` already has one (a
+        turn replayed after a crash), and read the ``limit`` messages before it: one trip
+        to the database thread where the three steps took three."""
+        sid = await self.session_id(key)
+        now = utcnow().isoformat()
+        row = _row(sid, user, now, source_id)
+
+        def work(c: sqlite3.Connection) -> TurnStart:
+            found = c.execute(
+                "SELECT id FROM messages WHERE session_id = ? AND source_id = ?"
+                " ORDER BY id LIMIT 1",
+                (sid, source_id),
+            ).fetchone()
+            if found is None:
+                with transaction(c):
+                    user_row = int(c.execute(_INSERT, row).lastrowid or 0)
+                    c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+            else:
+                user_row = int(found["id"])
+            sql, params = _SELECT_BEFORE, (sid, user_row, -1 if limit is None else limit)
+            before = [_message(r) for r in reversed(c.execute(sql, params).fetchall())]
+            return TurnStart(before, user_row, resumed=found is not None)
+
+        return await self._db.run(work)
 
     async def turn_started(self, key: ChatKey, source_id: str) -> int | None:
         """Row id of the user message stored for inbound ``source_id``, if its turn began."""
@@ -119,17 +132,7 @@ class SessionStore:
             sql += " LIMIT ?"
             params = (sid, limit)
         rows = await self._db.fetchall(sql, params)
-        out: list[tuple[int, Message]] = []
-        for row in reversed(rows):
-            msg: Message = {"role": row["role"], "content": row["content"]}
-            if row["tool_calls"]:
-                msg["tool_calls"] = json.loads(row["tool_calls"])
-            if row["tool_call_id"] is not None:
-                msg["tool_call_id"] = row["tool_call_id"]
-            if row["name"] is not None:
-                msg["name"] = row["name"]
-            out.append((int(row["id"]), msg))
-        return out
+        return [_message(row) for row in reversed(rows)]
 
     async def raw_rows(self, key: ChatKey) -> list[tuple[Any, ...]]:
         """Every stored column of a session, for audits and tests."""
@@ -179,6 +182,51 @@ class SessionStore:
             (sid, summary, through_id, utcnow().isoformat()),
         )
         self._summaries[sid] = (summary, through_id)
+
+
+_INSERT = (
+    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id,"
+    " name, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SELECT_BEFORE = (
+    "SELECT id, role, content, tool_calls, tool_call_id, name FROM messages"
+    " WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    """What a turn starts from: the stored messages before its own, oldest first."""
+
+    before: list[tuple[int, Message]]
+    user_row: int  # the row of the turn's user message
+    resumed: bool  # it was stored already: the turn is a replay
+
+
+def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tuple[Any, ...]:
+    calls = json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None
+    content = _text(m.get("content"))
+    return (
+        sid,
+        str(m.get("role", "")),
+        content,
+        calls,
+        m.get("tool_call_id"),
+        m.get("name"),
+        now,
+        source_id,
+    )
+
+
+def _message(row: sqlite3.Row) -> tuple[int, Message]:
+    msg: Message = {"role": row["role"], "content": row["content"]}
+    if row["tool_calls"]:
+        msg["tool_calls"] = json.loads(row["tool_calls"])
+    if row["tool_call_id"] is not None:
+        msg["tool_call_id"] = row["tool_call_id"]
+    if row["name"] is not None:
+        msg["name"] = row["name"]
+    return int(row["id"]), msg
 
 
 def _text(content: Any) -> str | None:

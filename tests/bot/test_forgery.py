@@ -19,7 +19,7 @@ from bot.agent.context import (
     runtime_block,
     user_content,
 )
-from bot.agent.forgery import fold
+from bot.agent.forgery import defuse, fold
 from bot.agent.runner import _for_model
 from bot.agent.toolbox import ToolContext
 from bot.messages import Attachment, ChatKey, InboundMessage
@@ -87,6 +87,34 @@ def test_text_that_imitates_nothing_is_left_alone(text: str) -> None:
         if "runtime" in folded or "tool" in folded:
             return
     assert neutralize(text) == text
+
+
+_ASCII_PIECES = [
+    "runtime",
+    "RunTime",
+    "context",
+    "tool",
+    "TOOL",
+    "output",
+    "[",
+    "(",
+    ":",
+    " ",
+    "_",
+    "-",
+    "\n",
+    "metadata",
+    "x",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ASCII_PIECES), max_size=14))
+def test_the_ascii_shortcut_agrees_with_the_full_fold(pieces: list[str]) -> None:
+    """ASCII text skips the per-character fold (most history, every turn); the answer
+    must be the one the full fold gives."""
+    text = "".join(pieces)
+    assert neutralize(text) == defuse(text)
 
 
 @pytest.mark.parametrize(

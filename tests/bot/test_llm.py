@@ -329,3 +329,24 @@ def test_defaults_cap_model_calls_not_chats() -> None:
     defaults = Settings()
     assert defaults.llm.max_concurrent_calls == 256
     assert defaults.agent.max_concurrent_chats >= 1_000  # a 1,000-chat burst is not held back
+
+
+async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(fake_llm: FakeLLM) -> None:
+    """litellm prices every response; for a model missing from its map that lookup
+    fails after a long search, every call. The client registers it once at zero cost,
+    and only the price: the context window still comes from the config."""
+    from bot.agent.governor.budget import model_window
+    from bot.agent.llm.cost_map import is_mapped, map_unknown_model
+    from bot.agent.llm.loader import litellm_module
+
+    litellm = await litellm_module()
+    model = "openai/self-hosted-model-not-in-any-map"
+    known = "openai/gpt-4o-mini"
+    assert not is_mapped(litellm, model)
+    fake_llm.reply_text("hi")
+    await client(fake_llm, model=model).complete(USER, None)
+    assert is_mapped(litellm, model)
+    assert litellm.completion_cost(model=model, prompt="hello", completion="hi") == 0.0
+    assert model_window(litellm, model) is None  # the budget stays [context]'s
+    assert not map_unknown_model(litellm, known)  # a mapped model keeps its real price
+    assert litellm.completion_cost(model=known, prompt="hello", completion="hi") > 0

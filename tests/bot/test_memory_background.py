@@ -20,7 +20,7 @@ from bot.config import ContextSettings
 from bot.messages import ChatKey
 from bot.store.db import Database
 from bot.store.memory import MemoryStore
-from bot.store.sessions import SessionStore
+from bot.store.sessions import SessionStore, TurnStart
 
 KEY = ChatKey("telegram", "-100")
 LONG = "x" * 600  # ~200 tokens: four turns overflow half of a 1,000-token budget
@@ -67,20 +67,23 @@ def consolidator(
     return c, sessions, memory
 
 
-async def turn(sessions: SessionStore, n: int) -> None:
-    await sessions.append(KEY, [{"role": "user", "content": f"{n} {LONG}"}], source_id=f"m{n}")
+async def turn(sessions: SessionStore, n: int) -> TurnStart:
+    start = await sessions.begin_turn(KEY, f"m{n}", {"role": "user", "content": f"{n} {LONG}"})
     await sessions.append(KEY, [{"role": "assistant", "content": f"answer {n}"}])
+    return start
 
 
 async def test_the_caller_never_waits_and_late_turns_are_taken_after(db: Database) -> None:
     model = GatedModel()
     c, sessions, memory = consolidator(db, model)
     for n in range(4):
-        await turn(sessions, n)
-    c.after_turn(KEY, "default", "u1", "m3")  # returns at once; the fold is a task
+        last = await turn(sessions, n)
+    # Returns at once; the fold is a task.
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before)
     await asyncio.wait_for(model.called.wait(), 5)
-    await turn(sessions, 4)
-    c.after_turn(KEY, "default", "u2", "m4")  # the fold is still waiting on the model
+    last = await turn(sessions, 4)
+    # The fold is still waiting on the model.
+    c.after_turn(KEY, "default", "u2", last.user_row, turns_after=last.before)
     assert len(model.calls) == 1
     model.gate.set()
     await asyncio.wait_for(c.idle(), 5)

@@ -319,6 +319,24 @@ async def test_turn_started_finds_the_stored_source(storage: Storage) -> None:
     assert await sessions.turn_started(KEY, "m2") is None
 
 
+async def test_begin_turn_stores_the_user_message_once_and_reads_what_came_before(
+    storage: Storage,
+) -> None:
+    sessions = storage.sessions
+    await sessions.append(KEY, [{"role": "user", "content": str(i)} for i in range(3)])
+    first = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"}, 2)
+    assert not first.resumed
+    assert [m["content"] for _, m in first.before] == ["1", "2"]  # the newest 2, oldest first
+    await sessions.append(KEY, [{"role": "assistant", "content": "half an answer"}])
+    # A replay after a crash: the same row, nothing stored twice, nothing after it read.
+    again = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"})
+    assert again.resumed and again.user_row == first.user_row
+    assert [m["content"] for _, m in again.before] == ["0", "1", "2"]
+    assert await sessions.turn_started(KEY, "m1") == first.user_row
+    contents = [m["content"] for m in await sessions.history(KEY)]
+    assert contents == ["0", "1", "2", "hi", "half an answer"]
+
+
 async def test_summary_round_trip(storage: Storage) -> None:
     sessions = storage.sessions
     assert await sessions.summary(KEY) is None
@@ -560,6 +578,9 @@ async def test_memory_facts_are_kept_per_workspace_scope_and_owner(storage: Stor
         "plans a trip"
     ]
     assert await memory.facts("default", Scope.USER, "telegram:u2") == []
+    both = await memory.facts_of_both("default", "telegram:u1", "telegram:100")
+    assert both == (mine, await memory.facts("default", Scope.CHAT, "telegram:100"))
+    assert await memory.facts_of_both("other", "telegram:u2", "telegram:100") == ([], [])
     assert [f.workspace for f in await memory.all_facts()] == ["default", "default", "other"]
     assert len(await memory.all_facts("other")) == 1
 

@@ -35,12 +35,14 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
 from bot.agent.llm.errors import classify, is_auth_error
 from bot.agent.llm.loader import LitellmLoader, litellm_loaded, litellm_module, start_warmup
 from bot.agent.llm.loader import loader as _loader
 from bot.agent.llm.response import LLMResponse, parse_response
 from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
+from bot.retrying import retry_after_failure
 
 __all__ = [
     "CONFIGURE_HINT",
@@ -144,6 +146,7 @@ class LLMClient:
         if model in self._configured:
             return
         check_configured(litellm, model, api_base=self.api_base, api_key=self._api_key)
+        map_unknown_model(litellm, model)
         self._configured.add(model)
 
     async def _call_with_retries(
@@ -153,24 +156,18 @@ class LLMClient:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
     ) -> LLMResponse:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(1 + self.max_retries),
-            wait=lambda state: self._wait(litellm, state),
-            retry=retry_if_exception(lambda exc: classify(litellm, exc).retryable),
-            reraise=True,
-        )
         attempts = 1 + self.max_retries
-        async for attempt in retrying:
-            with attempt:
-                return await self._attempt(
-                    litellm,
-                    model,
-                    messages,
-                    tools,
-                    number=attempt.retry_state.attempt_number,
-                    attempts=attempts,
-                )
-        raise AssertionError("unreachable: tenacity re-raises the last error")
+        return await retry_after_failure(
+            lambda number: self._attempt(
+                litellm, model, messages, tools, number=number, attempts=attempts
+            ),
+            lambda: AsyncRetrying(
+                stop=stop_after_attempt(attempts),
+                wait=lambda state: self._wait(litellm, state),
+                retry=retry_if_exception(lambda exc: classify(litellm, exc).retryable),
+                reraise=True,
+            ),
+        )
 
     def _wait(self, litellm: Any, state: RetryCallState) -> float:
         """Exponential backoff with jitter, stretched to a provider's Retry-After (capped)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.governor.pipeline import ContextGovernor
@@ -27,6 +28,13 @@ if TYPE_CHECKING:
     from bot.agent.runner import ChatModel
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedTurn:
+    user_id: str
+    user_row: int  # the stored row of the turn's user message
+    before: Sequence[Row]  # the stored rows the turn started from
 
 
 class Consolidator:
@@ -47,12 +55,23 @@ class Consolidator:
         self._limit = history_limit
         self._memory = memory
         self._running: dict[ChatKey, asyncio.Task[None]] = {}
-        self._pending: dict[ChatKey, list[tuple[str, str]]] = {}
+        self._pending: dict[ChatKey, list[FinishedTurn]] = {}
 
-    def after_turn(self, key: ChatKey, workspace: str, user_id: str, message_id: str) -> None:
-        """Queue the turn; start this chat's task unless it runs already (it then takes
-        the queued turns when its fold is done). Never waits."""
-        self._pending.setdefault(key, []).append((user_id, message_id))
+    def after_turn(
+        self,
+        key: ChatKey,
+        workspace: str,
+        user_id: str,
+        user_row: int,
+        *,
+        turns_after: Sequence[Row] = (),
+    ) -> None:
+        """Queue the turn whose user message is row ``user_row``; ``turns_after``: the
+        rows the turn started from, which tell whether a fold can be due at all. Starts
+        this chat's task unless it runs already (it then takes the queued turns when its
+        fold is done). Never waits."""
+        finished = FinishedTurn(user_id, user_row, turns_after)
+        self._pending.setdefault(key, []).append(finished)
         if key in self._running:
             return
         task = asyncio.create_task(self._drain(key, workspace), name=f"consolidate {key}")
@@ -76,19 +95,25 @@ class Consolidator:
             finished = self._pending.pop(key)
             try:
                 await self._note_speakers(key, finished)
-                await self.run(key, workspace)
+                if await self._may_fold(key, finished[-1].before):
+                    await self.run(key, workspace)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a background job must never take the chat down with it
                 log.exception("consolidation in %s crashed", key)
 
-    async def _note_speakers(self, key: ChatKey, finished: Sequence[tuple[str, str]]) -> None:
+    async def _note_speakers(self, key: ChatKey, finished: Sequence[FinishedTurn]) -> None:
         if self._memory is None:
             return
-        for user_id, message_id in finished:
-            row_id = await self._sessions.turn_started(key, message_id)
-            if row_id is not None:
-                await self._memory.store.note_speaker(key, row_id, user_id)
+        for turn in finished:
+            await self._memory.store.note_speaker(key, turn.user_row, turn.user_id)
+
+    async def _may_fold(self, key: ChatKey, before: Sequence[Row]) -> bool:
+        """Whether the unsummarized turns (the ones a turn started from, plus itself)
+        reach the batch size: most turns fall short, and skip reading the history again."""
+        stored = await self._sessions.summary(key)  # cached by the store: no query
+        through = stored[1] if stored is not None else 0
+        return len(turns_of([r for r in before if r[0] > through])) + 1 >= 2 * self._keep
 
     async def run(self, key: ChatKey, workspace: str) -> bool:
         """Fold what is due now; True when a fold (successful or not) advanced the cursor."""

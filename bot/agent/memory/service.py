@@ -57,8 +57,9 @@ class MemoryService:
         return self.settings.enabled
 
     async def known(self, workspace: str, key: ChatKey, user_id: str) -> Known:
-        user = await self.store.facts(workspace, Scope.USER, user_owner(key.channel, user_id))
-        chat = await self.store.facts(workspace, Scope.CHAT, chat_owner(key))
+        user, chat = await self.store.facts_of_both(
+            workspace, user_owner(key.channel, user_id), chat_owner(key)
+        )
         return Known(user, chat)
 
     async def prompt_section(self, workspace: str, key: ChatKey, user_id: str) -> str | None:
