@@ -377,14 +377,19 @@ def _raw_answer(resp: LLMResponse) -> str:
 
 
 def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored messages as sent: forged labels defused, tool names dropped. A message
+    that needs neither is passed as it is (build_messages copies every one)."""
     out: list[dict[str, Any]] = []
     for stored in history:
-        m = dict(stored)
-        if m.get("role") == "user" and isinstance(m.get("content"), str):
-            m["content"] = neutralize(m["content"])
-        if m.get("role") == "tool" and isinstance(m.get("content"), str):
-            m["content"] = neutralize_tool_output(m["content"])
-        if m.get("role") == "tool":
-            m.pop("name", None)
+        m = stored
+        role, content = m.get("role"), m.get("content")
+        if role == "user" and isinstance(content, str):
+            defused = neutralize(content)
+            if defused is not content:
+                m = {**m, "content": defused}
+        elif role == "tool":
+            m = {k: v for k, v in m.items() if k != "name"}
+            if isinstance(content, str):
+                m["content"] = neutralize_tool_output(content)
         out.append(m)
     return out

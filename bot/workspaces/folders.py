@@ -41,14 +41,25 @@ class BootstrapFile:
     text: str
 
 
+_CACHED_PATHS = 10_000
+
+
 class Workspaces:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._templates = {name: template_text(name) for name in BOOTSTRAP_FILES}
         self._cache: dict[Path, tuple[tuple[int, int], str]] = {}
+        self._paths: dict[str, Path] = {}
 
     def path(self, name: str = DEFAULT_WORKSPACE) -> Path:
-        return self.root / workspace_name(name)
+        """The folder of a valid workspace name (raises for any other): asked several
+        times a turn, so each name is checked and joined once."""
+        found = self._paths.get(name)
+        if found is None:
+            found = self.root / workspace_name(name)
+            if len(self._paths) < _CACHED_PATHS:
+                self._paths[name] = found
+        return found
 
     def names(self) -> list[str]:
         """The workspaces that exist on disk, sorted."""

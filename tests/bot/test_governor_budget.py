@@ -7,10 +7,13 @@ from typing import Any
 
 import litellm
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.agent.governor.budget import (
     Budget,
     TokenCounter,
+    UpperBound,
     estimate_tokens,
     litellm_counter,
     model_window,
@@ -147,3 +150,16 @@ def test_a_request_that_fits_by_length_is_never_tokenized():
     history = [{"role": "user", "content": f"q{i} " + "x" * 300} for i in range(10)]
     governed = gov.prepare_for_model([msgs[0], *history, msgs[1]])
     assert counted and governed.dropped > 0 and governed.tokens <= 1_000
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.text()},
+        optional={"name": st.text(max_size=8), "tool_call_id": st.text(max_size=8)},
+    )
+)
+def test_the_bounds_inline_count_is_the_general_one(message: dict[str, Any]) -> None:
+    """The bound counts plain messages inline (every message, every request): the same
+    number the general count gives."""
+    assert UpperBound().message(message) == TokenCounter(utf8_upper_bound).message(message)

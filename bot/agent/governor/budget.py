@@ -113,6 +113,14 @@ class UpperBound(TokenCounter):
     def text(self, text: str) -> int:
         return utf8_upper_bound(text)
 
+    def message(self, message: Mapping[str, Any]) -> int:
+        """:meth:`TokenCounter.message` for the bound, on the governor's path for every
+        message of every request: the plain text message is counted inline."""
+        content = message.get("content")
+        if type(content) is str and len(message) == 2:  # {"role", "content"}: most of them
+            return MESSAGE_OVERHEAD + utf8_upper_bound(content)
+        return super().message(message)
+
 
 def litellm_counter(litellm: Any, model: str | None) -> TokenCounter:
     """Exact counts with the model's tokenizer (cl100k for models litellm does not know)."""

@@ -53,6 +53,7 @@ class Governed:
     limit: int
     dropped: int = 0
     compacted: int = 0
+    bounded: bool = False  # fitted by the length bound: no token was counted
 
 
 def _never(name: str | None) -> bool:
@@ -226,17 +227,15 @@ class ContextGovernor:
         turn_start: int | None = None,
     ) -> Governed:
         await self.ready()
+        governed = self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
         cold = self._cold
-        if cold is not None and not self._fits(messages, tools):
-            await asyncio.to_thread(cold.text, "warm up the tokenizer")  # loads its files
-            self.counter, self._cold = cold, None
+        if governed.bounded or cold is None:
+            return governed
+        # The first request the length bound cannot fit: load the model's tokenizer
+        # (its files, off the loop) and govern again with exact counts.
+        await asyncio.to_thread(cold.text, "warm up the tokenizer")
+        self.counter, self._cold = cold, None
         return self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
-
-    def _fits(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]] | None) -> bool:
-        limit = self.budget.limit if self.budget is not None else self.settings.max_context_tokens
-        known = [m for m in messages if isinstance(m, dict)]
-        # Repairs may add a short placeholder result per tool call: room for those too.
-        return self.upper.messages(known) + self.upper.tools(tools) + 64 * len(known) <= limit
 
     def prepare_for_model(
         self,
@@ -261,7 +260,8 @@ class ContextGovernor:
         bound = self.upper.messages(out) + self.upper.tools(tools)
         if bound <= budget.limit:  # fits even counted generously
             # Merging drops a message's overhead for a separator: the bound still holds.
-            return Governed(repair.merge_consecutive_roles(out), bound, budget.limit)
+            merged = repair.merge_consecutive_roles(out)
+            return Governed(merged, bound, budget.limit, bounded=True)
         out, compacted = compact_inflight_overflow(out, start, self.counter, room)
         out, dropped = snip_history(out, start, self.counter, room)
         out = repair.repair_pairs(out)

@@ -109,11 +109,25 @@ class Consolidator:
             await self._memory.store.note_speaker(key, turn.user_row, turn.user_id)
 
     async def _may_fold(self, key: ChatKey, before: Sequence[Row]) -> bool:
-        """Whether the unsummarized turns (the ones a turn started from, plus itself)
-        reach the batch size: most turns fall short, and skip reading the history again."""
+        """Whether a fold can be due, from the rows a turn started from (plus itself):
+        most turns fall short of the batch, or their history plainly fits (counted by
+        its length bound), and skip reading and counting the history again. A fold made
+        due by the turn's own messages alone is noticed one turn later."""
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
-        return len(turns_of([r for r in before if r[0] > through])) + 1 >= 2 * self._keep
+        turns = turns_of([r for r in before if r[0] > through])
+        if len(turns) + 1 < 2 * self._keep:
+            return False
+        pending = [m for t in turns for _, m in t]
+        if len(pending) > self._limit // 2:
+            return True
+        await self._governor.ready()
+        return self._governor.upper.messages(pending) > self._half_budget()
+
+    def _half_budget(self) -> int:
+        budget = self._governor.budget
+        limit = budget.limit if budget is not None else self._governor.settings.max_context_tokens
+        return limit // 2
 
     async def run(self, key: ChatKey, workspace: str) -> bool:
         """Fold what is due now; True when a fold (successful or not) advanced the cursor."""
@@ -157,9 +171,7 @@ class Consolidator:
         if len(pending) > self._limit // 2:
             return False
         await self._governor.ready()
-        budget = self._governor.budget
-        limit = budget.limit if budget is not None else self._governor.settings.max_context_tokens
-        return self._governor.counter.messages(pending) <= limit // 2
+        return self._governor.counter.messages(pending) <= self._half_budget()
 
     async def _speakers(self, key: ChatKey, archive: Sequence[Row]) -> dict[int, str]:
         if self._memory is None:
