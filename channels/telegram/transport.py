@@ -10,6 +10,9 @@ timeouts to ``TimedOut``, every other transport failure to ``NetworkError``.
 
 from __future__ import annotations
 
+import urllib.request
+from urllib.parse import urlsplit
+
 import aiohttp
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
@@ -35,6 +38,7 @@ class AiohttpRequest(BaseRequest):
         self._connect_timeout = connect_timeout
         self._media_write_timeout = media_write_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[tuple[str, str], str | None] = {}
 
     @property
     def read_timeout(self) -> float | None:
@@ -43,8 +47,21 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._pool_size)
-            # trust_env: HTTP(S)_PROXY is honoured, as httpx (PTB's default) honours it.
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=True)
+            # HTTP(S)_PROXY and NO_PROXY are honoured, as httpx (PTB's default) honours
+            # them, but read once per host (see _proxy): aiohttp's trust_env reads the
+            # environment and ~/.netrc again on a worker thread for every request.
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
+
+    def _proxy(self, url: str) -> str | None:
+        """The proxy the environment names for ``url``'s host, looked up once."""
+        parts = urlsplit(url)
+        key = (parts.scheme, parts.hostname or "")
+        if key not in self._proxies:
+            proxy = urllib.request.getproxies().get(parts.scheme)
+            if proxy and urllib.request.proxy_bypass(parts.netloc):
+                proxy = None
+            self._proxies[key] = proxy or None
+        return self._proxies[key]
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:
@@ -88,6 +105,7 @@ class AiohttpRequest(BaseRequest):
                 data=body,
                 headers={"User-Agent": self.USER_AGENT},
                 timeout=timeout,
+                proxy=self._proxy(url),
             ) as resp:
                 return resp.status, await resp.read()
         except TimeoutError as err:
