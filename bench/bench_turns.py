@@ -27,6 +27,7 @@ from bench.harness import (
     seed_sessions,
     settings,
     tool_definitions,
+    turn_history,
 )
 from bench.procs import FakeLLMProcess, FakeTelegramProcess, fake_stats, run_worker
 
@@ -42,23 +43,30 @@ WARMUP = 2  # turns per chat before measuring (litellm's first-call caches, toke
 # --------------------------------------------------------------------------- workers
 
 
-async def floor(url: str, stats_url: str, calls: int, inflight: int) -> dict[str, Any]:
-    """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm."""
+async def floor(
+    url: str, stats_url: str, calls: int, inflight: int, history: int = 0
+) -> dict[str, Any]:
+    """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm
+    (nothing of what the daemon adds: see bot.agent.llm.cost_map); ``history``: this
+    many stored messages go before the user's (the same-size floor)."""
     from bot.agent.llm.client import litellm_module
 
     litellm = await litellm_module()
     tools = tool_definitions()
-    await bare_loop(litellm, url, tools, 100, inflight)  # warm-up
+    before_user = turn_history(history)
+    await bare_loop(litellm, url, tools, 100, inflight, history=before_user)  # warm-up
     gc.collect()
     before = await fake_stats(stats_url)
-    with CpuMeter() as cpu, profiled(f"turns-floor-{inflight}"):
-        wall = await bare_loop(litellm, url, tools, calls, inflight)
+    with CpuMeter() as cpu, profiled(f"turns-floor-{inflight}-{history}"):
+        wall = await bare_loop(litellm, url, tools, calls, inflight, history=before_user)
     after = await fake_stats(stats_url)
     return {
         "calls": calls,
+        "history": history,
         "wall_s": wall,
         "cpu_s": cpu.used,
         "requests": after["requests"] - before["requests"],
+        "sent_messages": after["messages"] - before["messages"],
         "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
     }
 
@@ -106,6 +114,7 @@ async def ours(
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "requests": after["requests"] - before["requests"],
+        "sent_messages": after["messages"] - before["messages"],
         "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
         "seeded": seeded,
         "failed": len(failed),
@@ -116,10 +125,19 @@ async def ours(
 # --------------------------------------------------------------------------- rows
 
 
-def _turn_rows(scenario: str, r: dict[str, Any], floor_ms: float) -> list[Row]:
+def history_of(r: dict[str, Any]) -> int:
+    """The stored messages an average model call of run ``r`` carried (besides the
+    system prompt and the user's message): the same-size floor sends as many."""
+    return max(0, round(r["sent_messages"] / max(1, r["requests"])) - 2)
+
+
+def _turn_rows(
+    scenario: str, r: dict[str, Any], floor_ms: float, sized: dict[str, Any]
+) -> list[Row]:
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
     per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
+    sized_ms = sized["cpu_s"] / sized["calls"] * 1000
     return [
         Row(
             scenario,
@@ -134,6 +152,13 @@ def _turn_rows(scenario: str, r: dict[str, Any], floor_ms: float) -> list[Row]:
             "CPU per message",
             f"{cpu_ms:.2f} ms",
             f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms)",
+        ),
+        Row(
+            scenario,
+            "CPU per message vs a same-size call",
+            f"{cpu_ms / sized_ms:.2f}x",
+            f"a bare call with the {sized['history']} stored messages an average call here"
+            f" carried: {sized_ms:.2f} ms",
         ),
         Row(
             scenario,
@@ -198,6 +223,15 @@ async def run() -> list[Row]:
                 label="long",
                 **tg_args,
             )
+        sized: dict[int, dict[str, Any]] = {}
+        for history in sorted({history_of(r) for r in (short, long, tg_short, tg_long)}):
+            sized[history] = await run_worker(
+                "bench_turns:floor",
+                calls=FLOOR_CALLS,
+                inflight=CHATS,
+                history=history,
+                **urls,
+            )
     floor_ms = bare["cpu_s"] / bare["calls"] * 1000
     rows = [
         Row(
@@ -214,7 +248,7 @@ async def run() -> list[Row]:
             " (own process)",
         ),
     ]
-    rows += _turn_rows("turns: short session", short, floor_ms)
+    rows += _turn_rows("turns: short session", short, floor_ms, sized[history_of(short)])
     rows += [
         Row(
             "turns: one chat, one message at a time",
@@ -231,12 +265,14 @@ async def run() -> list[Row]:
             f"{single['requests'] / single['messages']:.2f} model calls per message",
         ),
     ]
-    rows += _turn_rows(f"turns: session of {long['seeded']:,} messages", long, floor_ms)
+    rows += _turn_rows(
+        f"turns: session of {long['seeded']:,} messages", long, floor_ms, sized[history_of(long)]
+    )
     for r in (tg_short, tg_long):
         scenario = "turns via Telegram (fake Bot API, own process): " + (
             "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
         )
-        rows += _turn_rows(scenario, r, floor_ms)
+        rows += _turn_rows(scenario, r, floor_ms, sized[history_of(r)])
         per_message = sorted(r["bot_api_calls"].items())
         calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
         rows.append(Row(scenario, "Bot API calls per message", calls, "long polls included"))

@@ -5,7 +5,7 @@ Run as ``python -m bench.fake_llm_server --delay 1.0``: prints ``PORT <n>`` once
 listens and serves until stdin closes. Every request is answered by the default
 responder (``final_result`` when that tool is offered, else a text echo) after
 ``delay`` seconds; requests are counted, not recorded. ``GET /bench/stats`` returns
-``{"requests": n, "cpu_s": s}``.
+``{"requests": n, "messages": m, "cpu_s": s}`` (``m``: messages summed over requests).
 
 Unlike the test fake, it also answers ``"stream": true`` (nanobot always streams): the
 same reply as server-sent ``chat.completion.chunk`` events, then ``data: [DONE]``.
@@ -33,11 +33,14 @@ class _CountingFake(FakeLLM):
 
         super().__init__(respond)
         self.count = 0
+        self.messages = 0  # summed over requests: the bench's same-size floor uses it
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.count += 1
         try:
             payload = json.loads(await request.read())
+            if isinstance(payload, dict) and isinstance(payload.get("messages"), list):
+                self.messages += len(payload["messages"])
             if isinstance(payload, dict) and payload.get("stream"):
                 return await self._stream(request, payload)
             return await super()._handle(request)
@@ -77,7 +80,10 @@ class _CountingFake(FakeLLM):
 
     async def _stats(self, request: web.Request) -> web.Response:
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        return web.json_response({"requests": self.count, "cpu_s": usage.ru_utime + usage.ru_stime})
+        cpu_s = usage.ru_utime + usage.ru_stime
+        return web.json_response(
+            {"requests": self.count, "messages": self.messages, "cpu_s": cpu_s}
+        )
 
     async def start(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)

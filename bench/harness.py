@@ -111,12 +111,47 @@ def tool_definitions() -> list[dict[str, Any]]:
     return build_registry().definitions()
 
 
-async def bare_call(litellm: Any, url: str, tools: list[dict[str, Any]], text: str) -> Any:
-    """One ``litellm.acompletion`` with the daemon's arguments and a minimal prompt."""
+def turn_history(messages: int) -> list[dict[str, Any]]:
+    """About ``messages`` stored messages shaped like the bench's turns (the user's text
+    with its runtime block, the final_result call, its result), oldest first."""
+    out: list[dict[str, Any]] = []
+    for t in range(max(0, messages) // 3):
+        call_id = f"call_history_{t}"
+        out += [
+            {"role": "user", "content": f"message {t} in chat 7\n\n[Runtime Context]\nChat: 7"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": "final_result",
+                            "arguments": f'{{"answer": "echo: message {t} in chat 7"}}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": "ok"},
+        ]
+    return out
+
+
+async def bare_call(
+    litellm: Any,
+    url: str,
+    tools: list[dict[str, Any]],
+    text: str,
+    history: Sequence[dict[str, Any]] = (),
+) -> Any:
+    """One ``litellm.acompletion`` with the daemon's arguments and a minimal prompt
+    (after ``history``, when given)."""
     return await litellm.acompletion(
         model=MODEL,
         messages=[
             {"role": "system", "content": "You are a helpful assistant."},
+            *history,
             {"role": "user", "content": text},
         ],
         tools=tools,
@@ -128,14 +163,20 @@ async def bare_call(litellm: Any, url: str, tools: list[dict[str, Any]], text: s
 
 
 async def bare_loop(
-    litellm: Any, url: str, tools: list[dict[str, Any]], calls: int, inflight: int
+    litellm: Any,
+    url: str,
+    tools: list[dict[str, Any]],
+    calls: int,
+    inflight: int,
+    *,
+    history: Sequence[dict[str, Any]] = (),
 ) -> float:
     """``calls`` bare calls with at most ``inflight`` at once; wall seconds."""
     queue = iter(range(calls))
 
     async def lane() -> None:
         for i in queue:
-            resp = await bare_call(litellm, url, tools, f"message {i}")
+            resp = await bare_call(litellm, url, tools, f"message {i}", history)
             assert resp.choices[0].message.tool_calls, "the fake did not call final_result"
 
     started = time.perf_counter()

@@ -70,6 +70,7 @@ async def telegram(
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "requests": after["requests"] - before["requests"],
+        "sent_messages": after["messages"] - before["messages"],
         "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
         "seeded": seeded,
         "failed": run["failed"],
