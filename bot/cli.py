@@ -78,9 +78,10 @@ _load = load_or_exit
 @app.command()
 def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
-    from bot.ops.preload import preload
+    from bot.ops import startup
 
-    preload()  # while the settings are read
+    startup.pause_collector()  # until ready:
+    startup.preload()  # while the settings are read
     _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level)
