@@ -62,7 +62,11 @@ def check_schema(schema: Mapping[str, Any]) -> None:
     start defines them all), and a tool's parameters and their check view are usually
     the same schema. Raises :class:`SchemaError` as the validator does.
     """
-    key = json.dumps(schema, sort_keys=True, default=repr)
+    try:
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # not JSON-like (mixed key types, a cycle): no memo
+        Draft202012Validator.check_schema(schema)
+        return
     if key in _CHECKED:
         return
     Draft202012Validator.check_schema(schema)

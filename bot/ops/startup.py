@@ -55,6 +55,7 @@ def preload(modules: tuple[str, ...] = RUN_MODULES) -> threading.Thread:
 
 
 def pause_collector() -> None:
+    """Off until :func:`after_ready` (see the module docstring)."""
     gc.disable()
 
 
