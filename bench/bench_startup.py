@@ -4,12 +4,17 @@ the fake Bot API (tests/fakes/telegram_api.py) and the model on the fake LLM ser
 Time from spawn to the ``: ready: `` log line; RSS (``/proc/<pid>/status``) at ready,
 once the background litellm import has finished (its ``warm-up import finished`` log
 line: the idle daemon with channels and litellm loaded), and after a first turn.
-Repeated RUNS times (median time); one more run with no platform channel.
+Repeated RUNS times (median time); one more run with no platform channel. The package
+is byte-compiled first, as an installed daemon is (pip and the Dockerfile compile at
+install): a checkout run with PYTHONDONTWRITEBYTECODE would otherwise compile every one
+of our modules from source at each start. The floor row is a bare interpreter importing
+only the libraries ``ready:`` needs, none of our code: what no change of ours can remove.
 """
 
 from __future__ import annotations
 
 import asyncio
+import compileall
 import contextlib
 import re
 import signal
@@ -20,11 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Row, median
-from bench.procs import child_env, proc_rss_mb
+from bench.procs import ROOT, child_env, proc_rss_mb
 
 RUNS = 3
 READY = ": ready: "
 WARM = "warm-up import finished"
+# The libraries `bot run` with Telegram imports before `ready:` (httpx without its CLI,
+# as the daemon imports it); the child prints READY once they are in.
+FLOOR = (
+    "import sys; sys.modules['httpx._main'] = None\n"
+    "import asyncio, typer, pydantic_settings, aiohttp.web, aiosqlite, prometheus_client\n"
+    "import apscheduler.schedulers.asyncio, jsonschema, tenacity, telegram\n"
+    f"print({READY!r}, file=sys.stderr, flush=True)"
+)
 
 
 class _Daemon:
@@ -71,6 +84,26 @@ class _Daemon:
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(self._reader, 5)
         return code
+
+
+def _compile_bytecode() -> None:
+    for package in ("bot", "channels", "tools"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
+async def _floor() -> float:
+    """Spawn to READY of a bare interpreter importing the libraries only."""
+    spawned = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", FLOOR, stderr=asyncio.subprocess.PIPE, env=child_env()
+    )
+    bot = _Daemon(proc, spawned)
+    try:
+        if not await bot.wait_mark(READY, 60):
+            raise RuntimeError("floor imports failed:\n" + "".join(bot.lines)[-2000:])
+    finally:
+        await bot.stop()
+    return bot.marks[READY]
 
 
 async def _once(tmp: Path, llm_url: str, tg: Any | None) -> dict[str, Any]:
@@ -133,7 +166,9 @@ async def run() -> list[Row]:
     from tests.fakes.llm_server import FakeLLM
     from tests.fakes.telegram_api import FakeTelegram
 
+    _compile_bytecode()
     runs: list[dict[str, Any]] = []
+    floor = [await _floor() for _ in range(RUNS)]
     async with FakeLLM() as llm:
         for _ in range(RUNS):
             with tempfile.TemporaryDirectory() as tmp:
@@ -183,6 +218,12 @@ async def run() -> list[Row]:
             "spawn to ready",
             f"{bare['ready_s'] * 1000:.0f} ms",
             f"RSS at ready {bare['ready_rss']:.0f} MB, idle with litellm {bare['idle_rss']:.0f} MB",
+        ),
+        Row(
+            "start-up floor: python importing only the libraries ready needs",
+            "spawn to imported",
+            f"{median(floor) * 1000:.0f} ms",
+            f"median of {RUNS} ({', '.join(f'{x * 1000:.0f}' for x in floor)}); no code of ours",
         ),
     ]
     return rows

@@ -38,6 +38,7 @@ from bot.handlers.session_commands import new_session_command
 from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
+from bot.ops import startup
 from bot.ops.bindings import bind_metrics
 from bot.ops.checks import Check
 from bot.ops.housekeeping import Housekeeping
@@ -343,6 +344,7 @@ async def run_daemon(settings: Settings, *, terminal: bool) -> int:
     daemon = build_daemon(settings, local=[cli] if cli else [])
     stop_on_signals(daemon.request_stop)
     await daemon.start()
+    startup.after_ready()  # the collector, paused by `bot run` until now
     if cli is not None:
         await _first(daemon.wait_stopped(), cli.finished.wait())
     else:

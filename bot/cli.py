@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -12,16 +13,40 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
+from bot.cli_shared import load_or_exit
 from bot.errors import BotError
-from bot.manage import load_or_exit, memory_app, skills_app
 from bot.ops.redaction import protect_logs
-from bot.workspaces.cli import app as workspace_app
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-app.add_typer(memory_app, name="memory")
-app.add_typer(skills_app, name="skills")
-app.add_typer(workspace_app, name="workspace", help="Show and edit workspace persona files.")
+# The admin groups: name -> (module, its Typer, help). Imported only when named.
+SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
+    "memory": ("bot.manage", "memory_app", None),
+    "skills": ("bot.manage", "skills_app", None),
+    "workspace": ("bot.workspaces.cli", "app", "Show and edit workspace persona files."),
+    "pairing": ("bot.cli_pairing", "pairing_app", None),
+}
+
+
+class _LazyGroup(TyperGroup):
+    """Imports a sub-command group when it is invoked or the help lists it, so that
+    ``bot run`` reaches ``ready:`` without loading what only the admin commands use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in SUBCOMMANDS if n not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in SUBCOMMANDS and cmd_name not in self.commands:
+            module, attr, help_text = SUBCOMMANDS[cmd_name]
+            group = typer.main.get_group(getattr(importlib.import_module(module), attr))
+            group.name = cmd_name
+            if help_text:
+                group.help = help_text
+            self.add_command(group, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+app = typer.Typer(cls=_LazyGroup, add_completion=False, no_args_is_help=True, help=__doc__)
 log = logging.getLogger("bot")
 
 ConfigOpt = Annotated[
@@ -53,6 +78,10 @@ _load = load_or_exit
 @app.command()
 def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
+    from bot.ops import startup
+
+    startup.pause_collector()  # until ready:
+    startup.preload()  # while the settings are read
     _private_files()
     settings = _load(config)
     _setup_logging(settings.log_level)
@@ -130,12 +159,3 @@ def _run(coro: Coroutine[Any, Any, int]) -> None:
 
 def main() -> None:
     app()
-
-
-def _register_subcommands() -> None:
-    from bot.cli_pairing import pairing_app
-
-    app.add_typer(pairing_app, name="pairing")
-
-
-_register_subcommands()

@@ -12,8 +12,9 @@ import typer
 
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.commands import skills_listing
-from bot.config import Settings, load_settings
-from bot.errors import BotError, ConfigError, SkillError
+from bot.cli_shared import load_or_exit
+from bot.config import Settings
+from bot.errors import BotError, SkillError
 from bot.store.base import Memory
 from bot.store.db import Database
 from bot.store.memory import MemoryStore
@@ -26,15 +27,6 @@ skills_app = typer.Typer(no_args_is_help=True, help="The skills a workspace offe
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config")]
 WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="workspace name")]
-
-
-def load_or_exit(config: Path | None) -> Settings:
-    """The settings, or the config error on stderr and exit code 2."""
-    try:
-        return load_settings(config)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 def with_database(

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from aiohttp import web
 from pydantic import BaseModel, SecretStr
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # aiohttp only as types: reading the settings must not import it
     import aiohttp
+    from aiohttp import web
 
     from bot.ops.checks import Check
 
@@ -112,7 +112,7 @@ class SupportsUpload(Protocol):
         ...
 
 
-WebHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+WebHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 
 
 @dataclass(frozen=True, slots=True)

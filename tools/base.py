@@ -20,7 +20,7 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
 from bot.agent.toolbox import ToolContext
 from bot.errors import UncleanableSchema
-from tools.schema import clean_schema
+from tools.schema import check_schema, clean_schema
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
@@ -37,7 +37,7 @@ def _build_validator(owner: str, schema: Any) -> Any:
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
         raise TypeError(f"tool {owner}: parameters must be a JSON Schema with type 'object'")
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as exc:
         raise TypeError(f"tool {owner}: invalid parameters schema: {exc.message}") from exc
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)

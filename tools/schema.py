@@ -36,7 +36,7 @@ from jsonschema.exceptions import SchemaError
 
 from bot.errors import UncleanableSchema
 
-__all__ = ["CleanSchema", "UncleanableSchema", "clean_schema"]
+__all__ = ["CleanSchema", "UncleanableSchema", "check_schema", "clean_schema"]
 
 MAX_DEPTH = 32
 WIRE_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
@@ -51,6 +51,27 @@ _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
 _SCHEMA_VALUES = frozenset(
     {"items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames"}
 )
+_CHECKED: set[str] = set()  # schemas that passed check_schema, as canonical JSON
+_MAX_CHECKED = 4096
+
+
+def check_schema(schema: Mapping[str, Any]) -> None:
+    """``Draft202012Validator.check_schema``, once per distinct schema in this process.
+
+    Checking against the 2020-12 meta-schema is the slow part of defining a tool (every
+    start defines them all), and a tool's parameters and their check view are usually
+    the same schema. Raises :class:`SchemaError` as the validator does.
+    """
+    try:
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # not JSON-like (mixed key types, a cycle): no memo
+        Draft202012Validator.check_schema(schema)
+        return
+    if key in _CHECKED:
+        return
+    Draft202012Validator.check_schema(schema)
+    if len(_CHECKED) < _MAX_CHECKED:
+        _CHECKED.add(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +299,7 @@ def _check_view(inlined: Mapping[str, Any], wire: dict[str, Any]) -> dict[str, A
         check["type"] = "object"
     check.setdefault("properties", {})
     try:
-        Draft202012Validator.check_schema(check)
+        check_schema(check)
     except SchemaError:
         return copy.deepcopy(wire)
     if check.get("type") != "object":

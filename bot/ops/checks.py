@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import aiohttp
+if TYPE_CHECKING:  # channel settings import this module: aiohttp only for a check
+    import aiohttp
 
 HTTP_TIMEOUT_S = 10.0
 
@@ -48,6 +49,8 @@ async def get_json(
     timeout: float = HTTP_TIMEOUT_S,
 ) -> tuple[int, Any]:
     """(status, decoded JSON or None); transport failures become :class:`HttpProblem`."""
+    import aiohttp
+
     try:
         async with http.request(
             method,

@@ -18,8 +18,9 @@ from typing import Annotated, TypeVar
 
 import typer
 
+from bot.cli_shared import load_or_exit
 from bot.config import Settings
-from bot.manage import load_or_exit, with_database
+from bot.manage import with_database
 from bot.store.db import Database
 from bot.store.workspaces import PersonaVersion, WorkspaceStore
 from bot.workspaces.folders import Workspaces

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import aiohttp
+from typing import TYPE_CHECKING
 
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from channels.discord.settings import DiscordSettings
+
+if TYPE_CHECKING:  # the settings models import this; aiohttp waits for a check
+    import aiohttp
 
 
 async def check_discord(http: aiohttp.ClientSession, discord: DiscordSettings) -> Check:

@@ -4,12 +4,13 @@ that works with an app token that does not would leave the socket down for good)
 
 from __future__ import annotations
 
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from channels.slack.settings import SlackSettings
+
+if TYPE_CHECKING:  # the settings models import this; aiohttp waits for a check
+    import aiohttp
 
 NAME = "slack"
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import aiohttp
+from typing import TYPE_CHECKING
 
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from channels.telegram.settings import TelegramSettings
+
+if TYPE_CHECKING:  # the settings models import this; aiohttp waits for a check
+    import aiohttp
 
 
 async def check_telegram(http: aiohttp.ClientSession, tg: TelegramSettings) -> Check:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import pytest
+from jsonschema.exceptions import SchemaError
 
 from bot.agent.toolbox import FINAL_RESULT, ToolContext
 from bot.messages import ChatKey
+from tools import schema as schema_module
 from tools.base import Tool
 from tools.final_result import FinalResultTool
+from tools.schema import check_schema
 
 
 def make_tool(schema: dict[str, Any], **attrs: Any) -> Tool:
@@ -192,6 +196,20 @@ def test_invalid_schema_fails_at_class_definition() -> None:
         make_tool({"type": "object", "properties": {"v": {"type": "no-such-type"}}})
     with pytest.raises(TypeError, match="type 'object'"):
         make_tool({"type": "string"})
+
+
+def test_a_schema_is_checked_once_and_a_bad_one_every_time() -> None:
+    good = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
+    check_schema(good)
+    assert json.dumps(good, sort_keys=True) in schema_module._CHECKED
+    check_schema(dict(good))  # equal content: already known
+    bad = {"type": "object", "properties": {"n": {"type": "no-such-type"}}}
+    for _ in range(2):
+        with pytest.raises(SchemaError):
+            check_schema(bad)
+    assert json.dumps(bad, sort_keys=True) not in schema_module._CHECKED
+    with pytest.raises(SchemaError):  # not JSON-like (mixed key types): checked, no memo
+        check_schema({"type": "object", "properties": {1: {}, "a": {"type": 3}}})
 
 
 def test_definition_is_openai_shape_and_a_copy() -> None:

@@ -11,6 +11,7 @@ per turn and renders byte-identical text (the provider's prompt cache keeps hitt
 from __future__ import annotations
 
 import logging
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -38,10 +39,16 @@ def builtin_folder() -> Path:
 class SkillCatalog:
     def __init__(self, workspaces_root: Path, builtin: Path | None = None) -> None:
         self._root = workspaces_root
-        self._builtin, problems = discover(builtin or builtin_folder(), "builtin")
+        self._builtin_folder = builtin or builtin_folder()
+        self._cache: dict[str, tuple[Stamp, list[SkillState], list[str]]] = {}
+
+    @cached_property
+    def _builtin(self) -> dict[str, Skill]:
+        """Read at the first use (a turn's prompt), not while the daemon starts."""
+        skills, problems = discover(self._builtin_folder, "builtin")
         for problem in problems:
             log.error("built-in skill skipped: %s", problem)
-        self._cache: dict[str, tuple[Stamp, list[SkillState], list[str]]] = {}
+        return skills
 
     def folder(self, workspace: str) -> Path:
         return self._root / workspace / SKILLS_DIR

@@ -14,8 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bot.agent.skills.model import Skill
 from bot.errors import SkillError
 
@@ -38,6 +36,8 @@ def parse_skill(path: Path, source: str) -> Skill:
     found = _FRONT.match(text)
     if found is None:
         raise SkillError(f"{path}: no front matter (a '---' block with name and description)")
+    import yaml  # on the first prompt with skills, not on the way to ready:
+
     try:
         meta = yaml.safe_load(found.group(1))
     except yaml.YAMLError as exc:

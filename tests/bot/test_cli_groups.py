@@ -1,0 +1,27 @@
+"""The admin sub-command groups are imported only when named, yet listed and usable."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from bot.cli import SUBCOMMANDS, app
+
+
+def test_help_lists_every_group_with_its_help() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    for name in ("run", "chat", "init", "doctor", "mcp", *SUBCOMMANDS):
+        assert name in result.output
+    assert "Show and edit workspace persona files." in result.output
+    assert "Pairing codes and approved users." in result.output
+
+
+def test_a_group_is_reachable_by_name() -> None:
+    result = CliRunner().invoke(app, ["pairing", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "approve" in result.output
+
+
+def test_an_unknown_command_is_refused() -> None:
+    result = CliRunner().invoke(app, ["nosuch"])
+    assert result.exit_code == 2
