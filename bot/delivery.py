@@ -29,7 +29,7 @@ from bot.errors import DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.store.base import Outbox
-from channels.base import Channel, Sent, SupportsUpload
+from channels.base import Channel, Sent, SupportsUpload, can_upload
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,9 @@ async def deliver(
     A file the channel cannot take (no upload capability, or the file is gone) is never
     dropped silently: the text tells the user which files could not be sent.
     """
-    msg, full_text = cap_text(msg, max_chars, isinstance(channel, SupportsUpload))
-    uploads = [a for a in msg.attachments if isinstance(channel, SupportsUpload)]
+    uploading = can_upload(channel)
+    msg, full_text = cap_text(msg, max_chars, uploading)
+    uploads = [a for a in msg.attachments if uploading]
     unsent = [a.name or a.file_id for a in msg.attachments if a not in uploads]
     if unsent:
         note = "(Could not send here: " + ", ".join(unsent) + ")"

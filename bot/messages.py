@@ -119,11 +119,19 @@ def to_json(msg: InboundMessage | OutboundMessage) -> str:
     return json.dumps(data, ensure_ascii=False, default=str)
 
 
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
 def _fields(value: Any) -> Any:
     """``dataclasses.asdict`` without its deep copy of every leaf (each message is
     journaled on the way in and out: asdict was a tenth of a turn's own CPU)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _fields(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, str | int | float):  # enums here are StrEnums
+        return value
+    names = _FIELD_NAMES.get(type(value))
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {name: _fields(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
         return {k: _fields(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

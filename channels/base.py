@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, SecretStr
 
@@ -110,6 +110,29 @@ class SupportsUpload(Protocol):
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         """Post a file into the chat (and thread) of ``key``."""
         ...
+
+
+def can_type(channel: object) -> TypeGuard[SupportsTyping]:
+    """``isinstance(channel, SupportsTyping)``, decided once per adapter class: a runtime
+    Protocol check walks its members each time, and every turn asks."""
+    return _class_has(type(channel), SupportsTyping)
+
+
+def can_upload(channel: object) -> TypeGuard[SupportsUpload]:
+    """``isinstance(channel, SupportsUpload)``, decided once per adapter class (every
+    delivery asks)."""
+    return _class_has(type(channel), SupportsUpload)
+
+
+_CAPABLE: dict[tuple[type[Any], type[Any]], bool] = {}
+
+
+def _class_has(cls: type[Any], capability: type[Any]) -> bool:
+    key = (cls, capability)
+    found = _CAPABLE.get(key)
+    if found is None:  # methods-only Protocols: the class decides
+        found = _CAPABLE[key] = issubclass(cls, capability)
+    return found
 
 
 WebHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]

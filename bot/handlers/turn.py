@@ -27,7 +27,7 @@ from bot.errors import (
 from bot.handlers.commands import CommandRouter
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.ops.metrics import Metrics
-from channels.base import Channel, SupportsTyping
+from channels.base import Channel, SupportsTyping, can_type
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class TurnHandler:
         """Show and refresh the channel's typing indicator once a turn has run for
         ``typing_after_s``, until it ends."""
         channel = self.channels.get(msg.key.channel)
-        if not isinstance(channel, SupportsTyping):
+        if not can_type(channel):
             yield
             return
 

@@ -67,16 +67,22 @@ def apply_tool_result_budget(
     those of tools exempt from offloading: they must reach the model whole."""
     out: list[Message] = []
     names: dict[Any, Any] = {}  # call id -> tool name (stored results carry no name)
+    callers: list[Message] = []  # assistant messages with calls, named only when needed
     for m in messages:
         content = m.get("content")
         if m.get("role") != "tool":
-            names.update(repair.call_names(m))
+            if m.get("tool_calls"):
+                callers.append(m)
             out.append(m)
         elif not isinstance(content, str):
             out.append({**m, "content": "" if content is None else str(content)})
-        elif len(content) > max_chars and not exempt(
-            m.get("name") or names.get(m.get("tool_call_id"))
-        ):
+        elif len(content) > max_chars:
+            for caller in callers:
+                names.update(repair.call_names(caller))
+            callers.clear()
+            if exempt(m.get("name") or names.get(m.get("tool_call_id"))):
+                out.append(m)
+                continue
             cut = head_tail(content, max_chars, "cut to fit the tool-result budget")
             out.append({**m, "content": cut})
         else:
