@@ -11,8 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from bot.agent.governor import repair
 from bot.agent.governor.budget import Budget, TokenCounter
-from bot.agent.governor.pipeline import ContextGovernor
+from bot.agent.governor.pipeline import ContextGovernor, apply_tool_result_budget
 from bot.config import ContextSettings
 from tests.fakes.provider_rules import alternation_violations, violations
 
@@ -158,3 +159,109 @@ def test_explicit_turn_start_keeps_the_turns_user_message(msgs: list[Any], data:
     assert governed.tokens <= LIMIT
     assert any(_carries(m, msgs[start]) for m in out)
     assert _carries(_latest_user(out), _latest_user(msgs))
+
+
+def _every_step(msgs: list[Any], turn_start: int | None = None) -> list[Any]:
+    """The governor's repair steps and the tool-result budget, one after another."""
+    out = repair.known_messages(msgs)
+    out = repair.strip_placeholder_assistant_messages(out)
+    out = repair.strip_malformed_tool_calls(out, turn_start)
+    out = repair.repair_pairs(out)
+    out = apply_tool_result_budget(out, SETTINGS.max_tool_result_chars)
+    return repair.merge_consecutive_roles(out)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history())
+def test_a_history_called_clean_is_one_every_step_leaves_as_it_is(msgs: list[Any]) -> None:
+    """The one-pass check that lets a clean history skip the steps must never call a
+    history clean that a step would change."""
+    clean = repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    event(f"clean: {clean}")
+    if clean:
+        out = _every_step(msgs, len(msgs) - 1)
+        assert len(out) == len(msgs) and all(a is b for a, b in zip(out, msgs, strict=True))
+
+
+def test_a_plain_tool_using_history_is_clean_and_sent_as_stored() -> None:
+    msgs: list[Any] = [{"role": "system", "content": "You are Pip."}]
+    for t in range(30):
+        call = {"id": f"c{t}", "type": "function", "function": {"name": "final_result"}}
+        call["function"]["arguments"] = f'{{"answer": "answer {t}"}}'
+        msgs += [
+            {"role": "user", "content": f"question {t}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{t}", "content": "ok"},
+        ]
+    assert repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10_000, 0, "config"))
+    governed = gov.prepare_for_model(msgs, tools=TOOLS)
+    assert governed.bounded and all(a is b for a, b in zip(governed.messages, msgs, strict=True))
+    broken = [*msgs[:-1]]  # the last call's result is missing: a step has work to do
+    assert not repair.needs_no_repair(broken, SETTINGS.max_tool_result_chars)
+    assert gov.prepare_for_model(broken, tools=TOOLS).messages[-1]["content"] == (
+        repair.MISSING_RESULT
+    )
+
+
+@st.composite
+def clean_history(draw: st.DrawFn) -> list[Any]:
+    """A history no step needs to touch, then at most one kind of damage: the check must
+    notice every one of them."""
+    msgs: list[Any] = [{"role": "system", "content": "You are Pip."}]
+    for t in range(draw(st.integers(min_value=1, max_value=6))):
+        msgs.append({"role": "user", "content": f"question {t} " + draw(text)})
+        for s in range(draw(st.integers(min_value=0, max_value=2))):
+            ids = [f"c{t}_{s}_{k}" for k in range(draw(st.integers(min_value=1, max_value=2)))]
+            calls = [
+                {
+                    "id": i,
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"city": "Paris"}'},
+                }
+                for i in ids
+            ]
+            msgs.append({"role": "assistant", "content": None, "tool_calls": calls})
+            msgs += [{"role": "tool", "tool_call_id": i, "content": draw(text)} for i in ids]
+        if draw(st.booleans()):
+            msgs.append({"role": "assistant", "content": "answer " + draw(text)})
+    damage = draw(
+        st.sampled_from(
+            ["none", "delete", "duplicate", "huge", "null", "name", "args", "user", "ph"]
+        )
+    )
+    eligible = [
+        k
+        for k in range(1, len(msgs))
+        if (damage not in ("huge", "null") or msgs[k]["role"] == "tool")
+        and (damage not in ("name", "args") or msgs[k].get("tool_calls"))
+    ]
+    if not eligible:
+        return msgs
+    i = draw(st.sampled_from(eligible))
+    m = msgs[i]
+    event(f"damage: {damage}")
+    if damage == "delete":
+        del msgs[i]
+    elif damage == "duplicate":
+        msgs.insert(i, copy.deepcopy(m))
+    elif damage in ("huge", "null") and m["role"] == "tool":
+        m["content"] = "R" * 3_000 if damage == "huge" else None
+    elif damage in ("name", "args") and m.get("tool_calls"):
+        field, junk = ("name", "") if damage == "name" else ("arguments", '{"city": "Par')
+        m["tool_calls"][0]["function"][field] = junk
+    elif damage == "user":
+        msgs.insert(i, {"role": "user", "content": "again"})
+    elif damage == "ph":
+        msgs.insert(i, {"role": "assistant", "content": "[previous message omitted]"})
+    return msgs
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clean_history())
+def test_every_kind_of_damage_to_a_clean_history_is_noticed(msgs: list[Any]) -> None:
+    clean = repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    out = _every_step(msgs, len(msgs) - 1)
+    untouched = len(out) == len(msgs) and all(a is b for a, b in zip(out, msgs, strict=True))
+    event(f"clean: {clean}, untouched: {untouched}")
+    assert clean == untouched

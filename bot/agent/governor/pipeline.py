@@ -255,6 +255,10 @@ class ContextGovernor:
         budget = self.budget or Budget(
             self.settings.max_context_tokens, self.settings.reserve_tokens, "config"
         )
+        if repair.needs_no_repair(messages, self.settings.max_tool_result_chars):
+            bound = self.upper.messages(messages) + self.upper.tools(tools)
+            if bound <= budget.limit:
+                return Governed(list(messages), bound, budget.limit, bounded=True)
         anchor = _anchor(messages, turn_start)
         room = budget.limit - self.counter.tools(tools)
         out = repair.known_messages(messages)

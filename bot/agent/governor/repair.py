@@ -237,3 +237,55 @@ def merge_consecutive_roles(messages: Sequence[Message]) -> list[Message]:
         else:
             out.append(m)
     return out
+
+
+def needs_no_repair(messages: Sequence[Any], max_tool_chars: int) -> bool:
+    """True when every repair step (and the tool-result budget) would return
+    ``messages`` as they are: the one pass a clean history (nearly every request) costs
+    instead of one per step. Any doubt answers False and the steps run."""
+    pending: set[str] = set()
+    seen: set[str] = set()
+    previous: str | None = None
+    previous_calls = False
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in ROLES:
+            return False
+        role = m["role"]
+        if role == "tool":
+            call_id, content = m.get("tool_call_id"), m.get("content")
+            if call_id not in pending or type(content) is not str:
+                return False
+            if len(content) > max_tool_chars:
+                return False
+            pending.discard(call_id)
+        else:
+            if pending or _is_placeholder(m):
+                return False  # a call left unanswered, or nothing said
+            if role == previous and role in ("user", "assistant") and not previous_calls:
+                return False  # two in a row: merged
+            previous_calls = "tool_calls" in m
+            if previous_calls and role != "assistant":
+                return False  # calls only count on an assistant message
+            if previous_calls and not _clean_calls(m.get("tool_calls"), seen, pending):
+                return False
+        previous = role
+    return not pending
+
+
+def _clean_calls(calls: Any, seen: set[str], pending: set[str]) -> bool:
+    if not isinstance(calls, list) or not calls:
+        return False
+    for c in calls:
+        function = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(function, dict) or c.get("type") != "function":
+            return False
+        call_id, name, args = c.get("id"), function.get("name"), function.get("arguments")
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            return False
+        if not isinstance(name, str) or not name.strip():
+            return False
+        if not isinstance(args, str) or not args.strip() or not _is_json_object(args):
+            return False
+        seen.add(call_id)
+        pending.add(call_id)
+    return True
