@@ -10,6 +10,7 @@ here, right before the import, so it always applies.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import threading
@@ -67,6 +68,7 @@ class LitellmLoader:
         with self._lock:
             if self._module is None:
                 self._module = import_litellm()
+                settle_imports()
             return self._module
 
     async def aload(self) -> Any:
@@ -88,6 +90,19 @@ def import_litellm() -> Any:
     # There is no ``litellm.telemetry`` flag in this litellm: ``litellm.telemetry`` is the
     # proxy's opt-in telemetry package, so assigning it would only shadow a module.
     return litellm
+
+
+def settle_imports() -> None:
+    """Keep what the imports built out of every later garbage collection.
+
+    litellm leaves about 400,000 long-lived objects (modules, classes, tables). Each full
+    collection walks them all, about 200 ms that holds the GIL, and a busy daemon runs one
+    every few hundred turns: measured, 0.7 ms of CPU per message and a 200 ms stall each
+    time. One pass now, then ``gc.freeze()`` moves the survivors to the permanent
+    generation, which collections skip; objects made afterwards are collected as usual.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 # The process-wide loader: every LLMClient and litellm_module() share one import.
