@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import cProfile
+import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -111,31 +112,30 @@ def tool_definitions() -> list[dict[str, Any]]:
     return build_registry().definitions()
 
 
+def answered_turn(call_id: str, question: str, answer: str) -> list[dict[str, Any]]:
+    """One stored turn as the daemon keeps it: the user's text, the final_result call
+    with the answer, and that call's result."""
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "final_result", "arguments": json.dumps({"answer": answer})},
+    }
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "name": "final_result", "content": "ok"},
+    ]
+
+
 def turn_history(messages: int) -> list[dict[str, Any]]:
     """About ``messages`` stored messages shaped like the bench's turns (the user's text
-    with its runtime block, the final_result call, its result), oldest first."""
+    with its runtime block, the final_result call, its result), oldest first, as the
+    daemon sends them (a tool result without its tool's name)."""
     out: list[dict[str, Any]] = []
     for t in range(max(0, messages) // 3):
-        call_id = f"call_history_{t}"
-        out += [
-            {"role": "user", "content": f"message {t} in chat 7\n\n[Runtime Context]\nChat: 7"},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {
-                            "name": "final_result",
-                            "arguments": f'{{"answer": "echo: message {t} in chat 7"}}',
-                        },
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": call_id, "content": "ok"},
-        ]
-    return out
+        question = f"message {t} in chat 7\n\n[Runtime Context]\nChat: 7"
+        out += answered_turn(f"call_history_{t}", question, f"echo: message {t} in chat 7")
+    return [{k: v for k, v in m.items() if k != "name"} for m in out]
 
 
 async def bare_call(
@@ -192,26 +192,9 @@ async def seed_sessions(daemon: Any, keys: Sequence[ChatKey], stored: int) -> in
     for c, key in enumerate(keys):
         messages: list[dict[str, Any]] = []
         for t in range(turns):
-            call_id = f"call_seed_{c}_{t}"
             answer = f"Answer {t}: " + "here is what I found about that. " * 5
-            messages += [
-                {"role": "user", "content": f"question {t}: " + "what about this and that? " * 4},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {
-                                "name": "final_result",
-                                "arguments": f'{{"answer": "{answer}"}}',
-                            },
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": call_id, "name": "final_result", "content": "ok"},
-            ]
+            question = f"question {t}: " + "what about this and that? " * 4
+            messages += answered_turn(f"call_seed_{c}_{t}", question, answer)
         await daemon.sessions.append(key, messages)
         rows = await daemon.sessions.history_rows(key, 6 * 3 + 1)
         await daemon.sessions.save_summary(
