@@ -63,7 +63,7 @@ class SessionStore:
         source_id: str | None = None,
     ) -> None:
         """Persist messages in order; one transaction per call. ``source_id`` names the
-        inbound message they answer (see :meth:`turn_started`)."""
+        inbound message they answer (see :meth:`begin_turn`)."""
         if not messages:
             return
         sid = await self.session_id(key)
@@ -104,15 +104,6 @@ class SessionStore:
             return TurnStart(before, user_row, resumed=found is not None)
 
         return await self._db.run(work)
-
-    async def turn_started(self, key: ChatKey, source_id: str) -> int | None:
-        """Row id of the user message stored for inbound ``source_id``, if its turn began."""
-        sid = await self.session_id(key)
-        row = await self._db.fetchone(
-            "SELECT id FROM messages WHERE session_id = ? AND source_id = ? ORDER BY id LIMIT 1",
-            (sid, source_id),
-        )
-        return int(row["id"]) if row else None
 
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""

@@ -240,7 +240,8 @@ async def test_append_is_atomic_a_failing_row_rolls_back_the_earlier_ones(
         )
     await sessions.append(KEY, [{"role": "user", "content": "after"}])  # commits
     assert [m["content"] for m in await sessions.history(KEY)] == ["before", "after"]
-    assert await sessions.turn_started(KEY, "m1") is None
+    replay = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "again"})
+    assert not replay.resumed  # nothing of the failed append was kept under m1
 
 
 async def test_history_round_trip_across_calls(storage: Storage) -> None:
@@ -311,12 +312,13 @@ async def test_clear_runs_hooks_with_the_session_id(storage: Storage) -> None:
     assert cleared == [session]
 
 
-async def test_turn_started_finds_the_stored_source(storage: Storage) -> None:
+async def test_a_turn_is_found_by_the_inbound_message_it_answers(storage: Storage) -> None:
     sessions = storage.sessions
-    assert await sessions.turn_started(KEY, "m1") is None
     await sessions.append(KEY, [{"role": "user", "content": "hi"}], source_id="m1")
-    assert await sessions.turn_started(KEY, "m1") is not None
-    assert await sessions.turn_started(KEY, "m2") is None
+    [(row, _)] = await sessions.history_rows(KEY)
+    found = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"})
+    assert found.resumed and found.user_row == row
+    assert not (await sessions.begin_turn(KEY, "m2", {"role": "user", "content": "new"})).resumed
 
 
 async def test_begin_turn_stores_the_user_message_once_and_reads_what_came_before(
@@ -332,7 +334,6 @@ async def test_begin_turn_stores_the_user_message_once_and_reads_what_came_befor
     again = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"})
     assert again.resumed and again.user_row == first.user_row
     assert [m["content"] for _, m in again.before] == ["0", "1", "2"]
-    assert await sessions.turn_started(KEY, "m1") == first.user_row
     contents = [m["content"] for m in await sessions.history(KEY)]
     assert contents == ["0", "1", "2", "hi", "half an answer"]
 
