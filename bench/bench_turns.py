@@ -29,7 +29,7 @@ from bench.harness import (
     tool_definitions,
     turn_history,
 )
-from bench.procs import FakeLLMProcess, FakeTelegramProcess, fake_stats, run_worker
+from bench.procs import FakeLLMProcess, FakeTelegramProcess, fake_stats, run_worker, served_between
 
 CHATS = 50
 MESSAGES = 2_000
@@ -65,9 +65,7 @@ async def floor(
         "history": history,
         "wall_s": wall,
         "cpu_s": cpu.used,
-        "requests": after["requests"] - before["requests"],
-        "sent_messages": after["messages"] - before["messages"],
-        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+        **served_between(before, after),
     }
 
 
@@ -113,9 +111,7 @@ async def ours(
         "cpu_s": cpu.used,
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
-        "requests": after["requests"] - before["requests"],
-        "sent_messages": after["messages"] - before["messages"],
-        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+        **served_between(before, after),
         "seeded": seeded,
         "failed": len(failed),
         "final_rows": rows,

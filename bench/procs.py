@@ -142,6 +142,15 @@ async def fake_stats(stats_url: str) -> dict[str, float]:
         return data
 
 
+def served_between(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What the fake model server did between two :func:`fake_stats` readings."""
+    return {
+        "requests": after["requests"] - before["requests"],
+        "sent_messages": after["messages"] - before["messages"],
+        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+    }
+
+
 async def run_worker(target: str, timeout: float = 600, **kwargs: Any) -> dict[str, Any]:
     """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter; its dict."""
     with tempfile.TemporaryFile() as err:

@@ -15,7 +15,7 @@ import aiohttp
 
 from bench.common import median, percentile
 from bench.harness import CpuMeter, profiled, seed_sessions, settings
-from bench.procs import fake_stats
+from bench.procs import fake_stats, served_between
 from bot.messages import ChatKey
 
 
@@ -69,9 +69,7 @@ async def telegram(
         "cpu_s": cpu.used,
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
-        "requests": after["requests"] - before["requests"],
-        "sent_messages": after["messages"] - before["messages"],
-        "fake_cpu_s": after["cpu_s"] - before["cpu_s"],
+        **served_between(before, after),
         "seeded": seeded,
         "failed": run["failed"],
         "bot_api_calls": run["methods"],

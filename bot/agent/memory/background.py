@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import Row, plan_window, turns_of
+from bot.agent.governor.summary import Row, plan_window, unsummarized
 from bot.agent.memory.consolidate import consolidate
 from bot.agent.memory.service import MemoryService
 from bot.messages import ChatKey
@@ -115,10 +115,10 @@ class Consolidator:
         due by the turn's own messages alone is noticed one turn later."""
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
-        turns = turns_of([r for r in before if r[0] > through])
-        if len(turns) + 1 < 2 * self._keep:
+        pending = unsummarized(before, through)
+        turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
+        if turns + 1 < 2 * self._keep:
             return False
-        pending = [m for t in turns for _, m in t]
         if len(pending) > self._limit // 2:
             return True
         await self._governor.ready()
@@ -167,7 +167,7 @@ class Consolidator:
     async def _fits(self, rows: Sequence[Row], through: int) -> bool:
         """Whether the unsummarized turns can all go whole: under half the budget (the
         rest is for the persona, tools and the turn) and well inside the loaded rows."""
-        pending = [m for t in turns_of([r for r in rows if r[0] > through]) for _, m in t]
+        pending = unsummarized(rows, through)
         if len(pending) > self._limit // 2:
             return False
         await self._governor.ready()
