@@ -7,14 +7,12 @@ Migrations only ever append: a database written by an older release upgrades in 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any, TypeVar
 
 from bot.errors import StoreError
 from bot.messages import utcnow
+from bot.store.worker import DatabaseThread
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +69,7 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
-        self._worker: ThreadPoolExecutor | None = None
+        self._worker: DatabaseThread | None = None
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -83,14 +82,13 @@ class Database:
         commits on its own and several commit together inside ``with transaction(c)``."""
         conn = self.conn
         assert self._worker is not None
-        return await asyncio.get_running_loop().run_in_executor(self._worker, work, conn)
+        return await self._worker.submit(functools.partial(work, conn))
 
     async def open(self) -> None:
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
+        self._worker = DatabaseThread(name="sqlite")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            loop = asyncio.get_running_loop()
-            self._conn = await loop.run_in_executor(self._worker, _connect, self.path)
+            self._conn = await self._worker.submit(functools.partial(_connect, self.path))
             await self._migrate()
         except StoreError:
             await self.close()  # e.g. a newer schema: do not leak the connection
@@ -104,9 +102,11 @@ class Database:
         worker, self._worker = self._worker, None
         if worker is None:
             return
-        if conn is not None:
-            await asyncio.get_running_loop().run_in_executor(worker, conn.close)
-        worker.shutdown(wait=False)
+        try:
+            if conn is not None:
+                await worker.submit(conn.close)
+        finally:
+            worker.stop()
 
     async def schema_version(self) -> int:
         rows = await self.fetchall("PRAGMA user_version")

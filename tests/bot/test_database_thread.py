@@ -1,0 +1,96 @@
+"""The database thread (bot.store.worker): order, errors, cancellation, closing.
+
+The store's behaviour over it is the contract suite's; these pin the hop itself, which
+every statement of the daemon goes through."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from bot.errors import StoreError
+from bot.store.db import Database, transaction
+from bot.store.worker import DatabaseThread
+
+
+async def test_work_runs_off_the_loop_in_submission_order() -> None:
+    worker = DatabaseThread(name="t")
+    seen: list[int] = []
+    loop_thread = threading.get_ident()
+
+    def job(n: int) -> int:
+        assert threading.get_ident() != loop_thread
+        seen.append(n)
+        return n * n
+
+    results = await asyncio.gather(*(worker.submit(functools.partial(job, n)) for n in range(200)))
+    worker.stop()
+    assert seen == list(range(200))
+    assert results == [n * n for n in range(200)]
+
+
+async def test_an_error_reaches_the_caller_and_the_thread_keeps_serving() -> None:
+    worker = DatabaseThread(name="t")
+
+    def broken() -> None:
+        raise sqlite3.IntegrityError("UNIQUE constraint failed")
+
+    with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+        await worker.submit(broken)
+    with pytest.raises(RuntimeError, match="StopIteration"):
+        await worker.submit(lambda: next(iter(())))
+    assert await worker.submit(lambda: "still here") == "still here"
+    worker.stop()
+
+
+async def test_a_cancelled_caller_leaves_its_transaction_whole(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bot.db")
+    await db.open()
+    await db.execute("CREATE TABLE t (n INTEGER)")
+    started, release = threading.Event(), threading.Event()
+
+    def two_rows(c: sqlite3.Connection) -> None:
+        with transaction(c):
+            c.execute("INSERT INTO t VALUES (1)")
+            started.set()
+            release.wait(5)
+            c.execute("INSERT INTO t VALUES (2)")
+
+    task = asyncio.create_task(db.run(two_rows))
+    assert await asyncio.to_thread(started.wait, 5)
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    rows = await db.fetchall("SELECT n FROM t ORDER BY n")
+    assert [r[0] for r in rows] == [1, 2]
+    await db.close()
+
+
+async def test_a_closed_database_refuses_work_with_a_clear_error(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bot.db")
+    await db.open()
+    await db.execute("CREATE TABLE t (n INTEGER)")
+    await db.close()
+    with pytest.raises(StoreError, match="not open"):
+        await db.fetchall("SELECT 1")
+    worker = DatabaseThread(name="t")
+    worker.stop()
+    with pytest.raises(StoreError, match="closed"):
+        worker.submit(lambda: None)
+
+
+async def test_results_that_finish_together_each_reach_their_caller() -> None:
+    """Hand-backs coalesce while the loop is busy; none may be lost or swapped."""
+    worker = DatabaseThread(name="t")
+    futures = [worker.submit(functools.partial(int, n)) for n in range(500)]
+    finished = threading.Event()
+    worker.submit(finished.set)
+    assert finished.wait(5)  # the loop is held here, so all 500 finish before it runs
+    assert await asyncio.gather(*futures) == list(range(500))
+    worker.stop()
