@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -279,11 +280,49 @@ async def test_warmup_returns_at_once_and_sets_offline_env() -> None:
     assert loader.loaded
     assert module.suppress_debug_info is True
     assert module.drop_params is True
-    import os
-
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"].lower() == "true"
     # What the import built is out of later collections (each walked ~400,000 objects).
     assert gc.get_freeze_count() > 100_000
+
+
+@pytest.mark.slow
+def test_the_daemons_litellm_makes_no_logging_copy_of_the_messages() -> None:
+    """An LLMClient made before the import turns off litellm's per-call copy of the
+    messages for logging callbacks (the daemon registers none): the copy returned is
+    the very list sent."""
+    code = (
+        "from bot.agent.llm.client import LLMClient, _loader\n"
+        "LLMClient('openai/fake-model')\n"
+        "_loader.load()\n"
+        "from litellm.litellm_core_utils.logging_utils import truncate_base64_in_messages\n"
+        "m = [{'role': 'user', 'content': 'data:image/png;base64,' + 'A' * 500}]\n"
+        "print(truncate_base64_in_messages(m) is m)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
+    assert out.stdout.strip() == "True"
+
+
+def test_the_economy_env_is_the_daemons_and_an_operators_value_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bot.agent.llm import loader
+
+    # A bare import (the bench's floor) gets only the offline settings.
+    assert not set(loader.LITELLM_ECONOMY_ENV) & set(loader.LITELLM_ENV)
+    monkeypatch.setattr(loader.loader, "_module", None)  # as before the import
+    monkeypatch.setenv("MAX_BASE64_LENGTH_FOR_LOGGING", "64")
+    LLMClient(MODEL)
+    assert os.environ["MAX_BASE64_LENGTH_FOR_LOGGING"] == "64"
+    monkeypatch.delenv("MAX_BASE64_LENGTH_FOR_LOGGING")
+    LLMClient(MODEL)
+    assert os.environ["MAX_BASE64_LENGTH_FOR_LOGGING"] == "0"
 
 
 def test_importing_the_module_does_not_import_litellm() -> None:

@@ -38,7 +38,13 @@ from tenacity import (
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
 from bot.agent.llm.errors import classify, is_auth_error
-from bot.agent.llm.loader import LitellmLoader, litellm_loaded, litellm_module, start_warmup
+from bot.agent.llm.loader import (
+    LitellmLoader,
+    litellm_loaded,
+    litellm_module,
+    prefer_economy_env,
+    start_warmup,
+)
 from bot.agent.llm.loader import loader as _loader
 from bot.agent.llm.response import LLMResponse, parse_response
 from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
@@ -91,6 +97,7 @@ class LLMClient:
         # Called once per HTTP attempt with (model, None) or (model, failure kind): the
         # daemon counts model calls and errors through it without this module knowing how.
         self.on_attempt: Callable[[str, str | None], None] | None = None
+        prefer_economy_env()
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, api_base={self.api_base!r})"

@@ -30,6 +30,16 @@ LITELLM_ENV = {
     "LITELLM_OFFLINE_MODE": "true",
 }
 
+# The daemon's own economies: set when an LLMClient is made (the daemon's path, before
+# its warm-up import), not by a bare import, so the bench's floor is litellm as shipped.
+LITELLM_ECONOMY_ENV = {
+    # After each call litellm copies the request's messages for its logging callbacks,
+    # to shorten base64 images in what they log; litellm reads this at import, and 0
+    # turns the copy off. The daemon registers no litellm callback, so nothing reads
+    # the copy: measured, about 8 µs of CPU per message sent, 0.4 ms a turn at 50.
+    "MAX_BASE64_LENGTH_FOR_LOGGING": "0",
+}
+
 
 class LitellmLoader:
     """Imports and configures litellm exactly once, from whichever thread asks first."""
@@ -90,6 +100,15 @@ def import_litellm() -> Any:
     # There is no ``litellm.telemetry`` flag in this litellm: ``litellm.telemetry`` is the
     # proxy's opt-in telemetry package, so assigning it would only shadow a module.
     return litellm
+
+
+def prefer_economy_env() -> None:
+    """Set :data:`LITELLM_ECONOMY_ENV` for the coming import (an operator's own value
+    wins); after the import it would change nothing, so it is not set then."""
+    if loader.loaded:
+        return
+    for key, value in LITELLM_ECONOMY_ENV.items():
+        os.environ.setdefault(key, value)
 
 
 def settle_imports() -> None:
