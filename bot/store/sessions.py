@@ -40,19 +40,8 @@ class SessionStore:
         cached = self._ids.get(key)
         if cached is not None:
             return cached
-        thread = key.thread_id or ""
         now = utcnow().isoformat()
-        await self._db.execute(
-            "INSERT OR IGNORE INTO sessions (channel, chat_id, thread_id, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (key.channel, key.chat_id, thread, now, now),
-        )
-        row = await self._db.fetchone(
-            "SELECT id FROM sessions WHERE channel = ? AND chat_id = ? AND thread_id = ?",
-            (key.channel, key.chat_id, thread),
-        )
-        assert row is not None
-        self._ids[key] = int(row["id"])
+        self._ids[key] = await self._db.run(lambda c: _session_row(c, key, now))
         return self._ids[key]
 
     async def append(
@@ -82,12 +71,14 @@ class SessionStore:
     ) -> TurnStart:
         """Store a turn's user message unless inbound ``source_id`` already has one (a
         turn replayed after a crash), and read the ``limit`` messages before it: one trip
-        to the database thread where the three steps took three."""
-        sid = await self.session_id(key)
+        to the database thread where the steps took three (five on a chat's first turn,
+        which also finds its session and archived summary)."""
+        known = self._ids.get(key)
+        summary_known = known is not None and known in self._summaries
         now = utcnow().isoformat()
-        row = _row(sid, user, now, source_id)
 
-        def work(c: sqlite3.Connection) -> TurnStart:
+        def work(c: sqlite3.Connection) -> tuple[int, TurnStart, tuple[str, int] | None]:
+            sid = known if known is not None else _session_row(c, key, now)
             found = c.execute(
                 "SELECT id FROM messages WHERE session_id = ? AND source_id = ?"
                 " ORDER BY id LIMIT 1",
@@ -95,15 +86,22 @@ class SessionStore:
             ).fetchone()
             if found is None:
                 with transaction(c):
-                    user_row = int(c.execute(_INSERT, row).lastrowid or 0)
+                    user_row = int(
+                        c.execute(_INSERT, _row(sid, user, now, source_id)).lastrowid or 0
+                    )
                     c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             else:
                 user_row = int(found["id"])
             sql, params = _SELECT_BEFORE, (sid, user_row, -1 if limit is None else limit)
             before = [_message(r) for r in reversed(c.execute(sql, params).fetchall())]
-            return TurnStart(before, user_row, resumed=found is not None)
+            summary = None if summary_known else _summary_row(c, sid)
+            return sid, TurnStart(before, user_row, resumed=found is not None), summary
 
-        return await self._db.run(work)
+        sid, start, summary = await self._db.run(work)
+        self._ids[key] = sid
+        if not summary_known:
+            self._cache_summary(sid, summary)
+        return start
 
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""
@@ -154,14 +152,14 @@ class SessionStore:
         sid = await self.session_id(key)
         if sid in self._summaries:
             return self._summaries[sid]
-        row = await self._db.fetchone(
-            "SELECT summary, through_id FROM summaries WHERE session_id = ?", (sid,)
-        )
-        found = (str(row["summary"]), int(row["through_id"])) if row else None
+        found = await self._db.run(lambda c: _summary_row(c, sid))
+        self._cache_summary(sid, found)
+        return found
+
+    def _cache_summary(self, sid: int, found: tuple[str, int] | None) -> None:
         if len(self._summaries) >= _CACHED_SUMMARIES:
             self._summaries.clear()
         self._summaries[sid] = found
-        return found
 
     async def save_summary(self, key: ChatKey, summary: str, through_id: int) -> None:
         sid = await self.session_id(key)
@@ -224,3 +222,25 @@ def _text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     return json.dumps(content, ensure_ascii=False)
+
+
+def _session_row(c: sqlite3.Connection, key: ChatKey, now: str) -> int:
+    """The id of ``key``'s session, made now when it has none; database thread only."""
+    thread = key.thread_id or ""
+    c.execute(
+        "INSERT OR IGNORE INTO sessions (channel, chat_id, thread_id, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (key.channel, key.chat_id, thread, now, now),
+    )
+    row = c.execute(
+        "SELECT id FROM sessions WHERE channel = ? AND chat_id = ? AND thread_id = ?",
+        (key.channel, key.chat_id, thread),
+    ).fetchone()
+    return int(row["id"])
+
+
+def _summary_row(c: sqlite3.Connection, sid: int) -> tuple[str, int] | None:
+    row = c.execute(
+        "SELECT summary, through_id FROM summaries WHERE session_id = ?", (sid,)
+    ).fetchone()
+    return (str(row["summary"]), int(row["through_id"])) if row else None
