@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram import Bot, Update
+from telegram import Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import PutInbound, Route, Sent, StateStore
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
+from channels.telegram.rawbot import RawBot
 from channels.telegram.send import TelegramSender, redact, retry_after_s
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.transport import AiohttpRequest
@@ -33,14 +34,6 @@ log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
 READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
-
-
-class RawUpdatesBot(Bot):
-    """A Bot whose getUpdates returns raw dicts, so each update is parsed on its own and
-    one that PTB cannot read (a newer API shape) is skipped instead of failing the batch."""
-
-    async def raw_updates(self, params: dict[str, Any], read_timeout: float) -> Any:
-        return await self._post("getUpdates", params, read_timeout=read_timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +69,7 @@ class TelegramChannel:
         self.state = state  # where the polling offset survives restarts
         self._poll_timeout = poll_timeout
         self._backoff = backoff
-        self.bot = RawUpdatesBot(
+        self.bot = RawBot(
             settings.token.get_secret_value(),
             base_url=settings.base_url,
             base_file_url=file_base_url(settings.base_url),

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from telegram import Bot, MessageEntity, ReplyParameters
+from telegram import MessageEntity, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
@@ -25,6 +25,7 @@ from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent
 from channels.format import PartsProgress, split_message, utf16_len
+from channels.telegram.rawbot import RawBot
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ def _is_format_error(exc: BadRequest) -> bool:
 
 
 class TelegramSender:
-    def __init__(self, bot: Bot, *, max_flood_wait_s: float = 30.0, max_flood_waits: int = 5):
+    def __init__(self, bot: RawBot, *, max_flood_wait_s: float = 30.0, max_flood_waits: int = 5):
         self._bot = bot
         self._max_wait = max_flood_wait_s
         self._max_waits = max_flood_waits
@@ -120,19 +121,17 @@ class TelegramSender:
             ),
         }
         try:
-            sent = await self.call(
-                lambda: self._bot.send_message(text=text, entities=entities, **common)
+            return await self.call(
+                lambda: self._bot.send_text(text=text, entities=entities, **common)
             )
-            return str(sent.message_id)
         except BadRequest as exc:
             if not entities or not _is_format_error(exc):
                 raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
             log.warning("Telegram refused the formatting in %s (%s); sending plain text", key, exc)
         try:
-            sent = await self.call(lambda: self._bot.send_message(text=chunk, **common))
+            return await self.call(lambda: self._bot.send_text(text=chunk, **common))
         except BadRequest as exc:
             raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
-        return str(sent.message_id)
 
     async def typing(self, key: ChatKey) -> None:
         thread = int(key.thread_id) if key.thread_id else None

@@ -235,3 +235,27 @@ async def test_pairing_flow_through_telegram(telegram_daemon, fake_telegram, fak
     answer = await fake_telegram.wait_sent(4, chat_id=42)
     assert answer[3].params["text"] == "echo: thanks"
     assert _user_texts(fake_llm) == ["thanks"]
+
+
+async def test_a_send_keeps_only_the_new_message_id(telegram_daemon, fake_telegram, monkeypatch):
+    """The answer to sendMessage is not parsed into PTB objects (a quarter of a
+    millisecond a send); its message id is what the outbox records."""
+    import telegram
+
+    from bot.messages import ChatKey, OutboundMessage
+
+    _, channel = await telegram_daemon()
+
+    def parsed(*_: object, **__: object) -> None:
+        raise AssertionError("the answer to sendMessage was parsed into a Message")
+
+    monkeypatch.setattr(telegram.Message, "de_json", parsed)
+    key = ChatKey("telegram", "42")
+    first = await channel.send(OutboundMessage(key, "**bold** reply", reply_to="9"))
+    second = await channel.send(OutboundMessage(key, "plain"))
+    assert int(second.ids[0]) == int(first.ids[0]) + 1  # the fake numbers its messages
+    [bold, plain] = [c.params for c in fake_telegram.calls if c.method == "sendMessage"]
+    assert bold["text"] == "bold reply"
+    assert bold["entities"] == [{"type": "bold", "offset": 0, "length": 4}]
+    assert bold["reply_parameters"] == {"message_id": 9, "allow_sending_without_reply": True}
+    assert plain == {"chat_id": 42, "text": "plain", "entities": []}
