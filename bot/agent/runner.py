@@ -73,6 +73,13 @@ class TurnOutcome:
     tool_calls: tuple[str, ...] = field(default=())
 
 
+@dataclass(slots=True)
+class TurnNotes:
+    """What a turn learns on the way that its after-turn work can reuse."""
+
+    request_bound: int | None = None  # the first request's length bound, sent untouched
+
+
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
 
 
@@ -184,15 +191,26 @@ class AgentRunner:
             {"role": "user", "content": turn_text(msg)},
             self._history_limit,
         )
+        notes = TurnNotes()
         try:
-            return await self._run_turn(msg, workspace, skey, start.before)
+            return await self._run_turn(msg, workspace, skey, start.before, notes)
         finally:
             self.consolidator.after_turn(
-                skey, workspace, msg.user_id, start.user_row, turns_after=start.before
+                skey,
+                workspace,
+                msg.user_id,
+                start.user_row,
+                turns_after=start.before,
+                request_bound=notes.request_bound,
             )
 
     async def _run_turn(
-        self, msg: InboundMessage, workspace: str, skey: ChatKey, rows: list[Row]
+        self,
+        msg: InboundMessage,
+        workspace: str,
+        skey: ChatKey,
+        rows: list[Row],
+        notes: TurnNotes,
     ) -> TurnOutcome:
         tz = await self._tz(msg)
         messages = await self._opening(msg, workspace, tz, rows)
@@ -220,6 +238,8 @@ class AgentRunner:
             governed = await self.governor.prepare(
                 messages, tools=definitions, turn_start=turn_start
             )
+            if step == 1 and governed.untouched:
+                notes.request_bound = governed.tokens
             resp = await self._model.complete(governed.messages, definitions or None)
             if resp.content and resp.content.strip():
                 last_text = resp.content.strip()

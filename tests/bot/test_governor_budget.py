@@ -143,6 +143,11 @@ def test_a_request_that_fits_by_length_is_never_tokenized():
     governed = gov.prepare_for_model(msgs)
     assert counted == []  # the bound proved it fits: no tokenizer call
     assert governed.messages == msgs and governed.tokens >= 600
+    # Sent as given, so its bound bounds every message (the fold check reuses it).
+    assert governed.untouched and governed.tokens == gov.upper.messages(msgs)
+    orphan = {"role": "tool", "tool_call_id": "call_gone", "content": "late"}
+    repaired = gov.prepare_for_model([msgs[0], orphan, msgs[1]])
+    assert repaired.bounded and not repaired.untouched
 
     # Over the bound: counted exactly, and snipped to the window.
     small = Budget(1_000, 0, "config")

@@ -110,3 +110,22 @@ async def test_a_failure_is_recorded_and_the_same_turns_are_not_retried(db: Data
     assert failure.error == "RuntimeError: provider down"
     stored = await sessions.summary(KEY)
     assert stored is not None and stored[0] == "" and stored[1] == failure.through_id
+
+
+async def test_a_first_request_within_half_the_budget_spares_the_count(db: Database) -> None:
+    """The turn's first request held every unsummarized row, so a bound of it within
+    half the budget answers "no fold" without counting the rows again; over half, the
+    rows are counted as before."""
+    model = GatedModel()
+    model.gate.set()
+    c, sessions, _ = consolidator(db, model)
+    for n in range(4):
+        last = await turn(sessions, n)
+    # An impossibly small bound (these rows alone overflow half the budget) shows that
+    # nothing was counted: no fold.
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, request_bound=10)
+    await asyncio.wait_for(c.idle(), 5)
+    assert model.calls == []
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, request_bound=900)
+    await asyncio.wait_for(c.idle(), 5)
+    assert len(model.calls) == 1  # counted: the rows overflow half, a fold ran

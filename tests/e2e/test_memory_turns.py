@@ -201,3 +201,22 @@ async def test_a_failed_fold_is_recorded_and_never_retried(daemon_factory, fake_
     stored = await daemon.sessions.summary(ChatKey("test", "c1"))
     assert stored is not None and stored[1] > 0  # the cursor moved past the failed turns
     assert (await chat.ask("still there?")).text == "echo: still there?"
+
+
+async def test_a_clean_turn_hands_its_request_bound_to_the_fold_check(daemon_factory) -> None:
+    daemon, chat = await daemon_factory()
+    seen: list[int | None] = []
+    real = daemon.runner.consolidator.after_turn
+
+    def after_turn(*args: Any, **kw: Any) -> None:
+        seen.append(kw.get("request_bound"))
+        real(*args, **kw)
+
+    daemon.runner.consolidator.after_turn = after_turn
+    await chat.ask("first")
+    await chat.ask("second")
+    governor = daemon.runner.governor
+    history = await daemon.sessions.history(ChatKey("test", "c1"))
+    assert len(seen) == 2 and all(b is not None for b in seen)
+    # The second request held the first turn: its bound is at least that turn's.
+    assert seen[1] is not None and seen[1] > governor.upper.messages(history[:3])

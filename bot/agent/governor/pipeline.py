@@ -54,6 +54,7 @@ class Governed:
     dropped: int = 0
     compacted: int = 0
     bounded: bool = False  # fitted by the length bound: no token was counted
+    untouched: bool = False  # sent as given (no repair, no cut): ``tokens`` bounds them all
 
 
 def _never(name: str | None) -> bool:
@@ -258,7 +259,7 @@ class ContextGovernor:
         if repair.needs_no_repair(messages, self.settings.max_tool_result_chars):
             bound = self.upper.messages(messages) + self.upper.tools(tools)
             if bound <= budget.limit:
-                return Governed(list(messages), bound, budget.limit, bounded=True)
+                return Governed(list(messages), bound, budget.limit, bounded=True, untouched=True)
         anchor = _anchor(messages, turn_start)
         room = budget.limit - self.counter.tools(tools)
         out = repair.known_messages(messages)

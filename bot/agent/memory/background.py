@@ -35,6 +35,9 @@ class FinishedTurn:
     user_id: str
     user_row: int  # the stored row of the turn's user message
     before: Sequence[Row]  # the stored rows the turn started from
+    # The length bound of the turn's first request when the governor sent it untouched:
+    # it holds the unsummarized rows of ``before`` (plus the prompt), so it bounds them.
+    request_bound: int | None = None
 
 
 class Consolidator:
@@ -65,12 +68,14 @@ class Consolidator:
         user_row: int,
         *,
         turns_after: Sequence[Row] = (),
+        request_bound: int | None = None,
     ) -> None:
         """Queue the turn whose user message is row ``user_row``; ``turns_after``: the
-        rows the turn started from, which tell whether a fold can be due at all. Starts
+        rows the turn started from, which tell whether a fold can be due at all, and
+        ``request_bound`` (see :class:`FinishedTurn`) often tells it uncounted. Starts
         this chat's task unless it runs already (it then takes the queued turns when its
         fold is done). Never waits."""
-        finished = FinishedTurn(user_id, user_row, turns_after)
+        finished = FinishedTurn(user_id, user_row, turns_after, request_bound)
         self._pending.setdefault(key, []).append(finished)
         if key in self._running:
             return
@@ -95,7 +100,7 @@ class Consolidator:
             finished = self._pending.pop(key)
             try:
                 await self._note_speakers(key, finished)
-                if await self._may_fold(key, finished[-1].before):
+                if await self._may_fold(key, finished[-1]):
                     await self.run(key, workspace)
             except asyncio.CancelledError:
                 raise
@@ -108,21 +113,25 @@ class Consolidator:
         for turn in finished:
             await self._memory.store.note_speaker(key, turn.user_row, turn.user_id)
 
-    async def _may_fold(self, key: ChatKey, before: Sequence[Row]) -> bool:
+    async def _may_fold(self, key: ChatKey, turn: FinishedTurn) -> bool:
         """Whether a fold can be due, from the rows a turn started from (plus itself):
-        most turns fall short of the batch, or their history plainly fits (counted by
-        its length bound), and skip reading and counting the history again. A fold made
-        due by the turn's own messages alone is noticed one turn later."""
+        most turns fall short of the batch, or their history plainly fits (its length
+        bound, which the turn's own request often gave already), and skip reading and
+        counting the history again. A fold made due by the turn's own messages alone is
+        noticed one turn later."""
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
-        pending = unsummarized(before, through)
+        pending = unsummarized(turn.before, through)
         turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
         if turns + 1 < 2 * self._keep:
             return False
         if len(pending) > self._limit // 2:
             return True
         await self._governor.ready()
-        return self._governor.upper.messages(pending) > self._half_budget()
+        half = self._half_budget()
+        if turn.request_bound is not None and turn.request_bound <= half:
+            return False
+        return self._governor.upper.messages(pending) > half
 
     def _half_budget(self) -> int:
         budget = self._governor.budget
