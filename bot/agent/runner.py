@@ -314,9 +314,11 @@ class AgentRunner:
         batch: list[ToolCall] = []
 
         async def flush() -> None:
-            if batch:
+            if len(batch) == 1:  # most responses make one call: no task and gather for it
+                results.append(await self._tools.execute(batch[0], ctx))
+            elif batch:
                 results.extend(await asyncio.gather(*(self._tools.execute(c, ctx) for c in batch)))
-                batch.clear()
+            batch.clear()
 
         for call in calls:
             if self._tools.concurrency_safe(call.name):
