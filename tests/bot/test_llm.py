@@ -298,15 +298,7 @@ def test_the_daemons_litellm_makes_no_logging_copy_of_the_messages() -> None:
         "m = [{'role': 'user', 'content': 'data:image/png;base64,' + 'A' * 500}]\n"
         "print(truncate_base64_in_messages(m) is m)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-        timeout=60,
-    )
-    assert out.stdout.strip() == "True"
+    assert _python(code, timeout=60) == "True"
 
 
 def test_the_economy_env_is_the_daemons_and_an_operators_value_wins(
@@ -327,15 +319,20 @@ def test_the_economy_env_is_the_daemons_and_an_operators_value_wins(
 
 def test_importing_the_module_does_not_import_litellm() -> None:
     code = "import bot.agent.llm.client, sys; print('litellm' in sys.modules)"
+    assert _python(code, timeout=30) == "False"
+
+
+def _python(code: str, *, timeout: float) -> str:
+    """What a fresh interpreter in the project's root prints for ``code``."""
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[2],
-        timeout=30,
+        timeout=timeout,
     )
-    assert out.stdout.strip() == "False"
+    return out.stdout.strip()
 
 
 class _InFlight(FakeLLM):
