@@ -289,32 +289,38 @@ async def test_warmup_returns_at_once_and_sets_offline_env() -> None:
 def test_the_daemons_litellm_makes_no_logging_copy_of_the_messages() -> None:
     """An LLMClient made before the import turns off litellm's per-call copy of the
     messages for logging callbacks (the daemon registers none): the copy returned is
-    the very list sent."""
+    the very list sent. The setting is not left in the environment for children."""
     code = (
+        "import os\n"
         "from bot.agent.llm.client import LLMClient, _loader\n"
         "LLMClient('openai/fake-model')\n"
         "_loader.load()\n"
         "from litellm.litellm_core_utils.logging_utils import truncate_base64_in_messages\n"
         "m = [{'role': 'user', 'content': 'data:image/png;base64,' + 'A' * 500}]\n"
-        "print(truncate_base64_in_messages(m) is m)"
+        "print(truncate_base64_in_messages(m) is m, 'MAX_BASE64_LENGTH_FOR_LOGGING' in os.environ)"
     )
-    assert _python(code, timeout=60) == "True"
+    assert _python(code, timeout=60) == "True False"
 
 
-def test_the_economy_env_is_the_daemons_and_an_operators_value_wins(
+def test_the_economy_env_is_there_for_the_import_only_and_an_operators_value_wins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from bot.agent.llm import loader
 
     # A bare import (the bench's floor) gets only the offline settings.
     assert not set(loader.LITELLM_ECONOMY_ENV) & set(loader.LITELLM_ENV)
-    monkeypatch.setattr(loader.loader, "_module", None)  # as before the import
-    monkeypatch.setenv("MAX_BASE64_LENGTH_FOR_LOGGING", "64")
+    key = "MAX_BASE64_LENGTH_FOR_LOGGING"
+    monkeypatch.delenv(key, raising=False)
+    with loader.import_env(loader.LITELLM_ECONOMY_ENV):
+        assert os.environ[key] == "0"
+    assert key not in os.environ
+    monkeypatch.setenv(key, "64")
+    with loader.import_env(loader.LITELLM_ECONOMY_ENV):
+        assert os.environ[key] == "64"
+    assert os.environ[key] == "64"
+    monkeypatch.setattr(loader.loader, "economy", False)
     LLMClient(MODEL)
-    assert os.environ["MAX_BASE64_LENGTH_FOR_LOGGING"] == "64"
-    monkeypatch.delenv("MAX_BASE64_LENGTH_FOR_LOGGING")
-    LLMClient(MODEL)
-    assert os.environ["MAX_BASE64_LENGTH_FOR_LOGGING"] == "0"
+    assert loader.loader.economy
 
 
 def test_importing_the_module_does_not_import_litellm() -> None:

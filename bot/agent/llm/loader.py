@@ -10,11 +10,13 @@ here, right before the import, so it always applies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -30,8 +32,9 @@ LITELLM_ENV = {
     "LITELLM_OFFLINE_MODE": "true",
 }
 
-# The daemon's own economies: set when an LLMClient is made (the daemon's path, before
-# its warm-up import), not by a bare import, so the bench's floor is litellm as shipped.
+# The daemon's own economies, asked for when an LLMClient is made (the daemon's path,
+# before its warm-up import); a bare import (the bench's floor) is litellm as shipped. They
+# are in the environment only during the import, so no child process inherits them.
 LITELLM_ECONOMY_ENV = {
     # After each call litellm copies the request's messages for its logging callbacks,
     # to shorten base64 images in what they log; litellm reads this at import, and 0
@@ -48,6 +51,7 @@ class LitellmLoader:
         self._lock = threading.Lock()
         self._module: Any = None
         self._thread: threading.Thread | None = None
+        self.economy = False  # import with LITELLM_ECONOMY_ENV (see prefer_economy_env)
 
     @property
     def loaded(self) -> bool:
@@ -77,7 +81,7 @@ class LitellmLoader:
             return self._module
         with self._lock:
             if self._module is None:
-                self._module = import_litellm()
+                self._module = import_litellm(economy=self.economy)
                 settle_imports()
             return self._module
 
@@ -87,11 +91,12 @@ class LitellmLoader:
         return await asyncio.to_thread(self.load)
 
 
-def import_litellm() -> Any:
+def import_litellm(*, economy: bool = False) -> Any:
     """Set litellm's import-time environment, import it and configure it."""
     for key, value in LITELLM_ENV.items():
         os.environ.setdefault(key, value)
-    import litellm
+    with import_env(LITELLM_ECONOMY_ENV if economy else {}):
+        import litellm
 
     # No "Give Feedback / Get Help" banners printed to stdout on errors.
     litellm.suppress_debug_info = True
@@ -103,12 +108,22 @@ def import_litellm() -> Any:
 
 
 def prefer_economy_env() -> None:
-    """Set :data:`LITELLM_ECONOMY_ENV` for the coming import (an operator's own value
-    wins); after the import it would change nothing, so it is not set then."""
-    if loader.loaded:
-        return
-    for key, value in LITELLM_ECONOMY_ENV.items():
-        os.environ.setdefault(key, value)
+    """Import litellm with :data:`LITELLM_ECONOMY_ENV` (an operator's own value of a key
+    wins); once litellm is imported this changes nothing."""
+    loader.economy = True
+
+
+@contextlib.contextmanager
+def import_env(values: dict[str, str]) -> Iterator[None]:
+    """``values`` in the environment for the block, then gone again; a key the
+    environment has already keeps its value."""
+    added = [key for key in values if key not in os.environ]
+    os.environ.update({key: values[key] for key in added})
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
 
 
 def settle_imports() -> None:
