@@ -63,15 +63,25 @@ class DatabaseThread:
             self._jobs.put(None)
 
     def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            future, work = job
-            try:
-                outcome: _Outcome = (future, work(), None)
-            except StopIteration as exc:  # a future cannot hold one
-                outcome = (future, None, RuntimeError(f"database work raised {exc!r}"))
-            except BaseException as exc:  # handed to the caller, who re-raises it
-                outcome = (future, None, exc)
-            self._hand_back(outcome)
+        while self._run_next():
+            pass
+
+    def _run_next(self) -> bool:
+        """Run one job; False at the stop sentinel. A function of its own so the job (its
+        closure may hold a large batch of rows) is let go when it ends, not when the next
+        job arrives."""
+        job = self._jobs.get()
+        if job is None:
+            return False
+        future, work = job
+        try:
+            outcome: _Outcome = (future, work(), None)
+        except StopIteration as exc:  # a future cannot hold one
+            outcome = (future, None, RuntimeError(f"database work raised {exc!r}"))
+        except BaseException as exc:  # handed to the caller, who re-raises it
+            outcome = (future, None, exc)
+        self._hand_back(outcome)
+        return True
 
     def _hand_back(self, outcome: _Outcome) -> None:
         with self._lock:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -93,4 +95,21 @@ async def test_results_that_finish_together_each_reach_their_caller() -> None:
     worker.submit(finished.set)
     assert finished.wait(5)  # the loop is held here, so all 500 finish before it runs
     assert await asyncio.gather(*futures) == list(range(500))
+    worker.stop()
+
+
+async def test_a_finished_job_is_let_go_before_the_next_one_comes() -> None:
+    """The thread keeps no reference to the last job: a batch of rows handed to it is
+    freed when its statement is done, not when the next statement arrives."""
+
+    class Batch:
+        pass
+
+    worker = DatabaseThread(name="t")
+    batch = Batch()
+    gone = weakref.ref(batch)
+    await worker.submit(functools.partial(id, batch))
+    del batch
+    gc.collect()
+    assert gone() is None
     worker.stop()
