@@ -16,6 +16,7 @@ one transaction) and the claim is kept through retries: a message queued twice
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
@@ -28,6 +29,7 @@ from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
+from bot.retrying import retry_after_failure
 from bot.store.base import Outbox
 from channels.base import Channel, Sent, SupportsUpload, can_upload
 
@@ -155,13 +157,14 @@ class Delivery:
 
     async def _claim(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
         try:
-            async for attempt in AsyncRetrying(
-                wait=wait_exponential_jitter(initial=0.05, max=5.0),
-                stop=stop_after_attempt(CLAIM_ATTEMPTS),
-                reraise=True,
-            ):
-                with attempt:
-                    claimed = await self._outbox.claim(batch, self._run_id)
+            claimed = await retry_after_failure(
+                lambda _attempt: self._outbox.claim(batch, self._run_id),
+                lambda: AsyncRetrying(
+                    wait=wait_exponential_jitter(initial=0.05, max=5.0),
+                    stop=stop_after_attempt(CLAIM_ATTEMPTS),
+                    reraise=True,
+                ),
+            )
         except Exception:
             log.exception(
                 "could not claim %d deliveries; they resume at the next start", len(batch)
@@ -233,17 +236,22 @@ class Delivery:
     async def _mark_sent(self) -> None:
         while self._sent_keys:
             keys, self._sent_keys = self._sent_keys, []
+            mark = functools.partial(self._mark_keys, keys)
             try:
-                async for attempt in AsyncRetrying(  # a busy database: a few quick retries
-                    wait=wait_exponential_jitter(initial=0.05, max=1.0),
-                    stop=stop_after_attempt(MARK_ATTEMPTS),
-                    reraise=True,
-                ):
-                    with attempt:
-                        await self._outbox.mark_sent_keys(keys)
+                await retry_after_failure(
+                    mark,
+                    lambda: AsyncRetrying(  # a busy database: a few quick retries
+                        wait=wait_exponential_jitter(initial=0.05, max=1.0),
+                        stop=stop_after_attempt(MARK_ATTEMPTS),
+                        reraise=True,
+                    ),
+                )
             except Exception:
                 # Left claimed: at worst re-sent after a restart, never lost.
                 log.exception("could not mark %d deliveries as sent", len(keys))
+
+    async def _mark_keys(self, keys: list[str], _attempt: int) -> None:
+        await self._outbox.mark_sent_keys(keys)
 
     def _retry_later(self, msg: OutboundMessage, delay: float) -> None:
         loop = asyncio.get_running_loop()
