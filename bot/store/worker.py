@@ -31,17 +31,17 @@ _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 class DatabaseThread:
     """One thread that runs callables one at a time in submission order.
 
-    Bound to the loop that creates it: results are handed back to that loop only. A
-    caller cancelled while its work runs does not stop the work (a transaction always
-    finishes or rolls back whole); the result is dropped.
+    Each result goes back to the loop its caller awaits on (a CLI may run several loops
+    one after another on one database). A caller cancelled while its work runs does not
+    stop the work (a transaction always finishes or rolls back whole); the result is
+    dropped.
     """
 
     def __init__(self, name: str) -> None:
-        self._loop = asyncio.get_running_loop()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._done: list[_Outcome] = []
-        self._wake_pending = False
+        # Results waiting for their loop to run the hand-back already scheduled on it.
+        self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         self._stopped = False
         # A daemon thread: a database left open never holds up the interpreter's exit,
         # and SQLite rolls back a transaction that a dying process cut short.
@@ -52,7 +52,7 @@ class DatabaseThread:
         """Queue ``work``; the future resolves on the owning loop with its result."""
         if self._stopped:
             raise StoreError("database is closed")
-        future: asyncio.Future[T] = self._loop.create_future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((future, work))
         return future
 
@@ -84,23 +84,23 @@ class DatabaseThread:
         return True
 
     def _hand_back(self, outcome: _Outcome) -> None:
+        loop = outcome[0].get_loop()
         with self._lock:
-            self._done.append(outcome)
-            if self._wake_pending:
+            waiting = self._done.get(loop)
+            if waiting is not None:  # a hand-back is scheduled on that loop: ride along
+                waiting.append(outcome)
                 return
-            self._wake_pending = True
+            self._done[loop] = [outcome]
         try:
-            self._loop.call_soon_threadsafe(self._settle)
+            loop.call_soon_threadsafe(self._settle, loop)
         except RuntimeError:  # the loop is closed: nobody is left to wait
             log.debug("database result dropped: its event loop is closed")
             with self._lock:
-                self._done.clear()
-                self._wake_pending = False
+                self._done.pop(loop, None)
 
-    def _settle(self) -> None:
+    def _settle(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
-            done, self._done = self._done, []
-            self._wake_pending = False
+            done = self._done.pop(loop, [])
         for future, result, exc in done:
             if future.cancelled():
                 continue

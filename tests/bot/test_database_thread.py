@@ -113,3 +113,21 @@ async def test_a_finished_job_is_let_go_before_the_next_one_comes() -> None:
     gc.collect()
     assert gone() is None
     worker.stop()
+
+
+def test_one_database_serves_loops_run_one_after_another(tmp_path: Path) -> None:
+    """A CLI may open the database in one ``asyncio.run`` and use it in the next."""
+    db = Database(tmp_path / "bot.db")
+
+    async def first() -> None:
+        await db.open()
+        await db.execute("CREATE TABLE t (n INTEGER)")
+        await db.execute("INSERT INTO t VALUES (1)")
+
+    async def second() -> list[int]:
+        rows = await asyncio.wait_for(db.fetchall("SELECT n FROM t"), 5)
+        await db.close()
+        return [int(r[0]) for r in rows]
+
+    asyncio.run(first())
+    assert asyncio.run(second()) == [1]
