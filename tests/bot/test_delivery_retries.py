@@ -3,13 +3,12 @@ reply still reaches the chat once and is recorded as sent."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from typing import Any
 
 import pytest
 
-from bot.store.db import Database
+from tests.fakes.waiting import outbox_settled
 
 
 class Flaky:
@@ -37,24 +36,6 @@ class Flaky:
         return flaky
 
 
-async def _all_sent(path: Any, timeout: float = 5.0) -> list[str]:
-    """The outbox's statuses once none is left unsent (read on a connection of its own)."""
-    db = Database(path)
-    await db.open()
-
-    async def poll() -> list[str]:
-        while True:
-            statuses = [str(r[0]) for r in await db.fetchall("SELECT status FROM outbox")]
-            if statuses and "pending" not in statuses and "sending" not in statuses:
-                return statuses
-            await asyncio.sleep(0.01)
-
-    try:
-        return await asyncio.wait_for(poll(), timeout)
-    finally:
-        await db.close()
-
-
 @pytest.mark.parametrize("method", ["claim", "mark_sent_keys"])
 async def test_a_busy_database_is_retried_and_the_reply_recorded_once(
     daemon_factory, method: str
@@ -64,6 +45,6 @@ async def test_a_busy_database_is_retried_and_the_reply_recorded_once(
     daemon.delivery._outbox = flaky
     reply = await chat.ask("hello")
     assert reply.text == "echo: hello"
-    assert await _all_sent(daemon.db.path) == ["sent"]
+    assert await outbox_settled(daemon.db.path) == ["sent"]
     assert flaky.calls == 3  # two refusals, then the attempt that went through
     assert [m.text for m in chat.sent] == ["echo: hello"]  # sent once

@@ -6,26 +6,15 @@ query from slipping in unnoticed (a count, not a timing)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from bot.store.db import Database
+from tests.fakes.waiting import outbox_settled
 
 # A chat's first turn also looks up its workspace (its session and archived summary
 # come with the turn's first trip); the user here has asked before, so the timezone is known.
 FIRST_TURN = 11
 LATER_TURN = 10
-
-
-async def _delivered(watcher: Database, timeout: float = 5.0) -> None:
-    """Every outbox row is marked sent (read on a connection of its own, uncounted)."""
-
-    async def poll() -> None:
-        while await watcher.fetchall("SELECT 1 FROM outbox WHERE status != 'sent'"):  # noqa: ASYNC110 (polls the database)
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(poll(), timeout)
 
 
 async def test_a_turn_makes_a_fixed_few_database_trips(daemon_factory) -> None:
@@ -37,18 +26,13 @@ async def test_a_turn_makes_a_fixed_few_database_trips(daemon_factory) -> None:
         trips.append(getattr(work, "__qualname__", repr(work)))
         return await real(work)
 
-    watcher = Database(daemon.db.path)
-    await watcher.open()
-    try:
-        await chat.ask("warm up")  # the daemon's own first work is not a turn's
-        await _delivered(watcher)
-        daemon.db.run = counted  # type: ignore[method-assign]
-        for expected, text in ((FIRST_TURN, "hello"), (LATER_TURN, "and again")):
-            trips.clear()
-            reply = await chat.ask(text, chat="c-trips")
-            assert reply.text == f"echo: {text}"
-            await _delivered(watcher)
-            await daemon.runner.consolidator.idle()
-            assert len(trips) == expected, trips
-    finally:
-        await watcher.close()
+    await chat.ask("warm up")  # the daemon's own first work is not a turn's
+    await outbox_settled(daemon.db.path)
+    daemon.db.run = counted  # type: ignore[method-assign]
+    for expected, text in ((FIRST_TURN, "hello"), (LATER_TURN, "and again")):
+        trips.clear()
+        reply = await chat.ask(text, chat="c-trips")
+        assert reply.text == f"echo: {text}"
+        await outbox_settled(daemon.db.path)
+        await daemon.runner.consolidator.idle()
+        assert len(trips) == expected, trips

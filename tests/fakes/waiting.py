@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -30,3 +31,24 @@ async def inbox_done(daemon: Any, message_id: str, timeout: float = 5.0) -> None
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(poll(), timeout)
+
+
+async def outbox_settled(path: Path, timeout: float = 5.0) -> list[str]:
+    """The outbox's statuses once none is pending or being sent, read on a database
+    connection of the test's own (so a test counting the daemon's trips counts none)."""
+    from bot.store.db import Database
+
+    db = Database(path)
+    await db.open()
+
+    async def poll() -> list[str]:
+        while True:
+            statuses = [str(r[0]) for r in await db.fetchall("SELECT status FROM outbox")]
+            if statuses and not {"pending", "sending"} & set(statuses):
+                return statuses
+            await asyncio.sleep(0.005)
+
+    try:
+        return await asyncio.wait_for(poll(), timeout)
+    finally:
+        await db.close()
