@@ -202,6 +202,13 @@ class ContextGovernor:
         self._exact = counter is not None
         self.budget = budget
 
+    def current_budget(self) -> Budget:
+        """The budget requests are governed by: the resolved one (see :meth:`ready`), or
+        the configured window until then."""
+        return self.budget or Budget(
+            self.settings.max_context_tokens, self.settings.reserve_tokens, "config"
+        )
+
     async def ready(self) -> None:
         """Resolve the window and the tokenizer once (litellm loads off the loop)."""
         if self.budget is not None and self._exact:
@@ -253,9 +260,7 @@ class ContextGovernor:
     ) -> Governed:
         """The governed copy of ``messages``; ``turn_start`` indexes the current turn's
         user message (default: the latest user message). Never raises on bad history."""
-        budget = self.budget or Budget(
-            self.settings.max_context_tokens, self.settings.reserve_tokens, "config"
-        )
+        budget = self.current_budget()
         if repair.needs_no_repair(messages, self.settings.max_tool_result_chars):
             bound = self.upper.messages(messages) + self.upper.tools(tools)
             if bound <= budget.limit:

@@ -134,9 +134,7 @@ class Consolidator:
         return self._governor.upper.messages(pending) > half
 
     def _half_budget(self) -> int:
-        budget = self._governor.budget
-        limit = budget.limit if budget is not None else self._governor.settings.max_context_tokens
-        return limit // 2
+        return self._governor.current_budget().limit // 2
 
     async def run(self, key: ChatKey, workspace: str) -> bool:
         """Fold what is due now; True when a fold (successful or not) advanced the cursor."""
