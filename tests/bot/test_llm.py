@@ -302,6 +302,24 @@ def test_the_daemons_litellm_makes_no_logging_copy_of_the_messages() -> None:
     assert _python(code, timeout=60) == "True False"
 
 
+@pytest.mark.slow
+def test_only_the_daemons_litellm_import_widens_the_young_generation() -> None:
+    """A bare import (the bench's floor) leaves Python's collector as it is; the daemon's
+    (an LLMClient made first) collects the young generation every 50,000 allocations."""
+    code = (
+        "import gc\n"
+        "from bot.agent.llm import loader\n"
+        "default = gc.get_threshold()\n"
+        "loader.LitellmLoader().load()\n"
+        "bare = gc.get_threshold()\n"
+        "daemons = loader.LitellmLoader()\n"
+        "daemons.economy = True\n"
+        "daemons.load()\n"
+        "print(bare == default, gc.get_threshold() == (50_000, *default[1:]))"
+    )
+    assert _python(code, timeout=60) == "True True"
+
+
 def test_the_economy_env_is_there_for_the_import_only_and_an_operators_value_wins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
