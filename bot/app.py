@@ -229,6 +229,7 @@ def build_daemon(
         supervisor=Supervisor(metrics),
         web=None,
         warmup=llm.start_warmup if llm is not None else lambda: None,
+        prepare_loop=llm.prepare_loop if llm is not None else lambda: None,
         background=[mcp],
     )
     web = settings.web

@@ -74,6 +74,7 @@ class Daemon:
     housekeeping: Housekeeping
     web: WebServer | None
     warmup: Callable[[], None] = lambda: None
+    prepare_loop: Callable[[], None] = lambda: None  # before anything uses the loop's executor
     background: Sequence[Background] = ()
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
@@ -82,6 +83,7 @@ class Daemon:
 
     async def start(self) -> None:
         started = time.perf_counter()
+        self.prepare_loop()
         if self.web is None:
             await self._start(started)
             return

@@ -47,6 +47,8 @@ from bot.agent.llm.loader import (
 )
 from bot.agent.llm.loader import loader as _loader
 from bot.agent.llm.response import LLMResponse, parse_response
+from bot.agent.llm.setup_executor import PURE_SETUP_PROVIDERS, provider_of, setup_inline
+from bot.agent.llm.setup_executor import install as install_setup_executor
 from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
 from bot.retrying import retry_after_failure
 
@@ -89,6 +91,7 @@ class LLMClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._configured: set[str] = set()
+        self._pure_setup: dict[str, bool] = {}  # model -> litellm's set-up may skip a thread
         # In-flight requests across every chat: see [llm] max_concurrent_calls.
         self._calls = asyncio.Semaphore(max(1, max_concurrent_calls))
         self._jitter = wait_exponential_jitter(
@@ -101,6 +104,12 @@ class LLMClient:
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, api_base={self.api_base!r})"
+
+    @staticmethod
+    def prepare_loop() -> None:
+        """The running loop's default executor becomes one that runs litellm's pure
+        request set-up without a thread hop (see setup_executor)."""
+        install_setup_executor()
 
     @staticmethod
     def start_warmup() -> None:
@@ -154,6 +163,7 @@ class LLMClient:
             return
         check_configured(litellm, model, api_base=self.api_base, api_key=self._api_key)
         map_unknown_model(litellm, model)
+        self._pure_setup[model] = provider_of(litellm, model) in PURE_SETUP_PROVIDERS
         self._configured.add(model)
 
     async def _call_with_retries(
@@ -200,15 +210,16 @@ class LLMClient:
             # litellm enforces timeout_s itself; this outer guard only catches a hang
             # outside its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
             async with self._calls, asyncio.timeout(self.timeout_s * 2 + 5):
-                resp = await litellm.acompletion(
-                    model=model,
-                    messages=messages,
-                    tools=tools or None,
-                    api_base=self.api_base or None,
-                    api_key=self._api_key or None,
-                    timeout=self.timeout_s,
-                    num_retries=0,
-                )
+                with setup_inline(self._pure_setup.get(model, False)):
+                    resp = await litellm.acompletion(
+                        model=model,
+                        messages=messages,
+                        tools=tools or None,
+                        api_base=self.api_base or None,
+                        api_key=self._api_key or None,
+                        timeout=self.timeout_s,
+                        num_retries=0,
+                    )
             parsed = parse_response(resp, model)
         except Exception as exc:
             failure = classify(litellm, exc)
