@@ -7,6 +7,10 @@ measurement runs in a fresh interpreter (bench/procs.py), so CPU per message is
 ``getrusage`` of the daemon's process alone (all its threads: the loop, the sqlite thread,
 litellm's). Chats are closed loops: each of ``CHATS`` chats sends its next message when
 the previous answer arrives, so latency is a turn's own, not queueing.
+
+The machine's neighbours come and go during a run (the same floor has been seen at 4.4
+and 7.0 ms within one run), so each scenario is measured between two bare floors and
+compared with their mean, and its same-size floor runs right after it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import asyncio
 import gc
 import tempfile
 import time
+from collections.abc import Awaitable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +127,11 @@ async def ours(
 # --------------------------------------------------------------------------- rows
 
 
-def _pooled(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """Two floor runs as one (their sums), with each run's CPU per call kept."""
-    pooled = {k: first[k] + second[k] for k in ("calls", "wall_s", "cpu_s", "requests")}
-    pooled["fake_cpu_s"] = first["fake_cpu_s"] + second["fake_cpu_s"]
-    pooled["each_ms"] = [r["cpu_s"] / r["calls"] * 1000 for r in (first, second)]
+def _pooled(*runs: dict[str, Any]) -> dict[str, Any]:
+    """Floor runs as one (their sums), with each run's CPU per call kept."""
+    keys = ("calls", "wall_s", "cpu_s", "requests", "fake_cpu_s")
+    pooled: dict[str, Any] = {k: sum(r[k] for r in runs) for k in keys}
+    pooled["each_ms"] = [r["cpu_s"] / r["calls"] * 1000 for r in runs]
     return pooled
 
 
@@ -135,12 +141,14 @@ def history_of(r: dict[str, Any]) -> int:
     return max(0, round(r["sent_messages"] / max(1, r["requests"])) - 2)
 
 
-def _turn_rows(
-    scenario: str, r: dict[str, Any], floor_ms: float, sized: dict[str, Any]
-) -> list[Row]:
+def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
+    """A scenario's rows; its ratios are to the floors measured either side of it."""
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
     per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
+    floor_ms = r["floor"]["cpu_s"] / r["floor"]["calls"] * 1000
+    either_side = " and ".join(f"{ms:.2f}" for ms in r["floor"]["each_ms"])
+    sized = r["sized"]
     sized_ms = sized["cpu_s"] / sized["calls"] * 1000
     return [
         Row(
@@ -155,14 +163,15 @@ def _turn_rows(
             scenario,
             "CPU per message",
             f"{cpu_ms:.2f} ms",
-            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms)",
+            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms, the mean of"
+            f" the floors just before and after: {either_side})",
         ),
         Row(
             scenario,
             "CPU per message vs a same-size call",
             f"{cpu_ms / sized_ms:.2f}x",
             f"a bare call with the {sized['history']} stored messages an average call here"
-            f" carried: {sized_ms:.2f} ms",
+            f" carried, measured right after: {sized_ms:.2f} ms",
         ),
         Row(
             scenario,
@@ -180,68 +189,59 @@ def _turn_rows(
     ]
 
 
+async def _bare(urls: dict[str, str], history: int = 0) -> dict[str, Any]:
+    return await run_worker(
+        "bench_turns:floor", calls=FLOOR_CALLS, inflight=CHATS, history=history, **urls
+    )
+
+
+async def _bracketed(
+    urls: dict[str, str], floors: list[dict[str, Any]], scenario: Awaitable[dict[str, Any]]
+) -> dict[str, Any]:
+    """Run ``scenario``, then its same-size floor and the next bare floor: each figure is
+    compared with floors measured right before and after it, so a neighbour's load that
+    comes and goes during the run moves both sides of a ratio alike."""
+    r = await scenario
+    r["sized"] = await _bare(urls, history_of(r))
+    floors.append(await _bare(urls))
+    r["floor"] = _pooled(floors[-2], floors[-1])
+    return r
+
+
 async def run() -> list[Row]:
     async with FakeLLMProcess(delay=0.0) as fake:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
-        bare = await run_worker("bench_turns:floor", calls=FLOOR_CALLS, inflight=CHATS, **urls)
-        short = await run_worker(
-            "bench_turns:ours",
-            chats=CHATS,
-            per_chat=MESSAGES // CHATS,
-            stored=0,
-            label="short",
-            **urls,
+        ours = partial(run_worker, "bench_turns:ours", chats=CHATS, **urls)
+        floors = [await _bare(urls)]
+        short = await _bracketed(
+            urls, floors, ours(per_chat=MESSAGES // CHATS, stored=0, label="short")
         )
-        single = await run_worker(
-            "bench_turns:ours", chats=1, per_chat=SINGLE, stored=0, label="single", **urls
-        )
-        long = await run_worker(
-            "bench_turns:ours",
-            chats=CHATS,
-            per_chat=LONG_MESSAGES // CHATS,
-            stored=LONG_SESSION,
-            label="long",
-            **urls,
+        single = await ours(chats=1, per_chat=SINGLE, stored=0, label="single")
+        long = await _bracketed(
+            urls,
+            floors,
+            ours(per_chat=LONG_MESSAGES // CHATS, stored=LONG_SESSION, label="long"),
         )
         async with FakeTelegramProcess() as tg:
-            tg_args = {
-                "tg_base_url": tg.base_url,
-                "tg_token": tg.token,
-                "tg_control_url": tg.control_url,
-                "warmup": WARMUP,
-                **urls,
-            }
-            tg_short = await run_worker(
+            via_telegram = partial(
+                run_worker,
                 "telegram_turns:telegram",
+                tg_base_url=tg.base_url,
+                tg_token=tg.token,
+                tg_control_url=tg.control_url,
+                warmup=WARMUP,
                 chats=CHATS,
-                per_chat=MESSAGES // CHATS,
-                stored=0,
-                label="short",
-                **tg_args,
-            )
-            tg_long = await run_worker(
-                "telegram_turns:telegram",
-                chats=CHATS,
-                per_chat=LONG_MESSAGES // CHATS,
-                stored=LONG_SESSION,
-                label="long",
-                **tg_args,
-            )
-        sized: dict[int, dict[str, Any]] = {}
-        for history in sorted({history_of(r) for r in (short, long, tg_short, tg_long)}):
-            sized[history] = await run_worker(
-                "bench_turns:floor",
-                calls=FLOOR_CALLS,
-                inflight=CHATS,
-                history=history,
                 **urls,
             )
-        # The bare floor again at the end: a neighbour's load during the run shows as
-        # the two disagreeing, and the ratios use their mean.
-        bare = _pooled(
-            bare,
-            await run_worker("bench_turns:floor", calls=FLOOR_CALLS, inflight=CHATS, **urls),
-        )
+            tg_short = await _bracketed(
+                urls, floors, via_telegram(per_chat=MESSAGES // CHATS, stored=0, label="short")
+            )
+            tg_long = await _bracketed(
+                urls,
+                floors,
+                via_telegram(per_chat=LONG_MESSAGES // CHATS, stored=LONG_SESSION, label="long"),
+            )
+    bare = _pooled(*floors)
     floor_ms = bare["cpu_s"] / bare["calls"] * 1000
     rows = [
         Row(
@@ -254,12 +254,12 @@ async def run() -> list[Row]:
             "turns: floor (bare litellm.acompletion)",
             "CPU per call",
             f"{floor_ms:.2f} ms",
-            f"mean of a run before and after the rest: {bare['each_ms'][0]:.2f} and"
-            f" {bare['each_ms'][1]:.2f} ms; fake server:"
+            f"mean of {len(floors)} runs, one before the first scenario and one after each:"
+            f" {', '.join(f'{ms:.2f}' for ms in bare['each_ms'])} ms; fake server:"
             f" {bare['fake_cpu_s'] / bare['requests'] * 1000:.2f} ms per request (own process)",
         ),
     ]
-    rows += _turn_rows("turns: short session", short, floor_ms, sized[history_of(short)])
+    rows += _turn_rows("turns: short session", short)
     rows += [
         Row(
             "turns: one chat, one message at a time",
@@ -276,14 +276,12 @@ async def run() -> list[Row]:
             f"{single['requests'] / single['messages']:.2f} model calls per message",
         ),
     ]
-    rows += _turn_rows(
-        f"turns: session of {long['seeded']:,} messages", long, floor_ms, sized[history_of(long)]
-    )
+    rows += _turn_rows(f"turns: session of {long['seeded']:,} messages", long)
     for r in (tg_short, tg_long):
         scenario = "turns via Telegram (fake Bot API, own process): " + (
             "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
         )
-        rows += _turn_rows(scenario, r, floor_ms, sized[history_of(r)])
+        rows += _turn_rows(scenario, r)
         per_message = sorted(r["bot_api_calls"].items())
         calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
         rows.append(Row(scenario, "Bot API calls per message", calls, "long polls included"))
