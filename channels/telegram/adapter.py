@@ -109,8 +109,9 @@ class TelegramChannel:
             raise ChannelError("telegram webhook mode needs webhook_url and webhook_secret")
         try:
             await self._identify()
-        except InvalidToken as exc:
-            raise ChannelError(f"telegram token refused: {exc.message}") from exc
+        except InvalidToken as exc:  # PTB's message quotes the token itself
+            refused = redact(exc.message, self.bot.token)
+            raise ChannelError(f"telegram token refused: {refused}") from exc
         except TelegramError as exc:
             if webhook:
                 raise ChannelError(f"telegram unreachable: {redact(exc, self.bot.token)}") from exc

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from typing import Any
 
 import pytest
 
 import bot.store.outbox
+from bot.errors import ChannelError
 from bot.messages import InboundMessage
 from bot.store.kv import KeyValueStore
 from channels.telegram.adapter import Backoff, TelegramChannel
 from channels.telegram.settings import TelegramSettings
 from tests.fakes import telegram_api
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.waiting import until
 
 fake_telegram = telegram_api.fake_telegram
 telegram_daemon = telegram_api.telegram_daemon
@@ -250,3 +253,38 @@ async def test_polling_errors_never_log_the_token(telegram_daemon, fake_telegram
     await fake_telegram.wait_sent(1)
     assert "polling failed (Bad Gateway for /bot<token>/getUpdates)" in caplog.text
     assert fake_telegram.token not in caplog.text
+
+
+async def test_a_refused_token_fails_the_start_with_a_clear_message(fake_telegram):
+    """A revoked or mistyped token: the channel refuses to start (the daemon logs it and
+    runs on without it), naming the cause and never the token."""
+    token = "999999:WRONG-token"
+    settings = TelegramSettings(token=token, base_url=fake_telegram.base_url)
+    channel = TelegramChannel(settings, state=MemoryState([]), poll_timeout=1)
+    with pytest.raises(ChannelError, match="telegram token refused") as refused:
+        await channel.start(RecordingBus([]).put_inbound)
+    assert token not in str(refused.value) and "WRONG" not in str(refused.value)
+    assert not channel.connected
+    assert not fake_telegram.calls_to("getUpdates")  # nothing polled with a bad token
+    await channel.stop()
+
+
+async def test_an_unreachable_api_at_start_is_retried_in_the_background(caplog):
+    """The Bot API down at start (network, outage): the daemon still comes up, the channel
+    says so once, and it keeps trying instead of giving up."""
+    with socket.socket() as sock:  # a port that was free a moment ago: connections refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = "123456:DOWN-token"
+    settings = TelegramSettings(token=token, base_url=f"http://127.0.0.1:{port}/bot")
+    channel = TelegramChannel(settings, state=MemoryState([]), poll_timeout=1,
+                              backoff=Backoff(0.05, 0.1))  # fmt: skip
+    with caplog.at_level("WARNING", logger="channels.telegram.adapter"):
+        await channel.start(RecordingBus([]).put_inbound)
+        try:
+            assert not channel.connected
+            assert "retrying in the background" in caplog.text
+            await until(lambda: caplog.text.count("telegram polling failed") >= 2)
+        finally:
+            await channel.stop()
+    assert token not in caplog.text and "DOWN" not in caplog.text
