@@ -9,7 +9,12 @@ STAMP  := $(VENV)/.installed
 $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
+	@# The lock holds every transitive pin, so pip installs it as is (--no-deps) and
+	@# `pip check` proves it complete: left to resolve, pip 23 looks an extra such as
+	@# litellm's httpx[http2] up on the index and fails hash mode once a newer release exists.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		-r requirements-dev.lock
+	$(BIN)/python -m pip check
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 

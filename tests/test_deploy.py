@@ -116,12 +116,48 @@ def test_example_config_is_the_generated_one_documents_every_key_and_loads() -> 
     assert load_settings(example).model_dump() == Settings().model_dump()
 
 
+# -- lock files -------------------------------------------------------------------------
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
+
+
+def lock_pins(name: str) -> dict[str, str]:
+    """``package: version`` of every requirement in a lock file; each must be hashed."""
+    pins: dict[str, str] = {}
+    text = (ROOT / name).read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = PIN.match(line)
+        assert match, f"{name}: not pinned with ==: {line[:80]}"
+        assert "--hash=sha256:" in line, f"{name}: {match[1]} has no hash"
+        pins[match[1].lower()] = match[2]
+    return pins
+
+
+def test_locks_are_pinned_hashed_consistent_and_complete() -> None:
+    """make and the image install the locks with --no-deps, so they must hold every
+    package the project needs: pip check over the installed environment proves it."""
+    runtime, dev = lock_pins("requirements.lock"), lock_pins("requirements-dev.lock")
+    assert runtime["litellm"] not in ("1.82.7", "1.82.8")  # the compromised releases
+    assert {k: dev.get(k) for k in runtime} == runtime
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--require-hashes --no-deps" in makefile and "pip check" in makefile
+    check = subprocess.run(
+        [sys.executable, "-m", "pip", "check"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 # -- Dockerfile and compose ------------------------------------------------------------
 def test_dockerfile_slim_hashed_non_root_volume_healthcheck() -> None:
     base = [a for a in instructions("ARG") if a.startswith("PYTHON_IMAGE=")]
     assert base and re.fullmatch(r"PYTHON_IMAGE=python:3\.11-slim\S*", base[0])
     runs = " ".join(instructions("RUN"))
-    assert "pip install --require-hashes -r requirements.lock" in runs
+    assert "pip install --require-hashes --no-deps -r requirements.lock && pip check" in runs
     assert "pip install --no-deps" in runs
     users = instructions("USER")
     assert users and users[-1].split(":")[0] not in ("0", "root")
