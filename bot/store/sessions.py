@@ -70,11 +70,14 @@ class SessionStore:
         self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
     ) -> TurnStart:
         """Store a turn's user message unless inbound ``source_id`` already has one (a
-        turn replayed after a crash), and read the ``limit`` messages before it: one trip
-        to the database thread where the steps took three (five on a chat's first turn,
+        turn replayed after a crash), and read the ``limit`` messages before it that the
+        archived summary does not cover (the prompt sends only those; a long session
+        would otherwise decode ``limit`` rows per turn to drop most of them): one trip to
+        the database thread where the steps took three (five on a chat's first turn,
         which also finds its session and archived summary)."""
         known = self._ids.get(key)
         summary_known = known is not None and known in self._summaries
+        cached = self._summaries.get(known) if summary_known and known is not None else None
         now = utcnow().isoformat()
 
         def work(c: sqlite3.Connection) -> tuple[int, TurnStart, tuple[str, int] | None]:
@@ -92,9 +95,10 @@ class SessionStore:
                     c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             else:
                 user_row = int(found["id"])
-            sql, params = _SELECT_BEFORE, (sid, user_row, -1 if limit is None else limit)
-            before = [_message(r) for r in reversed(c.execute(sql, params).fetchall())]
-            summary = None if summary_known else _summary_row(c, sid)
+            summary = cached if summary_known else _summary_row(c, sid)
+            through = summary[1] if summary is not None else 0
+            params = (sid, through, user_row, -1 if limit is None else limit)
+            before = [_message(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
             return sid, TurnStart(before, user_row, resumed=found is not None), summary
 
         sid, start, summary = await self._db.run(work)
@@ -179,7 +183,7 @@ _INSERT = (
 )
 _SELECT_BEFORE = (
     "SELECT id, role, content, tool_calls, tool_call_id, name FROM messages"
-    " WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?"
+    " WHERE session_id = ? AND id > ? AND id < ? ORDER BY id DESC LIMIT ?"
 )
 
 
@@ -187,7 +191,7 @@ _SELECT_BEFORE = (
 class TurnStart:
     """What a turn starts from: the stored messages before its own, oldest first."""
 
-    before: list[tuple[int, Message]]
+    before: list[tuple[int, Message]]  # those after the archived summary's cursor
     user_row: int  # the row of the turn's user message
     resumed: bool  # it was stored already: the turn is a replay
 

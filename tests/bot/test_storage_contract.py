@@ -19,6 +19,7 @@ from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
 from bot.store.access import PairingRequest
 from bot.store.base import Storage
+from bot.store.db import Database
 from bot.store.memory import Scope
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
@@ -336,6 +337,30 @@ async def test_begin_turn_stores_the_user_message_once_and_reads_what_came_befor
     assert [m["content"] for _, m in again.before] == ["0", "1", "2"]
     contents = [m["content"] for m in await sessions.history(KEY)]
     assert contents == ["0", "1", "2", "hi", "half an answer"]
+
+
+async def test_begin_turn_reads_only_what_the_archived_summary_does_not_cover(
+    storage: Storage,
+) -> None:
+    """The prompt sends only the turns after the summary's cursor: the rows before it
+    are not read at all, whether the summary is cached or read in the same trip."""
+    sessions = storage.sessions
+    await sessions.append(KEY, [{"role": "user", "content": str(i)} for i in range(6)])
+    rows = await sessions.history_rows(KEY)
+    await sessions.save_summary(KEY, "they counted to three", rows[3][0])
+    start = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"}, 100)
+    assert [m["content"] for _, m in start.before] == ["4", "5"]
+    # A daemon just started: the summary is not cached yet and is read in the same trip.
+    assert isinstance(storage.backend, Database)
+    restarted = sqlite_storage(storage.backend).sessions
+    start = await restarted.begin_turn(KEY, "m2", {"role": "user", "content": "ho"}, 100)
+    assert [m["content"] for _, m in start.before] == ["4", "5", "hi"]
+    assert await restarted.summary(KEY) == ("they counted to three", rows[3][0])
+    # Without a summary every stored row up to the limit comes back.
+    other = ChatKey("telegram", "200")
+    await sessions.append(other, [{"role": "user", "content": str(i)} for i in range(3)])
+    start = await sessions.begin_turn(other, "m3", {"role": "user", "content": "x"}, 2)
+    assert [m["content"] for _, m in start.before] == ["1", "2"]
 
 
 async def test_summary_round_trip(storage: Storage) -> None:
