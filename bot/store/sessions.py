@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database, transaction
+from bot.store.tails import TailCache
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class SessionStore:
         # Read on every turn, written every few: kept here (one daemon owns the file).
         self._summaries: dict[int, tuple[str, int] | None] = {}
         self._clear_hooks: list[ClearHook] = []
+        self._tails = TailCache()
 
     def add_clear_hook(self, hook: ClearHook) -> None:
         """Run ``hook(session_id)`` on :meth:`clear`: files kept for a session go with it."""
@@ -59,28 +61,32 @@ class SessionStore:
         now = utcnow().isoformat()
         rows = [_row(sid, m, now, source_id) for m in messages]
 
-        def write(c: sqlite3.Connection) -> None:
+        def write(c: sqlite3.Connection) -> list[int]:
             with transaction(c):
-                c.executemany(_INSERT, rows)
+                ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
                 c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+            return ids
 
-        await self._db.run(write)
+        ids = await self._db.run(write)
+        self._tails.extend(
+            sid, [(i, _decoded(*row[1:6])) for i, row in zip(ids, rows, strict=True)]
+        )
 
     async def begin_turn(
         self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
     ) -> TurnStart:
         """Store a turn's user message unless inbound ``source_id`` already has one (a
-        turn replayed after a crash), and read the ``limit`` messages before it that the
-        archived summary does not cover (the prompt sends only those; a long session
-        would otherwise decode ``limit`` rows per turn to drop most of them): one trip to
-        the database thread where the steps took three (five on a chat's first turn,
-        which also finds its session and archived summary)."""
+        turn replayed after a crash), and give the ``limit`` messages before it that the
+        archived summary does not cover (the prompt sends only those): from the session's
+        cached tail when it has one, else read in the same trip to the database thread
+        (which also finds a chat's session and summary on its first turn)."""
         known = self._ids.get(key)
         summary_known = known is not None and known in self._summaries
         cached = self._summaries.get(known) if summary_known and known is not None else None
+        tail = self._tails.newest(known, limit) if summary_known and known is not None else None
         now = utcnow().isoformat()
 
-        def work(c: sqlite3.Connection) -> tuple[int, TurnStart, tuple[str, int] | None]:
+        def work(c: sqlite3.Connection) -> _Begun:
             sid = known if known is not None else _session_row(c, key, now)
             found = c.execute(
                 "SELECT id FROM messages WHERE session_id = ? AND source_id = ?"
@@ -96,16 +102,27 @@ class SessionStore:
             else:
                 user_row = int(found["id"])
             summary = cached if summary_known else _summary_row(c, sid)
+            if tail is not None and found is None:
+                return _Begun(sid, user_row, False, None, summary)
             through = summary[1] if summary is not None else 0
             params = (sid, through, user_row, -1 if limit is None else limit)
-            before = [_message(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
-            return sid, TurnStart(before, user_row, resumed=found is not None), summary
+            read = [_message(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
+            return _Begun(sid, user_row, found is not None, read, summary)
 
-        sid, start, summary = await self._db.run(work)
+        begun = await self._db.run(work)
+        sid, user_row = begun.sid, begun.user_row
         self._ids[key] = sid
         if not summary_known:
-            self._cache_summary(sid, summary)
-        return start
+            self._cache_summary(sid, begun.summary)
+        if begun.resumed:  # rows after the replayed message may exist: read it afresh later
+            self._tails.drop(sid)
+            return TurnStart(begun.read or [], user_row, resumed=True)
+        if begun.read is not None:
+            complete = limit is None or len(begun.read) < limit
+            self._tails.load(sid, begun.read, complete=complete, keep=limit)
+        self._tails.extend(sid, [(user_row, _as_read(user))])
+        before = begun.read if begun.read is not None else tail or []
+        return TurnStart(before, user_row, resumed=False)
 
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""
@@ -144,6 +161,7 @@ class SessionStore:
         await self._db.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
         await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
         self._summaries.pop(sid, None)
+        self._tails.drop(sid)
         for hook in self._clear_hooks:
             try:
                 hook(sid)
@@ -175,6 +193,7 @@ class SessionStore:
             (sid, summary, through_id, utcnow().isoformat()),
         )
         self._summaries[sid] = (summary, through_id)
+        self._tails.trim(sid, through_id)
 
 
 _INSERT = (
@@ -185,6 +204,17 @@ _SELECT_BEFORE = (
     "SELECT id, role, content, tool_calls, tool_call_id, name FROM messages"
     " WHERE session_id = ? AND id > ? AND id < ? ORDER BY id DESC LIMIT ?"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class _Begun:
+    """What :meth:`SessionStore.begin_turn` learned on the database thread."""
+
+    sid: int
+    user_row: int
+    resumed: bool
+    read: list[tuple[int, Message]] | None  # None: the cached tail answers
+    summary: tuple[str, int] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +242,29 @@ def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tup
 
 
 def _message(row: sqlite3.Row) -> tuple[int, Message]:
-    msg: Message = {"role": row["role"], "content": row["content"]}
-    if row["tool_calls"]:
-        msg["tool_calls"] = json.loads(row["tool_calls"])
-    if row["tool_call_id"] is not None:
-        msg["tool_call_id"] = row["tool_call_id"]
-    if row["name"] is not None:
-        msg["name"] = row["name"]
-    return int(row["id"]), msg
+    decoded = _decoded(
+        row["role"], row["content"], row["tool_calls"], row["tool_call_id"], row["name"]
+    )
+    return int(row["id"]), decoded
+
+
+def _decoded(
+    role: str, content: str | None, calls: str | None, call_id: str | None, name: str | None
+) -> Message:
+    """A stored message as reads return it (the cached tail builds the same)."""
+    msg: Message = {"role": role, "content": content}
+    if calls:
+        msg["tool_calls"] = json.loads(calls)
+    if call_id is not None:
+        msg["tool_call_id"] = call_id
+    if name is not None:
+        msg["name"] = name
+    return msg
+
+
+def _as_read(m: Mapping[str, Any]) -> Message:
+    """``m`` as a read of its stored row would return it."""
+    return _decoded(*_row(0, m, "", None)[1:6])
 
 
 def _text(content: Any) -> str | None:

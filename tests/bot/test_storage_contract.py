@@ -363,6 +363,49 @@ async def test_begin_turn_reads_only_what_the_archived_summary_does_not_cover(
     assert [m["content"] for _, m in start.before] == ["1", "2"]
 
 
+async def test_begin_turn_from_the_cached_tail_is_what_a_fresh_read_finds(
+    storage: Storage,
+) -> None:
+    """The store keeps each session's unsummarized tail in memory; through appends,
+    summaries, replays, ``/new`` and a limit smaller than the history, every turn's
+    ``before`` must equal what a store with nothing cached reads from the database."""
+    sessions = storage.sessions
+    assert isinstance(storage.backend, Database)
+    fresh = sqlite_storage(storage.backend).sessions  # caches nothing of this chat yet
+
+    async def expected(user_row: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
+        summary = await fresh.summary(KEY)
+        through = summary[1] if summary else 0
+        fresh._summaries.clear()  # read it again next time
+        rows = [r for r in await fresh.history_rows(KEY) if through < r[0] < user_row]
+        return rows[-limit:]
+
+    async def turn(n: int, limit: int = 5, *, calls: bool = True) -> int:
+        start = await sessions.begin_turn(KEY, f"m{n}", {"role": "user", "content": f"q{n}"}, limit)
+        assert start.before == await expected(start.user_row, limit), n
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        answer: list[dict[str, Any]] = [{"role": "assistant", "content": f"a{n}"}]
+        if calls:
+            answer = [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"c{n}", "name": "f", "content": f"r{n}"},
+            ]
+        await sessions.append(KEY, answer)
+        return start.user_row
+
+    rows = [await turn(n) for n in range(4)]  # the limit (5) cuts the tail from turn 2 on
+    await sessions.save_summary(KEY, "summed up", rows[3])  # covers turns 0-2 and q3
+    await turn(4)
+    await turn(5, limit=50, calls=False)  # more than the tail holds: read again
+    # A replay: its message is stored; the rows after it are not "before" it.
+    replay = await sessions.begin_turn(KEY, "m5", {"role": "user", "content": "q5"}, 50)
+    assert replay.resumed and replay.before == await expected(replay.user_row, 50)
+    await turn(6)
+    await sessions.clear(KEY)
+    await turn(7)
+    await turn(8)
+
+
 async def test_summary_round_trip(storage: Storage) -> None:
     sessions = storage.sessions
     assert await sessions.summary(KEY) is None

@@ -1,0 +1,55 @@
+"""The session store's in-memory tails: exact answers or none, and bounded by rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.store.tails import TailCache
+
+
+def rows(*ids: int) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, {"role": "user", "content": str(i)}) for i in ids]
+
+
+def test_answers_only_what_it_holds_exactly() -> None:
+    tails = TailCache()
+    assert tails.newest(1, 5) is None  # nothing loaded: the caller reads the database
+    tails.load(1, rows(1, 2, 3), complete=False, keep=3)
+    assert tails.newest(1, 2) == rows(2, 3)
+    assert tails.newest(1, 3) == rows(1, 2, 3)
+    assert tails.newest(1, 4) is None  # older rows may exist beyond the three it holds
+    assert tails.newest(1, None) is None
+    tails.load(2, rows(7), complete=True, keep=3)
+    assert tails.newest(2, 50) == rows(7)  # complete: there is nothing more
+    answer = tails.newest(2, None)
+    assert answer == rows(7)
+    answer.append((9, {}))  # a caller's list is its own
+    assert tails.newest(2, None) == rows(7)
+
+
+def test_extend_keeps_the_newest_and_trim_drops_the_summarized() -> None:
+    tails = TailCache()
+    tails.extend(1, rows(1))  # not loaded: ignored
+    assert tails.newest(1, 1) is None
+    tails.load(1, rows(1, 2), complete=True, keep=3)
+    tails.extend(1, rows(3, 4))
+    assert tails.newest(1, 3) == rows(2, 3, 4)
+    assert tails.newest(1, None) is None  # row 1 was let go: no longer complete
+    tails.trim(1, 3)
+    assert tails.newest(1, 1) == rows(4)
+    assert tails.size == 1
+    tails.drop(1)
+    assert tails.newest(1, 1) is None and tails.size == 0
+
+
+def test_least_recently_used_sessions_go_once_the_row_budget_is_spent() -> None:
+    tails = TailCache(max_rows=4)
+    tails.load(1, rows(1, 2), complete=True, keep=None)
+    tails.load(2, rows(3, 4), complete=True, keep=None)
+    assert tails.newest(1, None) == rows(1, 2)  # session 1 is now the most recent
+    tails.load(3, rows(5, 6), complete=True, keep=None)
+    assert tails.newest(2, None) is None  # the least recently used went
+    assert tails.newest(1, None) == rows(1, 2) and tails.newest(3, None) == rows(5, 6)
+    assert tails.size == 4
+    tails.extend(3, rows(7))
+    assert tails.size <= 4 and tails.newest(3, None) == rows(5, 6, 7)
