@@ -53,3 +53,22 @@ def test_least_recently_used_sessions_go_once_the_row_budget_is_spent() -> None:
     assert tails.size == 4
     tails.extend(3, rows(7))
     assert tails.size <= 4 and tails.newest(3, None) == rows(5, 6, 7)
+
+
+async def test_the_tail_stays_what_the_database_holds_through_real_turns(daemon_factory) -> None:
+    """The cached rows are handed to the prompt builder, the governor and litellm on every
+    turn; none of them may change them in place (the next turn would send the change)."""
+    daemon, chat = await daemon_factory()
+    for n in range(6):
+        reply = await chat.ask(f"turn {n}", chat="c-tail")
+        assert reply.text == f"echo: turn {n}"
+    await daemon.runner.consolidator.idle()
+    sessions = daemon.sessions
+    key = next(k for k in sessions._ids if k.chat_id == "c-tail")
+    sid = sessions._ids[key]
+    summary = await sessions.summary(key)
+    through = summary[1] if summary else 0
+    stored = [r for r in await sessions.history_rows(key) if r[0] > through]
+    cached = sessions._tails.newest(sid, len(stored))
+    assert cached is not None and len(stored) >= 12  # user, final_result call, its result
+    assert cached == stored
