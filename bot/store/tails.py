@@ -85,10 +85,6 @@ class TailCache:
         if tail is not None:
             self._size -= len(tail.rows)
 
-    def clear(self) -> None:
-        self._tails.clear()
-        self._size = 0
-
     @property
     def size(self) -> int:
         """Rows held, over every session."""
