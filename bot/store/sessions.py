@@ -68,9 +68,7 @@ class SessionStore:
             return ids
 
         ids = await self._db.run(write)
-        self._tails.extend(
-            sid, [(i, _decoded(*row[1:6])) for i, row in zip(ids, rows, strict=True)]
-        )
+        self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
 
     async def begin_turn(
         self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
@@ -82,8 +80,10 @@ class SessionStore:
         (which also finds a chat's session and summary on its first turn)."""
         known = self._ids.get(key)
         summary_known = known is not None and known in self._summaries
-        cached = self._summaries.get(known) if summary_known and known is not None else None
-        tail = self._tails.newest(known, limit) if summary_known and known is not None else None
+        cached: tuple[str, int] | None = None
+        tail: list[tuple[int, Message]] | None = None
+        if summary_known and known is not None:
+            cached, tail = self._summaries[known], self._tails.newest(known, limit)
         now = utcnow().isoformat()
 
         def work(c: sqlite3.Connection) -> _Begun:
@@ -262,9 +262,15 @@ def _decoded(
     return msg
 
 
+def _read_back(row: tuple[Any, ...]) -> Message:
+    """A row as :func:`_row` builds it, as a read of it would return it."""
+    _sid, role, content, calls, call_id, name = row[:6]
+    return _decoded(role, content, calls, call_id, name)
+
+
 def _as_read(m: Mapping[str, Any]) -> Message:
     """``m`` as a read of its stored row would return it."""
-    return _decoded(*_row(0, m, "", None)[1:6])
+    return _read_back(_row(0, m, "", None))
 
 
 def _text(content: Any) -> str | None:
