@@ -128,17 +128,9 @@ class Database:
         """Run one statement (committed) and return lastrowid."""
         return await self.run(lambda c: int(c.execute(sql, params).lastrowid or 0))
 
-    async def execute_count(
-        self, sql: str, params: Sequence[Any] = (), *, durable: bool = False
-    ) -> int:
-        """Run one statement (committed) and return the rows it changed (0: ignored);
-        ``durable``: see :func:`transaction`."""
-
-        def work(c: sqlite3.Connection) -> int:
-            with transaction(c, durable=durable):
-                return int(c.execute(sql, params).rowcount)
-
-        return await self.run(work)
+    async def execute_count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement (committed) and return the rows it changed (0: ignored)."""
+        return await self.run(lambda c: int(c.execute(sql, params).rowcount))
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """One statement over many rows, in one transaction."""

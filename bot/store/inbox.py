@@ -7,10 +7,12 @@ mid-turn loses it; the unique (chat, message id) key makes redelivery a no-op.
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime
 
 from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
 from bot.store.db import Database
+from bot.store.group import GroupCommit
 
 _ROW = "channel = ? AND chat_id = ? AND thread_id = ? AND message_id = ?"
 
@@ -19,19 +21,28 @@ def _row_key(msg: InboundMessage) -> tuple[str, str, str, str]:
     return (msg.key.channel, msg.key.chat_id, msg.key.thread_id or "", msg.message_id)
 
 
+_JOURNAL = (
+    "INSERT OR IGNORE INTO inbox (channel, chat_id, thread_id, message_id, payload,"
+    " received_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _journal(conn: sqlite3.Connection, row: tuple[str, ...]) -> bool:
+    return conn.execute(_JOURNAL, row).rowcount > 0
+
+
 class InboxStore:
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Durable: the channel acknowledges the platform once accept returns. Messages
+        # arriving together share the fsync (see bot.store.group).
+        self._journal = GroupCommit(db, _journal, durable=True)
 
     async def accept(self, msg: InboundMessage) -> bool:
         """Journal a message; False when the same (chat, message id) was seen before."""
-        changed = await self._db.execute_count(
-            "INSERT OR IGNORE INTO inbox (channel, chat_id, thread_id, message_id, payload,"
-            " received_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (*_row_key(msg), to_json(msg), msg.received_at.isoformat()),
-            durable=True,  # the channel acknowledges the platform once this returns
+        return await self._journal.submit(
+            (*_row_key(msg), to_json(msg), msg.received_at.isoformat())
         )
-        return changed > 0
 
     async def done(self, msg: InboundMessage) -> None:
         await self._finish(msg, "done")

@@ -3,8 +3,8 @@
 WAL with ``synchronous=NORMAL`` may lose the last commits on power loss; that is fine for
 replies (re-made) but not for the inbox journal, after which the channel tells the
 platform the message arrived. So the journal commit runs under ``synchronous=FULL``
-and every other write keeps ``NORMAL`` (the cost: one fsync per inbound message, see
-``make bench``).
+and every other write keeps ``NORMAL`` (the cost: one fsync per inbound message, or per
+group of messages arriving together, see tests/bot/test_group_commit.py and ``make bench``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,111 @@
+"""Group commit: writes that arrive while the database thread is busy share one commit.
+
+The inbox journal is the one fsynced commit of a turn (a platform is acknowledged after
+it), about 0.3 ms of wall time and 0.14 ms of CPU each on the bench machine and several
+milliseconds on a disk without a write cache. A burst of a thousand messages paid a
+thousand of them, one after another on the one database thread. Here the first write
+of a group queues one job; every write submitted before that job starts rides along in
+the same transaction, so the group costs one fsync and one hop, and a lone write costs
+what it did before. Each writer still gets its own result, in submission order; when
+the shared transaction fails, each write is retried in its own, so one bad row fails
+only its own writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from bot.store.db import Database, transaction
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+@dataclass(eq=False)
+class _Group(Generic[P, R]):
+    loop: asyncio.AbstractEventLoop
+    items: list[P] = field(default_factory=list)
+    waiters: list[asyncio.Future[R]] = field(default_factory=list)
+    sealed: bool = False  # set by the database thread as it starts the group's job
+
+
+_Outcome = tuple[Any, BaseException | None]
+
+
+class GroupCommit(Generic[P, R]):
+    """``await submit(item)`` runs ``write(connection, item)`` inside a transaction that
+    every item submitted before the database thread reached it shares."""
+
+    def __init__(
+        self, db: Database, write: Callable[[sqlite3.Connection, P], R], *, durable: bool
+    ) -> None:
+        self._db = db
+        self._write = write
+        self._durable = durable
+        self._lock = threading.Lock()  # the loop appends, the database thread seals
+        self._open: _Group[P, R] | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    async def submit(self, item: P) -> R:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[R] = loop.create_future()
+        with self._lock:
+            group = self._open
+            fresh = group is None or group.sealed or group.loop is not loop
+            if fresh:
+                group = self._open = _Group(loop)
+            assert group is not None
+            group.items.append(item)
+            group.waiters.append(waiter)
+        if fresh:
+            # A task of its own: a writer cancelled while it waits must not strand the
+            # others of its group.
+            task = loop.create_task(self._flush(group))
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
+        return await waiter
+
+    async def _flush(self, group: _Group[P, R]) -> None:
+        try:
+            outcomes = await self._db.run(functools.partial(self._commit, group=group))
+        except asyncio.CancelledError:  # the loop is shutting down: so are its writers
+            for waiter in group.waiters:
+                waiter.cancel()
+            raise
+        except Exception as exc:  # e.g. the database is closed: every writer hears it
+            outcomes = [(None, exc)] * len(group.waiters)
+        for waiter, (result, error) in zip(group.waiters, outcomes, strict=True):
+            if waiter.done():
+                continue
+            if error is None:
+                waiter.set_result(result)
+            else:
+                waiter.set_exception(error)
+
+    def _commit(self, conn: sqlite3.Connection, group: _Group[P, R]) -> list[_Outcome]:
+        """Database thread: seal the group, then write it whole in one transaction."""
+        with self._lock:
+            group.sealed = True
+            if self._open is group:
+                self._open = None
+        items = list(group.items)
+        try:
+            with transaction(conn, durable=self._durable):
+                return [(self._write(conn, item), None) for item in items]
+        except sqlite3.Error:
+            if len(items) == 1:
+                raise
+        return [self._alone(conn, item) for item in items]
+
+    def _alone(self, conn: sqlite3.Connection, item: P) -> _Outcome:
+        try:
+            with transaction(conn, durable=self._durable):
+                return self._write(conn, item), None
+        except sqlite3.Error as exc:
+            return None, exc

@@ -1,0 +1,137 @@
+"""Group commit (bot.store.group): writes queued while the database thread is busy share
+one transaction and one fsync, and each writer still gets its own answer.
+
+The database thread is held busy by a job that waits on an event, so what queues behind
+it is known exactly; the commits are read from SQLite's own statement trace."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.errors import StoreError
+from bot.messages import ChatKey, InboundMessage
+from bot.store.db import Database
+from bot.store.group import GroupCommit
+from bot.store.inbox import InboxStore
+
+KEY = ChatKey("test", "c1")
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = Database(tmp_path / "bot.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+class Busy:
+    """Holds the database thread until released, so writes queue behind it."""
+
+    def __init__(self, db: Database) -> None:
+        self.started, self.release = threading.Event(), threading.Event()
+        self.task = asyncio.ensure_future(db.run(self._hold))
+
+    def _hold(self, _: sqlite3.Connection) -> None:
+        self.started.set()
+        self.release.wait(10)
+
+    async def __aenter__(self) -> Busy:
+        assert await asyncio.to_thread(self.started.wait, 10)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.release.set()
+        await self.task
+
+
+async def _trace(db: Database) -> list[str]:
+    trace: list[str] = []
+    await db.run(lambda c: c.set_trace_callback(trace.append))
+    return trace
+
+
+def _msg(n: int) -> InboundMessage:
+    return InboundMessage(KEY, "u1", f"message {n}", message_id=f"m{n}")
+
+
+async def _settled(tasks: list[asyncio.Task[bool]]) -> None:
+    await asyncio.wait_for(asyncio.wait(tasks), 10)
+
+
+async def test_messages_arriving_together_share_one_fsynced_commit(db: Database) -> None:
+    inbox = InboxStore(db)
+    trace = await _trace(db)
+    async with Busy(db):
+        accepts = [asyncio.ensure_future(inbox.accept(_msg(n))) for n in range(100)]
+        accepts.append(asyncio.ensure_future(inbox.accept(_msg(7))))  # a redelivery
+        await asyncio.sleep(0)  # every accept has queued (none can finish: the thread is held)
+        assert not any(a.done() for a in accepts)
+    await _settled(accepts)
+    assert [a.result() for a in accepts] == [True] * 100 + [False]
+    assert trace.count("PRAGMA synchronous=FULL") == 1
+    assert sum(sql.startswith("INSERT OR IGNORE INTO inbox") for sql in trace) == 101
+    # The journal keeps arrival order: a restart replays them as they came.
+    assert [m.text for m in await inbox.pending()] == [f"message {n}" for n in range(100)]
+
+
+async def test_a_lone_message_still_commits_at_once(db: Database) -> None:
+    inbox = InboxStore(db)
+    trace = await _trace(db)
+    for n in range(3):
+        assert await inbox.accept(_msg(n))
+    assert trace.count("PRAGMA synchronous=FULL") == 3
+    assert await inbox.accept(_msg(1)) is False
+
+
+async def test_one_bad_row_fails_only_its_own_writer(db: Database) -> None:
+    await db.execute("CREATE TABLE t (n INTEGER CHECK (n > 0))")
+    group: GroupCommit[int, int] = GroupCommit(
+        db, lambda c, n: c.execute("INSERT INTO t VALUES (?)", (n,)).rowcount, durable=False
+    )
+    async with Busy(db):
+        writes = [asyncio.ensure_future(group.submit(n)) for n in (1, -1, 2)]
+        await asyncio.sleep(0)
+    await asyncio.wait_for(asyncio.wait(writes), 10)
+    assert writes[0].result() == 1 and writes[2].result() == 1
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        writes[1].result()
+    assert [r[0] for r in await db.fetchall("SELECT n FROM t ORDER BY rowid")] == [1, 2]
+
+
+async def test_a_lone_bad_row_raises_as_a_single_write_would(db: Database) -> None:
+    await db.execute("CREATE TABLE t (n INTEGER CHECK (n > 0))")
+    group: GroupCommit[int, int] = GroupCommit(
+        db, lambda c, n: c.execute("INSERT INTO t VALUES (?)", (n,)).rowcount, durable=False
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        await group.submit(-1)
+    assert await group.submit(3) == 1
+
+
+async def test_a_cancelled_writer_strands_no_one_else(db: Database) -> None:
+    inbox = InboxStore(db)
+    async with Busy(db):
+        accepts = [asyncio.ensure_future(inbox.accept(_msg(n))) for n in range(3)]
+        await asyncio.sleep(0)
+        accepts[0].cancel()  # the one whose write queued the group's job
+    await asyncio.wait_for(asyncio.wait(accepts), 10)
+    assert accepts[0].cancelled()
+    assert accepts[1].result() is True and accepts[2].result() is True
+    # Its write was already queued: like any cancelled caller's, it still happened whole.
+    assert len(await inbox.pending()) == 3
+
+
+async def test_a_closed_database_answers_every_writer_with_a_clear_error(
+    db: Database,
+) -> None:
+    inbox = InboxStore(db)
+    await db.close()
+    with pytest.raises(StoreError, match="not open"):
+        await asyncio.wait_for(inbox.accept(_msg(1)), 10)
