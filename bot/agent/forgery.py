@@ -45,6 +45,13 @@ def _fold_char(char: str) -> str:
 def fold(text: str) -> tuple[str, list[int]]:
     """The matching form of ``text`` and, for each of its characters, the index of the
     original character it came from."""
+    if text.isascii():  # folds to its lower case, character for character
+        return text.lower(), list(range(len(text)))
+    return fold_each(text)
+
+
+def fold_each(text: str) -> tuple[str, list[int]]:
+    """:func:`fold` one character at a time (what any non-ASCII text needs)."""
     chars: list[str] = []
     origin: list[int] = []
     for i, char in enumerate(text):

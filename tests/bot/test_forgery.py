@@ -19,7 +19,7 @@ from bot.agent.context import (
     runtime_block,
     user_content,
 )
-from bot.agent.forgery import defuse, fold
+from bot.agent.forgery import defuse, fold, fold_each
 from bot.agent.runner import _for_model
 from bot.agent.toolbox import ToolContext
 from bot.messages import Attachment, ChatKey, InboundMessage
@@ -115,6 +115,14 @@ def test_the_ascii_shortcut_agrees_with_the_full_fold(pieces: list[str]) -> None
     must be the one the full fold gives."""
     text = "".join(pieces)
     assert neutralize(text) == defuse(text)
+
+
+def test_ascii_folds_to_its_lower_case_as_the_per_character_fold_does() -> None:
+    """A summary's transcript (thousands of characters) is folded whole: ASCII takes
+    ``str.lower`` instead of the per-character loop, with the same answer."""
+    every = "".join(chr(c) for c in range(128))
+    assert fold(every) == fold_each(every)
+    assert fold("Runtime CONTEXT") == fold_each("Runtime CONTEXT")
 
 
 @pytest.mark.parametrize(
