@@ -103,7 +103,7 @@ class Database:
         if worker is None:
             return
         try:
-            if conn is not None:
+            if conn is not None and worker.cause is None:  # a dead thread closes nothing
                 await worker.submit(conn.close)
         finally:
             worker.stop()

@@ -12,6 +12,7 @@ with it. It is the shape aiosqlite uses, but aiosqlite hops once per cursor call
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
@@ -43,6 +44,8 @@ class DatabaseThread:
         # Results waiting for their loop to run the hand-back already scheduled on it.
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         self._stopped = False
+        self.cause: StoreError | None = None  # set if the thread died
+        self._handing: asyncio.Future[Any] | None = None
         # A daemon thread: a database left open never holds up the interpreter's exit,
         # and SQLite rolls back a transaction that a dying process cut short.
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
@@ -50,10 +53,14 @@ class DatabaseThread:
 
     def submit(self, work: Callable[[], T]) -> asyncio.Future[T]:
         """Queue ``work``; the future resolves on the owning loop with its result."""
+        if self.cause is not None:
+            raise self.cause
         if self._stopped:
             raise StoreError("database is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((future, work))
+        if self.cause is not None:  # died while this was being queued: nobody will run it
+            raise self.cause
         return future
 
     def stop(self) -> None:
@@ -63,8 +70,30 @@ class DatabaseThread:
             self._jobs.put(None)
 
     def _serve(self) -> None:
-        while self._run_next():
-            pass
+        try:
+            while self._run_next():
+                pass
+        except BaseException as exc:  # only a failure of the hand-back itself gets here
+            log.critical("the database thread died; every database call fails now", exc_info=True)
+            self._die(exc)
+
+    def _die(self, cause: BaseException) -> None:
+        """Refuse new work and fail what is queued, so no caller waits for an answer that
+        can never come (each sees why, and ``/healthz`` reports the database down)."""
+        self._stopped = True
+        error = StoreError(f"the database thread died: {cause!r}")
+        self.cause = error
+        waiting = [self._handing] if self._handing is not None else []
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                waiting.append(job[0])
+        for future in waiting:
+            with contextlib.suppress(BaseException):  # e.g. its loop is closed
+                future.get_loop().call_soon_threadsafe(_fail, future, error)
 
     def _run_next(self) -> bool:
         """Run one job; False at the stop sentinel. A function of its own so the job (its
@@ -80,7 +109,9 @@ class DatabaseThread:
             outcome = (future, None, RuntimeError(f"database work raised {exc!r}"))
         except BaseException as exc:  # handed to the caller, who re-raises it
             outcome = (future, None, exc)
+        self._handing = future  # if the hand-back itself fails, this caller still hears
         self._hand_back(outcome)
+        self._handing = None
         return True
 
     def _hand_back(self, outcome: _Outcome) -> None:
@@ -108,3 +139,8 @@ class DatabaseThread:
                 future.set_result(result)
             else:
                 future.set_exception(exc)
+
+
+def _fail(future: asyncio.Future[Any], error: StoreError) -> None:
+    if not future.done():
+        future.set_exception(error)

@@ -131,3 +131,38 @@ def test_one_database_serves_loops_run_one_after_another(tmp_path: Path) -> None
 
     asyncio.run(first())
     assert asyncio.run(second()) == [1]
+
+
+async def test_a_dead_database_thread_fails_every_caller_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only a failure of the hand-back itself can end the thread early; when it does, the
+    caller being answered, those queued behind it and every later one hear why, and the
+    health probe reports the database down, instead of each waiting forever."""
+    db = Database(tmp_path / "bot.db")
+    await db.open()
+    started, release = threading.Event(), threading.Event()
+
+    def hold(_: sqlite3.Connection) -> str:
+        started.set()
+        release.wait(5)
+        return "held"
+
+    def broken(self: DatabaseThread, outcome: object) -> None:
+        raise MemoryError("no room to hand the result back")
+
+    first = asyncio.ensure_future(db.run(hold))
+    assert await asyncio.to_thread(started.wait, 5)
+    queued = asyncio.ensure_future(db.fetchall("SELECT 1"))
+    await asyncio.sleep(0)  # queued behind the held job
+    monkeypatch.setattr(DatabaseThread, "_hand_back", broken)
+    release.set()
+    for caller in (first, queued):
+        with pytest.raises(StoreError, match="database thread died: MemoryError"):
+            await asyncio.wait_for(caller, 5)
+    with pytest.raises(StoreError, match="died"):
+        await db.fetchall("SELECT 1")
+    assert await asyncio.wait_for(db.writable(), 5) is False
+    assert "the database thread died" in caplog.text
+    monkeypatch.undo()
+    await asyncio.wait_for(db.close(), 5)
