@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.common import Row, median, percentile, rss_mb
 from bench.harness import (
+    MODEL,
     BenchChannel,
     CpuMeter,
     bare_call,
@@ -25,6 +26,7 @@ from bench.harness import (
     tool_definitions,
 )
 from bench.procs import FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
+from bot.agent.llm.concurrency import default_max_calls
 from bot.config import Settings
 
 CHATS = 1_000
@@ -183,7 +185,7 @@ async def run() -> list[Row]:
     defaults = Settings()
     at_default = (
         f"max_concurrent_chats={defaults.agent.max_concurrent_chats},"
-        f" max_concurrent_calls={defaults.llm.max_concurrent_calls}"
+        f" max_concurrent_calls={defaults.llm.max_concurrent_calls or default_max_calls(MODEL)}"
     )
     for r, label in ((raised, f"max_concurrent_chats={CHATS}"), (default, "defaults")):
         scenario = f"1,000 one-second chats: ours, {label}"

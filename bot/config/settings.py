@@ -38,7 +38,9 @@ class LLMSettings(Section):
     max_retries: int = Field(default=2, ge=0, le=10)
     # Model requests in flight across all chats: bounds provider connections (rate
     # limits) and the request bodies held in memory; a queued call waits, it never fails.
-    max_concurrent_calls: int = Field(default=256, ge=1)
+    # 0: by provider, 256, or 4 for a model server on one machine (ollama, lm_studio,
+    # llamafile: see bot.agent.llm.concurrency).
+    max_concurrent_calls: int = Field(default=0, ge=0)
 
 
 class AgentSettings(Section):

@@ -390,8 +390,85 @@ def test_defaults_cap_model_calls_not_chats() -> None:
     from bot.config import Settings
 
     defaults = Settings()
-    assert defaults.llm.max_concurrent_calls == 256
+    assert defaults.llm.max_concurrent_calls == 0  # by provider
+    assert LLMClient(defaults.llm.model).max_concurrent_calls == 256
     assert defaults.agent.max_concurrent_chats >= 1_000  # a 1,000-chat burst is not held back
+
+
+@pytest.mark.parametrize(
+    ("model", "cap"),
+    [
+        ("openai/gpt-4o-mini", 256),
+        ("anthropic/claude-3-5-haiku-latest", 256),
+        ("gpt-4o-mini", 256),
+        ("ollama/llama3", 4),
+        ("ollama_chat/llama3", 4),
+        ("lm_studio/qwen2.5-7b", 4),
+        ("llamafile/mistral", 4),
+        ("openrouter/ollama/llama3", 256),  # a hosted router, whatever it routes to
+    ],
+)
+def test_the_default_cap_follows_the_provider(model: str, cap: int) -> None:
+    assert LLMClient(model).max_concurrent_calls == cap
+    assert LLMClient(model, max_concurrent_calls=32).max_concurrent_calls == 32  # config wins
+
+
+class _FakeOllama:
+    """Ollama's /api/chat on 127.0.0.1, answering after a pause; counts requests at once."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = self.served = 0
+        self._runner: Any = None
+        self.url = ""
+
+    async def __aenter__(self) -> _FakeOllama:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_post("/api/chat", self._chat)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._runner.cleanup()
+
+    async def _chat(self, request: Any) -> Any:
+        from aiohttp import web
+
+        body = await request.json()
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            await asyncio.sleep(0.2)  # the model server's own time
+        finally:
+            self.now -= 1
+        self.served += 1
+        return web.json_response(
+            {
+                "model": body["model"],
+                "created_at": "2026-12-02T00:00:00Z",
+                "message": {"role": "assistant", "content": f"answer {self.served}"},
+                "done": True,
+                "done_reason": "stop",
+                "prompt_eval_count": 5,
+                "eval_count": 2,
+            }
+        )
+
+
+async def test_a_burst_to_a_local_model_server_waits_here_not_in_its_queue() -> None:
+    """At defaults, eight chats asking a local Ollama at once: four requests reach it at a
+    time (its own parallelism), the rest wait in the daemon, and every one is answered."""
+    async with _FakeOllama() as ollama:
+        llm = LLMClient("ollama_chat/llama3", api_base=ollama.url, timeout_s=5, max_retries=0)
+        replies = await asyncio.gather(*(llm.complete(USER, None) for _ in range(8)))
+    assert sorted(r.content or "" for r in replies) == sorted(f"answer {i}" for i in range(1, 9))
+    assert ollama.peak == 4
 
 
 async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(fake_llm: FakeLLM) -> None:

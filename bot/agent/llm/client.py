@@ -14,8 +14,10 @@ A semaphore caps the requests in flight across all chats (``[llm]
 max_concurrent_calls``). Chats themselves are cheap to run at once (a turn mostly
 waits on the model), so the cap sits where the cost is: it keeps a burst from opening
 thousands of provider connections at once (which trips per-key rate limits and 429
-storms) and bounds the request and response bodies held in memory; the default is
-high enough that waiting on a slow model, not the cap, sets the pace.
+storms) and bounds the request and response bodies held in memory; the default
+depends on the provider (:mod:`bot.agent.llm.concurrency`): high enough for a hosted
+API that waiting on a slow model, not the cap, sets the pace; for a model server on one
+machine, its own parallelism.
 
 This module is the public API: everything callers need is importable from here.
 """
@@ -35,6 +37,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
 from bot.agent.llm.errors import classify, is_auth_error
@@ -80,7 +83,7 @@ class LLMClient:
         max_retries: int = 2,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
-        max_concurrent_calls: int = 256,
+        max_concurrent_calls: int = 0,
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -92,8 +95,10 @@ class LLMClient:
         self.backoff_max_s = backoff_max_s
         self._configured: set[str] = set()
         self._pure_setup: dict[str, bool] = {}  # model -> litellm's set-up may skip a thread
-        # In-flight requests across every chat: see [llm] max_concurrent_calls.
-        self._calls = asyncio.Semaphore(max(1, max_concurrent_calls))
+        # In-flight requests across every chat: see [llm] max_concurrent_calls; 0: the
+        # primary model's provider decides (bot.agent.llm.concurrency).
+        self.max_concurrent_calls = max_concurrent_calls or default_max_calls(model)
+        self._calls = asyncio.Semaphore(self.max_concurrent_calls)
         self._jitter = wait_exponential_jitter(
             initial=backoff_base_s, max=backoff_max_s, jitter=backoff_base_s
         )
