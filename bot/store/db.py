@@ -7,6 +7,7 @@ Migrations only ever append: a database written by an older release upgrades in 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -80,9 +81,14 @@ class Database:
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work(connection)`` on the database thread; autocommit, so a statement
         commits on its own and several commit together inside ``with transaction(c)``."""
+        return await self.submit(work)
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """:meth:`run` for a caller that attaches a callback instead of awaiting (one
+        task fewer); raises :class:`StoreError` at once when the database is closed."""
         conn = self.conn
         assert self._worker is not None
-        return await self._worker.submit(functools.partial(work, conn))
+        return self._worker.submit(functools.partial(work, conn))
 
     async def open(self) -> None:
         self._worker = DatabaseThread(name="sqlite")

@@ -32,7 +32,7 @@ class _Group(Generic[P, R]):
     loop: asyncio.AbstractEventLoop
     items: list[P] = field(default_factory=list)
     waiters: list[asyncio.Future[R]] = field(default_factory=list)
-    sealed: bool = False  # set by the database thread as it starts the group's job
+    sealed: bool = False  # set as the group's job starts (or cannot be queued)
 
 
 _Outcome = tuple[Any, BaseException | None]
@@ -50,7 +50,6 @@ class GroupCommit(Generic[P, R]):
         self._durable = durable
         self._lock = threading.Lock()  # the loop appends, the database thread seals
         self._open: _Group[P, R] | None = None
-        self._flushes: set[asyncio.Task[None]] = set()
 
     async def submit(self, item: P) -> R:
         loop = asyncio.get_running_loop()
@@ -64,22 +63,37 @@ class GroupCommit(Generic[P, R]):
             group.items.append(item)
             group.waiters.append(waiter)
         if fresh:
-            # A task of its own: a writer cancelled while it waits must not strand the
-            # others of its group.
-            task = loop.create_task(self._flush(group))
-            self._flushes.add(task)
-            task.add_done_callback(self._flushes.discard)
+            try:
+                job = self._db.submit(functools.partial(self._commit, group=group))
+            except Exception as exc:  # e.g. the database is closed: no job will seal it
+                self._seal(group)
+                self._settle(group, [(None, exc)] * len(group.waiters))
+            else:
+                # A callback, not this writer's await: a writer cancelled while it waits
+                # must not strand the others of its group.
+                job.add_done_callback(functools.partial(self._answer, group))
         return await waiter
 
-    async def _flush(self, group: _Group[P, R]) -> None:
-        try:
-            outcomes = await self._db.run(functools.partial(self._commit, group=group))
-        except asyncio.CancelledError:  # the loop is shutting down: so are its writers
+    def _seal(self, group: _Group[P, R]) -> None:
+        """No item joins ``group`` any more; the next one starts a new group."""
+        with self._lock:
+            group.sealed = True
+            if self._open is group:
+                self._open = None
+
+    def _answer(self, group: _Group[P, R], job: asyncio.Future[list[_Outcome]]) -> None:
+        if job.cancelled():  # only a loop shutting down cancels it: so are its writers
             for waiter in group.waiters:
                 waiter.cancel()
-            raise
-        except Exception as exc:  # e.g. the database is closed: every writer hears it
-            outcomes = [(None, exc)] * len(group.waiters)
+            return
+        if (exc := job.exception()) is not None:
+            outcomes: list[_Outcome] = [(None, exc)] * len(group.waiters)
+        else:
+            outcomes = job.result()
+        self._settle(group, outcomes)
+
+    @staticmethod
+    def _settle(group: _Group[P, R], outcomes: list[_Outcome]) -> None:
         for waiter, (result, error) in zip(group.waiters, outcomes, strict=True):
             if waiter.done():
                 continue
@@ -90,10 +104,7 @@ class GroupCommit(Generic[P, R]):
 
     def _commit(self, conn: sqlite3.Connection, group: _Group[P, R]) -> list[_Outcome]:
         """Database thread: seal the group, then write it whole in one transaction."""
-        with self._lock:
-            group.sealed = True
-            if self._open is group:
-                self._open = None
+        self._seal(group)
         items = list(group.items)
         try:
             with transaction(conn, durable=self._durable):
