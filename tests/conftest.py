@@ -28,6 +28,15 @@ if TYPE_CHECKING:
 DaemonFactory = Callable[..., Awaitable[tuple[Daemon, FakeChannel]]]
 
 
+@pytest_asyncio.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    """An open database in the test's own directory, closed after it."""
+    database = Database(tmp_path / "bot.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
 def make_settings(data_dir: Path, llm_url: str, **overrides: Any) -> Settings:
     llm: dict[str, Any] = {
         "model": "openai/fake-model",

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -21,14 +19,6 @@ from bot.store.group import GroupCommit
 from bot.store.inbox import InboxStore
 
 KEY = ChatKey("test", "c1")
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(tmp_path / "bot.db")
-    await database.open()
-    yield database
-    await database.close()
 
 
 class Busy:

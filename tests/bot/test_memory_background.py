@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-import pytest_asyncio
 
 from bot.agent.governor.budget import Budget, TokenCounter
 from bot.agent.governor.pipeline import ContextGovernor
@@ -46,14 +42,6 @@ class GatedModel:
             "facts": [{"op": "add", "about": "user", "user": "u1", "fact": "u1 likes long talks"}],
         }
         return LLMResponse(content=json.dumps(body), tool_calls=(), model="m", finish_reason="stop")
-
-
-@pytest_asyncio.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(tmp_path / "bot.db")
-    await database.open()
-    yield database
-    await database.close()
 
 
 def consolidator(
