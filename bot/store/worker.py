@@ -44,7 +44,7 @@ class DatabaseThread:
         # Results waiting for their loop to run the hand-back already scheduled on it.
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         self._stopped = False
-        self.cause: StoreError | None = None  # set if the thread died
+        self.cause: str | None = None  # why the thread died, if it did
         self._handing: asyncio.Future[Any] | None = None
         # A daemon thread: a database left open never holds up the interpreter's exit,
         # and SQLite rolls back a transaction that a dying process cut short.
@@ -53,14 +53,14 @@ class DatabaseThread:
 
     def submit(self, work: Callable[[], T]) -> asyncio.Future[T]:
         """Queue ``work``; the future resolves on the owning loop with its result."""
-        if self.cause is not None:
-            raise self.cause
+        if self.cause is not None:  # a new error each time: one raised again and again
+            raise StoreError(self.cause)  # would grow its traceback without end
         if self._stopped:
             raise StoreError("database is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((future, work))
         if self.cause is not None:  # died while this was being queued: nobody will run it
-            raise self.cause
+            raise StoreError(self.cause)
         return future
 
     def stop(self) -> None:
@@ -81,8 +81,7 @@ class DatabaseThread:
         """Refuse new work and fail what is queued, so no caller waits for an answer that
         can never come (each sees why, and ``/healthz`` reports the database down)."""
         self._stopped = True
-        error = StoreError(f"the database thread died: {cause!r}")
-        self.cause = error
+        self.cause = f"the database thread died: {cause!r}"
         waiting = [self._handing] if self._handing is not None else []
         while True:
             try:
@@ -93,7 +92,7 @@ class DatabaseThread:
                 waiting.append(job[0])
         for future in waiting:
             with contextlib.suppress(BaseException):  # e.g. its loop is closed
-                future.get_loop().call_soon_threadsafe(_fail, future, error)
+                future.get_loop().call_soon_threadsafe(_fail, future, StoreError(self.cause))
 
     def _run_next(self) -> bool:
         """Run one job; False at the stop sentinel. A function of its own so the job (its
