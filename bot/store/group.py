@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from bot.store.db import Database, transaction
+from bot.store.worker import resolve
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -95,12 +96,7 @@ class GroupCommit(Generic[P, R]):
     @staticmethod
     def _settle(group: _Group[P, R], outcomes: list[_Outcome]) -> None:
         for waiter, (result, error) in zip(group.waiters, outcomes, strict=True):
-            if waiter.done():
-                continue
-            if error is None:
-                waiter.set_result(result)
-            else:
-                waiter.set_exception(error)
+            resolve(waiter, result, error)
 
     def _commit(self, conn: sqlite3.Connection, group: _Group[P, R]) -> list[_Outcome]:
         """Database thread: seal the group, then write it whole in one transaction."""

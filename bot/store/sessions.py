@@ -85,6 +85,7 @@ class SessionStore:
         if summary_known and known is not None:
             cached, tail = self._summaries[known], self._tails.newest(known, limit)
         now = utcnow().isoformat()
+        stored = _row(0, user, now, source_id)  # the session id goes in on the thread
 
         def work(c: sqlite3.Connection) -> _Begun:
             sid = known if known is not None else _session_row(c, key, now)
@@ -95,9 +96,7 @@ class SessionStore:
             ).fetchone()
             if found is None:
                 with transaction(c):
-                    user_row = int(
-                        c.execute(_INSERT, _row(sid, user, now, source_id)).lastrowid or 0
-                    )
+                    user_row = int(c.execute(_INSERT, (sid, *stored[1:])).lastrowid or 0)
                     c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             else:
                 user_row = int(found["id"])
@@ -120,7 +119,7 @@ class SessionStore:
         if begun.read is not None:
             complete = limit is None or len(begun.read) < limit
             self._tails.load(sid, begun.read, complete=complete, keep=limit)
-        self._tails.extend(sid, [(user_row, _as_read(user))])
+        self._tails.extend(sid, [(user_row, _read_back(stored))])
         before = begun.read if begun.read is not None else tail or []
         return TurnStart(before, user_row, resumed=False)
 
@@ -266,11 +265,6 @@ def _read_back(row: tuple[Any, ...]) -> Message:
     """A row as :func:`_row` builds it, as a read of it would return it."""
     _sid, role, content, calls, call_id, name = row[:6]
     return _decoded(role, content, calls, call_id, name)
-
-
-def _as_read(m: Mapping[str, Any]) -> Message:
-    """``m`` as a read of its stored row would return it."""
-    return _read_back(_row(0, m, "", None))
 
 
 def _text(content: Any) -> str | None:

@@ -92,7 +92,9 @@ class DatabaseThread:
                 waiting.append(job[0])
         for future in waiting:
             with contextlib.suppress(BaseException):  # e.g. its loop is closed
-                future.get_loop().call_soon_threadsafe(_fail, future, StoreError(self.cause))
+                future.get_loop().call_soon_threadsafe(
+                    resolve, future, None, StoreError(self.cause)
+                )
 
     def _run_next(self) -> bool:
         """Run one job; False at the stop sentinel. A function of its own so the job (its
@@ -132,14 +134,15 @@ class DatabaseThread:
         with self._lock:
             done = self._done.pop(loop, [])
         for future, result, exc in done:
-            if future.cancelled():
-                continue
-            if exc is None:
-                future.set_result(result)
-            else:
-                future.set_exception(exc)
+            resolve(future, result, exc)
 
 
-def _fail(future: asyncio.Future[Any], error: StoreError) -> None:
-    if not future.done():
+def resolve(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    """Give ``future`` its result, or ``error`` when there is one; a future already done
+    (its caller was cancelled) is left as it is."""
+    if future.done():
+        return
+    if error is None:
+        future.set_result(result)
+    else:
         future.set_exception(error)
