@@ -12,6 +12,7 @@ import pytest
 import bot.store.outbox
 from bot.errors import ChannelError
 from bot.messages import InboundMessage
+from bot.store.group import GroupCommit
 from bot.store.kv import KeyValueStore
 from channels.telegram.adapter import Backoff, TelegramChannel
 from channels.telegram.settings import TelegramSettings
@@ -106,6 +107,89 @@ async def test_saved_offset_resumes_and_is_keyed_by_bot_id(fake_telegram):
         await channel.stop()
     assert fake_telegram.calls_to("getUpdates")[0].params["offset"] == int(saved)
     assert [e for e in events if e[0] == "put"] == [("put", "3")]
+
+
+class GatedBus:
+    """put_inbound that fails chosen messages once and holds others until released."""
+
+    def __init__(self, events: list[tuple[str, Any]], *, fail: set[str], hold: set[str]) -> None:
+        self.events = events
+        self.fail = set(fail)
+        self.hold = set(hold)
+        self.released = asyncio.Event()
+
+    async def put_inbound(self, msg: InboundMessage) -> None:
+        if msg.message_id in self.fail:
+            self.fail.discard(msg.message_id)
+            raise OSError("disk full")
+        if msg.message_id in self.hold:
+            await self.released.wait()
+        self.events.append(("put", msg.message_id))
+
+
+def _batch(tg: FakeTelegram, *messages: tuple[int, int]) -> list[dict[str, Any]]:
+    """Queue (chat id, message id) messages as one getUpdates batch."""
+    return [tg.message(f"m{m}", chat_id=c, user_id=c, message_id=m) for c, m in messages]
+
+
+async def test_a_batch_runs_its_chats_at_once_and_each_chat_in_order(fake_telegram):
+    events: list[tuple[str, Any]] = []
+    state = MemoryState(events)
+    bus = GatedBus(events, fail=set(), hold={"1"})
+    _, _, _, last = _batch(fake_telegram, (10, 1), (10, 2), (20, 3), (20, 4))
+    channel = _channel(fake_telegram, state)
+    await channel.start(bus.put_inbound)
+    try:
+        # Chat 10's first message is held: chat 20 goes on, chat 10's second waits.
+        await until(lambda: ("put", "4") in events)
+        assert ("put", "2") not in events and not state.data
+        bus.released.set()
+        await asyncio.wait_for(state.changed.wait(), 10)
+    finally:
+        await channel.stop()
+    # One offset commit, after the whole batch is journaled.
+    committed = ("commit", str(last["update_id"] + 1))
+    assert events == [("put", "3"), ("put", "4"), ("put", "1"), ("put", "2"), committed]
+
+
+async def test_a_failed_message_holds_the_offset_and_its_chat_not_the_others(fake_telegram):
+    events: list[tuple[str, Any]] = []
+    state = MemoryState(events)
+    bus = GatedBus(events, fail={"2"}, hold=set())
+    first, failed, _, last = _batch(fake_telegram, (20, 1), (10, 2), (20, 3), (10, 4))
+    channel = _channel(fake_telegram, state)
+    await channel.start(bus.put_inbound)
+    try:
+        await until(lambda: ("commit", str(last["update_id"] + 1)) in events)
+    finally:
+        await channel.stop()
+    # The batch: chat 20 journaled; chat 10 stopped at its failed message; the offset
+    # stops there, so it and what follows are fetched again (the inbox drops repeats).
+    assert events[:3] == [("put", "1"), ("put", "3"), ("commit", str(failed["update_id"]))]
+    assert failed["update_id"] == first["update_id"] + 1
+    again = events[3:]
+    assert again.index(("put", "2")) < again.index(("put", "4"))  # chat 10 kept its order
+    assert sorted(again[:-1]) == [("put", "2"), ("put", "3"), ("put", "4")]
+    assert "4" not in [m for _, m in events[:3]]  # never before the message ahead of it
+
+
+async def test_a_batch_of_chats_shares_journal_commits(
+    telegram_daemon, fake_telegram, fake_llm, monkeypatch
+):
+    groups: list[int] = []  # the messages of each journal commit
+    commit = GroupCommit._commit
+
+    def counted(self, conn, group):
+        groups.append(len(group.items))
+        return commit(self, conn, group)
+
+    monkeypatch.setattr(GroupCommit, "_commit", counted)
+    for chat in range(1, 31):
+        fake_telegram.message(f"hello from {chat}", chat_id=chat, user_id=chat)
+    await telegram_daemon()
+    await fake_telegram.wait_sent(30)
+    assert sum(groups) == 30
+    assert len(groups) <= 10, groups  # one at a time, the batch cost 30 commits
 
 
 async def test_restart_after_crash_before_commit_answers_once(
