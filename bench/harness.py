@@ -82,10 +82,12 @@ def settings(
     llm_url: str,
     *,
     max_concurrent_chats: int | None = None,
+    max_concurrent_calls: int | None = None,
     channels: dict[str, Any] | None = None,
 ) -> Settings:
     """The daemon's settings against the fake model; defaults unless a cap is given."""
     agent = {} if max_concurrent_chats is None else {"max_concurrent_chats": max_concurrent_chats}
+    calls = {} if max_concurrent_calls is None else {"max_concurrent_calls": max_concurrent_calls}
     return Settings(
         data_dir=data_dir,
         log_level="WARNING",
@@ -95,6 +97,7 @@ def settings(
             "api_key": API_KEY,
             "timeout_s": 120,
             "max_retries": 0,
+            **calls,
         },
         agent=agent,
         # Each bench chat is one user sending its messages back to back: the per-user

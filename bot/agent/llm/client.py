@@ -12,12 +12,11 @@ caught before any request by :mod:`bot.agent.llm.credentials`.
 
 A semaphore caps the requests in flight across all chats (``[llm]
 max_concurrent_calls``). Chats themselves are cheap to run at once (a turn mostly
-waits on the model), so the cap sits where the cost is: it keeps a burst from opening
-thousands of provider connections at once (which trips per-key rate limits and 429
-storms) and bounds the request and response bodies held in memory; the default
-depends on the provider (:mod:`bot.agent.llm.concurrency`): high enough for a hosted
-API that waiting on a slow model, not the cap, sets the pace; for a model server on one
-machine, its own parallelism.
+waits on the model), so the cap sits where the cost is: it bounds the request and
+response bodies held in memory; the default depends on the provider
+(:mod:`bot.agent.llm.concurrency`): for a hosted API one call per chat run at once, so
+waiting on a slow model, not the cap, sets the pace; for a model server on one machine,
+its own parallelism.
 
 This module is the public API: everything callers need is importable from here.
 """

@@ -1,9 +1,12 @@
 """How many model requests may be in flight when ``[llm] max_concurrent_calls`` is 0.
 
-A hosted API serves hundreds of requests at once per key, so 256 lets a burst of chats
-wait on the model rather than on the cap, while still keeping a burst of thousands from
-opening as many connections (per-key rate limits, 429 storms) and holding as many
-request and response bodies in memory. A model server on one machine runs a handful of
+A hosted API serves thousands of requests at once per key and limits a key by requests
+and tokens per minute, which a cap on requests in flight does not bound: its 429s are
+waited out by the client's retries (Retry-After honoured). So for a hosted API the cap is
+one request per chat the daemon runs at once (``[agent] max_concurrent_chats``' default,
+1,024): a burst of chats waits on the model, not on the cap, while background calls
+(summaries, memory) queue behind the chats' and the number of request and response
+bodies held in memory stays bounded. A model server on one machine runs a handful of
 requests in parallel and queues the rest inside itself, where each queued request's
 timeout is already running, so a burst turns into timeouts and retries: Ollama runs 4
 at once by default (``OLLAMA_NUM_PARALLEL``; 1 on a small machine), LM Studio and
@@ -13,7 +16,7 @@ the rest wait here, where waiting costs no timeout and no retry.
 
 from __future__ import annotations
 
-HOSTED_CALLS = 256
+HOSTED_CALLS = 1024
 SINGLE_MACHINE_CALLS = 4
 # litellm provider prefixes of model servers that run on one machine (their model
 # strings always carry the prefix, so no litellm lookup is needed to tell).
