@@ -37,8 +37,8 @@ class LLMSettings(Section):
     max_steps: int = Field(default=8, ge=1, le=100)
     max_retries: int = Field(default=2, ge=0, le=10)
     # Model requests in flight across all chats: bounds the request and response bodies
-    # held in memory; a queued call waits, it never fails. 0: by provider, 1024 (one per
-    # chat at once), or 4 for a model server on one machine (ollama, lm_studio,
+    # held in memory; a queued call waits, it never fails. 0: by provider, 500 (litellm's
+    # connections per host), or 4 for a model server on one machine (ollama, lm_studio,
     # llamafile: see bot.agent.llm.concurrency).
     max_concurrent_calls: int = Field(default=0, ge=0)
 

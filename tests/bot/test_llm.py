@@ -391,24 +391,36 @@ def test_defaults_cap_model_calls_not_chats() -> None:
 
     defaults = Settings()
     assert defaults.llm.max_concurrent_calls == 0  # by provider
-    # A hosted API gets a call per chat the daemon runs at once: a 1,000-chat burst waits
-    # on the model, not on either cap.
-    chats = defaults.agent.max_concurrent_chats
-    assert chats >= 1_000
-    assert LLMClient(defaults.llm.model).max_concurrent_calls == chats
+    assert defaults.agent.max_concurrent_chats >= 1_000  # a 1,000-chat burst is not held back
+    # A hosted API gets as many calls as litellm keeps connections per host: more would
+    # wait inside litellm's pool, timeouts running, with a warning logged for each.
+    from litellm.constants import AIOHTTP_CONNECTOR_LIMIT_PER_HOST
+
+    assert LLMClient(defaults.llm.model).max_concurrent_calls == AIOHTTP_CONNECTOR_LIMIT_PER_HOST
+
+
+@pytest.mark.parametrize(
+    ("value", "cap"), [("100", 100), ("0", 1024), ("-1", 1024), ("many", 500), ("", 500)]
+)
+def test_the_hosted_default_follows_litellms_pool_setting(
+    monkeypatch: pytest.MonkeyPatch, value: str, cap: int
+) -> None:
+    monkeypatch.setenv("AIOHTTP_CONNECTOR_LIMIT_PER_HOST", value)  # litellm reads it too
+    assert LLMClient("openai/gpt-4o-mini").max_concurrent_calls == cap
+    assert LLMClient("ollama/llama3").max_concurrent_calls == 4
 
 
 @pytest.mark.parametrize(
     ("model", "cap"),
     [
-        ("openai/gpt-4o-mini", 1024),
-        ("anthropic/claude-3-5-haiku-latest", 1024),
-        ("gpt-4o-mini", 1024),
+        ("openai/gpt-4o-mini", 500),
+        ("anthropic/claude-3-5-haiku-latest", 500),
+        ("gpt-4o-mini", 500),
         ("ollama/llama3", 4),
         ("ollama_chat/llama3", 4),
         ("lm_studio/qwen2.5-7b", 4),
         ("llamafile/mistral", 4),
-        ("openrouter/ollama/llama3", 1024),  # a hosted router, whatever it routes to
+        ("openrouter/ollama/llama3", 500),  # a hosted router, whatever it routes to
     ],
 )
 def test_the_default_cap_follows_the_provider(model: str, cap: int) -> None:

@@ -14,9 +14,9 @@ A semaphore caps the requests in flight across all chats (``[llm]
 max_concurrent_calls``). Chats themselves are cheap to run at once (a turn mostly
 waits on the model), so the cap sits where the cost is: it bounds the request and
 response bodies held in memory; the default depends on the provider
-(:mod:`bot.agent.llm.concurrency`): for a hosted API one call per chat run at once, so
-waiting on a slow model, not the cap, sets the pace; for a model server on one machine,
-its own parallelism.
+(:mod:`bot.agent.llm.concurrency`): for a hosted API the connections litellm's pool
+keeps per host, so waiting on a slow model, not the cap, sets the pace; for a model
+server on one machine, its own parallelism.
 
 This module is the public API: everything callers need is importable from here.
 """
