@@ -8,12 +8,11 @@ Migrations only ever append: a database written by an older release upgrades in 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -21,6 +20,8 @@ from typing import Any, TypeVar
 
 from bot.errors import StoreError
 from bot.messages import utcnow
+from bot.store.group import GroupCommit
+from bot.store.transaction import transaction
 from bot.store.worker import DatabaseThread
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,9 @@ class Database:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         self._worker: DatabaseThread | None = None
+        self._together: GroupCommit[Callable[[sqlite3.Connection], Any], Any] = GroupCommit(
+            self, _run_work, durable=False
+        )
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -82,6 +86,15 @@ class Database:
         """``work(connection)`` on the database thread; autocommit, so a statement
         commits on its own and several commit together inside ``with transaction(c)``."""
         return await self.submit(work)
+
+    async def run_together(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`run` for a small write (or read) that may share its hop and its commit:
+        ``work`` runs inside one transaction with every such piece submitted before the
+        database thread reached them (chats starting, answering and finishing at the
+        same time), so ``work`` must not open a transaction of its own. Each piece is
+        all or nothing: when the shared transaction fails, each runs again alone."""
+        result: T = await self._together.submit(work)
+        return result
 
     def submit(self, work: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
         """:meth:`run` for a caller that attaches a callback instead of awaiting (one
@@ -172,6 +185,10 @@ class Database:
             return False
 
 
+def _run_work(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    return work(conn)
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     conn.executescript(script)
 
@@ -185,26 +202,3 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     return conn
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection, *, durable: bool = False) -> Iterator[None]:
-    """BEGIN ... COMMIT around the block (ROLLBACK when it raises); database thread only.
-
-    ``durable``: this commit is fsynced (``synchronous=FULL``) because a platform is
-    acknowledged after it; the rest stay ``NORMAL``, which in WAL mode may lose the last
-    commits on power loss but never corrupts. The work runs whole on the database thread,
-    so a cancelled caller never leaves a transaction half done."""
-    if durable:
-        conn.execute("PRAGMA synchronous=FULL")
-    try:
-        conn.execute("BEGIN")
-        try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    finally:
-        if durable:
-            conn.execute("PRAGMA synchronous=NORMAL")

@@ -7,6 +7,7 @@ mid-turn loses it; the unique (chat, message id) key makes redelivery a no-op.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from datetime import datetime
 
@@ -31,6 +32,19 @@ def _journal(conn: sqlite3.Connection, row: tuple[str, ...]) -> bool:
     return conn.execute(_JOURNAL, row).rowcount > 0
 
 
+_STARTED = f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} RETURNING attempts"
+_FINISH = f"UPDATE inbox SET status = ?, done_at = ? WHERE {_ROW}"
+
+
+def _count_attempt(conn: sqlite3.Connection, key: tuple[str, ...]) -> int:
+    row = conn.execute(_STARTED, key).fetchone()
+    return int(row[0]) if row else 1  # not journaled (e.g. an in-memory bus): a first try
+
+
+def _finish(conn: sqlite3.Connection, row: tuple[str, ...]) -> None:
+    conn.execute(_FINISH, row)
+
+
 class InboxStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -53,15 +67,11 @@ class InboxStore:
 
     async def started(self, msg: InboundMessage) -> int:
         """Count one more turn attempt (committed before the turn runs); returns the count."""
-        sql = f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} RETURNING attempts"
-        row = await self._db.fetchone(sql, _row_key(msg))
-        return int(row[0]) if row else 1  # not journaled (e.g. an in-memory bus): a first try
+        return await self._db.run_together(functools.partial(_count_attempt, key=_row_key(msg)))
 
     async def _finish(self, msg: InboundMessage, status: str) -> None:
-        await self._db.execute(
-            f"UPDATE inbox SET status = ?, done_at = ? WHERE {_ROW}",
-            (status, utcnow().isoformat(), *_row_key(msg)),
-        )
+        row = (status, utcnow().isoformat(), *_row_key(msg))
+        await self._db.run_together(functools.partial(_finish, row=row))
 
     async def pending(self) -> list[InboundMessage]:
         """Accepted but unanswered messages, in arrival order (replayed at start)."""

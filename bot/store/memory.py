@@ -7,6 +7,7 @@ user message (history rows carry no sender) and the consolidations that failed.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,21 @@ def chat_owner(key: ChatKey) -> str:
 _COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at"
 
 
+_SPEAKER = "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)"
+
+
+def _note(conn: sqlite3.Connection, row: tuple[str, int, str]) -> None:
+    conn.execute(_SPEAKER, row)
+
+
+def _facts_of_both(conn: sqlite3.Connection, params: tuple[str, ...]) -> list[sqlite3.Row]:
+    sql = (
+        f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
+        "(scope = ? AND owner = ?) OR (scope = ? AND owner = ?)) ORDER BY id"
+    )
+    return conn.execute(sql, params).fetchall()
+
+
 class MemoryStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -70,11 +86,8 @@ class MemoryStore:
         self, workspace: str, user_owner: str, chat_owner: str
     ) -> tuple[list[Fact], list[Fact]]:
         """A user's facts and a chat's, oldest first, in one query (read every turn)."""
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
-            "(scope = ? AND owner = ?) OR (scope = ? AND owner = ?)) ORDER BY id",
-            (workspace, Scope.USER.value, user_owner, Scope.CHAT.value, chat_owner),
-        )
+        params = (workspace, Scope.USER.value, user_owner, Scope.CHAT.value, chat_owner)
+        rows = await self._db.run_together(functools.partial(_facts_of_both, params=params))
         facts = [_fact(r) for r in rows]
         return [f for f in facts if f.scope is Scope.USER], [
             f for f in facts if f.scope is Scope.CHAT
@@ -119,10 +132,8 @@ class MemoryStore:
         )
 
     async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:
-        await self._db.execute(
-            "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)",
-            (str(key), message_id, user_id),
-        )
+        row = (str(key), message_id, user_id)
+        await self._db.run_together(functools.partial(_note, row=row))
 
     async def speakers(self, key: ChatKey, first_id: int, last_id: int) -> dict[int, str]:
         """User id per stored user message id in ``[first_id, last_id]``."""

@@ -10,11 +10,13 @@ bus, a burst in one transaction, and holds the claim through retries: a row queu
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from datetime import datetime, timedelta
 
 from bot.messages import OutboundMessage, outbound_from_json, to_json, utcnow
-from bot.store.db import Database, transaction
+from bot.store.db import Database
+from bot.store.transaction import transaction
 
 BACKOFF_BASE_S = 1.0
 BACKOFF_MAX_S = 300.0
@@ -27,6 +29,16 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempts - 1)))
 
 
+_ADD = (
+    "INSERT OR IGNORE INTO outbox (delivery_key, channel, payload, next_attempt_at,"
+    " created_at) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def _add(conn: sqlite3.Connection, row: tuple[str, ...]) -> bool:
+    return conn.execute(_ADD, row).rowcount > 0
+
+
 class OutboxStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -34,12 +46,8 @@ class OutboxStore:
     async def add(self, msg: OutboundMessage) -> bool:
         """Persist a message to deliver; False when its delivery key is already known."""
         now = utcnow().isoformat()
-        changed = await self._db.execute_count(
-            "INSERT OR IGNORE INTO outbox (delivery_key, channel, payload, next_attempt_at,"
-            " created_at) VALUES (?, ?, ?, ?, ?)",
-            (msg.delivery_key, msg.key.channel, to_json(msg), now, now),
-        )
-        return changed > 0
+        row = (msg.delivery_key, msg.key.channel, to_json(msg), now, now)
+        return await self._db.run_together(functools.partial(_add, row=row))
 
     async def add_many(self, msgs: list[OutboundMessage]) -> list[OutboundMessage]:
         """Persist a batch in one transaction; returns the ones whose key was new."""
@@ -58,8 +66,7 @@ class OutboxStore:
                 new.append(msg)
         now = utcnow().isoformat()
         await self._db.executemany(
-            "INSERT OR IGNORE INTO outbox (delivery_key, channel, payload, next_attempt_at,"
-            " created_at) VALUES (?, ?, ?, ?, ?)",
+            _ADD,
             [(m.delivery_key, m.key.channel, to_json(m), now, now) for m in new],
         )
         return new

@@ -13,7 +13,8 @@ from enum import StrEnum
 
 from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, utcnow
-from bot.store.db import Database, transaction
+from bot.store.db import Database
+from bot.store.transaction import transaction
 
 
 class ReminderKind(StrEnum):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.messages import ChatKey, utcnow
-from bot.store.db import Database, transaction
+from bot.store.db import Database
 from bot.store.tails import TailCache
 
 log = logging.getLogger(__name__)
@@ -62,12 +62,11 @@ class SessionStore:
         rows = [_row(sid, m, now, source_id) for m in messages]
 
         def write(c: sqlite3.Connection) -> list[int]:
-            with transaction(c):
-                ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
-                c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+            ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
+            c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             return ids
 
-        ids = await self._db.run(write)
+        ids = await self._db.run_together(write)  # one transaction: all rows or none
         self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
 
     async def begin_turn(
@@ -95,9 +94,8 @@ class SessionStore:
                 (sid, source_id),
             ).fetchone()
             if found is None:
-                with transaction(c):
-                    user_row = int(c.execute(_INSERT, (sid, *stored[1:])).lastrowid or 0)
-                    c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+                user_row = int(c.execute(_INSERT, (sid, *stored[1:])).lastrowid or 0)
+                c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             else:
                 user_row = int(found["id"])
             summary = cached if summary_known else _summary_row(c, sid)
@@ -108,7 +106,7 @@ class SessionStore:
             read = [_message(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
             return _Begun(sid, user_row, found is not None, read, summary)
 
-        begun = await self._db.run(work)
+        begun = await self._db.run_together(work)  # in one transaction, shared or not
         sid, user_row = begun.sid, begun.user_row
         self._ids[key] = sid
         if not summary_known:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreError
-from bot.store.db import Database, transaction
+from bot.store.db import Database
+from bot.store.transaction import transaction
 from bot.store.worker import DatabaseThread
 
 

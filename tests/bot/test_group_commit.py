@@ -126,3 +126,64 @@ async def test_a_closed_database_answers_every_writer_with_a_clear_error(
     for n in (1, 2):  # the second is refused too, never left waiting on the first's group
         with pytest.raises(StoreError, match="not open"):
             await asyncio.wait_for(inbox.accept(_msg(n)), 10)
+
+
+# ------------------------------------------------------------------ Database.run_together
+
+
+async def test_small_pieces_submitted_together_share_one_trip(db: Database) -> None:
+    """A turn's bookkeeping from many chats at once (attempt counts, outbox rows, finished
+    messages, session rows) rides in one transaction; each caller gets its own answer."""
+    await db.execute("CREATE TABLE t (n INTEGER)")
+    trace = await _trace(db)
+    trips: list[object] = []
+    submit = db.submit
+
+    def counted(work):  # type: ignore[no-untyped-def]
+        trips.append(work)
+        return submit(work)
+
+    async with Busy(db):
+        db.submit = counted  # type: ignore[method-assign]
+        writes = [
+            asyncio.ensure_future(
+                db.run_together(lambda c, n=n: c.execute(_INSERT_T, (n,)).rowcount)
+            )
+            for n in range(20)
+        ]
+        reads = [
+            asyncio.ensure_future(db.run_together(lambda c: c.execute(_COUNT_T).fetchone()[0]))
+        ]
+        await asyncio.sleep(0)
+    await asyncio.wait_for(asyncio.gather(*writes, *reads), 10)
+    assert [w.result() for w in writes] == [1] * 20
+    assert reads[0].result() == 20  # in submission order, inside the same transaction
+    assert len(trips) == 1
+    assert trace.count("BEGIN") == 1 and trace.count("COMMIT") == 1
+
+
+async def test_a_failing_piece_is_undone_and_fails_only_its_caller(db: Database) -> None:
+    await db.execute("CREATE TABLE t (n INTEGER)")
+
+    def half_then_fail(c: sqlite3.Connection) -> None:
+        c.execute(_INSERT_T, (100,))
+        raise KeyError("a bug in this piece")  # not an sqlite error: still only its own
+
+    async with Busy(db):
+        before = asyncio.ensure_future(db.run_together(lambda c: c.execute(_INSERT_T, (1,))))
+        bad = asyncio.ensure_future(db.run_together(half_then_fail))
+        after = asyncio.ensure_future(db.run_together(lambda c: c.execute(_INSERT_T, (2,))))
+        await asyncio.sleep(0)
+    await asyncio.wait_for(asyncio.wait([before, bad, after]), 10)
+    assert before.exception() is None and after.exception() is None
+    with pytest.raises(KeyError, match="a bug in this piece"):
+        bad.result()
+    rows = await db.fetchall("SELECT n FROM t ORDER BY n")
+    assert [r["n"] for r in rows] == [1, 2]  # the failed piece's own row is rolled back
+    with pytest.raises(KeyError):  # alone, it raises as any database work does
+        await db.run_together(half_then_fail)
+    assert len(await db.fetchall("SELECT n FROM t")) == 2
+
+
+_INSERT_T = "INSERT INTO t (n) VALUES (?)"
+_COUNT_T = "SELECT count(*) FROM t"

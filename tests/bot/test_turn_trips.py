@@ -1,38 +1,63 @@
-"""How many trips to the database thread a turn makes, from inbound to marked sent.
+"""How many pieces of database work a turn runs, from inbound to marked sent, and in how
+many trips to the database thread.
 
 Each trip is a hand-off to the database thread and back, a fixed CPU cost whatever the
-statement; a chat's first turn used to make fifteen. Counting them keeps a new per-turn
-query from slipping in unnoticed (a count, not a timing)."""
+statement; a chat's first turn used to make fifteen. Small pieces may share a trip with
+others submitted at the same moment (``Database.run_together``), so the trips a turn
+makes depend on what else is running; the pieces do not. Counting them keeps a new
+per-turn query from slipping in unnoticed (a count, not a timing)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
+from bot.store.group import GroupCommit
 from tests.fakes.waiting import outbox_settled
 
 # A chat's first turn also looks up its workspace (its session and archived summary
-# come with the turn's first trip); the user here has asked before, so the timezone is known.
+# come with the turn's first piece); the user here has asked before, so the timezone is known.
 FIRST_TURN = 11
 LATER_TURN = 10
 
 
-async def test_a_turn_makes_a_fixed_few_database_trips(daemon_factory) -> None:
+def _name(work: Callable[..., Any]) -> str:
+    inner = getattr(work, "func", work)
+    return str(getattr(inner, "__qualname__", repr(inner)))
+
+
+async def test_a_turn_runs_a_fixed_few_pieces_of_database_work(
+    daemon_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     daemon, chat = await daemon_factory()
     trips: list[str] = []
+    pieces: list[str] = []
     real = daemon.db.submit  # every trip goes through it (run awaits it)
+    commit = GroupCommit._commit
 
     def counted(work: Callable[[Any], Any]) -> Any:
-        trips.append(getattr(work, "__qualname__", repr(work)))
+        trips.append(_name(work))
+        if "group" not in getattr(work, "keywords", {}):  # a shared trip counts below
+            pieces.append(_name(work))
         return real(work)
+
+    def shared(self: Any, conn: Any, group: Any) -> Any:
+        outcome = commit(self, conn, group)
+        pieces.extend(_name(item) if callable(item) else "inbox journal" for item in group.items)
+        return outcome
 
     await chat.ask("warm up")  # the daemon's own first work is not a turn's
     await outbox_settled(daemon.db.path)
     daemon.db.submit = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(GroupCommit, "_commit", shared)
     for expected, text in ((FIRST_TURN, "hello"), (LATER_TURN, "and again")):
         trips.clear()
+        pieces.clear()
         reply = await chat.ask(text, chat="c-trips")
         assert reply.text == f"echo: {text}"
         await outbox_settled(daemon.db.path)
         await daemon.runner.consolidator.idle()
-        assert len(trips) == expected, trips
+        assert len(pieces) == expected, pieces
+        assert len(trips) <= len(pieces), trips  # shared trips only ever save some
