@@ -26,7 +26,7 @@ from bench.harness import (
     tool_definitions,
 )
 from bench.procs import FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
-from bot.agent.llm.concurrency import default_max_calls
+from bot.agent.llm.client import LLMClient
 from bot.config import Settings
 
 CHATS = 1_000
@@ -188,9 +188,11 @@ async def run() -> list[Row]:
         ),
     ]
     defaults = Settings()
+    # The cap a daemon at these settings runs with, as its client resolves it.
+    calls = LLMClient(MODEL, max_concurrent_calls=defaults.llm.max_concurrent_calls)
     at_default = (
         f"max_concurrent_chats={defaults.agent.max_concurrent_chats},"
-        f" max_concurrent_calls={defaults.llm.max_concurrent_calls or default_max_calls(MODEL)}"
+        f" max_concurrent_calls={calls.max_concurrent_calls}"
     )
     for r, label in ((lowered, f"max_concurrent_calls={LOWER_CAP}"), (default, "defaults")):
         scenario = f"1,000 one-second chats: ours, {label}"

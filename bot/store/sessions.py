@@ -62,9 +62,7 @@ class SessionStore:
         rows = [_row(sid, m, now, source_id) for m in messages]
 
         def write(c: sqlite3.Connection) -> list[int]:
-            ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
-            c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
-            return ids
+            return _insert(c, sid, rows, now)
 
         ids = await self._db.run_together(write)  # one transaction: all rows or none
         self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
@@ -94,8 +92,7 @@ class SessionStore:
                 (sid, source_id),
             ).fetchone()
             if found is None:
-                user_row = int(c.execute(_INSERT, (sid, *stored[1:])).lastrowid or 0)
-                c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+                (user_row,) = _insert(c, sid, [(sid, *stored[1:])], now)
             else:
                 user_row = int(found["id"])
             summary = cached if summary_known else _summary_row(c, sid)
@@ -269,6 +266,16 @@ def _text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     return json.dumps(content, ensure_ascii=False)
+
+
+def _insert(
+    c: sqlite3.Connection, sid: int, rows: Sequence[tuple[Any, ...]], now: str
+) -> list[int]:
+    """Store ``rows`` (as :func:`_row` builds them) in session ``sid``; their ids. The
+    caller's transaction holds them together with the session's new ``updated_at``."""
+    ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
+    c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+    return ids
 
 
 def _session_row(c: sqlite3.Connection, key: ChatKey, now: str) -> int:
