@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 
 from bot.messages import OutboundMessage, outbound_from_json, to_json, utcnow
 from bot.store.db import Database
-from bot.store.transaction import transaction
 
 BACKOFF_BASE_S = 1.0
 BACKOFF_MAX_S = 300.0
@@ -37,6 +36,14 @@ _ADD = (
 
 def _add(conn: sqlite3.Connection, row: tuple[str, ...]) -> bool:
     return conn.execute(_ADD, row).rowcount > 0
+
+
+def _mark_sent(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
+    conn.executemany(
+        "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1,"
+        " last_error = NULL WHERE delivery_key = ?",
+        rows,
+    )
 
 
 class OutboxStore:
@@ -83,30 +90,26 @@ class OutboxStore:
 
         def work(c: sqlite3.Connection) -> set[str]:
             taken: set[str] = set()
-            with transaction(c):
-                for start in range(0, len(keys), 500):
-                    chunk = keys[start : start + 500]
-                    sql = (
-                        "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key"
-                        f" IN ({','.join('?' * len(chunk))}) AND (status = 'pending' OR"
-                        " (status = 'sending' AND claimed_by IS NOT ?)) RETURNING delivery_key"
-                    )
-                    taken.update(row[0] for row in c.execute(sql, (claimant, *chunk, claimant)))
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                sql = (
+                    "UPDATE outbox SET status = 'sending', claimed_by = ? WHERE delivery_key"
+                    f" IN ({','.join('?' * len(chunk))}) AND (status = 'pending' OR"
+                    " (status = 'sending' AND claimed_by IS NOT ?)) RETURNING delivery_key"
+                )
+                taken.update(row[0] for row in c.execute(sql, (claimant, *chunk, claimant)))
             return taken
 
-        taken = await self._db.run(work)
+        # One transaction, shared with other chats' small pieces (Database.run_together).
+        taken = await self._db.run_together(work)
         return [msg for key, msg in by_key.items() if key in taken]
 
     async def mark_sent(self, msg: OutboundMessage) -> None:
         await self.mark_sent_keys([msg.delivery_key])
 
     async def mark_sent_keys(self, keys: list[str]) -> None:
-        now = utcnow().isoformat()
-        await self._db.executemany(
-            "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1,"
-            " last_error = NULL WHERE delivery_key = ?",
-            [(now, key) for key in keys],
-        )
+        rows = [(utcnow().isoformat(), key) for key in keys]
+        await self._db.run_together(functools.partial(_mark_sent, rows=rows))
 
     async def give_up(self, msg: OutboundMessage, error: str) -> None:
         await self._db.execute(

@@ -21,6 +21,10 @@ from tests.fakes.waiting import outbox_settled
 # come with the turn's first piece); the user here has asked before, so the timezone is known.
 FIRST_TURN = 11
 LATER_TURN = 10
+# Every piece but that workspace lookup may share its trip: the journal, the turn's
+# reads and writes, and delivery's claim and sent mark.
+FIRST_ALONE = {"Database.fetchall.<locals>.<lambda>"}
+LATER_ALONE: set[str] = set()
 
 
 def _name(work: Callable[..., Any]) -> str:
@@ -34,6 +38,7 @@ async def test_a_turn_runs_a_fixed_few_pieces_of_database_work(
     daemon, chat = await daemon_factory()
     trips: list[str] = []
     pieces: list[str] = []
+    together: set[str] = set()  # the pieces that went through a group (may share a trip)
     real = daemon.db.submit  # every trip goes through it (run awaits it)
     commit = GroupCommit._commit
 
@@ -45,19 +50,24 @@ async def test_a_turn_runs_a_fixed_few_pieces_of_database_work(
 
     def shared(self: Any, conn: Any, group: Any) -> Any:
         outcome = commit(self, conn, group)
-        pieces.extend(_name(item) if callable(item) else "inbox journal" for item in group.items)
+        named = [_name(item) if callable(item) else "inbox journal" for item in group.items]
+        pieces.extend(named)
+        together.update(named)
         return outcome
 
     await chat.ask("warm up")  # the daemon's own first work is not a turn's
     await outbox_settled(daemon.db.path)
     daemon.db.submit = counted  # type: ignore[method-assign]
     monkeypatch.setattr(GroupCommit, "_commit", shared)
-    for expected, text in ((FIRST_TURN, "hello"), (LATER_TURN, "and again")):
+    turns = ((FIRST_TURN, FIRST_ALONE, "hello"), (LATER_TURN, LATER_ALONE, "and again"))
+    for expected, alone, text in turns:
         trips.clear()
         pieces.clear()
+        together.clear()
         reply = await chat.ask(text, chat="c-trips")
         assert reply.text == f"echo: {text}"
         await outbox_settled(daemon.db.path)
         await daemon.runner.consolidator.idle()
         assert len(pieces) == expected, pieces
         assert len(trips) <= len(pieces), trips  # shared trips only ever save some
+        assert set(pieces) - together == alone, sorted(together)
