@@ -108,7 +108,8 @@ class OutboxStore:
         await self.mark_sent_keys([msg.delivery_key])
 
     async def mark_sent_keys(self, keys: list[str]) -> None:
-        rows = [(utcnow().isoformat(), key) for key in keys]
+        now = utcnow().isoformat()
+        rows = [(now, key) for key in keys]
         await self._db.run_together(functools.partial(_mark_sent, rows=rows))
 
     async def give_up(self, msg: OutboundMessage, error: str) -> None:

@@ -7,6 +7,7 @@ for the provider happen on copies, in the context governor, never here.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sqlite3
@@ -60,11 +61,8 @@ class SessionStore:
         sid = await self.session_id(key)
         now = utcnow().isoformat()
         rows = [_row(sid, m, now, source_id) for m in messages]
-
-        def write(c: sqlite3.Connection) -> list[int]:
-            return _insert(c, sid, rows, now)
-
-        ids = await self._db.run_together(write)  # one transaction: all rows or none
+        # One transaction: all rows or none.
+        ids = await self._db.run_together(functools.partial(_insert, sid=sid, rows=rows, now=now))
         self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
 
     async def begin_turn(
