@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import os
-import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,9 +13,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from bot import launch
 from bot.cli_shared import load_or_exit
-from bot.errors import BotError
-from bot.ops.redaction import protect_logs
 
 # The admin groups: name -> (module, its Typer, help). Imported only when named.
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
@@ -55,39 +52,15 @@ ConfigOpt = Annotated[
 ]
 
 
-def _setup_logging(level: str, quiet: bool = False) -> None:
-    logging.basicConfig(
-        level=logging.WARNING if quiet else getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for noisy in ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    protect_logs()  # redaction (secrets are added once the daemon is built) and warnings
-
-
-def _private_files() -> None:
-    """Files the daemon creates (bot.db, workspaces, offloaded results) hold chats and
-    secrets: readable by this user only, whatever umask the shell or container passed."""
-    os.umask(0o077)
-
-
+_setup_logging = launch.setup_logging
+_private_files = launch.private_files
 _load = load_or_exit
 
 
 @app.command()
 def run(config: ConfigOpt = None) -> None:
     """Run the daemon: every configured channel, plus the terminal when interactive."""
-    from bot.ops import startup
-
-    startup.pause_collector()  # until ready:
-    startup.preload()  # while the settings are read
-    _private_files()
-    settings = _load(config)
-    _setup_logging(settings.log_level)
-    from bot.app import run_daemon
-
-    _run(run_daemon(settings, terminal=sys.stdin.isatty()))
+    raise typer.Exit(launch.run(config))
 
 
 @app.command()
@@ -147,15 +120,10 @@ def mcp_list(config: ConfigOpt = None) -> None:
 
 
 def _run(coro: Coroutine[Any, Any, int]) -> None:
-    try:
-        code = asyncio.run(coro)
-    except BotError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        code = 0
-    raise typer.Exit(int(code or 0))
+    raise typer.Exit(launch.finish(coro))
 
 
 def main() -> None:
+    """The Typer app; the console script is :func:`bot.launch.main`, which hands every
+    command line but a plain ``bot run`` to this."""
     app()

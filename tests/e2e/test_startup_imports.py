@@ -1,6 +1,6 @@
 """What the real `bot run` process has imported when it logs `ready:`, with Telegram on
 (the fake Bot API): the configured channel's SDK, and not what it does not need yet
-(disabled platforms' SDKs, the admin sub-commands, skill parsing, litellm, httpx's CLI).
+(disabled platforms' SDKs, the CLI framework and the admin sub-commands, skill parsing, litellm, httpx's CLI).
 
 The list is taken inside the process at the moment the ready line is logged, so it
 is cheap and exact: no timing is asserted here (that is `make bench`)."""
@@ -37,7 +37,7 @@ class AtReady(logging.Handler):
 
 logging.getLogger("bot.daemon").addHandler(AtReady())
 sys.argv = ["bot", "run"]
-from bot.cli import main
+from bot.launch import main
 main()
 """
 
@@ -47,6 +47,8 @@ NOT_BEFORE_READY = (
     "discord",
     "channels.slack.adapter",
     "channels.discord.adapter",
+    "typer",  # the CLI framework: `bot run` is parsed by bot.launch
+    "bot.cli",
     "bot.manage",  # admin sub-commands
     "bot.workspaces.cli",
     "bot.cli_pairing",

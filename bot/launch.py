@@ -1,0 +1,116 @@
+"""The ``bot`` entry point (also ``python -m bot``): ``bot run`` starts the daemon without
+the command-line framework; every other command line goes to the Typer app.
+
+Why: Typer is ~10 ms of import and, when it parses, builds a pydantic adapter per option
+(~15 ms more) before ``bot run`` has done anything, all for one optional ``--config``.
+Only the exact forms ``run``, ``run --config PATH``, ``run -c PATH`` and
+``run --config=PATH`` take this path; anything else (``run --help``, a typo, another
+command) is parsed by :mod:`bot.cli` exactly as before, errors and help included.
+The daemon's start and its exit codes live here, so both paths share them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.errors import BotError, ConfigError
+from bot.ops.redaction import protect_logs
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+
+_NOISY = ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio")
+
+
+@dataclass(frozen=True, slots=True)
+class RunArgs:
+    """A ``bot run`` command line this module parses itself."""
+
+    config: Path | None = None
+
+
+def plain_run(argv: Sequence[str]) -> RunArgs | None:
+    """``argv`` (without the program name) as a plain ``bot run``, or None for Typer."""
+    match list(argv):
+        case ["run"]:
+            return RunArgs()
+        case ["run", "--config" | "-c", str(path)] if path and not path.startswith("-"):
+            return RunArgs(Path(path))
+        case ["run", str(option)] if option.startswith("--config=") and option[9:]:
+            return RunArgs(Path(option[9:]))
+    return None
+
+
+def setup_logging(level: str, quiet: bool = False) -> None:
+    """One stderr format for every command; the chattiest libraries at WARNING."""
+    logging.basicConfig(
+        level=logging.WARNING if quiet else getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in _NOISY:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    protect_logs()  # redaction (secrets are added once the daemon is built) and warnings
+
+
+def private_files() -> None:
+    """Files the daemon creates (bot.db, workspaces, offloaded results) hold chats and
+    secrets: readable by this user only, whatever umask the shell or container passed."""
+    os.umask(0o077)
+
+
+def load(config: Path | None) -> Settings | None:
+    """The settings, or None after the config error was printed on stderr."""
+    from bot.config import load_settings  # pydantic: after ``bot run`` started its preload
+
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return None
+
+
+def finish(coro: Coroutine[Any, Any, int]) -> int:
+    """Run a command's coroutine to its exit code: 2 for a :class:`BotError` (its one
+    line on stderr), 0 for Ctrl-C."""
+    try:
+        return int(asyncio.run(coro) or 0)
+    except BotError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+def run(config: Path | None) -> int:
+    """``bot run``: the daemon until it is stopped; its exit code."""
+    from bot.ops import startup
+
+    startup.pause_collector()  # until ready:
+    startup.preload()  # while the settings are read
+    private_files()
+    settings = load(config)
+    if settings is None:
+        return 2
+    setup_logging(settings.log_level)
+    from bot.app import run_daemon
+
+    return finish(run_daemon(settings, terminal=sys.stdin.isatty()))
+
+
+def main() -> None:
+    """The console script."""
+    args = plain_run(sys.argv[1:])
+    if args is None:
+        from bot.cli import main as cli
+
+        cli()
+        return
+    sys.exit(run(args.config))
