@@ -9,6 +9,7 @@ then only starts and stops what was built here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
@@ -64,6 +65,7 @@ from channels.registry import SPECS
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
 from tools.mcp import report as mcp_report
+from tools.registry import ToolRegistry
 from tools.weather import OpenMeteoWeather, weather_command
 
 log = logging.getLogger(__name__)
@@ -228,7 +230,7 @@ def build_daemon(
         housekeeping=housekeeping,
         supervisor=Supervisor(metrics),
         web=None,
-        warmup=llm.start_warmup if llm is not None else lambda: None,
+        warmup=functools.partial(_warm_up, tools, llm),
         prepare_loop=llm.prepare_loop if llm is not None else lambda: None,
         background=[mcp],
     )
@@ -242,6 +244,14 @@ def build_daemon(
             routes=channel_routes(channels),
         )
     return daemon
+
+
+def _warm_up(tools: ToolRegistry, llm: LLMClient | None) -> None:
+    """After ``ready:``: the tools' schema checks (~30 ms with jsonschema's import), then
+    litellm's import on its thread; a turn that comes first does what it needs itself."""
+    tools.prepare()
+    if llm is not None:
+        llm.start_warmup()
 
 
 def _channels(

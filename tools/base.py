@@ -3,39 +3,59 @@
 Models send sloppy arguments ("3" for 3, "true" for True). Casting fixes only what is
 unambiguous; everything else is left for jsonschema to report back to the model, so a
 bad call becomes an "Error: ..." result the model can correct instead of a crash.
+
+A class is checked in two steps. Its definition checks only that ``parameters`` is an
+object schema; :meth:`Tool.prepare` checks it against JSON Schema 2020-12 and builds the
+validator and the wire view, once per class. jsonschema's import and the meta-schema
+checks cost ``bot run`` ~30 ms, so the daemon prepares its tools right after ``ready:``
+(``ToolRegistry.prepare``), plugins and MCP tools when they are registered, and any use
+prepares a class that is not yet.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.agent.toolbox import ToolContext
 from bot.errors import UncleanableSchema
 from tools.schema import check_schema, clean_schema
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
 _INT_RE = re.compile(r"[+-]?\d+")
 _NUM_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _KNOWN_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
-_TYPE_CHECKER = Draft202012Validator.TYPE_CHECKER
 _MAX_MESSAGE = 300
 _MAX_DEPTH = 32
 
 
-def _build_validator(owner: str, schema: Any) -> Any:
-    """Check a tool schema once, when its class is defined, so a typo fails at import."""
+@functools.cache
+def _type_checker() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator.TYPE_CHECKER
+
+
+def _require_object_schema(owner: str, schema: Any) -> None:
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
         raise TypeError(f"tool {owner}: parameters must be a JSON Schema with type 'object'")
+
+
+def _build_validator(owner: str, schema: Any) -> Any:
+    """The validator of a schema checked against the 2020-12 meta-schema."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         check_schema(schema)
     except SchemaError as exc:
@@ -57,20 +77,35 @@ class Tool(ABC):
     exclusive: ClassVar[bool] = False
     offload_exempt: ClassVar[bool] = False
     _plugin_discoverable: ClassVar[bool] = True
-    _validator: ClassVar[Any] = None
+    _validator: ClassVar[Any] = None  # set by prepare()
     # What the model sees: ``parameters`` in the subset every provider accepts (see
     # tools.schema); arguments are still validated against ``parameters`` itself.
-    wire_parameters: ClassVar[dict[str, Any]]
+    # None until prepare() derives it, unless the class sets its own.
+    wire_parameters: ClassVar[dict[str, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "parameters" in cls.__dict__:
-            cls._validator = _build_validator(cls.__qualname__, cls.parameters)
+            _require_object_schema(cls.__qualname__, cls.parameters)
+            cls._validator = None  # not the parent's: this class has its own schema
             if "wire_parameters" not in cls.__dict__:
-                try:
-                    cls.wire_parameters = clean_schema(cls.parameters).wire
-                except UncleanableSchema as exc:
-                    raise TypeError(f"tool {cls.__qualname__}: {exc}") from exc
+                cls.wire_parameters = None
+
+    @classmethod
+    def prepare(cls) -> None:
+        """Check ``parameters`` against JSON Schema 2020-12 and build the validator and
+        the wire view (once per class); TypeError names the tool when the schema is bad."""
+        if cls._validator is not None:
+            return
+        if not isinstance(getattr(cls, "parameters", None), Mapping):
+            raise TypeError(f"tool {cls.__qualname__} defines no parameters schema")
+        validator = _build_validator(cls.__qualname__, cls.parameters)
+        if cls.wire_parameters is None:
+            try:
+                cls.wire_parameters = clean_schema(cls.parameters).wire
+            except UncleanableSchema as exc:
+                raise TypeError(f"tool {cls.__qualname__}: {exc}") from exc
+        cls._validator = validator
 
     @property
     def concurrency_safe(self) -> bool:
@@ -88,6 +123,7 @@ class Tool(ABC):
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI function-tool definition (a copy, so callers cannot alter the class)."""
+        self.prepare()
         return {
             "type": "function",
             "function": {
@@ -99,8 +135,7 @@ class Tool(ABC):
 
     def schema_validator(self) -> Any:
         """The cached Draft 2020-12 validator of this tool's parameters."""
-        if self._validator is None:
-            raise TypeError(f"tool {type(self).__qualname__} defines no parameters schema")
+        self.prepare()
         return self._validator
 
     # -- casting -------------------------------------------------------------------------
@@ -178,7 +213,7 @@ class Tool(ABC):
 def _cast_scalar(value: Any, types: list[str]) -> Any:
     if not types:
         return value
-    if any(_TYPE_CHECKER.is_type(value, t) for t in types):
+    if any(_type_checker().is_type(value, t) for t in types):
         if "integer" in types and "number" not in types and isinstance(value, float):
             return int(value)  # 3.0 is a JSON integer; hand the tool a real int
         return value
@@ -205,7 +240,7 @@ def _cast_scalar(value: Any, types: list[str]) -> Any:
             loaded = json.loads(text)
         except ValueError:
             return value
-        if any(_TYPE_CHECKER.is_type(loaded, t) for t in types):
+        if any(_type_checker().is_type(loaded, t) for t in types):
             return loaded
     return value
 
@@ -247,6 +282,8 @@ def _describe(error: ValidationError) -> list[str]:
             return [f"unexpected parameter '{_join(path, k)}'" for k in extras]
     message = error.message
     if error.context:
+        from jsonschema.exceptions import best_match
+
         message += f" (closest match: {best_match(error.context).message})"
     where = f"parameter '{path}'" if path else "arguments"
     return [f"{where}: {_shorten(message)}"]

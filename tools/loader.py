@@ -120,6 +120,7 @@ def _register_plugin(registry: ToolRegistry, cls: type[Tool]) -> None:
         )
         return
     try:
+        cls.prepare()  # a bad schema is the plugin's: it is skipped now, not at a turn
         registry.register(cls(), builtin=False)
     except Exception:
         logger.warning("tool plugin %s could not be registered", _qualname(cls), exc_info=True)

@@ -92,7 +92,8 @@ class ToolRegistry:
             raise ValueError(f"tool {name!r} is already registered")
         if not isinstance(getattr(tool, "description", None), str):
             raise ValueError(f"tool {name!r} has no description")
-        tool.schema_validator()  # raises TypeError when the class has no schema
+        if not isinstance(getattr(tool, "parameters", None), Mapping):
+            raise TypeError(f"tool {type(tool).__qualname__} defines no parameters schema")
         self._tools[name] = tool
         if builtin:
             self._builtin.add(name)
@@ -100,6 +101,14 @@ class ToolRegistry:
             self._scope[name] = workspaces
         self._definitions.clear()
         self._by_workspace.clear()
+
+    def prepare(self) -> None:
+        """Check every tool's schema and build its validator now (the daemon calls this
+        right after ``ready:``, so that neither start-up nor the first turn pays for
+        it). A bad schema raises TypeError: plugins and MCP tools were prepared when
+        registered, so what fails here is a built-in, which is our bug."""
+        for tool in self._tools.values():
+            tool.prepare()
 
     def unregister(self, name: str) -> Tool | None:
         """Remove and return a tool (None when it was not registered)."""

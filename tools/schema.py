@@ -31,9 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from bot.errors import UncleanableSchema
 
 __all__ = ["CleanSchema", "UncleanableSchema", "check_schema", "clean_schema"]
@@ -62,6 +59,8 @@ def check_schema(schema: Mapping[str, Any]) -> None:
     start defines them all), and a tool's parameters and their check view are usually
     the same schema. Raises :class:`SchemaError` as the validator does.
     """
+    from jsonschema import Draft202012Validator  # imported by the first check, not at start
+
     try:
         key = json.dumps(schema, sort_keys=True, default=repr)
     except (TypeError, ValueError):  # not JSON-like (mixed key types, a cycle): no memo
@@ -298,6 +297,8 @@ def _check_view(inlined: Mapping[str, Any], wire: dict[str, Any]) -> dict[str, A
     if "type" not in check and not any(k in check for k in ("anyOf", "oneOf", "allOf")):
         check["type"] = "object"
     check.setdefault("properties", {})
+    from jsonschema.exceptions import SchemaError
+
     try:
         check_schema(check)
     except SchemaError:

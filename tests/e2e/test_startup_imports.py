@@ -1,6 +1,7 @@
 """What the real `bot run` process has imported when it logs `ready:`, with Telegram on
 (the fake Bot API): the configured channel's SDK, and not what it does not need yet
-(disabled platforms' SDKs, the CLI framework and the admin sub-commands, skill parsing, litellm, httpx's CLI).
+(disabled platforms' SDKs, the CLI framework and the admin sub-commands, tool schema
+checks, skill parsing, litellm, httpx's CLI).
 
 The list is taken inside the process at the moment the ready line is logged, so it
 is cheap and exact: no timing is asserted here (that is `make bench`)."""
@@ -52,6 +53,7 @@ NOT_BEFORE_READY = (
     "bot.manage",  # admin sub-commands
     "bot.workspaces.cli",
     "bot.cli_pairing",
+    "jsonschema",  # tool schemas are checked right after ready
     "yaml",  # skill files are parsed at the first prompt
     "litellm",  # its warm-up starts after ready
     "httpx._main",  # httpx's command-line client

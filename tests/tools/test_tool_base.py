@@ -191,11 +191,39 @@ def test_long_messages_are_shortened() -> None:
     assert len(error) < 350
 
 
-def test_invalid_schema_fails_at_class_definition() -> None:
-    with pytest.raises(TypeError, match="invalid parameters schema"):
-        make_tool({"type": "object", "properties": {"v": {"type": "no-such-type"}}})
+def test_a_non_object_schema_fails_at_class_definition() -> None:
     with pytest.raises(TypeError, match="type 'object'"):
         make_tool({"type": "string"})
+
+
+def test_an_invalid_schema_fails_at_prepare_and_at_every_use() -> None:
+    """The meta-schema check waits for prepare() (after ready: in the daemon), and a
+    tool never prepared is checked by its first use: a bad schema never half-works."""
+    tool = make_tool({"type": "object", "properties": {"v": {"type": "no-such-type"}}})
+    for use in (type(tool).prepare, tool.definition, lambda: tool.validate_params({"v": 1})):
+        with pytest.raises(TypeError, match="tool T: invalid parameters schema"):
+            use()
+
+
+def test_prepare_builds_the_validator_and_wire_view_once() -> None:
+    tool = one({"type": ["integer", "null"]})
+    cls = type(tool)
+    assert cls._validator is None and cls.wire_parameters is None
+    cls.prepare()
+    validator, wire = cls._validator, cls.wire_parameters
+    assert validator is not None and wire is not None
+    cls.prepare()
+    assert cls._validator is validator and cls.wire_parameters is wire
+    assert tool.definition()["function"]["parameters"] == wire
+
+
+def test_a_subclass_with_its_own_schema_is_prepared_on_its_own() -> None:
+    parent = type(one({"type": "integer"}))
+    parent.prepare()
+    child = type("Child", (parent,), {"parameters": {"type": "object", "properties": {}}})
+    assert child._validator is None and child.wire_parameters is None
+    assert child().validate_params({"v": "anything"}) == []
+    assert parent().validate_params({"v": "x"}) != []
 
 
 def test_a_schema_is_checked_once_and_a_bad_one_every_time() -> None:

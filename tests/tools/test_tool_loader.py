@@ -8,6 +8,7 @@ import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +97,7 @@ def plugin_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uid: str) -> s
         broken = broken_{uid}
         missing = plug_{uid}:DoesNotExist
         junk = plug_{uid}:helper
+        badschema = badschema_{uid}:BadSchema
         """,
     )
     write(
@@ -106,6 +108,10 @@ def plugin_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uid: str) -> s
     )
     write(site / f"plugmod_{uid}.py", tool_src("ModTool", "mcp_mod"))
     write(site / f"broken_{uid}.py", "raise ImportError('plugin dependency missing')\n")
+    bad_schema = tool_src("BadSchema", "bad_schema").replace(
+        '"type": "object"', '"type": "object", "properties": {"v": {"type": "no-such-type"}}'
+    )
+    write(site / f"badschema_{uid}.py", bad_schema)
     monkeypatch.syspath_prepend(str(site))
     return group
 
@@ -130,7 +136,12 @@ def test_discover_plugins_loads_classes_and_modules(
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="tools.loader"):
         found = discover_plugins(plugin_group)
-    assert sorted(cls.__name__ for cls in found) == ["ClashTool", "ModTool", "PluginWeather"]
+    assert sorted(cls.__name__ for cls in found) == [
+        "BadSchema",  # loads; its schema is refused at registration
+        "ClashTool",
+        "ModTool",
+        "PluginWeather",
+    ]
     warnings = "\n".join(r.getMessage() for r in caplog.records)
     assert "'broken'" in warnings and "failed to load" in warnings
     assert "'missing'" in warnings
@@ -156,6 +167,28 @@ def test_build_registry_keeps_builtin_on_clash(
     assert "built-in" in message
     names = [d["function"]["name"] for d in registry.definitions()]
     assert names == ["alpha", "beta", "plugin_weather", "mcp_mod"]
+
+
+def test_a_plugin_with_an_invalid_schema_is_skipped_when_registered(
+    fake_package: str, plugin_group: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="tools.loader"):
+        registry = build_registry(package=fake_package, group=plugin_group)
+    assert "bad_schema" not in registry
+    [skipped] = [r for r in caplog.records if "BadSchema" in r.getMessage()]
+    assert "could not be registered" in skipped.getMessage()
+    assert skipped.exc_info is not None and "invalid parameters schema" in str(skipped.exc_info[1])
+    registry.prepare()  # every tool left is sound
+
+
+def test_every_builtin_schema_passes_prepare() -> None:
+    """The daemon prepares its tools after ready: (a bad built-in raises there): every
+    built-in's schema must pass the 2020-12 meta-schema."""
+    registry = build_registry(extra_plugins=False)
+    registry.prepare()
+    for name in registry.names():
+        tool = registry.get(name)
+        assert tool is not None and type(tool)._validator is not None, name
 
 
 def test_build_registry_without_plugins(fake_package: str, plugin_group: str) -> None:
@@ -184,3 +217,16 @@ def test_builtin_definitions_pass_every_strict_provider() -> None:
         "create_reminder", {"content": "tea", "time": "in 1 hour", "recurrence": None}
     )
     assert not isinstance(prepared, str), prepared  # null still accepted
+
+
+async def test_the_daemon_prepares_its_tools_right_after_ready(
+    daemon_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off the start-up path, but before any turn needs them: ``Daemon.start`` prepares
+    every tool once ``ready:`` is logged."""
+    for cls in discover_builtin():
+        monkeypatch.setattr(cls, "_validator", None)  # as in a fresh process
+    daemon, _ = await daemon_factory()
+    assert daemon.state == "ready"
+    for name in daemon.tools.names():
+        assert type(daemon.tools.get(name))._validator is not None, name

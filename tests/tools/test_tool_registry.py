@@ -291,12 +291,18 @@ def test_concurrency_safe_by_name(registry: ToolRegistry) -> None:
     assert registry.concurrency_safe(None) is False
 
 
-def test_schema_bug_is_refused_when_the_tool_is_defined() -> None:
+def test_schema_bug_is_refused_when_the_tool_is_prepared() -> None:
     """A ``$ref`` that resolves nowhere passes ``check_schema`` but could never be
-    validated or shown to a provider: the class definition fails, naming the tool."""
+    validated or shown to a provider: preparing it fails, naming the tool, and so does
+    the registry's prepare() (what the daemon runs after ready:) when it holds one."""
     schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
+    cls = tool_class("broken_ref", schema)
     with pytest.raises(TypeError, match=r"broken_ref.*#/\$defs/missing"):
-        tool_class("broken_ref", schema)
+        cls.prepare()
+    reg = ToolRegistry()
+    reg.register(cls(), builtin=True)
+    with pytest.raises(TypeError, match="broken_ref"):
+        reg.prepare()
 
 
 async def test_cancellation_propagates() -> None:

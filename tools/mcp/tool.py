@@ -60,7 +60,8 @@ def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> 
         "__module__": __name__,
     }
     try:
-        cls = type(f"MCPTool_{name}", (MCPTool,), attrs)
+        cls: type[MCPTool] = type(f"MCPTool_{name}", (MCPTool,), attrs)
+        cls.prepare()
     except TypeError as exc:  # the base class refused the schema
         log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
         return None
