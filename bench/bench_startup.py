@@ -31,11 +31,12 @@ RUNS = 3
 READY = ": ready: "
 WARM = "warm-up import finished"
 # The libraries `bot run` with Telegram imports before `ready:` (httpx without its CLI,
-# as the daemon imports it); the child prints READY once they are in.
+# as the daemon imports it; not Typer nor jsonschema, which it no longer needs by then);
+# the child prints READY once they are in.
 FLOOR = (
     "import sys; sys.modules['httpx._main'] = None\n"
-    "import asyncio, typer, pydantic_settings, aiohttp.web, aiosqlite, prometheus_client\n"
-    "import apscheduler.schedulers.asyncio, jsonschema, tenacity, telegram\n"
+    "import asyncio, pydantic_settings, aiohttp.web, aiosqlite, prometheus_client\n"
+    "import apscheduler.schedulers.asyncio, tenacity, telegram\n"
     f"print({READY!r}, file=sys.stderr, flush=True)"
 )
 
