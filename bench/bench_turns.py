@@ -9,17 +9,22 @@ litellm's). Chats are closed loops: each of ``CHATS`` chats sends its next messa
 the previous answer arrives, so latency is a turn's own, not queueing.
 
 The machine's neighbours come and go during a run (the same floor has been seen at 4.4
-and 7.0 ms within one run), so each scenario is measured between two bare floors and
-compared with their mean, and its same-size floor runs right after it.
+and 7.0 ms within one run, and at twice a quiet day's figure for a whole run), so a
+scenario and its floor take turns: both processes stay up, and the scenario runs in
+``ROUNDS`` segments, each followed by a same-size floor segment and a bare one (with a
+bare one before the first). A load that comes and goes then falls on both sides of the
+ratio alike; the per-segment ratios show how far it moved them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import itertools
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,50 +40,65 @@ from bench.harness import (
     tool_definitions,
     turn_history,
 )
-from bench.procs import FakeLLMProcess, FakeTelegramProcess, fake_stats, run_worker, served_between
+from bench.procs import (
+    FakeLLMProcess,
+    FakeTelegramProcess,
+    Segments,
+    fake_stats,
+    run_worker,
+    served_between,
+)
 
 CHATS = 50
 MESSAGES = 2_000
 LONG_SESSION = 1_000  # stored messages per chat before the measured turns
 LONG_MESSAGES = 1_000
-FLOOR_CALLS = 1_000
+ROUNDS = 5  # segments of each scenario, taking turns with its floor's
+FLOOR_SEGMENT = 200  # bare calls per floor segment
 SINGLE = 100  # one chat, one message at a time: a turn's own latency, no queueing
 WARMUP = 2  # turns per chat before measuring (litellm's first-call caches, tokenizer)
+
+Segment = Callable[..., Awaitable[dict[str, Any]]]
 
 
 # --------------------------------------------------------------------------- workers
 
 
-async def floor(
-    url: str, stats_url: str, calls: int, inflight: int, history: int = 0
-) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def floor(url: str, stats_url: str, inflight: int, label: str) -> AsyncIterator[Segment]:
     """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm
-    (nothing of what the daemon adds: see bot.agent.llm.cost_map); ``history``: this
-    many stored messages go before the user's (the same-size floor)."""
+    (nothing of what the daemon adds: see bot.agent.llm.cost_map); a segment's
+    ``history``: this many stored messages go before the user's (the same-size floor)."""
     from bot.agent.llm.client import litellm_module
 
     litellm = await litellm_module()
     tools = tool_definitions()
-    before_user = turn_history(history)
-    await bare_loop(litellm, url, tools, 100, inflight, history=before_user)  # warm-up
-    gc.collect()
-    before = await fake_stats(stats_url)
-    with CpuMeter() as cpu, profiled(f"turns-floor-{inflight}-{history}"):
-        wall = await bare_loop(litellm, url, tools, calls, inflight, history=before_user)
-    after = await fake_stats(stats_url)
-    return {
-        "calls": calls,
-        "history": history,
-        "wall_s": wall,
-        "cpu_s": cpu.used,
-        **served_between(before, after),
-    }
+    await bare_loop(litellm, url, tools, 100, inflight)  # warm-up
+
+    async def segment(calls: int, history: int = 0) -> dict[str, Any]:
+        before_user = turn_history(history)
+        gc.collect()
+        before = await fake_stats(stats_url)
+        with CpuMeter() as cpu, profiled(f"turns-floor-{label}-{'sized' if history else 'bare'}"):
+            wall = await bare_loop(litellm, url, tools, calls, inflight, history=before_user)
+        after = await fake_stats(stats_url)
+        return {
+            "calls": calls,
+            "history": history,
+            "wall_s": wall,
+            "cpu_s": cpu.used,
+            **served_between(before, after),
+        }
+
+    yield segment
 
 
-async def ours(
-    url: str, stats_url: str, *, chats: int, per_chat: int, stored: int, label: str
-) -> dict[str, Any]:
-    """The daemon with ``chats`` closed-loop chats of ``per_chat`` messages each."""
+@contextlib.asynccontextmanager
+async def daemon_chats(
+    url: str, stats_url: str, *, chats: int, stored: int, label: str
+) -> AsyncIterator[Segment]:
+    """The daemon with ``chats`` closed-loop chats; a segment sends ``per_chat`` messages
+    in each (numbered on from the segment before, so every reply is checked)."""
     from bot.agent.llm.client import litellm_module
     from bot.app import build_daemon
 
@@ -91,48 +111,67 @@ async def ours(
         seeded = await seed_sessions(daemon, keys, stored) if stored else 0
         for w in range(WARMUP):
             await asyncio.gather(*(channel.ask(f"c{c}", f"warm-up {w}") for c in range(chats)))
-        latencies: list[float] = []
-        failed: list[str] = []
+        numbers = itertools.count()
 
-        async def chat(c: int) -> None:
-            for i in range(per_chat):
-                reply, latency = await channel.ask(f"c{c}", f"message {i} in chat {c}")
-                if reply.text != f"echo: message {i} in chat {c}":
-                    failed.append(reply.text)  # counted and reported, not hidden
-                latencies.append(latency)
+        async def segment(per_chat: int) -> dict[str, Any]:
+            first = next(numbers) * per_chat
+            latencies: list[float] = []
+            failed: list[str] = []
 
-        gc.collect()
-        before = await fake_stats(stats_url)
-        with CpuMeter() as cpu, profiled(f"turns-{label}"):
-            started = time.perf_counter()
-            await asyncio.gather(*(chat(c) for c in range(chats)))
-            wall = time.perf_counter() - started
-        after = await fake_stats(stats_url)
-        rows = len(await daemon.sessions.history_rows(channel.message("c0", "").key))
-        await daemon.stop()
-    return {
-        "chats": chats,
-        "messages": chats * per_chat,
-        "wall_s": wall,
-        "cpu_s": cpu.used,
-        "p50_ms": median(latencies) * 1000,
-        "p99_ms": percentile(latencies, 99) * 1000,
-        **served_between(before, after),
-        "seeded": seeded,
-        "failed": len(failed),
-        "final_rows": rows,
-    }
+            async def chat(c: int) -> None:
+                for i in range(first, first + per_chat):
+                    reply, latency = await channel.ask(f"c{c}", f"message {i} in chat {c}")
+                    if reply.text != f"echo: message {i} in chat {c}":
+                        failed.append(reply.text)  # counted and reported, not hidden
+                    latencies.append(latency)
+
+            gc.collect()
+            before = await fake_stats(stats_url)
+            with CpuMeter() as cpu, profiled(f"turns-{label}"):
+                started = time.perf_counter()
+                await asyncio.gather(*(chat(c) for c in range(chats)))
+                wall = time.perf_counter() - started
+            after = await fake_stats(stats_url)
+            rows = len(await daemon.sessions.history_rows(keys[0]))
+            return {
+                "chats": chats,
+                "messages": chats * per_chat,
+                "wall_s": wall,
+                "cpu_s": cpu.used,
+                "latencies": latencies,
+                **served_between(before, after),
+                "seeded": seeded,
+                "failed": len(failed),
+                "final_rows": rows,
+            }
+
+        try:
+            yield segment
+        finally:
+            await daemon.stop()
+
+
+async def ours(
+    url: str, stats_url: str, *, chats: int, per_chat: int, stored: int, label: str
+) -> dict[str, Any]:
+    """One segment of :func:`daemon_chats` in a worker of its own, with its latencies'
+    p50 and p99 (the nanobot comparison and the one-chat latency use it)."""
+    async with daemon_chats(url, stats_url, chats=chats, stored=stored, label=label) as segment:
+        r = await segment(per_chat=per_chat)
+    latencies = r.pop("latencies")
+    return {**r, "p50_ms": median(latencies) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
 
 
 # --------------------------------------------------------------------------- rows
 
 
-def _pooled(*runs: dict[str, Any]) -> dict[str, Any]:
-    """Floor runs as one (their sums), with each run's CPU per call kept."""
-    keys = ("calls", "wall_s", "cpu_s", "requests", "fake_cpu_s")
-    pooled: dict[str, Any] = {k: sum(r[k] for r in runs) for k in keys}
-    pooled["each_ms"] = [r["cpu_s"] / r["calls"] * 1000 for r in runs]
-    return pooled
+def _pooled(runs: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Segments as one: the sums of ``keys``."""
+    return {k: sum(r[k] for r in runs) for k in keys}
+
+
+FLOOR_KEYS = ("calls", "wall_s", "cpu_s", "requests", "fake_cpu_s")
+SCENARIO_KEYS = ("messages", "wall_s", "cpu_s", "requests", "sent_messages", "fake_cpu_s")
 
 
 def history_of(r: dict[str, Any]) -> int:
@@ -141,15 +180,59 @@ def history_of(r: dict[str, Any]) -> int:
     return max(0, round(r["sent_messages"] / max(1, r["requests"])) - 2)
 
 
+def _per_call(r: dict[str, Any], count: str = "calls") -> float:
+    return float(r["cpu_s"]) / max(1, r[count])
+
+
+async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dict[str, Any]:
+    """``ROUNDS`` segments of ``scenario`` (``per_chat`` messages per chat in all), each
+    followed by a same-size floor segment and a bare one, with a bare one first; the
+    scenario's segments pooled, with ``floor`` and ``sized`` pooled from theirs and
+    ``ratios``: each segment's CPU per message over the mean of the bare segments on
+    either side of it."""
+    bare = [await floor.run(calls=FLOOR_SEGMENT)]
+    runs: list[dict[str, Any]] = []
+    sized: list[dict[str, Any]] = []
+    for _ in range(ROUNDS):
+        runs.append(await scenario.run(per_chat=per_chat // ROUNDS))
+        sized.append(await floor.run(calls=FLOOR_SEGMENT, history=history_of(runs[-1])))
+        bare.append(await floor.run(calls=FLOOR_SEGMENT))
+    pooled = _pooled(runs, SCENARIO_KEYS)
+    latencies = [x for r in runs for x in r["latencies"]]
+    methods: dict[str, int] = {}
+    for r in runs:
+        for name, n in r.get("bot_api_calls", {}).items():
+            methods[name] = methods.get(name, 0) + n
+    return {
+        **pooled,
+        "chats": runs[0]["chats"],
+        "seeded": runs[0]["seeded"],
+        "failed": sum(r["failed"] for r in runs),
+        "p50_ms": median(latencies) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+        "bot_api_calls": methods,
+        "floor": _pooled(bare, FLOOR_KEYS),
+        "floor_segments": bare,
+        "sized": {
+            **_pooled(sized, FLOOR_KEYS),
+            "history": round(median([s["history"] for s in sized])),
+        },
+        "ratios": [
+            _per_call(r, "messages") / ((_per_call(a) + _per_call(b)) / 2)
+            for r, a, b in zip(runs, bare, bare[1:], strict=False)
+        ],
+    }
+
+
 def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
-    """A scenario's rows; its ratios are to the floors measured either side of it."""
+    """A scenario's rows; its ratios are to the floor segments it took turns with."""
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
     per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
-    floor_ms = r["floor"]["cpu_s"] / r["floor"]["calls"] * 1000
-    either_side = " and ".join(f"{ms:.2f}" for ms in r["floor"]["each_ms"])
+    floor_ms = _per_call(r["floor"]) * 1000
+    spread = f"{min(r['ratios']):.2f}-{max(r['ratios']):.2f}x"
     sized = r["sized"]
-    sized_ms = sized["cpu_s"] / sized["calls"] * 1000
+    sized_ms = _per_call(sized) * 1000
     return [
         Row(
             scenario,
@@ -163,15 +246,16 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             scenario,
             "CPU per message",
             f"{cpu_ms:.2f} ms",
-            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms, the mean of"
-            f" the floors just before and after: {either_side})",
+            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms over the"
+            f" {len(r['floor_segments'])} bare segments taking turns with its {ROUNDS};"
+            f" segment by segment {spread})",
         ),
         Row(
             scenario,
             "CPU per message vs a same-size call",
             f"{cpu_ms / sized_ms:.2f}x",
             f"a bare call with the {sized['history']} stored messages an average call here"
-            f" carried, measured right after: {sized_ms:.2f} ms",
+            f" carried, in segments right after each of its own: {sized_ms:.2f} ms",
         ),
         Row(
             scenario,
@@ -189,60 +273,44 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     ]
 
 
-async def _bare(urls: dict[str, str], history: int = 0) -> dict[str, Any]:
-    return await run_worker(
-        "bench_turns:floor", calls=FLOOR_CALLS, inflight=CHATS, history=history, **urls
-    )
-
-
-async def _bracketed(
-    urls: dict[str, str], floors: list[dict[str, Any]], scenario: Awaitable[dict[str, Any]]
+async def _scenario(
+    urls: dict[str, str], target: str, label: str, per_chat: int, **kwargs: Any
 ) -> dict[str, Any]:
-    """Run ``scenario``, then its same-size floor and the next bare floor: each figure is
-    compared with floors measured right before and after it, so a neighbour's load that
-    comes and goes during the run moves both sides of a ratio alike."""
-    r = await scenario
-    r["sized"] = await _bare(urls, history_of(r))
-    floors.append(await _bare(urls))
-    r["floor"] = _pooled(floors[-2], floors[-1])
-    return r
+    """``target``'s segments taking turns with a floor worker of their own."""
+    async with (
+        Segments("bench_turns:floor", inflight=CHATS, label=label, **urls) as floor,
+        Segments(target, chats=CHATS, label=label, **urls, **kwargs) as scenario,
+    ):
+        return await interleaved(floor, scenario, per_chat)
 
 
 async def run() -> list[Row]:
     async with FakeLLMProcess(delay=0.0) as fake:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
-        ours = partial(run_worker, "bench_turns:ours", chats=CHATS, **urls)
-        floors = [await _bare(urls)]
-        short = await _bracketed(
-            urls, floors, ours(per_chat=MESSAGES // CHATS, stored=0, label="short")
+        chats = "bench_turns:daemon_chats"
+        short = await _scenario(urls, chats, "short", MESSAGES // CHATS, stored=0)
+        single = await run_worker(
+            "bench_turns:ours", chats=1, per_chat=SINGLE, stored=0, label="single", **urls
         )
-        single = await ours(chats=1, per_chat=SINGLE, stored=0, label="single")
-        long = await _bracketed(
-            urls,
-            floors,
-            ours(per_chat=LONG_MESSAGES // CHATS, stored=LONG_SESSION, label="long"),
-        )
+        long = await _scenario(urls, chats, "long", LONG_MESSAGES // CHATS, stored=LONG_SESSION)
         async with FakeTelegramProcess() as tg:
             via_telegram = partial(
-                run_worker,
+                _scenario,
+                urls,
                 "telegram_turns:telegram",
                 tg_base_url=tg.base_url,
                 tg_token=tg.token,
                 tg_control_url=tg.control_url,
                 warmup=WARMUP,
-                chats=CHATS,
-                **urls,
             )
-            tg_short = await _bracketed(
-                urls, floors, via_telegram(per_chat=MESSAGES // CHATS, stored=0, label="short")
+            tg_short = await via_telegram("telegram-short", MESSAGES // CHATS, stored=0)
+            tg_long = await via_telegram(
+                "telegram-long", LONG_MESSAGES // CHATS, stored=LONG_SESSION
             )
-            tg_long = await _bracketed(
-                urls,
-                floors,
-                via_telegram(per_chat=LONG_MESSAGES // CHATS, stored=LONG_SESSION, label="long"),
-            )
-    bare = _pooled(*floors)
-    floor_ms = bare["cpu_s"] / bare["calls"] * 1000
+    segments = [f for r in (short, long, tg_short, tg_long) for f in r["floor_segments"]]
+    bare = _pooled(segments, FLOOR_KEYS)
+    floor_ms = _per_call(bare) * 1000
+    each = [_per_call(f) * 1000 for f in segments]
     rows = [
         Row(
             "turns: floor (bare litellm.acompletion)",
@@ -254,8 +322,8 @@ async def run() -> list[Row]:
             "turns: floor (bare litellm.acompletion)",
             "CPU per call",
             f"{floor_ms:.2f} ms",
-            f"mean of {len(floors)} runs, one before the first scenario and one after each:"
-            f" {', '.join(f'{ms:.2f}' for ms in bare['each_ms'])} ms; fake server:"
+            f"{len(segments)} segments of {FLOOR_SEGMENT} calls taking turns with the"
+            f" scenarios below: {min(each):.2f}-{max(each):.2f} ms; fake server:"
             f" {bare['fake_cpu_s'] / bare['requests'] * 1000:.2f} ms per request (own process)",
         ),
     ]

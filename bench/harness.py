@@ -206,14 +206,18 @@ async def seed_sessions(daemon: Any, keys: Sequence[ChatKey], stored: int) -> in
     return turns * 3
 
 
+_PROFILES: dict[str, cProfile.Profile] = {}
+
+
 @contextlib.contextmanager
 def profiled(name: str) -> Iterator[None]:
-    """cProfile the block when ``BENCH_PROFILE=<dir>`` is set (event-loop thread only)."""
+    """cProfile the block when ``BENCH_PROFILE=<dir>`` is set (event-loop thread only);
+    blocks of one name (a worker's segments) add up in one ``<name>.pstats``."""
     target = os.environ.get("BENCH_PROFILE")
     if not target:
         yield
         return
-    profiler = cProfile.Profile()
+    profiler = _PROFILES.setdefault(name, cProfile.Profile())
     profiler.enable()
     try:
         yield

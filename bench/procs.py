@@ -4,6 +4,8 @@ A worker is any ``async def`` in a bench module, run in a fresh interpreter with
 ``python -m bench.worker module:function '<json kwargs>'``; it returns a JSON-able dict
 (printed as the last line of stdout). A fresh process per measurement keeps CPU time
 and peak RSS (``ru_maxrss``) free of whatever ran before it in the same ``make bench``.
+:class:`Segments` keeps such a worker alive and has it run one measured segment at a
+time, so two workers (a scenario and its floor) can take turns.
 """
 
 from __future__ import annotations
@@ -179,3 +181,69 @@ async def run_worker(target: str, timeout: float = 600, **kwargs: Any) -> dict[s
         raise RuntimeError(f"worker {target} failed (exit {proc.returncode}): {tail}")
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+class Segments:
+    """A ``python -m bench.worker --segments`` child: ``await seg.run(**params)`` has it
+    run one measured segment and returns that segment's dict. Only one side of a pair
+    runs at a time; the other waits idle, so each segment's CPU is its own."""
+
+    def __init__(self, target: str, timeout: float = 600, **kwargs: Any) -> None:
+        self.target = target
+        self.timeout = timeout
+        self.kwargs = kwargs
+        self.proc: asyncio.subprocess.Process | None = None
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __aexit__)
+
+    async def __aenter__(self) -> Self:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.worker",
+            "--segments",
+            self.target,
+            json.dumps(self.kwargs),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=self._err,
+            env=child_env(),
+            cwd=ROOT,
+        )
+        if await self._line() != "READY":
+            raise RuntimeError(f"worker {self.target} did not start: {self._tail()}")
+        return self
+
+    async def run(self, **params: Any) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(params).encode() + b"\n")
+        await self.proc.stdin.drain()
+        line = await self._line()
+        if not line:
+            raise RuntimeError(f"worker {self.target} failed: {self._tail()}")
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    async def _line(self) -> str:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), self.timeout)
+        except TimeoutError:
+            return ""
+        return line.decode().strip()
+
+    def _tail(self) -> str:
+        self._err.seek(0)
+        return self._err.read()[-3000:].decode(errors="replace")
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.proc is not None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 30)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+        self._err.close()

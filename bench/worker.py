@@ -1,8 +1,16 @@
-"""Entry point of a measured child process: ``python -m bench.worker mod:func '<json>'``.
+"""Entry point of a measured child process.
 
-Runs ``bench.<mod>.<func>(**kwargs)`` (an ``async def`` returning a dict) and prints
-its result as one JSON line. Workers
-may profile their measured phase (``bench.harness.profiled``, ``BENCH_PROFILE=<dir>``).
+- ``python -m bench.worker mod:func '<json>'`` runs ``bench.<mod>.<func>(**kwargs)`` (an
+  ``async def`` returning a dict) and prints its result as one JSON line.
+- ``python -m bench.worker --segments mod:func '<json>'`` enters
+  ``bench.<mod>.<func>(**kwargs)``, an async context manager that sets up (a daemon, a
+  warmed-up litellm) and yields a ``segment`` coroutine function; it prints ``READY``,
+  then answers each JSON line on stdin with ``segment(**line)``'s dict as one JSON
+  line, until stdin closes. Two such workers alive at once let a scenario and its floor
+  alternate in short segments (bench/procs.py ``Segments``).
+
+Workers may profile their measured phase (``bench.harness.profiled``,
+``BENCH_PROFILE=<dir>``).
 """
 
 from __future__ import annotations
@@ -13,20 +21,34 @@ import json
 import logging
 import os
 import sys
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+async def _serve_segments(factory: Any, kwargs: dict[str, Any]) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    async with factory(**kwargs) as segment:
+        print("READY", flush=True)
+        while line := await reader.readline():
+            print(json.dumps(await segment(**json.loads(line))), flush=True)
+
+
 def main() -> None:
-    target, raw = sys.argv[1], sys.argv[2]
+    segments = sys.argv[1] == "--segments"
+    target, raw = sys.argv[1 + segments], sys.argv[2 + segments]
     module_name, func_name = target.split(":")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     func = getattr(importlib.import_module(f"bench.{module_name}"), func_name)
     kwargs = json.loads(raw)
-    result = asyncio.run(func(**kwargs))
-    print(json.dumps(result), flush=True)
+    if segments:
+        asyncio.run(_serve_segments(func, kwargs))
+    else:
+        print(json.dumps(asyncio.run(func(**kwargs))), flush=True)
     # A worker measures; it does not wait for stray non-daemon threads at exit.
     os._exit(0)
 
