@@ -194,7 +194,7 @@ async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dic
     runs: list[dict[str, Any]] = []
     sized: list[dict[str, Any]] = []
     for _ in range(ROUNDS):
-        runs.append(await scenario.run(per_chat=per_chat // ROUNDS))
+        runs.append(await scenario.run(per_chat=max(1, per_chat // ROUNDS)))
         sized.append(await floor.run(calls=FLOOR_SEGMENT, history=history_of(runs[-1])))
         bare.append(await floor.run(calls=FLOOR_SEGMENT))
     pooled = _pooled(runs, SCENARIO_KEYS)

@@ -49,6 +49,17 @@ def proc_rss_mb(pid: int, key: str = "VmRSS") -> float:
     return 0.0
 
 
+async def finish(proc: asyncio.subprocess.Process, timeout: float) -> None:
+    """Close a child's stdin (its signal to stop) and wait; killed after ``timeout``."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
 class FakeProcess:
     """A fake server module run as ``python -m <module> <args>``: it prints ``PORT <n>``
     once it listens and serves until its stdin closes."""
@@ -91,15 +102,8 @@ class FakeProcess:
     async def __aexit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self.proc is None:
-            return
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            await asyncio.wait_for(self.proc.wait(), 10)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
+        if self.proc is not None:
+            await finish(self.proc, 10)
 
 
 class FakeLLMProcess(FakeProcess):
@@ -239,11 +243,5 @@ class Segments:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.proc is not None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                await asyncio.wait_for(self.proc.wait(), 30)
-            except TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
+            await finish(self.proc, 30)
         self._err.close()
