@@ -187,7 +187,7 @@ def _per_call(r: dict[str, Any], count: str = "calls") -> float:
 async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dict[str, Any]:
     """``ROUNDS`` segments of ``scenario`` (``per_chat`` messages per chat in all), each
     followed by a same-size floor segment and a bare one, with a bare one first; the
-    scenario's segments pooled, with ``floor`` and ``sized`` pooled from theirs and
+    scenario's segments pooled, with its ``floor_segments``, ``sized`` pooled and
     ``ratios``: each segment's CPU per message over the mean of the bare segments on
     either side of it."""
     bare = [await floor.run(calls=FLOOR_SEGMENT)]
@@ -211,7 +211,6 @@ async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dic
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "bot_api_calls": methods,
-        "floor": _pooled(bare, FLOOR_KEYS),
         "floor_segments": bare,
         "sized": {
             **_pooled(sized, FLOOR_KEYS),
@@ -229,7 +228,7 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
     per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
-    floor_ms = _per_call(r["floor"]) * 1000
+    floor_ms = _per_call(_pooled(r["floor_segments"], FLOOR_KEYS)) * 1000
     spread = f"{min(r['ratios']):.2f}-{max(r['ratios']):.2f}x"
     sized = r["sized"]
     sized_ms = _per_call(sized) * 1000

@@ -52,8 +52,6 @@ ConfigOpt = Annotated[
 ]
 
 
-_setup_logging = launch.setup_logging
-_private_files = launch.private_files
 _load = load_or_exit
 
 
@@ -66,9 +64,9 @@ def run(config: ConfigOpt = None) -> None:
 @app.command()
 def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
-    _private_files()
+    launch.private_files()
     settings = _load(config)
-    _setup_logging(settings.log_level, quiet=True)
+    launch.setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat
 
     _run(run_chat(settings))
@@ -99,7 +97,7 @@ def doctor(config: ConfigOpt = None) -> None:
     from bot.app import mcp_checks
     from bot.ops.doctor import exit_code, render, run_checks
 
-    _setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
+    launch.setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
     checks = asyncio.run(run_checks(config, mcp_checks))
     typer.echo(render(checks))
     raise typer.Exit(exit_code(checks))
@@ -113,7 +111,7 @@ app.add_typer(mcp_app, name="mcp")
 def mcp_list(config: ConfigOpt = None) -> None:
     """Connect to each configured MCP server now; show its state and its tools' names."""
     settings = _load(config)
-    _setup_logging("CRITICAL")
+    launch.setup_logging("CRITICAL")
     from bot.app import mcp_list as listing
 
     typer.echo(asyncio.run(listing(settings)))

@@ -92,13 +92,19 @@ class Tool(ABC):
                 cls.wire_parameters = None
 
     @classmethod
+    def require_parameters(cls) -> None:
+        """TypeError unless the class has a ``parameters`` schema (an abstract helper
+        class may leave it out; registering or preparing one is an error)."""
+        if not isinstance(getattr(cls, "parameters", None), Mapping):
+            raise TypeError(f"tool {cls.__qualname__} defines no parameters schema")
+
+    @classmethod
     def prepare(cls) -> None:
         """Check ``parameters`` against JSON Schema 2020-12 and build the validator and
         the wire view (once per class); TypeError names the tool when the schema is bad."""
         if cls._validator is not None:
             return
-        if not isinstance(getattr(cls, "parameters", None), Mapping):
-            raise TypeError(f"tool {cls.__qualname__} defines no parameters schema")
+        cls.require_parameters()
         validator = _build_validator(cls.__qualname__, cls.parameters)
         if cls.wire_parameters is None:
             try:

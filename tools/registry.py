@@ -92,8 +92,7 @@ class ToolRegistry:
             raise ValueError(f"tool {name!r} is already registered")
         if not isinstance(getattr(tool, "description", None), str):
             raise ValueError(f"tool {name!r} has no description")
-        if not isinstance(getattr(tool, "parameters", None), Mapping):
-            raise TypeError(f"tool {type(tool).__qualname__} defines no parameters schema")
+        tool.require_parameters()
         self._tools[name] = tool
         if builtin:
             self._builtin.add(name)
