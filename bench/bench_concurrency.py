@@ -25,7 +25,7 @@ from bench.harness import (
     settings,
     tool_definitions,
 )
-from bench.procs import FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
+from bench.procs import DAEMON_LOOP, FakeLLMProcess, fake_stats, proc_rss_mb, run_worker
 from bot.agent.llm.client import LLMClient
 from bot.config import Settings
 
@@ -159,11 +159,15 @@ async def run() -> list[Row]:
         # Each burst between two floors, compared with their mean: a neighbour's load
         # that comes and goes during the run moves both sides of the ratio alike.
         for cap in (LOWER_CAP, None):
-            burst = await run_worker("bench_concurrency:ours", chats=CHATS, cap=cap, **urls)
+            burst = await run_worker(
+                "bench_concurrency:ours", chats=CHATS, cap=cap, loop=DAEMON_LOOP, **urls
+            )
             floors.append(await run_worker("bench_concurrency:floor", calls=CHATS, **urls))
             bursts.append({**burst, "floor": _mean(floors[-2], floors[-1])})
         lowered, default = bursts
-        order = await run_worker("bench_concurrency:in_order", count=IN_ORDER, **urls)
+        order = await run_worker(
+            "bench_concurrency:in_order", count=IN_ORDER, loop=DAEMON_LOOP, **urls
+        )
     bare = _mean(*floors)
     floor = "1,000 one-second chats: floor (bare litellm)"
     rows = [

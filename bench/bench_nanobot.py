@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Row
-from bench.procs import ROOT, FakeLLMProcess, child_env, run_worker
+from bench.procs import DAEMON_LOOP, ROOT, FakeLLMProcess, child_env, run_worker
 
 VERSION = "0.3.5"
 CHATS = 20
@@ -130,7 +130,13 @@ async def run() -> list[Row]:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
         theirs = await nanobot(python, mode="turns", chats=CHATS, per_chat=PER_CHAT, **urls)
         ours = await run_worker(
-            "bench_turns:ours", chats=CHATS, per_chat=PER_CHAT, stored=0, label="vs-nanobot", **urls
+            "bench_turns:ours",
+            chats=CHATS,
+            per_chat=PER_CHAT,
+            stored=0,
+            label="vs-nanobot",
+            loop=DAEMON_LOOP,
+            **urls,
         )
     scenario = f"vs nanobot: {CHATS * PER_CHAT} turns, {CHATS} chats, 0-latency model"
     for name, r in (("nanobot", theirs), ("ours", ours)):
@@ -169,7 +175,9 @@ async def run() -> list[Row]:
             ),
         }
         for cap, label in ((None, "defaults"), (1000, "raised (max_concurrent_chats=1000)")):
-            r = await run_worker("bench_concurrency:ours", chats=BURST, cap=cap, **urls)
+            r = await run_worker(
+                "bench_concurrency:ours", chats=BURST, cap=cap, loop=DAEMON_LOOP, **urls
+            )
             r["messages"] = BURST
             runs[f"ours, {label}"] = r
     scenario = f"vs nanobot: {BURST} chats at once, 1-second model"

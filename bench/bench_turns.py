@@ -41,6 +41,7 @@ from bench.harness import (
     turn_history,
 )
 from bench.procs import (
+    DAEMON_LOOP,
     FakeLLMProcess,
     FakeTelegramProcess,
     Segments,
@@ -48,6 +49,7 @@ from bench.procs import (
     run_worker,
     served_between,
 )
+from bot.ops.loop import loop_factory
 
 CHATS = 50
 MESSAGES = 2_000
@@ -278,9 +280,41 @@ async def _scenario(
     """``target``'s segments taking turns with a floor worker of their own."""
     async with (
         Segments("bench_turns:floor", inflight=CHATS, label=label, **urls) as floor,
-        Segments(target, chats=CHATS, label=label, **urls, **kwargs) as scenario,
+        Segments(target, chats=CHATS, label=label, loop=DAEMON_LOOP, **urls, **kwargs) as scenario,
     ):
         return await interleaved(floor, scenario, per_chat)
+
+
+async def _loop_floors(urls: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """The bare floor on asyncio's loop and on uvloop, ``ROUNDS`` segments each taking
+    turns: what the event loop alone saves a bare call. The daemon runs on uvloop where it
+    is installed (bot/ops/loop.py); the floor above stays on asyncio's, as a bare call
+    would."""
+    async with (
+        Segments("bench_turns:floor", inflight=CHATS, label="asyncio", **urls) as plain,
+        Segments("bench_turns:floor", inflight=CHATS, label="uvloop", loop="uvloop", **urls) as uv,
+    ):
+        runs: dict[str, list[dict[str, Any]]] = {"asyncio": [], "uvloop": []}
+        for _ in range(ROUNDS):
+            runs["asyncio"].append(await plain.run(calls=FLOOR_SEGMENT))
+            runs["uvloop"].append(await uv.run(calls=FLOOR_SEGMENT))
+    return runs
+
+
+def _loop_rows(runs: dict[str, list[dict[str, Any]]]) -> list[Row]:
+    plain, uv = (_per_call(_pooled(runs[k], FLOOR_KEYS)) * 1000 for k in ("asyncio", "uvloop"))
+    pairs = zip(runs["asyncio"], runs["uvloop"], strict=True)
+    each = [_per_call(u) / _per_call(a) for a, u in pairs]
+    return [
+        Row(
+            "turns: floor on uvloop (bare litellm.acompletion)",
+            "CPU per call",
+            f"{uv:.2f} ms",
+            f"{uv / plain:.2f}x the same bare call on asyncio's loop ({plain:.2f} ms), {ROUNDS}"
+            f" segments of {FLOOR_SEGMENT} each taking turns ({min(each):.2f}-{max(each):.2f}x);"
+            " the daemon runs on uvloop where installed, the floor above on asyncio's",
+        )
+    ]
 
 
 async def run() -> list[Row]:
@@ -289,9 +323,16 @@ async def run() -> list[Row]:
         chats = "bench_turns:daemon_chats"
         short = await _scenario(urls, chats, "short", MESSAGES // CHATS, stored=0)
         single = await run_worker(
-            "bench_turns:ours", chats=1, per_chat=SINGLE, stored=0, label="single", **urls
+            "bench_turns:ours",
+            chats=1,
+            per_chat=SINGLE,
+            stored=0,
+            label="single",
+            loop=DAEMON_LOOP,
+            **urls,
         )
         long = await _scenario(urls, chats, "long", LONG_MESSAGES // CHATS, stored=LONG_SESSION)
+        loops = await _loop_floors(urls) if loop_factory("auto") is not None else None
         async with FakeTelegramProcess() as tg:
             via_telegram = partial(
                 _scenario,
@@ -326,6 +367,7 @@ async def run() -> list[Row]:
             f" {bare['fake_cpu_s'] / bare['requests'] * 1000:.2f} ms per request (own process)",
         ),
     ]
+    rows += _loop_rows(loops) if loops is not None else []
     rows += _turn_rows("turns: short session", short)
     rows += [
         Row(

@@ -22,6 +22,9 @@ from typing import Any, Self
 import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
+# The event loop a daemon worker runs on: the one `bot run` picks at the default
+# ``event_loop = "auto"`` (bot/ops/loop.py). Bare floors and nanobot stay on asyncio's.
+DAEMON_LOOP = "auto"
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -157,13 +160,18 @@ def served_between(before: dict[str, float], after: dict[str, float]) -> dict[st
     }
 
 
-async def run_worker(target: str, timeout: float = 600, **kwargs: Any) -> dict[str, Any]:
-    """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter; its dict."""
+async def run_worker(
+    target: str, timeout: float = 600, loop: str = "asyncio", **kwargs: Any
+) -> dict[str, Any]:
+    """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter on the event
+    ``loop`` named (bench/worker.py); its dict."""
     with tempfile.TemporaryFile() as err:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "bench.worker",
+            "--loop",
+            loop,
             target,
             json.dumps(kwargs),
             stdin=asyncio.subprocess.DEVNULL,
@@ -192,9 +200,12 @@ class Segments:
     run one measured segment and returns that segment's dict. Only one side of a pair
     runs at a time; the other waits idle, so each segment's CPU is its own."""
 
-    def __init__(self, target: str, timeout: float = 600, **kwargs: Any) -> None:
+    def __init__(
+        self, target: str, timeout: float = 600, loop: str = "asyncio", **kwargs: Any
+    ) -> None:
         self.target = target
         self.timeout = timeout
+        self.loop = loop
         self.kwargs = kwargs
         self.proc: asyncio.subprocess.Process | None = None
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __aexit__)
@@ -205,6 +216,8 @@ class Segments:
             "-m",
             "bench.worker",
             "--segments",
+            "--loop",
+            self.loop,
             self.target,
             json.dumps(self.kwargs),
             stdin=asyncio.subprocess.PIPE,

@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 
 from bot import launch
 from bot.cli_shared import load_or_exit
+from bot.ops.loop import EventLoopChoice
 
 # The admin groups: name -> (module, its Typer, help). Imported only when named.
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
@@ -69,7 +70,7 @@ def chat(config: ConfigOpt = None) -> None:
     launch.setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat
 
-    _run(run_chat(settings))
+    _run(run_chat(settings), settings.event_loop)
 
 
 @app.command()
@@ -117,8 +118,8 @@ def mcp_list(config: ConfigOpt = None) -> None:
     typer.echo(asyncio.run(listing(settings)))
 
 
-def _run(coro: Coroutine[Any, Any, int]) -> None:
-    raise typer.Exit(launch.finish(coro))
+def _run(coro: Coroutine[Any, Any, int], loop: EventLoopChoice = "asyncio") -> None:
+    raise typer.Exit(launch.finish(coro, loop))
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from bot.handlers.commands import CommandRouter
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
 from bot.ops.housekeeping import Housekeeping
+from bot.ops.loop import loop_name
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.supervisor import Supervisor
 from bot.ops.web import Health, WebServer, probe_health
@@ -117,12 +118,13 @@ class Daemon:
         self.ready_s = time.perf_counter() - started
         self.state = "ready"
         log.info(
-            "ready: channels=%s model=%s reminders=%d data_dir=%s web=%s (%.0f ms)",
+            "ready: channels=%s model=%s reminders=%d data_dir=%s web=%s loop=%s (%.0f ms)",
             ",".join(up) or "none",
             self.settings.llm.model,
             scheduled,
             self.settings.data_dir,
             self.web.url if self.web is not None else "off",
+            loop_name(asyncio.get_running_loop()),
             self.ready_s * 1000,
         )
         # After ready, not before: the import holds the GIL for seconds, and channels

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import BotError, ConfigError
+from bot.ops.loop import EventLoopChoice, loop_factory
 from bot.ops.redaction import protect_logs
 
 if TYPE_CHECKING:
@@ -77,11 +78,12 @@ def load(config: Path | None) -> Settings | None:
         return None
 
 
-def finish(coro: Coroutine[Any, Any, int]) -> int:
-    """Run a command's coroutine to its exit code: 2 for a :class:`BotError` (its one
-    line on stderr), 0 for Ctrl-C."""
+def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice = "asyncio") -> int:
+    """Run a command's coroutine on the ``loop`` it names (bot/ops/loop.py) to its exit
+    code: 2 for a :class:`BotError` (its one line on stderr), 0 for Ctrl-C."""
     try:
-        return int(asyncio.run(coro) or 0)
+        with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
+            return int(runner.run(coro) or 0)
     except BotError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -102,7 +104,7 @@ def run(config: Path | None) -> int:
     setup_logging(settings.log_level)
     from bot.app import run_daemon
 
-    return finish(run_daemon(settings, terminal=sys.stdin.isatty()))
+    return finish(run_daemon(settings, terminal=sys.stdin.isatty()), settings.event_loop)
 
 
 def main() -> None:

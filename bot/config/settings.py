@@ -23,6 +23,7 @@ from bot.config.mcp import MCPSettings
 from bot.config.section import Section
 from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
+from bot.ops.loop import EventLoopChoice
 from channels.registry import SPECS
 
 DEFAULT_CONFIG_NAME = "bot.toml"
@@ -154,6 +155,7 @@ class Settings(BaseSettings):
     timezone: str = "UTC"
     admins: list[str] = Field(default_factory=list)
     log_level: str = "INFO"
+    event_loop: EventLoopChoice = "auto"  # bot/ops/loop.py
     llm: LLMSettings = Field(default_factory=LLMSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)

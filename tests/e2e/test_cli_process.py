@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.process import LLM_KEY, bot_env
+from tests.fakes.process import LLM_KEY, UVLOOP_INSTALLED, bot_env
 
 pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
@@ -64,7 +64,9 @@ async def test_chat_without_model_explains_configuration(tmp_path):
 
 
 async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    """Each signal on each event loop: the default (uvloop where installed) and asyncio's."""
+    default = "uvloop" if UVLOOP_INSTALLED else "asyncio"
+    for sig, loop in ((signal.SIGTERM, {}), (signal.SIGINT, {"BOT_EVENT_LOOP": "asyncio"})):
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -73,7 +75,7 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=bot_env(tmp_path / "data", fake_llm),
+            env=bot_env(tmp_path / "data", fake_llm, **loop),
             cwd=tmp_path,
         )
         assert proc.stderr is not None
@@ -90,6 +92,7 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
                     return
 
         await asyncio.wait_for(_until_ready(), timeout=30)
+        assert f" loop={loop.get('BOT_EVENT_LOOP', default)} " in seen[-1], seen[-1]
         proc.send_signal(sig)
         _, rest = await asyncio.wait_for(proc.communicate(), timeout=30)
         assert proc.returncode == 0, rest.decode()

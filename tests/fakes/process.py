@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import platform
 import signal
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from tests.fakes.telegram_api import FakeTelegram
 
 LLM_KEY = "sk-test-secret-value"  # must never show up in a process's output
+# Where pyproject.toml's environment marker installs uvloop, the default event loop.
+UVLOOP_INSTALLED = sys.platform != "win32" and platform.python_implementation() == "CPython"
 
 
 def bot_env(
