@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import stat
@@ -66,7 +67,8 @@ async def test_chat_without_model_explains_configuration(tmp_path):
 async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
     """Each signal on each event loop: the default (uvloop where installed) and asyncio's."""
     default = "uvloop" if UVLOOP_INSTALLED else "asyncio"
-    for sig, loop in ((signal.SIGTERM, {}), (signal.SIGINT, {"BOT_EVENT_LOOP": "asyncio"})):
+    loops: list[dict[str, str]] = [{}, {"BOT_EVENT_LOOP": "asyncio"}]
+    for sig, loop in itertools.product((signal.SIGTERM, signal.SIGINT), loops):
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
