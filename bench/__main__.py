@@ -1,5 +1,7 @@
 """Run every ``bench/bench_*.py`` scenario (or those named on the command line) and
-print one table. Each module exposes ``async def run() -> list[Row]``."""
+print one table. Each module exposes ``async def run() -> list[Row]``. This process runs
+on the daemon's default event loop, as its in-process scenarios (reminders, governor,
+journal) run in ``bot run``; measured workers choose their own (bench/worker.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import sys
 import time
 
 from bench.common import Row, machine, print_table
+from bench.procs import DAEMON_LOOP
+from bot.ops.loop import loop_factory
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -37,4 +41,5 @@ async def _main(names: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(_main(sys.argv[1:])))
+    with asyncio.Runner(loop_factory=loop_factory(DAEMON_LOOP)) as runner:
+        raise SystemExit(runner.run(_main(sys.argv[1:])))

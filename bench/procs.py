@@ -21,10 +21,12 @@ from typing import Any, Self
 
 import aiohttp
 
+from bot.ops.loop import EventLoopChoice
+
 ROOT = Path(__file__).resolve().parent.parent
 # The event loop a daemon worker runs on: the one `bot run` picks at the default
 # ``event_loop = "auto"`` (bot/ops/loop.py). Bare floors and nanobot stay on asyncio's.
-DAEMON_LOOP = "auto"
+DAEMON_LOOP: EventLoopChoice = "auto"
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -161,7 +163,7 @@ def served_between(before: dict[str, float], after: dict[str, float]) -> dict[st
 
 
 async def run_worker(
-    target: str, timeout: float = 600, loop: str = "asyncio", **kwargs: Any
+    target: str, timeout: float = 600, loop: EventLoopChoice = "asyncio", **kwargs: Any
 ) -> dict[str, Any]:
     """Run ``bench.<module>:<function>(**kwargs)`` in a fresh interpreter on the event
     ``loop`` named (bench/worker.py); its dict."""
@@ -201,7 +203,7 @@ class Segments:
     runs at a time; the other waits idle, so each segment's CPU is its own."""
 
     def __init__(
-        self, target: str, timeout: float = 600, loop: str = "asyncio", **kwargs: Any
+        self, target: str, timeout: float = 600, loop: EventLoopChoice = "asyncio", **kwargs: Any
     ) -> None:
         self.target = target
         self.timeout = timeout
