@@ -118,7 +118,7 @@ def mcp_list(config: ConfigOpt = None) -> None:
     typer.echo(asyncio.run(listing(settings)))
 
 
-def _run(coro: Coroutine[Any, Any, int], loop: EventLoopChoice = "asyncio") -> None:
+def _run(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> None:
     raise typer.Exit(launch.finish(coro, loop))
 
 

@@ -78,7 +78,7 @@ def load(config: Path | None) -> Settings | None:
         return None
 
 
-def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice = "asyncio") -> int:
+def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> int:
     """Run a command's coroutine on the ``loop`` it names (bot/ops/loop.py) to its exit
     code: 2 for a :class:`BotError` (its one line on stderr), 0 for Ctrl-C."""
     try:

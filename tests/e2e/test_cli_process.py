@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.process import LLM_KEY, UVLOOP_INSTALLED, bot_env
+from tests.fakes.process import DEFAULT_LOOP, LLM_KEY, bot_env
 
 pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
 
@@ -66,7 +66,6 @@ async def test_chat_without_model_explains_configuration(tmp_path):
 
 async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
     """Each signal on each event loop: the default (uvloop where installed) and asyncio's."""
-    default = "uvloop" if UVLOOP_INSTALLED else "asyncio"
     loops: list[dict[str, str]] = [{}, {"BOT_EVENT_LOOP": "asyncio"}]
     for sig, loop in itertools.product((signal.SIGTERM, signal.SIGINT), loops):
         proc = await asyncio.create_subprocess_exec(
@@ -94,7 +93,7 @@ async def test_run_logs_ready_and_exits_zero_on_sigterm(tmp_path, fake_llm):
                     return
 
         await asyncio.wait_for(_until_ready(), timeout=30)
-        assert f" loop={loop.get('BOT_EVENT_LOOP', default)} " in seen[-1], seen[-1]
+        assert f" loop={loop.get('BOT_EVENT_LOOP', DEFAULT_LOOP)} " in seen[-1], seen[-1]
         proc.send_signal(sig)
         _, rest = await asyncio.wait_for(proc.communicate(), timeout=30)
         assert proc.returncode == 0, rest.decode()

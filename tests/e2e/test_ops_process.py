@@ -16,7 +16,7 @@ from bot.store.db import Database
 from bot.store.reminders import ReminderKind, ReminderStore
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
-from tests.fakes.process import LLM_KEY, UVLOOP_INSTALLED, BotProcess, bot_env
+from tests.fakes.process import DEFAULT_LOOP, LLM_KEY, BotProcess, bot_env
 from tests.fakes.telegram_api import FakeTelegram
 
 pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
@@ -45,7 +45,7 @@ async def _check_ready_without_litellm(bot: BotProcess) -> None:
     """Ready (channels up, reminders planned, /healthz 200) before litellm is imported."""
     ready = bot.lines[bot.index(": ready: ") or 0]
     assert "channels=telegram" in ready and "reminders=1" in ready
-    assert f" loop={'uvloop' if UVLOOP_INSTALLED else 'asyncio'} " in ready, ready
+    assert f" loop={DEFAULT_LOOP} " in ready, ready
     assert bot.index(WARMED) is None, "ready waited for the litellm import"
     match = re.search(r"web=(http://\S+)", ready)
     assert match, ready

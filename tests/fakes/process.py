@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 LLM_KEY = "sk-test-secret-value"  # must never show up in a process's output
 # Where pyproject.toml's environment marker installs uvloop, the default event loop.
 UVLOOP_INSTALLED = sys.platform != "win32" and platform.python_implementation() == "CPython"
+# The loop `bot run` reports at the default event_loop = "auto".
+DEFAULT_LOOP = "uvloop" if UVLOOP_INSTALLED else "asyncio"
 
 
 def bot_env(
