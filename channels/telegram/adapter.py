@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from telegram import Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from bot.errors import ChannelError
@@ -170,7 +169,7 @@ class TelegramChannel:
                 await asyncio.sleep(delay)
 
     async def _fetch(self) -> list[dict[str, Any]]:
-        """Raw getUpdates: parsed one by one, so one update PTB cannot read blocks nothing."""
+        """Raw getUpdates: read one by one, so one update we cannot read blocks nothing."""
         params: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ALLOWED_UPDATES}
         if self._offset is not None:
             params["offset"] = self._offset
@@ -219,13 +218,12 @@ class TelegramChannel:
         """The update's message, or None when there is nothing to answer."""
         assert self.me is not None
         try:
-            update = Update.de_json(data, self.bot)
-            msg = normalize(update, self.me, self.settings.group_policy)
+            msg = normalize(data, self.me, self.settings.group_policy)
         except Exception:  # one unreadable update must not block the ones behind it
             log.exception("telegram update %s could not be read; skipped", data.get("update_id"))
             return None
         if msg is None:
-            log.debug("telegram update %s needs no answer", update.update_id)
+            log.debug("telegram update %s needs no answer", data.get("update_id"))
         return msg
 
     async def _put(self, data: dict[str, Any]) -> None:

@@ -1,17 +1,17 @@
-"""Update -> InboundMessage for every shape the channel meets (no network: PTB objects
-are built from the same dicts the fake Bot API serves)."""
+"""Update -> InboundMessage for every shape the channel meets (no network: the same
+dicts the fake Bot API serves)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from telegram import Update
 
 from bot.bus.base import InProcessBus
 from bot.dispatcher.middlewares import AccessControl
 from bot.messages import Attachment
-from channels.telegram.normalize import BotIdentity, normalize
+from channels.telegram.normalize import BotIdentity, entity_text, normalize
 from tests.fakes.telegram_api import FakeTelegram
 
 ME = BotIdentity(id=123456, username="test_bot")
@@ -26,7 +26,7 @@ def _norm(message: dict[str, Any] | None = None, policy: str = "mention", **upda
     data = {"update_id": 1, **update}
     if message is not None:
         data["message"] = message
-    return normalize(Update.de_json(data, None), ME, policy)
+    return normalize(data, ME, policy)
 
 
 def test_private_text(tg):
@@ -89,6 +89,31 @@ def test_text_mention_entity_counts(tg):
         }
     ]
     assert _norm(raw) is not None
+
+
+def test_entity_offsets_count_utf16_units_so_emoji_do_not_shift_mentions(tg):
+    """Telegram counts an entity's offset in UTF-16 code units: each emoji before a
+    mention is two, so slicing by Python characters would read the wrong word."""
+    text = "👋🏽 @test_bot hi"
+    raw = tg.make_message(text, chat_id=-100)
+    assert raw["entities"] == [{"type": "mention", "offset": 5, "length": 9}]
+    assert entity_text(text, raw["entities"][0]) == "@test_bot"
+    raw["text"] = "👋🏽 hello everyone"  # the same entity over other words: not us
+    raw["entities"] = [{"type": "mention", "offset": 5, "length": 9}]
+    assert _norm(raw) is None
+    command = tg.make_message("/help@test_bot now", chat_id=-100)
+    assert _norm(command).text == "/help@test_bot now"
+
+
+def test_sender_name_date_and_topic_are_read_from_the_json(tg):
+    raw = tg.make_message("hi", username=None, chat_id=-100, thread_id=7, chat_type="supergroup")
+    raw["from"]["last_name"] = "Smith"
+    raw["date"] = 1_700_000_000
+    raw["is_topic_message"] = True
+    msg = _norm(raw, policy="all")
+    assert msg.extras["full_name"] == "User7 Smith" and msg.user_name == ""
+    assert msg.received_at == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    assert msg.key.thread_id == "7" and msg.extras["chat_title"] == "Test group"
 
 
 def test_reply_to_the_bot_in_a_group_passes_and_carries_the_quoted_text(tg):
@@ -230,5 +255,5 @@ def test_angle_brackets_reach_the_user_as_typed() -> None:
     )
     text, entities = render("`Vec<String>` and <b>not bold</b>, x < y")
     assert text == "Vec<String> and <b>not bold</b>, x < y"
-    assert [e.type for e in entities] == ["code"]
+    assert [e["type"] for e in entities] == ["code"]
     assert render("```py\nif a<b>c: pass\n```\nafter <n>")[0] == "if a<b>c: pass\nafter <n>"

@@ -152,17 +152,55 @@ async def test_a_batch_runs_its_chats_at_once_and_each_chat_in_order(fake_telegr
     assert events == [("put", "3"), ("put", "4"), ("put", "1"), ("put", "2"), committed]
 
 
-async def test_a_failed_message_holds_the_offset_and_its_chat_not_the_others(fake_telegram):
-    events: list[tuple[str, Any]] = []
-    state = MemoryState(events)
-    bus = GatedBus(events, fail={"2"}, hold=set())
-    first, failed, _, last = _batch(fake_telegram, (20, 1), (10, 2), (20, 3), (10, 4))
-    channel = _channel(fake_telegram, state)
+async def _poll_past(
+    channel: TelegramChannel, bus: Any, events: list[tuple[str, Any]], last: dict[str, Any]
+) -> None:
+    """Poll until the offset is committed past ``last``, then stop."""
     await channel.start(bus.put_inbound)
     try:
         await until(lambda: ("commit", str(last["update_id"] + 1)) in events)
     finally:
         await channel.stop()
+
+
+async def test_unreadable_updates_are_skipped_and_the_rest_of_the_batch_answered(
+    fake_telegram, caplog, monkeypatch
+):
+    """Updates of shapes we cannot read (a chat that is not an object, a message without
+    a sender id, text that is not a string) are logged and skipped; the good ones around
+    them are journaled and the offset moves past the whole batch. Updates are read as
+    JSON, never through PTB's object tree (Update.de_json cost more than the rest of an
+    update's way to the bus)."""
+    import telegram
+
+    def parsed(*_: object, **__: object) -> None:
+        raise AssertionError("an update was parsed into PTB objects")
+
+    monkeypatch.setattr(telegram.Update, "de_json", parsed)
+    events: list[tuple[str, Any]] = []
+    state = MemoryState(events)
+    bus = RecordingBus(events)
+    fake_telegram.message("before", message_id=1)
+    bad = [
+        {"message": {**fake_telegram.make_message("x", message_id=2), "chat": "42"}},
+        {"message": {**fake_telegram.make_message("x", message_id=3), "from": {"is_bot": False}}},
+        {"message": {**fake_telegram.make_message(None, message_id=4), "text": ["not", "text"]}},
+    ]
+    for update in bad:
+        fake_telegram.add_update(update)
+    last = fake_telegram.message("after", message_id=5)
+    await _poll_past(_channel(fake_telegram, state), bus, events, last)
+    assert [e for e in events if e[0] == "put"] == [("put", "1"), ("put", "5")]
+    skipped = [r for r in caplog.records if "could not be read; skipped" in r.getMessage()]
+    assert [r.args[0] for r in skipped] == [u["update_id"] for u in bad]  # type: ignore[index]
+
+
+async def test_a_failed_message_holds_the_offset_and_its_chat_not_the_others(fake_telegram):
+    events: list[tuple[str, Any]] = []
+    state = MemoryState(events)
+    bus = GatedBus(events, fail={"2"}, hold=set())
+    first, failed, _, last = _batch(fake_telegram, (20, 1), (10, 2), (20, 3), (10, 4))
+    await _poll_past(_channel(fake_telegram, state), bus, events, last)
     # The batch: chat 20 journaled; chat 10 stopped at its failed message; the offset
     # stops there, so it and what follows are fetched again (the inbox drops repeats).
     assert events[:3] == [("put", "1"), ("put", "3"), ("commit", str(failed["update_id"]))]

@@ -68,6 +68,20 @@ def _decode(form: dict[str, str]) -> dict[str, Any]:
     return params
 
 
+async def _params(request: web.Request) -> dict[str, Any] | None:
+    """A call's parameters as the Bot API reads them: a JSON object body (values as
+    they are), or a form (urlencoded or multipart; JSON-serialized fields decoded). None
+    for a JSON body that is not an object."""
+    if request.content_type == "application/json":
+        try:
+            body = json.loads(await request.read() or b"{}")
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+    form = await request.post()
+    return _decode({k: str(v) for k, v in form.items()})
+
+
 class FakeTelegram(LoopbackServer):
     def __init__(self, token: str = "123456:TEST-token", username: str = "test_bot") -> None:
         self.token = token
@@ -242,8 +256,12 @@ class FakeTelegram(LoopbackServer):
                 {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
             )
         method = request.match_info["method"]
-        form = await request.post()
-        params = _decode({k: str(v) for k, v in form.items()})
+        params = await _params(request)
+        if params is None:
+            return web.json_response(
+                {"ok": False, "error_code": 400, "description": "Bad Request: can't parse JSON"},
+                status=400,
+            )
         headers = {k.lower(): v for k, v in request.headers.items()}
         failures = self._failures.get(method, deque())
         failure = next((f for f in failures if f.match is None or f.match(params)), None)
