@@ -27,11 +27,11 @@ class MCPServerSettings(Section):
     """``[mcp.servers.<name>]``."""
 
     command: str = ""
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, SecretStr] = Field(default_factory=dict)
+    args: list[str] = Field(default=[])
+    env: dict[str, SecretStr] = Field(default={})
     cwd: Path | None = None
     url: str = ""
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    headers: dict[str, SecretStr] = Field(default={})
     tool_timeout_s: float = Field(default=30, gt=0)
     connect_timeout_s: float = Field(default=30, gt=0)
     enabled_tools: list[str] | None = None  # None: every tool the server lists
@@ -63,7 +63,7 @@ class MCPSettings(Section):
     """``[mcp]``: the servers, how a server that fails is retried, how often an idle
     connection is pinged (a dead one is replaced before a call needs it)."""
 
-    servers: dict[str, MCPServerSettings] = Field(default_factory=dict)
+    servers: dict[str, MCPServerSettings] = Field(default={})
     retry_initial_s: float = Field(default=1, gt=0)
     retry_max_s: float = Field(default=60, gt=0)
     ping_interval_s: float = Field(default=30, gt=0)

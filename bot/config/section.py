@@ -6,6 +6,11 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
-    """A ``[section]`` of bot.toml: unknown keys are errors, defaults are validated too."""
+    """A ``[section]`` of bot.toml: unknown keys are errors, defaults are validated too.
+
+    An empty list or dict default is written ``Field(default=[])``: pydantic copies a
+    mutable default for each model, and ``default_factory=list`` made it parse the
+    builtin's text signature at class creation (milliseconds of every start-up).
+    """
 
     model_config = ConfigDict(extra="forbid", validate_default=True)

@@ -33,7 +33,7 @@ class LLMSettings(Section):
     model: str = "openai/gpt-4o-mini"
     api_base: str = ""
     api_key: SecretStr = SecretStr("")
-    fallback_models: list[str] = Field(default_factory=list)
+    fallback_models: list[str] = Field(default=[])
     timeout_s: float = Field(default=60, gt=0)
     max_steps: int = Field(default=8, ge=1, le=100)
     max_retries: int = Field(default=2, ge=0, le=10)
@@ -153,7 +153,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path("data")
     timezone: str = "UTC"
-    admins: list[str] = Field(default_factory=list)
+    admins: list[str] = Field(default=[])
     log_level: str = "INFO"
     event_loop: EventLoopChoice = "auto"  # bot/ops/loop.py
     llm: LLMSettings = Field(default_factory=LLMSettings)

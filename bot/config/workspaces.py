@@ -32,7 +32,7 @@ def check_workspace_name(name: str) -> str:
 class WorkspaceSection(Section):
     """``[workspaces.<name>]``."""
 
-    admins: list[str] = Field(default_factory=list)
+    admins: list[str] = Field(default=[])
 
 
 class WorkspacesSettings(Section):

@@ -13,7 +13,7 @@ class DiscordSettings(Section):
     token: SecretStr = SecretStr("")
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = ""
-    allow_from: list[str] = Field(default_factory=list)
+    allow_from: list[str] = Field(default=[])
     group_policy: Literal["mention", "all"] = "mention"
 
 

@@ -18,7 +18,7 @@ class SlackSettings(Section):
     http_port: int = Field(default=3000, ge=0, le=65535)
     http_path: str = "/slack/events"
     api_url: str = "https://slack.com/api/"
-    allow_from: list[str] = Field(default_factory=list)
+    allow_from: list[str] = Field(default=[])
     group_policy: Literal["mention", "all"] = "mention"
 
 

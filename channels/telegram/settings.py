@@ -12,7 +12,7 @@ from bot.config.section import Section
 class TelegramSettings(Section):
     token: SecretStr = SecretStr("")
     base_url: str = "https://api.telegram.org/bot"
-    allow_from: list[str] = Field(default_factory=list)
+    allow_from: list[str] = Field(default=[])
     mode: Literal["polling", "webhook"] = "polling"
     webhook_url: str = ""
     webhook_port: int = Field(default=8443, ge=0, le=65535)
