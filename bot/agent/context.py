@@ -146,6 +146,51 @@ def neutralize_tool_output(labelled: str) -> str:
     return neutralize(labelled)
 
 
+def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored message as it is sent: forged labels defused, a tool result's name
+    dropped. One that needs neither is returned as it is (build_messages copies)."""
+    role, content = stored.get("role"), stored.get("content")
+    if role == "user" and isinstance(content, str):
+        defused = neutralize(content)
+        return stored if defused is content else {**stored, "content": defused}
+    if role == "tool":
+        sent = {k: v for k, v in stored.items() if k != "name"}
+        if isinstance(content, str):
+            sent["content"] = neutralize_tool_output(content)
+        return sent
+    return stored
+
+
+class SentForms:
+    """Stored rows in their :func:`sent_form`, remembered by row id.
+
+    A stored row never changes, yet every turn sends the whole unsummarized tail again:
+    deriving it anew each time cost more than the rest of building the prompt once the
+    tail held a hundred messages. An entry is used only for the very row object it was
+    made from (the session store's tail cache hands the same ones back), so a row id
+    SQLite hands out again after a reset can never bring back an old message.
+    """
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self._limit = limit
+        self._memo: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def messages(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+        memo = self._memo
+        out: list[dict[str, Any]] = []
+        for row_id, stored in rows:
+            known = memo.get(row_id)
+            if known is not None and known[0] is stored:
+                out.append(known[1])
+                continue
+            sent = sent_form(stored)
+            if len(memo) >= self._limit:
+                memo.clear()
+            memo[row_id] = (stored, sent)
+            out.append(sent)
+        return out
+
+
 def build_messages(
     system_prompt: str, history: Sequence[dict[str, Any]], last_user: str | None
 ) -> list[dict[str, Any]]:

@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 from bot.agent.context import (
     PromptInputs,
+    SentForms,
     build_messages,
     build_system_prompt,
     label_tool_output,
-    neutralize_tool_output,
     runtime_block,
     turn_text,
     user_content,
@@ -28,7 +28,7 @@ from bot.agent.context import (
 from bot.agent.forgery import neutralize
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import Row, unsummarized
+from bot.agent.governor.summary import Row, unsummarized_rows
 from bot.agent.llm.client import LLMResponse
 from bot.agent.memory.background import Consolidator
 from bot.agent.memory.service import MemoryService
@@ -107,6 +107,7 @@ class AgentRunner:
         self._max_tool_calls = max_tool_calls
         self._tools = tools
         self._sessions = sessions
+        self._sent = SentForms()
         self._workspaces = workspaces
         self._timezone = timezone
         self._max_steps = max_steps
@@ -157,11 +158,12 @@ class AgentRunner:
     async def _history(
         self, key: ChatKey, rows: list[tuple[int, dict[str, Any]]]
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """The turns after the archived summary, sent whole, and that summary. Folding
-        happens after the reply (:class:`Consolidator`), never on the way to it."""
+        """The turns after the archived summary, sent whole (as sent: see SentForms),
+        and that summary. Folding happens after the reply (:class:`Consolidator`), never
+        on the way to it."""
         stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
-        return unsummarized(rows, through), summary or None
+        return self._sent.messages(unsummarized_rows(rows, through)), summary or None
 
     async def _opening(
         self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
@@ -175,7 +177,7 @@ class AgentRunner:
         )
         return build_messages(
             self.system_prompt(msg, workspace, summary=summary, memory=memory),
-            _for_model(history),
+            history,
             user_content(msg, tz, self._clock()),
         )
 
@@ -396,22 +398,3 @@ def _raw_answer(resp: LLMResponse) -> str:
         if isinstance(answer, str):
             return answer.strip()
     return ""
-
-
-def _for_model(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stored messages as sent: forged labels defused, tool names dropped. A message
-    that needs neither is passed as it is (build_messages copies every one)."""
-    out: list[dict[str, Any]] = []
-    for stored in history:
-        m = stored
-        role, content = m.get("role"), m.get("content")
-        if role == "user" and isinstance(content, str):
-            defused = neutralize(content)
-            if defused is not content:
-                m = {**m, "content": defused}
-        elif role == "tool":
-            m = {k: v for k, v in m.items() if k != "name"}
-            if isinstance(content, str):
-                m["content"] = neutralize_tool_output(content)
-        out.append(m)
-    return out

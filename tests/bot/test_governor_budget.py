@@ -157,14 +157,40 @@ def test_a_request_that_fits_by_length_is_never_tokenized():
     assert counted and governed.dropped > 0 and governed.tokens <= 1_000
 
 
-@settings(max_examples=200, deadline=None)
+_CALL = st.fixed_dictionaries(
+    {"id": st.text(max_size=8), "type": st.just("function")},
+    optional={
+        "function": st.one_of(
+            st.none(),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": st.one_of(st.text(max_size=12), st.integers()),
+                    "arguments": st.one_of(st.text(), st.none()),
+                },
+            ),
+        )
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
 @given(
     st.fixed_dictionaries(
-        {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.text()},
-        optional={"name": st.text(max_size=8), "tool_call_id": st.text(max_size=8)},
+        {
+            "role": st.sampled_from(["user", "assistant", "tool"]),
+            "content": st.one_of(
+                st.text(), st.none(), st.lists(st.fixed_dictionaries({"text": st.text()}))
+            ),
+        },
+        optional={
+            "name": st.text(max_size=8),
+            "tool_call_id": st.text(max_size=8),
+            "tool_calls": st.one_of(st.lists(_CALL, max_size=3), st.text(max_size=3)),
+        },
     )
 )
 def test_the_bounds_inline_count_is_the_general_one(message: dict[str, Any]) -> None:
-    """The bound counts plain messages inline (every message, every request): the same
-    number the general count gives."""
+    """The bound counts every message of every request with plain functions (plain text
+    messages inline): the same number the general count, through its cache, gives."""
     assert UpperBound().message(message) == TokenCounter(utf8_upper_bound).message(message)

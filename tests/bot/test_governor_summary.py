@@ -7,13 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.agent.governor.summary import (
     MAX_TRANSCRIPT_CHARS,
+    pending_size,
     plan_window,
     transcript,
     turns_of,
     unsummarized,
+    unsummarized_rows,
 )
 from bot.messages import ChatKey
 from bot.store.db import Database
@@ -33,6 +37,21 @@ def rows_for(turns: int, start_id: int = 1) -> list[tuple[int, dict[str, Any]]]:
             rows.append((next_id, msg))
             next_id += 1
     return rows
+
+
+@given(
+    roles=st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=40),
+    through=st.integers(min_value=-1, max_value=42),
+)
+def test_the_one_pass_tail_is_what_the_turns_after_the_cursor_hold(roles, through):
+    """unsummarized_rows and pending_size (each turn's single pass over the tail) agree
+    with turns_of over the rows after the cursor, whatever the shape of the rows."""
+    rows = [(i + 1, {"role": role, "content": f"m{i}"}) for i, role in enumerate(roles)]
+    turns = turns_of([r for r in rows if r[0] > through])
+    expected = [r for t in turns for r in t]
+    assert unsummarized_rows(rows, through) == expected
+    assert unsummarized(rows, through) == [m for _, m in expected]
+    assert pending_size(rows, through) == (len(turns), len(expected))
 
 
 def test_turns_start_at_user_messages_and_skip_a_cut_prefix():

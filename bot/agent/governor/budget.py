@@ -61,26 +61,7 @@ class TokenCounter:
         return count
 
     def message(self, message: Mapping[str, Any]) -> int:
-        n = MESSAGE_OVERHEAD
-        content = message.get("content")
-        if isinstance(content, str):
-            n += self.text(content)
-        elif content is not None:
-            n += self.text(json.dumps(content, ensure_ascii=False, default=str))
-        calls = message.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
-            n += CALL_OVERHEAD
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict):
-                for key in ("name", "arguments"):
-                    value = function.get(key)
-                    if isinstance(value, str):
-                        n += self.text(value)
-        for key in ("name", "tool_call_id"):
-            value = message.get(key)
-            if isinstance(value, str):
-                n += len(value) // 3 + 1  # short ids and names: not worth the tokenizer
-        return n
+        return message_count(message, self.text)
 
     def messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
         return sum(self.message(m) for m in messages)
@@ -95,6 +76,32 @@ class TokenCounter:
         count = self.text(json.dumps(list(definitions), ensure_ascii=False, sort_keys=True))
         self._tools_seen = (definitions, count)
         return count
+
+
+def message_count(message: Mapping[str, Any], count: TextCounter) -> int:
+    """One message's tokens: its texts as ``count`` counts them, plus the overheads.
+    A function, not a method, so the length bound passes a plain function and pays no
+    method lookup per string (it runs for every message of every request)."""
+    n = MESSAGE_OVERHEAD
+    content = message.get("content")
+    if isinstance(content, str):
+        n += count(content)
+    elif content is not None:
+        n += count(json.dumps(content, ensure_ascii=False, default=str))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            n += CALL_OVERHEAD
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                name, arguments = function.get("name"), function.get("arguments")
+                n += count(name) if isinstance(name, str) else 0
+                n += count(arguments) if isinstance(arguments, str) else 0
+    for key in ("name", "tool_call_id"):
+        value = message.get(key)
+        if isinstance(value, str):
+            n += len(value) // 3 + 1  # short ids and names: not worth the tokenizer
+    return n
 
 
 def utf8_upper_bound(text: str) -> int:
@@ -119,7 +126,7 @@ class UpperBound(TokenCounter):
         content = message.get("content")
         if type(content) is str and len(message) == 2:  # {"role", "content"}: most of them
             return MESSAGE_OVERHEAD + utf8_upper_bound(content)
-        return super().message(message)
+        return message_count(message, utf8_upper_bound)
 
 
 def litellm_counter(litellm: Any, model: str | None) -> TokenCounter:

@@ -47,9 +47,32 @@ def turns_of(rows: Sequence[Row]) -> list[list[Row]]:
     return turns
 
 
+def unsummarized_rows(rows: Sequence[Row], summarized_through: int) -> list[Row]:
+    """The rows of the turns after the summary's cursor: what :func:`turns_of` keeps
+    of them, in one pass (it runs on every turn, over the whole unsummarized tail)."""
+    out: list[Row] = []
+    for row in rows:
+        if row[0] > summarized_through and (out or row[1].get("role") == "user"):
+            out.append(row)
+    return out
+
+
 def unsummarized(rows: Sequence[Row], summarized_through: int) -> list[Message]:
     """The turns after the summary's cursor, as the next prompt sends them."""
-    return [m for t in turns_of([r for r in rows if r[0] > summarized_through]) for _, m in t]
+    return [m for _, m in unsummarized_rows(rows, summarized_through)]
+
+
+def pending_size(rows: Sequence[Row], summarized_through: int) -> tuple[int, int]:
+    """(turns, messages) of :func:`unsummarized` without building it."""
+    turns = messages = 0
+    for row_id, message in rows:
+        if row_id <= summarized_through:
+            continue
+        if message.get("role") == "user":
+            turns += 1
+        if turns:
+            messages += 1
+    return turns, messages
 
 
 def plan_window(
