@@ -127,15 +127,15 @@ class TurnHandler:
     @contextlib.asynccontextmanager
     async def typing(self, msg: InboundMessage) -> AsyncIterator[None]:
         """Show and refresh the channel's typing indicator once a turn has run for
-        ``typing_after_s``, until it ends."""
+        ``typing_after_s``, until it ends. A timer, not a sleeping task: most turns end
+        before it fires, and then nothing was started that must be cancelled."""
         channel = self.channels.get(msg.key.channel)
         if not can_type(channel):
             yield
             return
+        assert isinstance(channel, SupportsTyping)
 
         async def refresh() -> None:
-            assert isinstance(channel, SupportsTyping)
-            await asyncio.sleep(self.typing_after_s)
             while True:
                 try:
                     await channel.typing(msg.key)
@@ -143,13 +143,18 @@ class TurnHandler:
                     log.debug("typing indicator failed in %s: %s", msg.key, exc)
                 await asyncio.sleep(TYPING_REFRESH_S)
 
-        task = asyncio.create_task(refresh())
+        tasks: list[asyncio.Task[None]] = []
+        timer = asyncio.get_running_loop().call_later(
+            self.typing_after_s, lambda: tasks.append(asyncio.create_task(refresh()))
+        )
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            timer.cancel()
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def reply(
         self,
