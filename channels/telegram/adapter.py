@@ -72,7 +72,10 @@ class TelegramChannel:
             settings.token.get_secret_value(),
             base_url=settings.base_url,
             base_file_url=file_base_url(settings.base_url),
-            request=AiohttpRequest(connection_pool_size=16, read_timeout=20.0),
+            # One connection per reply in flight: at 16, half the replies of a burst of
+            # 50 chats waited for a free one (each real sendMessage is a round trip of
+            # 0.1 s or more to Telegram, so the pool capped replies per second).
+            request=AiohttpRequest(connection_pool_size=64, read_timeout=20.0),
             get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
         )
         self.sender = TelegramSender(self.bot)

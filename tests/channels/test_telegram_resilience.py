@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import socket
 from typing import Any
@@ -412,3 +413,45 @@ async def test_an_unreachable_api_at_start_is_retried_in_the_background(caplog):
         finally:
             await channel.stop()
     assert token not in caplog.text and "DOWN" not in caplog.text
+
+
+class _HeldSends(FakeTelegram):
+    """Holds every sendMessage until ``wanted`` of them are in flight at once."""
+
+    def __init__(self, wanted: int) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.in_flight = 0
+        self.most = 0
+        self.all_in = asyncio.Event()
+
+    async def _m_sendMessage(self, params: dict[str, Any]):  # type: ignore[no-untyped-def]
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        if self.in_flight >= self.wanted:
+            self.all_in.set()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.all_in.wait(), 5)
+            return await super()._m_sendMessage(params)
+        finally:
+            self.in_flight -= 1
+
+
+async def test_replies_to_many_chats_go_out_at_once_not_through_a_narrow_pool():
+    """Each real sendMessage is a round trip to Telegram: replies to 40 chats are all in
+    flight together (a pool of 16 connections made most of them wait their turn)."""
+    from bot.messages import ChatKey, OutboundMessage
+
+    async with _HeldSends(wanted=40) as tg:
+        channel = _channel(tg, MemoryState([]))
+        await channel.start(RecordingBus([]).put_inbound)
+        try:
+            sends = [
+                channel.send(OutboundMessage(ChatKey("telegram", str(100 + i)), f"reply {i}"))
+                for i in range(40)
+            ]
+            sent = await asyncio.wait_for(asyncio.gather(*sends), 30)
+        finally:
+            await channel.stop()
+    assert tg.most == 40 and len({s.ids[0] for s in sent}) == 40
