@@ -168,7 +168,8 @@ class SentForms:
     deriving it anew each time cost more than the rest of building the prompt once the
     tail held a hundred messages. An entry is used only for the very row object it was
     made from (the session store's tail cache hands the same ones back), so a row id
-    SQLite hands out again after a reset can never bring back an old message.
+    SQLite hands out again after a reset can never bring back an old message. At most
+    ``limit`` rows are kept, the size of that cache: past it the memo starts afresh.
     """
 
     def __init__(self, limit: int = 20_000) -> None:
