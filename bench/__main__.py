@@ -5,7 +5,6 @@ journal) run in ``bot run``; measured workers choose their own (bench/worker.py)
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import os
 import pkgutil
@@ -15,7 +14,7 @@ import time
 
 from bench.common import Row, machine, print_table
 from bench.procs import DAEMON_LOOP
-from bot.ops.loop import loop_factory
+from bot.ops.loop import run_on
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -41,5 +40,4 @@ async def _main(names: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    with asyncio.Runner(loop_factory=loop_factory(DAEMON_LOOP)) as runner:
-        raise SystemExit(runner.run(_main(sys.argv[1:])))
+    raise SystemExit(run_on(DAEMON_LOOP, _main(sys.argv[1:])))

@@ -162,6 +162,22 @@ def served_between(before: dict[str, float], after: dict[str, float]) -> dict[st
     }
 
 
+def worker_argv(
+    target: str, kwargs: dict[str, Any], loop: EventLoopChoice, *flags: str
+) -> list[str]:
+    """The command line of a ``bench.worker`` child (see bench/worker.py)."""
+    return [
+        sys.executable,
+        "-m",
+        "bench.worker",
+        *flags,
+        "--loop",
+        loop,
+        target,
+        json.dumps(kwargs),
+    ]
+
+
 async def run_worker(
     target: str, timeout: float = 600, loop: EventLoopChoice = "asyncio", **kwargs: Any
 ) -> dict[str, Any]:
@@ -169,13 +185,7 @@ async def run_worker(
     ``loop`` named (bench/worker.py); its dict."""
     with tempfile.TemporaryFile() as err:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bench.worker",
-            "--loop",
-            loop,
-            target,
-            json.dumps(kwargs),
+            *worker_argv(target, kwargs, loop),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=err,
@@ -214,14 +224,7 @@ class Segments:
 
     async def __aenter__(self) -> Self:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bench.worker",
-            "--segments",
-            "--loop",
-            self.loop,
-            self.target,
-            json.dumps(self.kwargs),
+            *worker_argv(self.target, self.kwargs, self.loop, "--segments"),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=self._err,

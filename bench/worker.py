@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Any, cast, get_args
 
-from bot.ops.loop import EventLoopChoice, loop_factory
+from bot.ops.loop import EventLoopChoice, run_on
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -59,11 +59,10 @@ def main() -> None:
         logging.getLogger(noisy).setLevel(logging.ERROR)
     func = getattr(importlib.import_module(f"bench.{module_name}"), func_name)
     kwargs = json.loads(raw)
-    with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
-        if segments:
-            runner.run(_serve_segments(func, kwargs))
-        else:
-            print(json.dumps(runner.run(func(**kwargs))), flush=True)
+    if segments:
+        run_on(loop, _serve_segments(func, kwargs))
+    else:
+        print(json.dumps(run_on(loop, func(**kwargs))), flush=True)
     # A worker measures; it does not wait for stray non-daemon threads at exit.
     os._exit(0)
 

@@ -11,7 +11,6 @@ The daemon's start and its exit codes live here, so both paths share them.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import BotError, ConfigError
-from bot.ops.loop import EventLoopChoice, loop_factory
+from bot.ops.loop import EventLoopChoice, run_on
 from bot.ops.redaction import protect_logs
 
 if TYPE_CHECKING:
@@ -82,8 +81,7 @@ def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> int:
     """Run a command's coroutine on the ``loop`` it names (bot/ops/loop.py) to its exit
     code: 2 for a :class:`BotError` (its one line on stderr), 0 for Ctrl-C."""
     try:
-        with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
-            return int(runner.run(coro) or 0)
+        return int(run_on(loop, coro) or 0)
     except BotError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

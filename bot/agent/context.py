@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.forgery import neutralize
 from bot.messages import InboundMessage, MessageKind
+from bot.store.tails import MAX_ROWS
 from bot.workspaces.folders import BootstrapFile
 
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
@@ -172,7 +173,7 @@ class SentForms:
     ``limit`` rows are kept, the size of that cache: past it the memo starts afresh.
     """
 
-    def __init__(self, limit: int = 20_000) -> None:
+    def __init__(self, limit: int = MAX_ROWS) -> None:
         self._limit = limit
         self._memo: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 

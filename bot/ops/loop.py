@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal, TypeVar
 
 from bot.errors import ConfigError
 
 EventLoopChoice = Literal["auto", "uvloop", "asyncio"]
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
+T = TypeVar("T")
 
 
 def loop_factory(choice: EventLoopChoice) -> LoopFactory | None:
@@ -44,6 +45,12 @@ def loop_factory(choice: EventLoopChoice) -> LoopFactory | None:
         return None
     factory: LoopFactory = uvloop.new_event_loop
     return factory
+
+
+def run_on(choice: EventLoopChoice, coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on the loop ``choice`` names."""
+    with asyncio.Runner(loop_factory=loop_factory(choice)) as runner:
+        return runner.run(coro)
 
 
 def loop_name(loop: asyncio.AbstractEventLoop) -> str:

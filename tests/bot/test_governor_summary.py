@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from bot.agent.governor.summary import (
     MAX_TRANSCRIPT_CHARS,
-    pending_size,
     plan_window,
     transcript,
     turns_of,
@@ -44,14 +43,13 @@ def rows_for(turns: int, start_id: int = 1) -> list[tuple[int, dict[str, Any]]]:
     through=st.integers(min_value=-1, max_value=42),
 )
 def test_the_one_pass_tail_is_what_the_turns_after_the_cursor_hold(roles, through):
-    """unsummarized_rows and pending_size (each turn's single pass over the tail) agree
-    with turns_of over the rows after the cursor, whatever the shape of the rows."""
+    """unsummarized_rows (each turn's single pass over the tail) agrees with turns_of
+    over the rows after the cursor, whatever the shape of the rows."""
     rows = [(i + 1, {"role": role, "content": f"m{i}"}) for i, role in enumerate(roles)]
     turns = turns_of([r for r in rows if r[0] > through])
     expected = [r for t in turns for r in t]
     assert unsummarized_rows(rows, through) == expected
     assert unsummarized(rows, through) == [m for _, m in expected]
-    assert pending_size(rows, through) == (len(turns), len(expected))
 
 
 def test_turns_start_at_user_messages_and_skip_a_cut_prefix():

@@ -62,19 +62,6 @@ def unsummarized(rows: Sequence[Row], summarized_through: int) -> list[Message]:
     return [m for _, m in unsummarized_rows(rows, summarized_through)]
 
 
-def pending_size(rows: Sequence[Row], summarized_through: int) -> tuple[int, int]:
-    """(turns, messages) of :func:`unsummarized` without building it."""
-    turns = messages = 0
-    for row_id, message in rows:
-        if row_id <= summarized_through:
-            continue
-        if message.get("role") == "user":
-            turns += 1
-        if turns:
-            messages += 1
-    return turns, messages
-
-
 def plan_window(
     rows: Sequence[Row], summarized_through: int, keep_turns: int, *, fits: bool = False
 ) -> Window:

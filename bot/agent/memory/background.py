@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import Row, pending_size, plan_window, unsummarized
+from bot.agent.governor.summary import Row, plan_window, unsummarized
 from bot.agent.memory.consolidate import consolidate
 from bot.agent.memory.service import MemoryService
 from bot.messages import ChatKey
@@ -121,16 +121,17 @@ class Consolidator:
         noticed one turn later."""
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
-        turns, messages = pending_size(turn.before, through)
+        pending = unsummarized(turn.before, through)
+        turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
         if turns + 1 < 2 * self._keep:
             return False
-        if messages > self._limit // 2:
+        if len(pending) > self._limit // 2:
             return True
         await self._governor.ready()
         half = self._half_budget()
         if turn.request_bound is not None and turn.request_bound <= half:
             return False
-        return self._governor.upper.messages(unsummarized(turn.before, through)) > half
+        return self._governor.upper.messages(pending) > half
 
     def _half_budget(self) -> int:
         return self._governor.current_budget().limit // 2
