@@ -19,6 +19,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.forgery import neutralize
+from bot.agent.governor.budget import UpperBound
+from bot.agent.governor.clean import Checked, Shape, check_history, shape
 from bot.messages import InboundMessage, MessageKind
 from bot.store.tails import MAX_ROWS
 from bot.workspaces.folders import BootstrapFile
@@ -162,8 +164,17 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+@dataclass(frozen=True, slots=True)
+class SentHistory:
+    """The history as sent, and what the governor's clean check learned of it."""
+
+    messages: list[dict[str, Any]]
+    checked: Checked
+
+
 class SentForms:
-    """Stored rows in their :func:`sent_form`, remembered by row id.
+    """Stored rows in their :func:`sent_form`, remembered by row id, with what the clean
+    check and the length bound make of each (bot/agent/governor/clean.py).
 
     A stored row never changes, yet every turn sends the whole unsummarized tail again:
     deriving it anew each time cost more than the rest of building the prompt once the
@@ -173,24 +184,37 @@ class SentForms:
     ``limit`` rows are kept, the size of that cache: past it the memo starts afresh.
     """
 
-    def __init__(self, limit: int = MAX_ROWS) -> None:
+    def __init__(self, max_tool_chars: int, limit: int = MAX_ROWS) -> None:
+        self._max_tool_chars = max_tool_chars
         self._limit = limit
-        self._memo: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._memo: dict[int, _Sent] = {}
+        self._bound = UpperBound().message
 
     def messages(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+        return self.history(rows).messages
+
+    def history(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> SentHistory:
         memo = self._memo
-        out: list[dict[str, Any]] = []
+        sent: list[_Sent] = []
         for row_id, stored in rows:
             known = memo.get(row_id)
-            if known is not None and known[0] is stored:
-                out.append(known[1])
-                continue
-            sent = sent_form(stored)
-            if len(memo) >= self._limit:
-                memo.clear()
-            memo[row_id] = (stored, sent)
-            out.append(sent)
-        return out
+            if known is None or known.stored is not stored:
+                form = sent_form(stored)
+                known = _Sent(stored, form, shape(form, self._max_tool_chars), self._bound(form))
+                if len(memo) >= self._limit:
+                    memo.clear()
+                memo[row_id] = known
+            sent.append(known)
+        checked = check_history([s.shape for s in sent], [s.bound for s in sent])
+        return SentHistory([s.form for s in sent], checked)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    stored: dict[str, Any]
+    form: dict[str, Any]
+    shape: Shape | None
+    bound: int
 
 
 def build_messages(

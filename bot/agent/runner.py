@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from bot.agent.context import (
     PromptInputs,
     SentForms,
+    SentHistory,
     build_messages,
     build_system_prompt,
     label_tool_output,
@@ -26,6 +27,7 @@ from bot.agent.context import (
     user_content,
 )
 from bot.agent.forgery import neutralize
+from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row, unsummarized_rows
@@ -107,7 +109,6 @@ class AgentRunner:
         self._max_tool_calls = max_tool_calls
         self._tools = tools
         self._sessions = sessions
-        self._sent = SentForms()
         self._workspaces = workspaces
         self._timezone = timezone
         self._max_steps = max_steps
@@ -115,6 +116,7 @@ class AgentRunner:
         self._services = services or ToolServices()
         self._clock = clock
         self._context = context or ContextSettings()
+        self._sent = SentForms(self._context.max_tool_result_chars)
         self._skills = skills
         self.memory = memory
         # The workspace a turn runs in (routing; persona disk edits noticed on the way).
@@ -157,29 +159,31 @@ class AgentRunner:
 
     async def _history(
         self, key: ChatKey, rows: list[tuple[int, dict[str, Any]]]
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[SentHistory, str | None]:
         """The turns after the archived summary, sent whole (as sent: see SentForms),
         and that summary. Folding happens after the reply (:class:`Consolidator`), never
         on the way to it."""
         stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
-        return self._sent.messages(unsummarized_rows(rows, through)), summary or None
+        return self._sent.history(unsummarized_rows(rows, through)), summary or None
 
     async def _opening(
         self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
-    ) -> list[dict[str, Any]]:
-        """System prompt (with memory), the unsummarized history, the user's message."""
+    ) -> tuple[list[dict[str, Any]], Checked]:
+        """System prompt (with memory), the unsummarized history, the user's message;
+        and what the governor's clean check made of that history."""
         history, summary = await self._history(session_key(msg.key, workspace), rows)
         memory = (
             await self.memory.prompt_section(workspace, msg.key, msg.user_id)
             if self.memory is not None
             else None
         )
-        return build_messages(
+        messages = build_messages(
             self.system_prompt(msg, workspace, summary=summary, memory=memory),
-            history,
+            history.messages,
             user_content(msg, tz, self._clock()),
         )
+        return messages, history.checked
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         workspace = await workspace_for(self.workspace_of, msg)
@@ -215,7 +219,7 @@ class AgentRunner:
         notes: TurnNotes,
     ) -> TurnOutcome:
         tz = await self._tz(msg)
-        messages = await self._opening(msg, workspace, tz, rows)
+        messages, checked = await self._opening(msg, workspace, tz, rows)
         turn_start = len(messages) - 1
         session_id = await self._sessions.session_id(skey)
         ctx = ToolContext(
@@ -238,7 +242,7 @@ class AgentRunner:
         for step in range(1, self._max_steps + 1):
             # Repairs and cuts apply to a copy; ``messages`` (and the store) stay verbatim.
             governed = await self.governor.prepare(
-                messages, tools=definitions, turn_start=turn_start
+                messages, tools=definitions, turn_start=turn_start, history=checked
             )
             if step == 1 and governed.untouched:
                 notes.request_bound = governed.tokens

@@ -48,8 +48,10 @@ class Workspaces:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._templates = {name: template_text(name) for name in BOOTSTRAP_FILES}
+        self._template_bodies = {name: text.strip() for name, text in self._templates.items()}
         self._cache: dict[Path, tuple[tuple[int, int], str]] = {}
         self._paths: dict[str, Path] = {}
+        self._files: dict[tuple[str, str], Path] = {}
 
     def path(self, name: str = DEFAULT_WORKSPACE) -> Path:
         """The folder of a valid workspace name (raises for any other): asked several
@@ -59,6 +61,15 @@ class Workspaces:
             found = self.root / workspace_name(name)
             if len(self._paths) < _CACHED_PATHS:
                 self._paths[name] = found
+        return found
+
+    def file(self, name: str, file: str) -> Path:
+        """``path(name) / file``, joined once: every turn stamps its persona files."""
+        found = self._files.get((name, file))
+        if found is None:
+            found = self.path(name) / file
+            if len(self._files) < _CACHED_PATHS:
+                self._files[(name, file)] = found
         return found
 
     def names(self) -> list[str]:
@@ -91,10 +102,10 @@ class Workspaces:
     def write(self, name: str, file: str, text: str) -> None:
         """An admin's edit, written atomically; the only way the daemon changes a file."""
         write_text(self.path(name), file, text)
-        self._cache.pop(self.path(name) / file, None)
+        self._cache.pop(self.file(name, file), None)
 
     def stamp(self, name: str, file: str) -> tuple[int, int] | None:
-        return stamp(self.path(name) / file)
+        return stamp(self.file(name, file))
 
     def bootstrap(self, name: str = DEFAULT_WORKSPACE) -> list[BootstrapFile]:
         """The customised bootstrap files, in a fixed order; templates are skipped."""
@@ -105,12 +116,10 @@ class Workspaces:
             return []
         out: list[BootstrapFile] = []
         for fname in BOOTSTRAP_FILES:
-            text = self._read(ws / fname)
-            if text is None or not text.strip():
-                continue
-            if text.strip() == self._templates[fname].strip():
-                continue
-            out.append(BootstrapFile(fname, text.strip()))
+            text = self._read(self.file(name, fname))
+            body = text.strip() if text else ""
+            if body and body != self._template_bodies[fname]:
+                out.append(BootstrapFile(fname, body))
         return out
 
     def _read(self, path: Path) -> str | None:

@@ -205,7 +205,7 @@ def test_sent_forms_are_remembered_per_stored_row_and_never_for_another_object()
         "content": label_tool_output("x", "ok"),
     }
     rows = [(1, user), (2, tool)]
-    forms = SentForms(limit=3)
+    forms = SentForms(max_tool_chars=2_000, limit=3)
     first = forms.messages(rows)
     assert first == [sent_form(user), sent_form(tool)] and "name" not in first[1]
     assert first[0]["content"] != forged and user["content"] == forged  # the row is untouched

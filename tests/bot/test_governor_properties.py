@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bot.agent.governor import repair
+from bot.agent.context import SentForms
+from bot.agent.governor import clean, repair
 from bot.agent.governor.budget import Budget, TokenCounter
 from bot.agent.governor.pipeline import ContextGovernor, apply_tool_result_budget
 from bot.config import ContextSettings
@@ -176,9 +177,9 @@ def _every_step(msgs: list[Any], turn_start: int | None = None) -> list[Any]:
 def test_a_history_called_clean_is_one_every_step_leaves_as_it_is(msgs: list[Any]) -> None:
     """The one-pass check that lets a clean history skip the steps must never call a
     history clean that a step would change."""
-    clean = repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
-    event(f"clean: {clean}")
-    if clean:
+    is_clean = clean.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    event(f"clean: {is_clean}")
+    if is_clean:
         out = _every_step(msgs, len(msgs) - 1)
         assert len(out) == len(msgs) and all(a is b for a, b in zip(out, msgs, strict=True))
 
@@ -193,12 +194,12 @@ def test_a_plain_tool_using_history_is_clean_and_sent_as_stored() -> None:
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": f"c{t}", "content": "ok"},
         ]
-    assert repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    assert clean.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
     gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10_000, 0, "config"))
     governed = gov.prepare_for_model(msgs, tools=TOOLS)
     assert governed.bounded and all(a is b for a, b in zip(governed.messages, msgs, strict=True))
     broken = [*msgs[:-1]]  # the last call's result is missing: a step has work to do
-    assert not repair.needs_no_repair(broken, SETTINGS.max_tool_result_chars)
+    assert not clean.needs_no_repair(broken, SETTINGS.max_tool_result_chars)
     assert gov.prepare_for_model(broken, tools=TOOLS).messages[-1]["content"] == (
         repair.MISSING_RESULT
     )
@@ -260,8 +261,53 @@ def clean_history(draw: st.DrawFn) -> list[Any]:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clean_history())
 def test_every_kind_of_damage_to_a_clean_history_is_noticed(msgs: list[Any]) -> None:
-    clean = repair.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
+    is_clean = clean.needs_no_repair(msgs, SETTINGS.max_tool_result_chars)
     out = _every_step(msgs, len(msgs) - 1)
     untouched = len(out) == len(msgs) and all(a is b for a, b in zip(out, msgs, strict=True))
-    event(f"clean: {clean}, untouched: {untouched}")
-    assert clean == untouched
+    event(f"clean: {is_clean}, untouched: {untouched}")
+    assert is_clean == untouched
+
+
+def _split_at_a_turn(msgs: list[Any], pick: int) -> tuple[list[Any], list[Any]]:
+    """The messages after the system one, cut at one of their user messages (the turn in
+    flight starts there); all history when there is none."""
+    rest = msgs[1:]
+    starts = [i for i, m in enumerate(rest) if isinstance(m, dict) and m.get("role") == "user"]
+    cut = starts[pick % len(starts)] if starts else len(rest)
+    return rest[:cut], rest[cut:]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(clean_history(), history()), st.integers(min_value=0, max_value=30))
+def test_a_history_checked_once_per_row_decides_as_the_whole_request_would(
+    msgs: list[Any], pick: int
+) -> None:
+    """The runner checks its history once per stored row (SentForms) and the governor
+    then looks only at the system message and the turn's own messages: the request is
+    sent untouched exactly when the check of the whole request says so, with the same
+    length bound, whatever the history holds."""
+    stored, own = _split_at_a_turn(msgs, pick)
+    rows = [(i + 1, m) for i, m in enumerate(stored) if isinstance(m, dict)]
+    sent = SentForms(SETTINGS.max_tool_result_chars).history(rows)
+    request = [msgs[0], *sent.messages, *own]
+    turn_start = len(sent.messages) + 1
+    gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10**9, 0, "config"))
+    fast = gov.prepare_for_model(request, tools=TOOLS, turn_start=turn_start, history=sent.checked)
+    whole = gov.prepare_for_model(request, tools=TOOLS, turn_start=turn_start)
+    event(f"untouched: {whole.untouched}")
+    assert (fast.untouched, fast.tokens) == (whole.untouched, whole.tokens)
+    assert fast.messages == whole.messages
+    if whole.untouched:
+        assert all(a is b for a, b in zip(fast.messages, request, strict=True))
+
+
+def test_a_history_checked_for_another_cut_is_not_trusted() -> None:
+    """A check made for a history of another length (the runner's messages and its
+    check out of step) falls back to checking the whole request."""
+    question = {"role": "user", "content": "q"}
+    rows = [(1, question), (2, {"role": "assistant", "content": "a"})]
+    sent = SentForms(SETTINGS.max_tool_result_chars).history(rows)
+    request = [{"role": "system", "content": "s"}, *sent.messages, question, question]
+    gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10_000, 0, "config"))
+    governed = gov.prepare_for_model(request, tools=TOOLS, turn_start=4, history=sent.checked)
+    assert not governed.untouched  # two user messages in a row: merged

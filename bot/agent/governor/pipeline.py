@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.governor import repair
+from bot.agent.governor import clean, repair
 from bot.agent.governor.budget import (
     Budget,
     TokenCounter,
@@ -33,6 +33,7 @@ from bot.agent.governor.budget import (
     litellm_counter,
     resolve_budget,
 )
+from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import head_tail
 from bot.agent.governor.repair import Message
 from bot.agent.llm.client import litellm_module
@@ -239,9 +240,12 @@ class ContextGovernor:
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         turn_start: int | None = None,
+        history: Checked | None = None,
     ) -> Governed:
         await self.ready()
-        governed = self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
+        governed = self.prepare_for_model(
+            messages, tools=tools, turn_start=turn_start, history=history
+        )
         cold = self._cold
         if governed.bounded or cold is None:
             return governed
@@ -257,12 +261,17 @@ class ContextGovernor:
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         turn_start: int | None = None,
+        history: Checked | None = None,
     ) -> Governed:
         """The governed copy of ``messages``; ``turn_start`` indexes the current turn's
-        user message (default: the latest user message). Never raises on bad history."""
+        user message (default: the latest user message). ``history``: the clean check of
+        ``messages[1:turn_start]``, made once per stored row (SentForms), so only the
+        system message and the turn's own messages are looked at here. Never raises on
+        bad history."""
         budget = self.current_budget()
-        if repair.needs_no_repair(messages, self.settings.max_tool_result_chars):
-            bound = self.upper.messages(messages) + self.upper.tools(tools)
+        bound = self._clean_bound(messages, turn_start, history)
+        if bound is not None:
+            bound += self.upper.tools(tools)
             if bound <= budget.limit:
                 return Governed(list(messages), bound, budget.limit, bounded=True, untouched=True)
         anchor = _anchor(messages, turn_start)
@@ -288,6 +297,25 @@ class ContextGovernor:
         elif dropped or compacted:
             log.debug("governor dropped %d messages, compacted %d results", dropped, compacted)
         return Governed(out, tokens, budget.limit, dropped, compacted)
+
+    def _clean_bound(
+        self, messages: Sequence[Any], turn_start: int | None, history: Checked | None
+    ) -> int | None:
+        """The length bound of ``messages`` when no repair step would change them, else
+        None; with ``history`` (see :meth:`prepare_for_model`) its messages are not
+        looked at again."""
+        max_chars = self.settings.max_tool_result_chars
+        if history is None or turn_start != history.count + 1 or not messages:
+            if not clean.needs_no_repair(messages, max_chars):
+                return None
+            return self.upper.messages(messages)
+        walk, system = history.then(), clean.shape(messages[0], max_chars)
+        if walk is None or system is None or system.role != "system":
+            return None
+        own = messages[turn_start:]
+        if not walk.over(clean.shape(m, max_chars) for m in own) or walk.pending:
+            return None
+        return self.upper.message(messages[0]) + history.bound + self.upper.messages(own)
 
 
 def _anchor(messages: Sequence[Any], turn_start: int | None) -> object | None:
