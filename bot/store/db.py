@@ -8,10 +8,12 @@ Migrations only ever append: a database written by an older release upgrades in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -59,13 +61,16 @@ MIGRATIONS: tuple[str, ...] = load_migrations()
 
 
 class Database:
-    """One SQLite connection with the schema at the latest version, used from one thread.
+    """One SQLite connection with the schema at the latest version.
 
     Each operation (a statement with its fetch, or a whole transaction) is one hop to
-    that thread. aiosqlite hops once per cursor call (execute, fetch, close, commit: three
-    or four per statement, each a thread wake-up and a loop wake-up); a turn runs about a
-    dozen operations, so the hops were a tenth of its CPU. One worker thread also keeps
-    operations from interleaving on the connection, so none needs a lock.
+    the database thread. aiosqlite hops once per cursor call (execute, fetch, close,
+    commit: three or four per statement, each a thread wake-up and a loop wake-up); a
+    turn runs about a dozen operations, so the hops were a tenth of its CPU. The small
+    pieces of :meth:`run_together` run on the event loop's thread instead while the
+    database thread is idle (:meth:`try_here`); one lock, held for a whole operation,
+    keeps the two from ever interleaving on the connection. Checkpoints (copying the
+    write-ahead log into the file, with an fsync) always run on the database thread.
     """
 
     def __init__(self, path: Path) -> None:
@@ -73,8 +78,12 @@ class Database:
         self._conn: sqlite3.Connection | None = None
         self._worker: DatabaseThread | None = None
         self._together: GroupCommit[Callable[[sqlite3.Connection], Any], Any] = GroupCommit(
-            self, _run_work, durable=False
+            self, _run_work, durable=False, here=True
         )
+        self._serial = threading.Lock()  # held by whichever thread uses the connection
+        self._commits = 0  # operations since the last checkpoint
+        self._idle_lock = threading.Lock()
+        self._on_idle: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -88,11 +97,12 @@ class Database:
         return await self.submit(work)
 
     async def run_together(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """:meth:`run` for a small write (or read) that may share its hop and its commit:
-        ``work`` runs inside one transaction with every such piece submitted before the
-        database thread reached them (chats starting, answering and finishing at the
-        same time), so ``work`` must not open a transaction of its own. Each piece is
-        all or nothing: when the shared transaction fails, each runs again alone."""
+        """:meth:`run` for a small write (or a read of a few rows) that may share its
+        commit: ``work`` runs inside one transaction with every such piece submitted in
+        the same pass of the event loop (chats starting, answering and finishing at the
+        same time), on the loop's thread while the database thread is idle, so ``work``
+        must not open a transaction of its own nor read more than a few rows. Each piece
+        is all or nothing: when the shared transaction fails, each runs again alone."""
         result: T = await self._together.submit(work)
         return result
 
@@ -101,7 +111,70 @@ class Database:
         task fewer); raises :class:`StoreError` at once when the database is closed."""
         conn = self.conn
         assert self._worker is not None
-        return self._worker.submit(functools.partial(work, conn))
+        return self._worker.submit(functools.partial(self._on_thread, work, conn))
+
+    def try_here(self, work: Callable[[sqlite3.Connection], T]) -> tuple[T] | None:
+        """``(work(connection),)`` run on the calling thread (the event loop's) when the
+        database thread is idle; None when it is busy, and the caller queues ``work``
+        for it instead. Only for small pieces that never fsync (see GroupCommit)."""
+        conn, worker = self.conn, self._worker
+        assert worker is not None
+        if worker.cause is not None:
+            raise StoreError(worker.cause)
+        if not self._serial.acquire(blocking=False):
+            return None
+        try:
+            result = work(conn)
+            due = self._counted()
+        finally:
+            self._serial.release()
+        if due:  # on the database thread, never here: it fsyncs
+            with contextlib.suppress(StoreError):  # closing: the close checkpoints
+                job = worker.submit(
+                    functools.partial(self._on_thread, _checkpoint, conn, count=False)
+                )
+                job.add_done_callback(_ignore_result)
+        return (result,)
+
+    def when_idle(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+        """Call ``callback`` on ``loop`` (once) when the database thread next lets go of
+        the connection; at once (next pass) when it already has, so no call is lost
+        between a :meth:`try_here` that found it busy and this."""
+        with self._idle_lock:
+            self._on_idle.append((loop, callback))
+        if not self._serial.locked():
+            self._wake_idle()
+
+    def _wake_idle(self) -> None:
+        with self._idle_lock:
+            waiting, self._on_idle = self._on_idle, []
+        for loop, callback in waiting:
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits
+                loop.call_soon_threadsafe(callback)
+
+    def _on_thread(
+        self, work: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection, count: bool = True
+    ) -> T:
+        """Database thread: ``work`` holding the connection, then a checkpoint when due;
+        whoever waits for the connection is told once it is free."""
+        try:
+            with self._serial:
+                try:
+                    return work(conn)
+                finally:
+                    if count and self._counted():
+                        _checkpoint(conn)
+        finally:
+            if self._on_idle:
+                self._wake_idle()
+
+    def _counted(self) -> bool:
+        """One more operation; True when a checkpoint is due (the lock is held)."""
+        self._commits += 1
+        if self._commits < CHECKPOINT_EVERY:
+            return False
+        self._commits = 0
+        return True
 
     async def open(self) -> None:
         self._worker = DatabaseThread(name="sqlite")
@@ -119,11 +192,12 @@ class Database:
     async def close(self) -> None:
         conn, self._conn = self._conn, None
         worker, self._worker = self._worker, None
+        self._wake_idle()  # pieces waiting for the connection hear it is closed
         if worker is None:
             return
         try:
             if conn is not None and worker.cause is None:  # a dead thread closes nothing
-                await worker.submit(conn.close)
+                await worker.submit(functools.partial(self._on_thread, _close, conn, count=False))
         finally:
             worker.stop()
 
@@ -189,15 +263,42 @@ def _run_work(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T])
     return work(conn)
 
 
+# Operations between checkpoints: SQLite's own automatic checkpoint would run in whichever
+# thread commits, the event loop's included, so it is off and this takes its place (a
+# turn commits about once; its default, 1,000 log pages, is a few hundred commits).
+CHECKPOINT_EVERY = 200
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy what the write-ahead log holds into the database file, as far as readers
+    allow (PASSIVE never waits); a failure only leaves the log longer until the next."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.Error:
+        log.warning("database checkpoint failed; retried later", exc_info=True)
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    conn.close()
+
+
+def _ignore_result(job: asyncio.Future[Any]) -> None:
+    if not job.cancelled() and job.exception() is not None:
+        log.debug("checkpoint job failed", exc_info=job.exception())
+
+
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     conn.executescript(script)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     # isolation_level=None: autocommit; transactions are explicit (``transaction``).
-    conn = sqlite3.connect(path, isolation_level=None)
+    # check_same_thread=False: small pieces may run on the event loop's thread, never at
+    # the same time as the database thread (Database._serial).
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # Database checkpoints on its own thread
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")

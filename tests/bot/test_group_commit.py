@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from functools import partial
+from pathlib import Path
 
 import pytest
 
+import bot.store.db as db_module
 from bot.errors import StoreError
 from bot.messages import ChatKey, InboundMessage
 from bot.store.db import Database
@@ -131,9 +134,13 @@ async def test_a_closed_database_answers_every_writer_with_a_clear_error(
 # ------------------------------------------------------------------ Database.run_together
 
 
-async def test_small_pieces_submitted_together_share_one_trip(db: Database) -> None:
+async def test_small_pieces_waiting_for_a_busy_thread_share_one_commit_on_the_loop(
+    db: Database,
+) -> None:
     """A turn's bookkeeping from many chats at once (attempt counts, outbox rows, finished
-    messages, session rows) rides in one transaction; each caller gets its own answer."""
+    messages, session rows) rides in one transaction; each caller gets its own answer.
+    While the database thread holds the connection the pieces wait, and then run on the
+    event loop's thread: no trip to the database thread at all."""
     await db.execute("CREATE TABLE t (n INTEGER)")
     trace = await _trace(db)
     trips: list[object] = []
@@ -143,23 +150,87 @@ async def test_small_pieces_submitted_together_share_one_trip(db: Database) -> N
         trips.append(work)
         return submit(work)
 
+    threads: set[str] = set()
+
+    def insert(c: sqlite3.Connection, n: int) -> int:
+        threads.add(threading.current_thread().name)
+        return int(c.execute(_INSERT_T, (n,)).rowcount)
+
     async with Busy(db):
         db.submit = counted  # type: ignore[method-assign]
-        writes = [
-            asyncio.ensure_future(
-                db.run_together(lambda c, n=n: c.execute(_INSERT_T, (n,)).rowcount)
-            )
-            for n in range(20)
-        ]
+        writes = [asyncio.ensure_future(db.run_together(partial(insert, n=n))) for n in range(20)]
         reads = [
             asyncio.ensure_future(db.run_together(lambda c: c.execute(_COUNT_T).fetchone()[0]))
         ]
-        await asyncio.sleep(0)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert not any(w.done() for w in writes)  # the connection is taken: they wait
     await asyncio.wait_for(asyncio.gather(*writes, *reads), 10)
     assert [w.result() for w in writes] == [1] * 20
     assert reads[0].result() == 20  # in submission order, inside the same transaction
-    assert len(trips) == 1
+    assert trips == [] and threads == {threading.current_thread().name}
     assert trace.count("BEGIN") == 1 and trace.count("COMMIT") == 1
+
+
+async def test_small_pieces_run_on_the_loop_thread_while_the_database_thread_is_idle(
+    db: Database,
+) -> None:
+    trips: list[object] = []
+    submit = db.submit
+
+    def counted(work):  # type: ignore[no-untyped-def]
+        trips.append(work)
+        return submit(work)
+
+    db.submit = counted  # type: ignore[method-assign]
+    names = await asyncio.gather(
+        *(db.run_together(lambda _c: threading.current_thread().name) for _ in range(5))
+    )
+    assert set(names) == {threading.current_thread().name} and trips == []
+
+
+async def test_checkpoints_run_on_the_database_thread_never_on_the_loop(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's automatic checkpoint (an fsync) would run in whichever thread commits, the
+    loop's included: it is off, and every CHECKPOINT_EVERY operations the database thread
+    checkpoints instead, so the write-ahead log stays short."""
+    monkeypatch.setattr(db_module, "CHECKPOINT_EVERY", 10)
+    await db.execute("CREATE TABLE t (n INTEGER)")
+    seen: list[tuple[str, str]] = []
+    await db.run(
+        lambda c: c.set_trace_callback(
+            lambda sql: seen.append((threading.current_thread().name, sql))
+        )
+    )
+    for n in range(40):
+        await db.run_together(partial(_insert_n, n=n))
+    await db.run(lambda _c: None)  # a checkpoint already queued has run by now
+    checkpoints = [name for name, sql in seen if "wal_checkpoint" in sql]
+    commits_here = [name for name, sql in seen if sql == "COMMIT"]
+    assert len(checkpoints) >= 3 and set(checkpoints) == {"sqlite"}
+    assert threading.current_thread().name in set(commits_here)
+    rows = await db.fetchall("PRAGMA wal_autocheckpoint")
+    assert rows[0][0] == 0
+
+
+async def test_pieces_waiting_for_the_connection_fail_clearly_when_the_database_closes(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "bot.db")
+    await db.open()
+    busy = Busy(db)
+    async with busy:
+        waiting = asyncio.ensure_future(db.run_together(lambda c: c.execute("SELECT 1")))
+        await asyncio.sleep(0)
+        closing = asyncio.ensure_future(db.close())
+        with pytest.raises(StoreError, match="not open"):
+            await asyncio.wait_for(waiting, 10)
+    await asyncio.wait_for(closing, 10)
+
+
+def _insert_n(c: sqlite3.Connection, n: int) -> None:
+    c.execute(_INSERT_T, (n,))
 
 
 async def test_a_failing_piece_is_undone_and_fails_only_its_caller(db: Database) -> None:

@@ -21,9 +21,10 @@ from tests.fakes.waiting import outbox_settled
 # come with the turn's first piece); the user here has asked before, so the timezone is known.
 FIRST_TURN = 11
 LATER_TURN = 10
-# Every piece but that workspace lookup may share its trip: the journal, the turn's
-# reads and writes, and delivery's claim and sent mark.
-FIRST_ALONE = {"Database.fetchall.<locals>.<lambda>"}
+# Every piece but that workspace lookup and the first turn's read of the chat's history
+# (rows of unknown number: on the database thread) may share its commit: the journal,
+# the turn's reads and writes, and delivery's claim and sent mark.
+FIRST_ALONE = {"Database.fetchall.<locals>.<lambda>", "_in_transaction"}
 LATER_ALONE: set[str] = set()
 
 
