@@ -187,30 +187,37 @@ class SentForms:
     def __init__(self, max_tool_chars: int, limit: int = MAX_ROWS) -> None:
         self._max_tool_chars = max_tool_chars
         self._limit = limit
-        self._memo: dict[int, _Sent] = {}
+        self._memo: dict[int, SentRow] = {}
         self._bound = UpperBound().message
 
     def messages(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
         return self.history(rows).messages
 
     def history(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> SentHistory:
-        memo = self._memo
-        sent: list[_Sent] = []
-        for row_id, stored in rows:
-            known = memo.get(row_id)
-            if known is None or known.stored is not stored:
-                form = sent_form(stored)
-                known = _Sent(stored, form, shape(form, self._max_tool_chars), self._bound(form))
-                if len(memo) >= self._limit:
-                    memo.clear()
-                memo[row_id] = known
-            sent.append(known)
+        """``rows`` as sent, with the clean check of them (bot/agent/history.py carries
+        this from turn to turn instead)."""
+        sent = [self.row(row) for row in rows]
         checked = check_history([s.shape for s in sent], [s.bound for s in sent])
         return SentHistory([s.form for s in sent], checked)
 
+    def row(self, row: tuple[int, dict[str, Any]]) -> SentRow:
+        """One stored row as sent, derived once for that row object."""
+        row_id, stored = row
+        known = self._memo.get(row_id)
+        if known is None or known.stored is not stored:
+            form = sent_form(stored)
+            known = SentRow(stored, form, shape(form, self._max_tool_chars), self._bound(form))
+            if len(self._memo) >= self._limit:
+                self._memo.clear()
+            self._memo[row_id] = known
+        return known
+
 
 @dataclass(frozen=True, slots=True)
-class _Sent:
+class SentRow:
+    """A stored row, its sent form, and what the clean check and the length bound make
+    of that form."""
+
     stored: dict[str, Any]
     form: dict[str, Any]
     shape: Shape | None

@@ -30,7 +30,8 @@ from bot.agent.forgery import neutralize
 from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import Row, unsummarized_rows
+from bot.agent.governor.summary import Row
+from bot.agent.history import SentTails
 from bot.agent.llm.client import LLMResponse
 from bot.agent.memory.background import Consolidator
 from bot.agent.memory.service import MemoryService
@@ -116,7 +117,7 @@ class AgentRunner:
         self._services = services or ToolServices()
         self._clock = clock
         self._context = context or ContextSettings()
-        self._sent = SentForms(self._context.max_tool_result_chars)
+        self._sent = SentTails(SentForms(self._context.max_tool_result_chars))
         self._skills = skills
         self.memory = memory
         # The workspace a turn runs in (routing; persona disk edits noticed on the way).
@@ -165,7 +166,7 @@ class AgentRunner:
         on the way to it."""
         stored = await self._sessions.summary(key)
         summary, through = stored if stored is not None else (None, 0)
-        return self._sent.history(unsummarized_rows(rows, through)), summary or None
+        return self._sent.history(key, rows, through), summary or None
 
     async def _opening(
         self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]

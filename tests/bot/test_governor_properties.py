@@ -15,6 +15,8 @@ from bot.agent.context import SentForms
 from bot.agent.governor import clean, repair
 from bot.agent.governor.budget import Budget, TokenCounter
 from bot.agent.governor.pipeline import ContextGovernor, apply_tool_result_budget
+from bot.agent.governor.summary import unsummarized_rows
+from bot.agent.history import SentTails
 from bot.config import ContextSettings
 from tests.fakes.provider_rules import alternation_violations, violations
 
@@ -311,3 +313,42 @@ def test_a_history_checked_for_another_cut_is_not_trusted() -> None:
     gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10_000, 0, "config"))
     governed = gov.prepare_for_model(request, tools=TOOLS, turn_start=4, history=sent.checked)
     assert not governed.untouched  # two user messages in a row: merged
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(clean_history(), history()), st.data())
+def test_a_history_carried_from_turn_to_turn_is_the_one_derived_afresh(
+    msgs: list[Any], data: st.DataObject
+) -> None:
+    """SentTails extends the previous turn's history by the new rows; whatever happens
+    between turns (rows added, the summary's cursor moved, the tail reloaded as new row
+    objects, rows cut from its front), each turn gets what deriving it afresh gives."""
+    stored = [m for m in msgs[1:] if isinstance(m, dict)]
+    rows: list[tuple[int, dict[str, Any]]] = []
+    through = 0
+    tails = SentTails(SentForms(SETTINGS.max_tool_result_chars))
+    fresh = SentForms(SETTINGS.max_tool_result_chars)
+    for n, m in enumerate(stored, start=1):
+        rows.append((n, m))
+        change = data.draw(st.sampled_from(["add", "add", "add", "cursor", "reload", "cut"]))
+        if change == "cursor":
+            through = data.draw(st.integers(min_value=through, max_value=n))
+        elif change == "reload":
+            rows = [(i, dict(r)) for i, r in rows]
+        elif change == "cut" and len(rows) > 1:
+            rows = rows[1:]
+        carried = tails.history("s", list(rows), through)
+        again = fresh.history(unsummarized_rows(rows, through))
+        assert carried.messages == again.messages
+        assert (carried.checked.count, carried.checked.bound) == (
+            again.checked.count,
+            again.checked.bound,
+        )
+        mine, theirs = carried.checked.then(), again.checked.then()
+        assert (mine is None) == (theirs is None)
+        if mine is not None and theirs is not None:
+            assert (set(mine.base), mine.previous, mine.previous_calls) == (
+                set(theirs.base),
+                theirs.previous,
+                theirs.previous_calls,
+            )

@@ -109,6 +109,12 @@ class Walk:
         self.previous = s.role
         return True
 
+    def copy(self) -> Walk:
+        """The same state, to go on from without changing this one."""
+        return Walk(
+            self.base, set(self.seen), set(self.pending), self.previous, self.previous_calls
+        )
+
     def over(self, shapes: Iterable[Shape | None]) -> bool:
         return all(s is not None and self.step(s) for s in shapes)
 
