@@ -79,7 +79,9 @@ class GroupCommit(Generic[P, R]):
         self._open: _Group[P, R] | None = None
         self._pass: _Group[P, R] | None = None  # collecting this pass of the loop
         self._waiting: _Group[P, R] | None = None  # for the database thread to go idle
-        self._called = False  # asked to be called when it does
+        # The loop that asked to be called when it does (a CLI may run several loops one
+        # after another on one database; a closed loop's call never comes).
+        self._called: asyncio.AbstractEventLoop | None = None
 
     async def submit(self, item: P) -> R:
         loop = asyncio.get_running_loop()
@@ -130,6 +132,8 @@ class GroupCommit(Generic[P, R]):
             waiting.items.extend(group.items)
             waiting.waiters.extend(group.waiters)
             group = waiting
+        elif waiting is not None:  # left by a loop that has closed: nobody awaits it
+            self._waiting = None
         self._attempt(group)
 
     def _attempt(self, group: _Group[P, R]) -> None:
@@ -139,8 +143,8 @@ class GroupCommit(Generic[P, R]):
             ran = ([(None, exc)] * len(group.waiters),)
         if ran is None:  # the thread holds the connection: wait until it lets go
             self._waiting = group
-            if not self._called:
-                self._called = True
+            if self._called is not group.loop:
+                self._called = group.loop
                 self._db.when_idle(group.loop, self._on_idle)
             return
         if self._waiting is group:
@@ -148,9 +152,10 @@ class GroupCommit(Generic[P, R]):
         self._settle(group, ran[0])
 
     def _on_idle(self) -> None:
-        self._called = False
-        if self._waiting is not None:
-            self._attempt(self._waiting)
+        self._called = None
+        waiting = self._waiting
+        if waiting is not None and waiting.loop is asyncio.get_running_loop():
+            self._attempt(waiting)
 
     def _seal(self, group: _Group[P, R]) -> None:
         """No item joins ``group`` any more; the next one starts a new group."""

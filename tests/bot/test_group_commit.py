@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,3 +259,45 @@ async def test_a_failing_piece_is_undone_and_fails_only_its_caller(db: Database)
 
 _INSERT_T = "INSERT INTO t (n) VALUES (?)"
 _COUNT_T = "SELECT count(*) FROM t"
+
+
+def test_pieces_left_waiting_by_a_closed_loop_do_not_hold_up_the_next_one(
+    tmp_path: Path,
+) -> None:
+    """A CLI may run several loops one after another on one database. Pieces that were
+    waiting for the database thread when their loop closed are let go, and the next
+    loop's pieces are still called back once the thread lets go of the connection."""
+    db = Database(tmp_path / "bot.db")
+
+    async def hold_and_wait(started: threading.Event, release: threading.Event) -> Any:
+        def hold(_c: sqlite3.Connection) -> None:
+            started.set()
+            release.wait(10)
+
+        holder = asyncio.ensure_future(db.run(hold))
+        assert await asyncio.to_thread(started.wait, 10)
+        piece = asyncio.ensure_future(db.run_together(lambda c: c.execute(_INSERT_T, (1,))))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert not piece.done()  # waiting for the connection
+        return holder, piece
+
+    first_release = threading.Event()
+
+    async def first() -> None:
+        await db.open()
+        await db.execute("CREATE TABLE t (n INTEGER)")
+        await hold_and_wait(threading.Event(), first_release)  # the loop ends; they wait
+
+    async def second() -> int:
+        release = threading.Event()
+        holder, piece = await hold_and_wait(threading.Event(), release)
+        release.set()
+        await asyncio.wait_for(asyncio.gather(holder, piece), 10)
+        count = await db.fetchall(_COUNT_T)
+        await db.close()
+        return int(count[0][0])
+
+    asyncio.run(first())
+    first_release.set()
+    assert asyncio.run(second()) == 1
