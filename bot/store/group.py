@@ -61,7 +61,8 @@ _Outcome = tuple[Any, BaseException | None]
 
 class GroupCommit(Generic[P, R]):
     """``await submit(item)`` runs ``write(connection, item)`` inside a transaction that
-    every item submitted before the database thread reached it shares."""
+    every item submitted before the database thread reached it shares (``here``: every
+    item submitted in the same pass of the event loop, run on the loop's thread)."""
 
     def __init__(
         self,
@@ -181,7 +182,8 @@ class GroupCommit(Generic[P, R]):
             resolve(waiter, result, error)
 
     def _commit(self, conn: sqlite3.Connection, group: _Group[P, R]) -> list[_Outcome]:
-        """Database thread: seal the group, then write it whole in one transaction."""
+        """Whichever thread holds the connection: seal the group, then write it whole in
+        one transaction."""
         self._seal(group)
         items = list(group.items)
         try:
