@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
-from bot.agent.governor.clean import Checked, Shape, check_history, shape
+from bot.agent.governor.clean import Shape, shape
 from bot.messages import InboundMessage, MessageKind
 from bot.store.tails import MAX_ROWS
 from bot.workspaces.folders import BootstrapFile
@@ -164,17 +164,10 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
-@dataclass(frozen=True, slots=True)
-class SentHistory:
-    """The history as sent, and what the governor's clean check learned of it."""
-
-    messages: list[dict[str, Any]]
-    checked: Checked
-
-
 class SentForms:
     """Stored rows in their :func:`sent_form`, remembered by row id, with what the clean
-    check and the length bound make of each (bot/agent/governor/clean.py).
+    check and the length bound make of each (bot/agent/governor/clean.py); each
+    session's history is built from them turn by turn (bot/agent/history.py).
 
     A stored row never changes, yet every turn sends the whole unsummarized tail again:
     deriving it anew each time cost more than the rest of building the prompt once the
@@ -189,16 +182,6 @@ class SentForms:
         self._limit = limit
         self._memo: dict[int, SentRow] = {}
         self._bound = UpperBound().message
-
-    def messages(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
-        return self.history(rows).messages
-
-    def history(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> SentHistory:
-        """``rows`` as sent, with the clean check of them (bot/agent/history.py carries
-        this from turn to turn instead)."""
-        sent = [self.row(row) for row in rows]
-        checked = check_history([s.shape for s in sent], [s.bound for s in sent])
-        return SentHistory([s.form for s in sent], checked)
 
     def row(self, row: tuple[int, dict[str, Any]]) -> SentRow:
         """One stored row as sent, derived once for that row object."""

@@ -18,11 +18,19 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.agent.context import SentForms, SentHistory, SentRow
+from bot.agent.context import SentForms, SentRow
 from bot.agent.governor.clean import Checked, Walk
 
 Row = tuple[int, dict[str, Any]]
 MAX_SESSIONS = 2_000  # sessions carried; one that falls out is derived afresh
+
+
+@dataclass(frozen=True, slots=True)
+class SentHistory:
+    """The history as sent, and what the governor's clean check learned of it."""
+
+    messages: list[dict[str, Any]]
+    checked: Checked
 
 
 @dataclass(slots=True)

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 from bot.agent.context import (
     PromptInputs,
     SentForms,
-    SentHistory,
     build_messages,
     build_system_prompt,
     label_tool_output,
@@ -31,7 +30,7 @@ from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
-from bot.agent.history import SentTails
+from bot.agent.history import SentHistory, SentTails
 from bot.agent.llm.client import LLMResponse
 from bot.agent.memory.background import Consolidator
 from bot.agent.memory.service import MemoryService

@@ -206,13 +206,17 @@ def test_sent_forms_are_remembered_per_stored_row_and_never_for_another_object()
     }
     rows = [(1, user), (2, tool)]
     forms = SentForms(max_tool_chars=2_000, limit=3)
-    first = forms.messages(rows)
+    first = _sent(forms, rows)
     assert first == [sent_form(user), sent_form(tool)] and "name" not in first[1]
     assert first[0]["content"] != forged and user["content"] == forged  # the row is untouched
-    again = forms.messages(rows)
+    again = _sent(forms, rows)
     assert all(a is b for a, b in zip(again, first, strict=True))  # no second derivation
     reused = {"role": "user", "content": "a new message under an old id"}
-    assert forms.messages([(1, reused)]) == [reused]
+    assert _sent(forms, [(1, reused)]) == [reused]
     many = [(i, {"role": "assistant", "content": f"a{i}"}) for i in range(10, 20)]
-    assert [m["content"] for m in forms.messages(many)] == [f"a{i}" for i in range(10, 20)]
+    assert [m["content"] for m in _sent(forms, many)] == [f"a{i}" for i in range(10, 20)]
     assert len(forms._memo) <= 3  # bounded: cleared when full, then filled again
+
+
+def _sent(forms: SentForms, rows: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [forms.row(row).form for row in rows]

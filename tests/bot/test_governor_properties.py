@@ -16,7 +16,7 @@ from bot.agent.governor import clean, repair
 from bot.agent.governor.budget import Budget, TokenCounter
 from bot.agent.governor.pipeline import ContextGovernor, apply_tool_result_budget
 from bot.agent.governor.summary import unsummarized_rows
-from bot.agent.history import SentTails
+from bot.agent.history import SentHistory, SentTails
 from bot.config import ContextSettings
 from tests.fakes.provider_rules import alternation_violations, violations
 
@@ -270,6 +270,16 @@ def test_every_kind_of_damage_to_a_clean_history_is_noticed(msgs: list[Any]) -> 
     assert is_clean == untouched
 
 
+def _afresh(forms: SentForms, rows: list[tuple[int, dict[str, Any]]]) -> SentHistory:
+    """``rows`` as sent and checked from scratch: what SentTails must match."""
+    sent = [forms.row(row) for row in rows]
+    walk = clean.Walk()
+    checked = clean.Checked(
+        len(sent), sum(s.bound for s in sent), walk if walk.over(s.shape for s in sent) else None
+    )
+    return SentHistory([s.form for s in sent], checked)
+
+
 def _split_at_a_turn(msgs: list[Any], pick: int) -> tuple[list[Any], list[Any]]:
     """The messages after the system one, cut at one of their user messages (the turn in
     flight starts there); all history when there is none."""
@@ -290,7 +300,7 @@ def test_a_history_checked_once_per_row_decides_as_the_whole_request_would(
     length bound, whatever the history holds."""
     stored, own = _split_at_a_turn(msgs, pick)
     rows = [(i + 1, m) for i, m in enumerate(stored) if isinstance(m, dict)]
-    sent = SentForms(SETTINGS.max_tool_result_chars).history(rows)
+    sent = _afresh(SentForms(SETTINGS.max_tool_result_chars), rows)
     request = [msgs[0], *sent.messages, *own]
     turn_start = len(sent.messages) + 1
     gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10**9, 0, "config"))
@@ -308,7 +318,7 @@ def test_a_history_checked_for_another_cut_is_not_trusted() -> None:
     check out of step) falls back to checking the whole request."""
     question = {"role": "user", "content": "q"}
     rows = [(1, question), (2, {"role": "assistant", "content": "a"})]
-    sent = SentForms(SETTINGS.max_tool_result_chars).history(rows)
+    sent = _afresh(SentForms(SETTINGS.max_tool_result_chars), rows)
     request = [{"role": "system", "content": "s"}, *sent.messages, question, question]
     gov = ContextGovernor(SETTINGS, counter=_counter(), budget=Budget(10_000, 0, "config"))
     governed = gov.prepare_for_model(request, tools=TOOLS, turn_start=4, history=sent.checked)
@@ -338,7 +348,7 @@ def test_a_history_carried_from_turn_to_turn_is_the_one_derived_afresh(
         elif change == "cut" and len(rows) > 1:
             rows = rows[1:]
         carried = tails.history("s", list(rows), through)
-        again = fresh.history(unsummarized_rows(rows, through))
+        again = _afresh(fresh, unsummarized_rows(rows, through))
         assert carried.messages == again.messages
         assert (carried.checked.count, carried.checked.bound) == (
             again.checked.count,

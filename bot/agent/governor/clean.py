@@ -138,12 +138,6 @@ class Checked:
         return Walk(base=seen, previous=done.previous, previous_calls=done.previous_calls)
 
 
-def check_history(shapes: Sequence[Shape | None], bounds: Iterable[int]) -> Checked:
-    """:class:`Checked` for history messages with these shapes and length bounds."""
-    walk = Walk()
-    return Checked(len(shapes), sum(bounds), walk if walk.over(shapes) else None)
-
-
 def needs_no_repair(messages: Sequence[Any], max_tool_chars: int) -> bool:
     """True when every repair step (and the tool-result budget) would return
     ``messages`` as they are."""
