@@ -115,8 +115,9 @@ class Database:
 
     def try_here(self, work: Callable[[sqlite3.Connection], T]) -> tuple[T] | None:
         """``(work(connection),)`` run on the calling thread (the event loop's) when the
-        database thread is idle; None when it is busy, and the caller queues ``work``
-        for it instead. Only for small pieces that never fsync (see GroupCommit)."""
+        database thread is idle; None when it holds the connection (the caller then
+        waits for it to let go: :meth:`when_idle`). Only for small pieces that never
+        fsync (see GroupCommit)."""
         conn, worker = self.conn, self._worker
         assert worker is not None
         if worker.cause is not None:
