@@ -20,6 +20,7 @@ from typing import Any
 
 from bot.agent.context import SentForms, SentRow
 from bot.agent.governor.clean import Checked, Walk
+from bot.agent.governor.summary import is_unsummarized
 
 Row = tuple[int, dict[str, Any]]
 MAX_SESSIONS = 2_000  # sessions carried; one that falls out is derived afresh
@@ -85,8 +86,8 @@ class SentTails:
     def _extend(self, carried: _Carried, rows: Sequence[Row]) -> None:
         sent, through, walk = carried.sent, carried.through, carried.walk
         for row in rows[carried.taken :]:
-            if row[0] <= through or (not sent and row[1].get("role") != "user"):
-                continue  # summarized, or a turn cut before its user message
+            if not is_unsummarized(row, through, bool(sent)):
+                continue
             form = self._forms.row(row)
             sent.append(form)
             carried.bound += form.bound

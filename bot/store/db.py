@@ -81,9 +81,9 @@ class Database:
             self, _run_work, durable=False, here=True
         )
         self._serial = threading.Lock()  # held by whichever thread uses the connection
-        self._commits = 0  # operations since the last checkpoint
+        self._since_checkpoint = 0  # operations since the last checkpoint
         self._idle_lock = threading.Lock()
-        self._on_idle: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
+        self._idle_waiters: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -95,6 +95,12 @@ class Database:
         """``work(connection)`` on the database thread; autocommit, so a statement
         commits on its own and several commit together inside ``with transaction(c)``."""
         return await self.submit(work)
+
+    async def run_in_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`run` with ``work`` whole in one transaction of its own (ROLLBACK when it
+        raises), on the database thread: for writes of many rows, or a read of many rows
+        together with a write."""
+        return await self.run(functools.partial(_in_transaction, work=work))
 
     async def run_together(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """:meth:`run` for a small write (or a read of a few rows) that may share its
@@ -142,13 +148,13 @@ class Database:
         the connection; at once (next pass) when it already has, so no call is lost
         between a :meth:`try_here` that found it busy and this."""
         with self._idle_lock:
-            self._on_idle.append((loop, callback))
+            self._idle_waiters.append((loop, callback))
         if not self._serial.locked():
             self._wake_idle()
 
     def _wake_idle(self) -> None:
         with self._idle_lock:
-            waiting, self._on_idle = self._on_idle, []
+            waiting, self._idle_waiters = self._idle_waiters, []
         for loop, callback in waiting:
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits
                 loop.call_soon_threadsafe(callback)
@@ -166,15 +172,15 @@ class Database:
                     if count and self._counted():
                         _checkpoint(conn)
         finally:
-            if self._on_idle:
+            if self._idle_waiters:
                 self._wake_idle()
 
     def _counted(self) -> bool:
         """One more operation; True when a checkpoint is due (the lock is held)."""
-        self._commits += 1
-        if self._commits < CHECKPOINT_EVERY:
+        self._since_checkpoint += 1
+        if self._since_checkpoint < CHECKPOINT_EVERY:
             return False
-        self._commits = 0
+        self._since_checkpoint = 0
         return True
 
     async def open(self) -> None:
@@ -232,11 +238,7 @@ class Database:
         if not batch:
             return
 
-        def work(c: sqlite3.Connection) -> None:
-            with transaction(c):
-                c.executemany(sql, batch)
-
-        await self.run(work)
+        await self.run_in_transaction(lambda c: c.executemany(sql, batch))
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return await self.run(lambda c: c.execute(sql, params).fetchall())
@@ -262,6 +264,11 @@ class Database:
 
 def _run_work(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
     return work(conn)
+
+
+def _in_transaction(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    with transaction(conn):
+        return work(conn)
 
 
 # Operations between checkpoints: SQLite's own automatic checkpoint would run in whichever

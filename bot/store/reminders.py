@@ -14,7 +14,6 @@ from enum import StrEnum
 from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
-from bot.store.transaction import transaction
 
 
 class ReminderKind(StrEnum):
@@ -117,18 +116,17 @@ class ReminderStore:
         )
 
         def work(c: sqlite3.Connection) -> int:
-            with transaction(c):
-                if max_active is not None:
-                    (active,) = c.execute(
-                        "SELECT COUNT(*) FROM reminders WHERE status = 'active'"
-                        " AND channel = ? AND user_id = ?",
-                        (key.channel, user_id),
-                    ).fetchone()
-                    if int(active) >= max_active:
-                        raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
-                return int(c.execute(_INSERT, row).lastrowid or 0)
+            if max_active is not None:
+                (active,) = c.execute(
+                    "SELECT COUNT(*) FROM reminders WHERE status = 'active'"
+                    " AND channel = ? AND user_id = ?",
+                    (key.channel, user_id),
+                ).fetchone()
+                if int(active) >= max_active:
+                    raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
+            return int(c.execute(_INSERT, row).lastrowid or 0)
 
-        rowid = await self._db.run(work)
+        rowid = await self._db.run_in_transaction(work)
         found = await self.get(rowid)
         assert found is not None
         return found

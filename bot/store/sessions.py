@@ -13,16 +13,14 @@ import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 from bot.store.tails import TailCache
-from bot.store.transaction import transaction
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 Message = dict[str, Any]
 ClearHook = Callable[[int], None]
 _CACHED_SUMMARIES = 10_000
@@ -106,7 +104,7 @@ class SessionStore:
         if tail is not None:  # writes and a row or two: may share a commit on the loop
             begun = await self._db.run_together(work)
         else:  # reads up to ``limit`` rows: on the database thread, in a transaction
-            begun = await self._db.run(functools.partial(_in_transaction, work=work))
+            begun = await self._db.run_in_transaction(work)
         sid, user_row = begun.sid, begun.user_row
         self._ids[key] = sid
         if not summary_known:
@@ -279,11 +277,6 @@ def _insert(
     ids = [int(c.execute(_INSERT, row).lastrowid or 0) for row in rows]
     c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
     return ids
-
-
-def _in_transaction(c: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
-    with transaction(c):
-        return work(c)
 
 
 def _session_row(c: sqlite3.Connection, key: ChatKey, now: str) -> int:

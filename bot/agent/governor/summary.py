@@ -52,9 +52,16 @@ def unsummarized_rows(rows: Sequence[Row], summarized_through: int) -> list[Row]
     of them, in one pass (it runs on every turn, over the whole unsummarized tail)."""
     out: list[Row] = []
     for row in rows:
-        if row[0] > summarized_through and (out or row[1].get("role") == "user"):
+        if is_unsummarized(row, summarized_through, bool(out)):
             out.append(row)
     return out
+
+
+def is_unsummarized(row: Row, summarized_through: int, started: bool) -> bool:
+    """Whether ``row`` is sent as history: after the summary's cursor, and from the first
+    user message on (``started``: an earlier row was); the rule of
+    :func:`unsummarized_rows`, for a caller that takes rows a few at a time."""
+    return row[0] > summarized_through and (started or row[1].get("role") == "user")
 
 
 def unsummarized(rows: Sequence[Row], summarized_through: int) -> list[Message]:
