@@ -117,3 +117,40 @@ async def test_a_first_request_within_half_the_budget_spares_the_count(db: Datab
     c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, request_bound=900)
     await asyncio.wait_for(c.idle(), 5)
     assert len(model.calls) == 1  # counted: the rows overflow half, a fold ran
+
+
+async def test_a_history_that_fits_folds_only_past_three_quarters_of_the_window(
+    db: Database,
+) -> None:
+    """Short turns fit the budget however many there are; what forces a fold is the
+    loaded window (``history_limit`` rows): unsummarized rows must never drop out of it,
+    so a fold starts once they pass three quarters of it, and not before (a fold is a
+    paid call, and a summary says less than the turns themselves)."""
+    model = GatedModel()
+    model.gate.set()
+    sessions = SessionStore(db)
+    settings = ContextSettings(max_context_tokens=100_000, reserve_tokens=0, history_turns=2)
+    budget = Budget(100_000, 0, "config")
+    governor = ContextGovernor(settings, counter=TokenCounter(), budget=budget)
+    c = Consolidator(model, sessions, governor, keep_turns=2, history_limit=40)
+
+    async def short_turn(n: int) -> TurnStart:
+        start = await sessions.begin_turn(KEY, f"s{n}", {"role": "user", "content": f"hi {n}"})
+        await sessions.append(KEY, [{"role": "assistant", "content": f"hello {n}"}])
+        return start
+
+    for n in range(15):  # 30 rows: three quarters of 40, not past them
+        last = await short_turn(n)
+        c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before)
+        await asyncio.wait_for(c.idle(), 5)
+    assert model.calls == []
+    assert not await c.run(KEY, "default")
+    last = await short_turn(15)  # the turn started from 30 rows; its own make 32
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before)
+    await asyncio.wait_for(c.idle(), 5)
+    last = await short_turn(16)  # started from 32 rows: past three quarters
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before)
+    await asyncio.wait_for(c.idle(), 5)
+    assert len(model.calls) == 1
+    stored = await sessions.summary(KEY)
+    assert stored is not None and stored[0] == "A long talk."

@@ -125,6 +125,19 @@ def test_disabled_skills_leave_the_prompt_and_the_choice_is_kept(builtin: Path, 
     assert not SkillCatalog(root, builtin).states(WS)[0].enabled  # read back from the file
 
 
+def test_a_hand_edited_skill_shows_in_the_next_prompt(builtin: Path, root: Path) -> None:
+    """The section is kept between turns only while the skill files stay as they were."""
+    catalog = SkillCatalog(root, builtin)
+    before = catalog.prompt_section(WS)
+    assert before is not None and "- gamma:" not in before
+    write_skill(own(root), "gamma", "name: gamma\ndescription: Added by hand.")
+    after = catalog.prompt_section(WS)
+    assert after is not None and "- gamma: Added by hand." in after
+    write_skill(own(root), "gamma", "name: gamma\ndescription: Edited by hand, longer.")
+    edited = catalog.prompt_section(WS)
+    assert edited is not None and "- gamma: Edited by hand, longer." in edited
+
+
 async def test_read_skill_through_the_registry(builtin: Path, root: Path) -> None:
     write_skill(own(root), "alpha", "name: alpha\ndescription: Mine.", "Alpha v2.")
     (own(root) / "alpha" / "scripts").mkdir()

@@ -56,6 +56,13 @@ class Consolidator:
         self._governor = governor
         self._keep = keep_turns
         self._limit = history_limit
+        # Rows the history may reach unsummarized even while it fits the budget: the
+        # turns load only the newest ``history_limit`` rows, so a fold must land before
+        # older unsummarized rows drop out of that window. The last quarter is headroom
+        # for the turns that come in while the fold runs (a turn of 8 tool steps adds
+        # about 30 rows); a half wasted 50 rows and made paid folds of histories that
+        # fit (a 40-turn chat of short messages folded at its 34th turn).
+        self._max_rows = history_limit - history_limit // 4
         self._memory = memory
         self._running: dict[ChatKey, asyncio.Task[None]] = {}
         self._pending: dict[ChatKey, list[FinishedTurn]] = {}
@@ -125,7 +132,7 @@ class Consolidator:
         turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
         if turns + 1 < 2 * self._keep:
             return False
-        if len(pending) > self._limit // 2:
+        if len(pending) > self._max_rows:
             return True
         await self._governor.ready()
         half = self._half_budget()
@@ -175,7 +182,7 @@ class Consolidator:
         """Whether the unsummarized turns can all go whole: under half the budget (the
         rest is for the persona, tools and the turn) and well inside the loaded rows."""
         pending = unsummarized(rows, through)
-        if len(pending) > self._limit // 2:
+        if len(pending) > self._max_rows:
             return False
         await self._governor.ready()
         return self._governor.counter.messages(pending) <= self._half_budget()

@@ -41,6 +41,9 @@ class SkillCatalog:
         self._root = workspaces_root
         self._builtin_folder = builtin or builtin_folder()
         self._cache: dict[str, tuple[Stamp, list[SkillState], list[str]]] = {}
+        # Each workspace's prompt section, for the states it was written from: every
+        # turn asks, and it changes only when the skills do.
+        self._sections: dict[str, tuple[list[SkillState], str | None]] = {}
 
     @cached_property
     def _builtin(self) -> dict[str, Skill]:
@@ -81,18 +84,13 @@ class SkillCatalog:
 
     def prompt_section(self, workspace: str) -> str | None:
         """Always-on skills inlined, then the catalog of the others; None if none."""
-        offered = [s for s in self.states(workspace) if s.enabled]
-        if not offered:
-            return None
-        parts = [
-            f"## Skill: {s.skill.name} (always on)\n\n{s.skill.body}"
-            for s in offered
-            if s.skill.always and s.usable
-        ]
-        lines = [_catalog_line(s) for s in offered if not (s.skill.always and s.usable)]
-        if lines:
-            parts.append(CATALOG_INTRO + "\n" + "\n".join(lines))
-        return "\n\n".join(parts)
+        states = self.states(workspace)
+        known = self._sections.get(workspace)
+        if known is not None and known[0] is states:
+            return known[1]
+        section = _section(states)
+        self._sections[workspace] = (states, section)
+        return section
 
     def read(self, workspace: str, name: str) -> str:
         """A usable skill's instructions and its other files; ToolError otherwise."""
@@ -143,6 +141,22 @@ def _disabled(folder: Path) -> set[str]:
     except FileNotFoundError:
         return set()
     return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _section(states: list[SkillState]) -> str | None:
+    """The prompt section of these states (see :meth:`SkillCatalog.prompt_section`)."""
+    offered = [s for s in states if s.enabled]
+    if not offered:
+        return None
+    parts = [
+        f"## Skill: {s.skill.name} (always on)\n\n{s.skill.body}"
+        for s in offered
+        if s.skill.always and s.usable
+    ]
+    lines = [_catalog_line(s) for s in offered if not (s.skill.always and s.usable)]
+    if lines:
+        parts.append(CATALOG_INTRO + "\n" + "\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def _stamp(folder: Path) -> Stamp:
