@@ -32,6 +32,8 @@ class SentHistory:
 
     messages: list[dict[str, Any]]
     checked: Checked
+    through: int = 0  # the summary cursor they follow
+    turns: int = 0  # the user messages among them: each starts a turn
 
 
 @dataclass(slots=True)
@@ -45,6 +47,7 @@ class _Carried:
     sent: list[SentRow] = field(default_factory=list)  # those after the cursor, as sent
     walk: Walk | None = field(default_factory=Walk)  # None once a row needs repair
     bound: int = 0
+    turns: int = 0  # user messages among ``sent``
 
     def continues(self, rows: Sequence[Row], through: int) -> bool:
         taken = self.taken
@@ -69,7 +72,7 @@ class SentTails:
         clean check of them."""
         if not rows:
             self._carried.pop(session, None)
-            return SentHistory([], Checked(0, 0, Walk()))
+            return SentHistory([], Checked(0, 0, Walk()), through)
         carried = self._carried.get(session)
         if carried is None or not carried.continues(rows, through):
             carried = _Carried(through, rows[0], rows[0], 0)
@@ -79,9 +82,8 @@ class SentTails:
         self._carried.move_to_end(session)
         self._extend(carried, rows)
         walk = carried.walk.copy() if carried.walk is not None else None
-        return SentHistory(
-            [s.form for s in carried.sent], Checked(len(carried.sent), carried.bound, walk)
-        )
+        checked = Checked(len(carried.sent), carried.bound, walk)
+        return SentHistory([s.form for s in carried.sent], checked, through, carried.turns)
 
     def _extend(self, carried: _Carried, rows: Sequence[Row]) -> None:
         sent, through, walk = carried.sent, carried.through, carried.walk
@@ -91,6 +93,7 @@ class SentTails:
             form = self._forms.row(row)
             sent.append(form)
             carried.bound += form.bound
+            carried.turns += form.form.get("role") == "user"
             if walk is not None and (form.shape is None or not walk.step(form.shape)):
                 walk = carried.walk = None
         carried.taken, carried.last = len(rows), rows[-1]

@@ -26,13 +26,12 @@ from bot.agent.context import (
     user_content,
 )
 from bot.agent.forgery import neutralize
-from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
 from bot.agent.history import SentHistory, SentTails
 from bot.agent.llm.client import LLMResponse
-from bot.agent.memory.background import Consolidator
+from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.toolbox import (
@@ -80,6 +79,7 @@ class TurnNotes:
     """What a turn learns on the way that its after-turn work can reuse."""
 
     request_bound: int | None = None  # the first request's length bound, sent untouched
+    history: Pending | None = None  # the unsummarized history the turn started from
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -169,9 +169,9 @@ class AgentRunner:
 
     async def _opening(
         self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
-    ) -> tuple[list[dict[str, Any]], Checked]:
+    ) -> tuple[list[dict[str, Any]], SentHistory]:
         """System prompt (with memory), the unsummarized history, the user's message;
-        and what the governor's clean check made of that history."""
+        and that history as sent (with what the governor's clean check made of it)."""
         history, summary = await self._history(session_key(msg.key, workspace), rows)
         memory = (
             await self.memory.prompt_section(workspace, msg.key, msg.user_id)
@@ -183,7 +183,7 @@ class AgentRunner:
             history.messages,
             user_content(msg, tz, self._clock()),
         )
-        return messages, history.checked
+        return messages, history
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         workspace = await workspace_for(self.workspace_of, msg)
@@ -208,6 +208,7 @@ class AgentRunner:
                 start.user_row,
                 turns_after=start.before,
                 request_bound=notes.request_bound,
+                history=notes.history,
             )
 
     async def _run_turn(
@@ -219,7 +220,9 @@ class AgentRunner:
         notes: TurnNotes,
     ) -> TurnOutcome:
         tz = await self._tz(msg)
-        messages, checked = await self._opening(msg, workspace, tz, rows)
+        messages, history = await self._opening(msg, workspace, tz, rows)
+        checked = history.checked
+        notes.history = Pending(history.through, checked.count, history.turns, checked.bound)
         turn_start = len(messages) - 1
         session_id = await self._sessions.session_id(skey)
         ctx = ToolContext(

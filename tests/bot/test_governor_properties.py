@@ -354,6 +354,9 @@ def test_a_history_carried_from_turn_to_turn_is_the_one_derived_afresh(
             again.checked.count,
             again.checked.bound,
         )
+        # What the fold check reads instead of the rows: the cursor and the turns.
+        users = sum(1 for m in again.messages if m.get("role") == "user")
+        assert (carried.through, carried.turns) == (through, users)
         mine, theirs = carried.checked.then(), again.checked.then()
         assert (mine is None) == (theirs is None)
         if mine is not None and theirs is not None:

@@ -10,7 +10,7 @@ from typing import Any
 from bot.agent.governor.budget import Budget, TokenCounter
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.llm.client import LLMResponse
-from bot.agent.memory.background import Consolidator
+from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.config import ContextSettings
 from bot.messages import ChatKey
@@ -154,3 +154,31 @@ async def test_a_history_that_fits_folds_only_past_three_quarters_of_the_window(
     assert len(model.calls) == 1
     stored = await sessions.summary(KEY)
     assert stored is not None and stored[0] == "A long talk."
+
+
+async def test_the_runners_count_of_the_history_decides_while_its_cursor_holds(
+    db: Database,
+) -> None:
+    """A turn hands over what the runner knew of its history (rows, turns, length
+    bound, after which cursor); the check then reads no row. Told of another cursor (a
+    fold landed since), it counts the rows themselves."""
+    model = GatedModel()
+    model.gate.set()
+    c, sessions, _ = consolidator(db, model)
+    last = await turn(sessions, 0)  # one short turn: nothing due by its rows
+    small = Pending(through=0, rows=2, turns=1, bound=10)
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, history=small)
+    await asyncio.wait_for(c.idle(), 5)
+    assert model.calls == []
+    for n in range(1, 4):
+        last = await turn(sessions, n)
+    # The rows overflow half the budget, but the runner's bound says they fit: trusted.
+    told = Pending(through=0, rows=6, turns=3, bound=10)
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, history=told)
+    await asyncio.wait_for(c.idle(), 5)
+    assert model.calls == []
+    # The same count for another cursor is not trusted: the rows are counted, a fold runs.
+    stale = Pending(through=-1, rows=6, turns=3, bound=10)
+    c.after_turn(KEY, "default", "u1", last.user_row, turns_after=last.before, history=stale)
+    await asyncio.wait_for(c.idle(), 5)
+    assert len(model.calls) == 1

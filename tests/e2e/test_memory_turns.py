@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from bot.agent.context import sent_form
 from bot.agent.memory.consolidate import CONSOLIDATION_INSTRUCTIONS
 from bot.messages import ChatKey
 from tests.fakes.llm_server import RecordedRequest, default_responder, text_reply
@@ -206,10 +207,12 @@ async def test_a_failed_fold_is_recorded_and_never_retried(daemon_factory, fake_
 async def test_a_clean_turn_hands_its_request_bound_to_the_fold_check(daemon_factory) -> None:
     daemon, chat = await daemon_factory()
     seen: list[int | None] = []
+    told: list[Any] = []
     real = daemon.runner.consolidator.after_turn
 
     def after_turn(*args: Any, **kw: Any) -> None:
         seen.append(kw.get("request_bound"))
+        told.append(kw.get("history"))
         real(*args, **kw)
 
     daemon.runner.consolidator.after_turn = after_turn
@@ -220,3 +223,6 @@ async def test_a_clean_turn_hands_its_request_bound_to_the_fold_check(daemon_fac
     assert len(seen) == 2 and all(b is not None for b in seen)
     # The second request held the first turn: its bound is at least that turn's.
     assert seen[1] is not None and seen[1] > governor.upper.messages(history[:3])
+    # And the runner told what it knew of the history each turn started from.
+    assert [(h.through, h.rows, h.turns) for h in told] == [(0, 0, 0), (0, 3, 1)]
+    assert told[1].bound == governor.upper.messages([sent_form(m) for m in history[:3]])

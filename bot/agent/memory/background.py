@@ -31,6 +31,19 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
+class Pending:
+    """The unsummarized history a turn started from, as the runner sent it: after
+    summary cursor ``through``, its ``rows``, the ``turns`` they hold and their summed
+    length ``bound`` (the runner carries these from turn to turn: the fold check then
+    reads no row)."""
+
+    through: int
+    rows: int
+    turns: int
+    bound: int | None  # None: not summed yet
+
+
+@dataclass(frozen=True, slots=True)
 class FinishedTurn:
     user_id: str
     user_row: int  # the stored row of the turn's user message
@@ -38,6 +51,7 @@ class FinishedTurn:
     # The length bound of the turn's first request when the governor sent it untouched:
     # it holds the unsummarized rows of ``before`` (plus the prompt), so it bounds them.
     request_bound: int | None = None
+    history: Pending | None = None  # what the runner knew of ``before``
 
 
 class Consolidator:
@@ -76,13 +90,14 @@ class Consolidator:
         *,
         turns_after: Sequence[Row] = (),
         request_bound: int | None = None,
+        history: Pending | None = None,
     ) -> None:
         """Queue the turn whose user message is row ``user_row``; ``turns_after``: the
         rows the turn started from, which tell whether a fold can be due at all, and
         ``request_bound`` (see :class:`FinishedTurn`) often tells it uncounted. Starts
         this chat's task unless it runs already (it then takes the queued turns when its
         fold is done). Never waits."""
-        finished = FinishedTurn(user_id, user_row, turns_after, request_bound)
+        finished = FinishedTurn(user_id, user_row, turns_after, request_bound, history)
         self._pending.setdefault(key, []).append(finished)
         if key in self._running:
             return
@@ -128,17 +143,23 @@ class Consolidator:
         noticed one turn later."""
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
-        pending = unsummarized(turn.before, through)
-        turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
-        if turns + 1 < 2 * self._keep:
+        known = turn.history
+        if known is None or known.through != through:  # not told, or a fold moved the cursor
+            pending = unsummarized(turn.before, through)
+            turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
+            known = Pending(through, len(pending), turns, None)
+        if known.turns + 1 < 2 * self._keep:
             return False
-        if len(pending) > self._max_rows:
+        if known.rows > self._max_rows:
             return True
         await self._governor.ready()
         half = self._half_budget()
         if turn.request_bound is not None and turn.request_bound <= half:
             return False
-        return self._governor.upper.messages(pending) > half
+        bound = known.bound
+        if bound is None:
+            bound = self._governor.upper.messages(unsummarized(turn.before, through))
+        return bound > half
 
     def _half_budget(self) -> int:
         return self._governor.current_budget().limit // 2
