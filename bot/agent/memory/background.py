@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.governor.pipeline import ContextGovernor
-from bot.agent.governor.summary import Row, plan_window, unsummarized
+from bot.agent.governor.summary import Message, Row, plan_window, unsummarized
 from bot.agent.memory.consolidate import consolidate
 from bot.agent.memory.service import MemoryService
 from bot.messages import ChatKey
@@ -144,6 +144,7 @@ class Consolidator:
         stored = await self._sessions.summary(key)  # cached by the store: no query
         through = stored[1] if stored is not None else 0
         known = turn.history
+        pending: Sequence[Message] = ()  # counted here only when the runner's count is stale
         if known is None or known.through != through:  # not told, or a fold moved the cursor
             pending = unsummarized(turn.before, through)
             turns = sum(1 for m in pending if m.get("role") == "user")  # each starts one
@@ -158,7 +159,7 @@ class Consolidator:
             return False
         bound = known.bound
         if bound is None:
-            bound = self._governor.upper.messages(unsummarized(turn.before, through))
+            bound = self._governor.upper.messages(pending)
         return bound > half
 
     def _half_budget(self) -> int:
