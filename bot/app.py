@@ -11,22 +11,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.agent.llm.client import LLMClient
-from bot.agent.memory.commands import register_memory_commands
-from bot.agent.memory.service import MemoryService
-from bot.agent.runner import AgentRunner, ChatModel
-from bot.agent.skills.catalog import SkillCatalog
-from bot.agent.skills.commands import register_skill_commands
-from bot.agent.toolbox import ToolServices
+from bot.agent.governor.offload import ToolResultOffload
+from bot.agent.llm.setup_executor import install as install_setup_executor
 from bot.bus.durable import DurableBus
 from bot.config import Settings
 from bot.config.channels import allow_lists, enabled_channels, secret_values
-from bot.daemon import Daemon
+from bot.daemon import AgentSide, Daemon, LazyAgent
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
@@ -36,14 +32,13 @@ from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
 from bot.handlers.pairing import register_pairing_commands
 from bot.handlers.session_commands import new_session_command
-from bot.handlers.turn import TurnHandler
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
 from bot.ops import startup
 from bot.ops.bindings import bind_metrics
 from bot.ops.checks import Check
 from bot.ops.housekeeping import Housekeeping
-from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
+from bot.ops.metrics import PrometheusMetrics
 from bot.ops.redaction import protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
 from bot.ops.supervisor import Supervisor
@@ -60,28 +55,12 @@ from bot.workspaces.folders import Workspaces, template_text
 from bot.workspaces.personas import Personas
 from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
 from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
-from channels.files import ChannelFiles
 from channels.registry import SPECS
-from tools.loader import build_registry
-from tools.mcp import manager as mcp_manager
-from tools.mcp import report as mcp_report
-from tools.registry import ToolRegistry
-from tools.weather import OpenMeteoWeather, weather_command
+
+if TYPE_CHECKING:
+    from bot.agent.runner import ChatModel
 
 log = logging.getLogger(__name__)
-
-
-def build_model(settings: Settings) -> LLMClient:
-    llm = settings.llm
-    return LLMClient(
-        llm.model,
-        api_base=llm.api_base,
-        api_key=llm.api_key.get_secret_value(),
-        fallback_models=llm.fallback_models,
-        timeout_s=llm.timeout_s,
-        max_retries=llm.max_retries,
-        max_concurrent_calls=llm.max_concurrent_calls,
-    )
 
 
 ChannelsFactory = Callable[[ChannelContext], Sequence[Channel]]
@@ -106,6 +85,27 @@ class _NoState:
         return None
 
 
+@dataclass(frozen=True)
+class ReadyParts:
+    """What :func:`build_daemon` made for ``ready:`` that the agent side is wired to
+    (:mod:`bot.app_agent`, built after ``ready:``)."""
+
+    settings: Settings
+    storage: Storage
+    bus: DurableBus
+    workspaces: Workspaces
+    http: SharedHttp
+    reminders: ReminderService
+    commands: CommandRouter
+    channels: Mapping[str, Channel]
+    metrics: PrometheusMetrics
+    offload: ToolResultOffload
+    routing: WorkspaceRouter
+    turn_workspace: WorkspaceLookup
+    is_admin: Callable[[InboundMessage], bool]
+    model: ChatModel | None  # None: the configured litellm model
+
+
 def build_daemon(
     settings: Settings,
     channels: Sequence[Channel] | ChannelsFactory | None = None,
@@ -115,7 +115,7 @@ def build_daemon(
     serve_web: bool | None = None,
     stores: Callable[[Database], Storage] = sqlite_storage,
 ) -> Daemon:
-    """Every part of a daemon.
+    """Every part of a daemon; the agent side (:mod:`bot.app_agent`) when first needed.
 
     ``channels`` None means ``local`` ones (the terminal) plus every configured
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
@@ -127,97 +127,58 @@ def build_daemon(
     storage = stores(db)
     channels = _channels(settings, storage, channels, local)
     by_name = {c.name: c for c in channels}
-    sessions, outbox, inbox = storage.sessions, storage.outbox, storage.inbox
-    bus = DurableBus(inbox, outbox)
+    bus = DurableBus(storage.inbox, storage.outbox)
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
-    llm = build_model(settings) if model is None else None
-    if llm is not None:
-        llm.on_attempt = metrics.model_call
     scheduler, reminders = _reminders(settings, storage, bus)
-
-    async def user_timezone(msg: InboundMessage) -> str:
-        return await reminders.user_timezone(msg.key.channel, msg.user_id)
-
-    weather = OpenMeteoWeather(settings.weather, http)
     commands = CommandRouter()
     trusted = [c.name for c in channels if c.trusted]
     routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
-    commands.register(weather_command(weather, user_timezone))
-    commands.register(new_session_command(sessions, routing.resolve))
-    tools = build_registry()
-    skills = SkillCatalog(workspaces.root)
-    memory = MemoryService(storage.memory, settings.memory)
-
-    mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects after ready:, in background
-    metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
-    chat_model: ChatModel = model if model is not None else _require(llm)
-    runner = AgentRunner(
-        chat_model,
-        CountingToolBox(tools, metrics),
-        sessions,
-        workspaces,
-        timezone=user_timezone,
-        max_steps=settings.llm.max_steps,
-        context=settings.context,
-        model_name=settings.llm.model,
-        max_tool_calls=settings.agent.max_tool_calls_per_step,
-        services=ToolServices(
-            reminders=reminders,
-            weather=weather,
-            files=ChannelFiles(by_name),
-            skills=skills,
-            memory=memory,
-        ),
-        skills=skills,
-        memory=memory,
-        workspace_of=turn_workspace,
-    )
-    turns = TurnHandler(
+    commands.register(new_session_command(storage.sessions, routing.resolve))
+    access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
+    parts = ReadyParts(
+        settings=settings,
+        storage=storage,
         bus=bus,
+        workspaces=workspaces,
+        http=http,
+        reminders=reminders,
         commands=commands,
-        runner=runner,
         channels=by_name,
         metrics=metrics,
-        typing_after_s=settings.agent.typing_after_s,
+        offload=ToolResultOffload(workspaces.root, settings.context.max_tool_result_chars),
+        routing=routing,
+        turn_workspace=turn_workspace,
+        is_admin=access.is_admin,
+        model=model,
     )
-    access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
-    register_skill_commands(
-        commands, skills, is_admin=access.is_admin, workspace_of=routing.resolve
-    )
-    register_memory_commands(
-        commands, memory, is_admin=access.is_admin, workspace_of=routing.resolve
-    )
+    agent = LazyAgent(functools.partial(_agent_side, parts))
     dispatcher = Dispatcher(
         bus,
-        turns.handle,
+        agent.handle,
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
         filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
     )
     delivery = Delivery(
-        outbox,
-        by_name,
-        metrics=metrics,
-        max_chars=settings.agent.max_answer_chars,
+        storage.outbox, by_name, metrics=metrics, max_chars=settings.agent.max_answer_chars
     )
     bind_metrics(
-        metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=outbox, channels=by_name
+        metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=storage.outbox, channels=by_name
     )
-    housekeeping = Housekeeping(inbox, outbox, runner.offload, settings.retention)
     daemon = Daemon(
         settings=settings,
         db=db,
         bus=bus,
-        outbox=outbox,
-        sessions=sessions,
+        outbox=storage.outbox,
+        sessions=storage.sessions,
         workspaces=workspaces,
         http=http,
         scheduler=scheduler,
         reminders=reminders,
         commands=commands,
-        runner=runner,
+        agent=agent,
         dispatcher=dispatcher,
         delivery=delivery,
         channels=by_name,
@@ -225,14 +186,11 @@ def build_daemon(
             JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
         ),
         metrics=metrics,
-        model=chat_model,
-        tools=tools,
-        housekeeping=housekeeping,
+        housekeeping=Housekeeping(storage.inbox, storage.outbox, parts.offload, settings.retention),
         supervisor=Supervisor(metrics),
         web=None,
-        warmup=functools.partial(_warm_up, tools, llm),
-        prepare_loop=llm.prepare_loop if llm is not None else lambda: None,
-        background=[mcp],
+        # The loop's default executor, before anything uses it (a turn's litellm set-up).
+        prepare_loop=install_setup_executor if model is None else lambda: None,
     )
     web = settings.web
     if web.enabled if serve_web is None else serve_web:
@@ -246,12 +204,10 @@ def build_daemon(
     return daemon
 
 
-def _warm_up(tools: ToolRegistry, llm: LLMClient | None) -> None:
-    """After ``ready:``: the tools' schema checks (~30 ms with jsonschema's import), then
-    litellm's import on its thread; a turn that comes first does what it needs itself."""
-    tools.prepare()
-    if llm is not None:
-        llm.start_warmup()
+def _agent_side(parts: ReadyParts) -> AgentSide:
+    from bot.app_agent import build_agent
+
+    return build_agent(parts)
 
 
 def _channels(
@@ -343,11 +299,6 @@ def channel_routes(channels: Sequence[Channel]) -> list[Route]:
     return [r for c in channels if isinstance(c, ProvidesRoutes) for r in c.routes()]
 
 
-def _require(llm: LLMClient | None) -> LLMClient:
-    assert llm is not None
-    return llm
-
-
 async def run_daemon(settings: Settings, *, terminal: bool) -> int:
     from channels.cli import CLIChannel
 
@@ -386,11 +337,15 @@ async def _first(*aws: Coroutine[Any, Any, Any]) -> None:
 
 async def mcp_checks(settings: Settings) -> list[Check]:
     """``bot doctor``'s rows for the MCP servers (each connected to and listed now)."""
+    from tools.mcp import report as mcp_report
+
     return mcp_report.checks(await mcp_report.probe(settings.mcp))
 
 
 async def mcp_list(settings: Settings) -> str:
     """``bot mcp list``: each server, its state and its tools' names."""
+    from tools.mcp import report as mcp_report
+
     return mcp_report.render(await mcp_report.probe(settings.mcp))
 
 

@@ -13,9 +13,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.agent.runner import AgentRunner, ChatModel
 from bot.bus.durable import DurableBus
 from bot.config import Settings
 from bot.delivery import Delivery
@@ -36,6 +35,9 @@ from bot.store.db import Database
 from bot.workspaces.folders import Workspaces
 from channels.base import Channel
 
+if TYPE_CHECKING:
+    from bot.agent.runner import AgentRunner
+
 log = logging.getLogger(__name__)
 
 
@@ -48,6 +50,42 @@ class Background(Protocol):
     async def stop(self) -> None: ...
 
     def states(self) -> Mapping[str, str]: ...
+
+
+@dataclass(frozen=True)
+class AgentSide:
+    """What answers messages: the turn loop, its tools, and the parts that start after
+    ``ready:`` (MCP servers). Built by :mod:`bot.app_agent`."""
+
+    runner: AgentRunner
+    tools: Any  # the ToolRegistry: tools/ is not bot's to import
+    handle: Callable[[InboundMessage], Awaitable[None]]  # one turn (the dispatcher's)
+    background: Sequence[Background] = ()
+    warmup: Callable[[], None] = lambda: None  # right after it is built
+
+
+class LazyAgent:
+    """The agent side, built once, by the first that needs it: the daemon right after
+    ``ready:`` (no turn runs before the channels are up, so start-up skips its imports),
+    or a replayed message's turn before that."""
+
+    def __init__(self, build: Callable[[], AgentSide]) -> None:
+        self._build = build
+        self._side: AgentSide | None = None
+
+    @property
+    def built(self) -> AgentSide | None:
+        return self._side
+
+    def get(self) -> AgentSide:
+        if self._side is None:
+            started = time.perf_counter()
+            self._side = self._build()
+            log.debug("agent side built in %.0f ms", (time.perf_counter() - started) * 1000)
+        return self._side
+
+    async def handle(self, msg: InboundMessage) -> None:
+        await self.get().handle(msg)
 
 
 @dataclass
@@ -64,23 +102,31 @@ class Daemon:
     scheduler: ReminderScheduler
     reminders: ReminderService
     commands: CommandRouter
-    runner: AgentRunner
+    agent: LazyAgent
     dispatcher: Dispatcher
     delivery: Delivery
     channels: Mapping[str, Channel]
     inbound: Callable[[InboundMessage], Awaitable[None]]  # journals, then queues
     metrics: PrometheusMetrics
-    model: ChatModel
-    tools: Any
     housekeeping: Housekeeping
     web: WebServer | None
-    warmup: Callable[[], None] = lambda: None
-    prepare_loop: Callable[[], None] = lambda: None  # before anything uses the loop's executor
-    background: Sequence[Background] = ()
+    prepare_loop: Callable[[], object] = lambda: None  # before anything uses the loop's executor
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
     supervisor: Supervisor = field(default_factory=Supervisor)  # restarts what dies
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def runner(self) -> AgentRunner:
+        return self.agent.get().runner
+
+    @property
+    def tools(self) -> Any:
+        return self.agent.get().tools
+
+    def _background(self) -> Sequence[Background]:
+        side = self.agent.built
+        return side.background if side is not None else ()
 
     async def start(self) -> None:
         started = time.perf_counter()
@@ -127,10 +173,11 @@ class Daemon:
             loop_name(asyncio.get_running_loop()),
             self.ready_s * 1000,
         )
-        # After ready, not before: the import holds the GIL for seconds, and channels
+        # After ready, not before: litellm's import holds the GIL for seconds, and channels
         # connecting meanwhile would wait on it. A turn that comes first awaits it.
-        self.warmup()
-        for part in self.background:
+        side = self.agent.get()
+        side.warmup()
+        for part in side.background:
             part.start()
 
     async def _start_channel(self, name: str) -> bool:
@@ -146,7 +193,7 @@ class Daemon:
             state=self.state,
             writable=self.db.writable,
             channels={name: channel.connected for name, channel in self.channels.items()},
-            info={k: v for part in self.background for k, v in part.states().items()},
+            info={k: v for part in self._background() for k, v in part.states().items()},
             tasks=self._task_states(),
         )
 
@@ -183,13 +230,15 @@ class Daemon:
         await self.scheduler.stop()  # in-flight reminder fires finish first
         if not await self.dispatcher.drain(timeout):
             log.warning("turns unfinished after %.1f s; they resume at the next start", timeout)
-        await self.runner.consolidator.close()  # an unfinished fold runs again next time
+        side = self.agent.built
+        if side is not None:  # an unfinished fold runs again next time
+            await side.runner.consolidator.close()
         await self.delivery.take_remaining(self.bus)
         if not await self.delivery.drain(timeout=5.0):
             log.warning("some replies not delivered at shutdown; they stay in the outbox")
         await self.supervisor.stop()
         await self.housekeeping.stop()
-        for part in self.background:
+        for part in self._background():
             try:
                 await part.stop()
             except Exception:

@@ -104,6 +104,7 @@ class AgentRunner:
         memory: MemoryService | None = None,
         workspace_of: WorkspaceOf | None = None,
         max_tool_calls: int = 16,
+        offload: ToolResultOffload | None = None,
     ) -> None:
         self._model = model
         self._max_tool_calls = max_tool_calls
@@ -130,7 +131,9 @@ class AgentRunner:
             history_limit=history_limit,
             memory=memory,
         )
-        self.offload = ToolResultOffload(workspaces.root, self._context.max_tool_result_chars)
+        self.offload = offload or ToolResultOffload(
+            workspaces.root, self._context.max_tool_result_chars
+        )
         sessions.add_clear_hook(self.offload.remove_session)
 
     async def _tz(self, msg: InboundMessage) -> str:

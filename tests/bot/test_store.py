@@ -51,7 +51,8 @@ async def test_reopen_does_not_rerun_migrations(
     first = Database(path)
     with caplog.at_level(logging.INFO, logger="bot.store.db"):
         await first.open()
-    assert sum("migrating" in r.getMessage() for r in caplog.records) == len(MIGRATIONS)
+    migrating = [r.getMessage() for r in caplog.records if "migrating" in r.getMessage()]
+    assert migrating == [f"migrating database {path} from schema version 0 to {len(MIGRATIONS)}"]
     await first.close()
 
     caplog.clear()
@@ -63,6 +64,34 @@ async def test_reopen_does_not_rerun_migrations(
         assert await second.schema_version() == len(MIGRATIONS)
     finally:
         await second.close()
+
+
+async def test_pending_migrations_apply_together_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older database gets every pending step in one transaction: a step that fails
+    leaves it at its old version with nothing of the later steps, and a fixed release
+    then upgrades it."""
+    path = tmp_path / "bot.db"
+    monkeypatch.setattr("bot.store.db.MIGRATIONS", MIGRATIONS[:2])
+    old = Database(path)
+    await old.open()
+    await old.close()
+    broken = [*MIGRATIONS[2:4], "CREATE TABLE half_done (x);\nNOT SQL AT ALL;"]
+    monkeypatch.setattr("bot.store.db.MIGRATIONS", [*MIGRATIONS[:2], *broken])
+    with pytest.raises(StoreError, match="cannot open database"):
+        await Database(path).open()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in tables and "reminders" not in tables
+    monkeypatch.setattr("bot.store.db.MIGRATIONS", MIGRATIONS)
+    fixed = Database(path)
+    await fixed.open()
+    try:
+        assert await fixed.schema_version() == len(MIGRATIONS)
+    finally:
+        await fixed.close()
 
 
 def test_migrations_are_numbered_files_in_order() -> None:

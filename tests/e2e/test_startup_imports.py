@@ -1,7 +1,7 @@
 """What the real `bot run` process has imported when it logs `ready:`, with Telegram on
 (the fake Bot API): the configured channel's SDK, and not what it does not need yet
-(disabled platforms' SDKs, the CLI framework and the admin sub-commands, tool schema
-checks, skill parsing, litellm, httpx's CLI).
+(disabled platforms' SDKs, the CLI framework and the admin sub-commands, the agent side
+with its tools, tool schema checks, skill parsing, litellm, httpx's CLI).
 
 The list is taken inside the process at the moment the ready line is logged, so it
 is cheap and exact: no timing is asserted here (that is `make bench`)."""
@@ -56,6 +56,13 @@ NOT_BEFORE_READY = (
     "jsonschema",  # tool schemas are checked right after ready
     "yaml",  # skill files are parsed at the first prompt
     "litellm",  # its warm-up starts after ready
+    "bot.app_agent",  # the agent side is built right after ready (no turn runs before)
+    "bot.agent.runner",
+    "bot.agent.llm.client",
+    "bot.agent.memory",
+    "bot.agent.skills",
+    "bot.handlers.turn",
+    "tools",  # the tool registry, weather, MCP
     "httpx._main",  # httpx's command-line client
     "rich",  # ... and what only that client imports
 )

@@ -1,0 +1,121 @@
+"""The composition root's agent side: the model client, the tools (built-in, weather,
+MCP servers), skills, memory, the turn loop, and the chat commands that reach them.
+
+:mod:`bot.app` builds what ``ready:`` needs (store, bus, channels, reminders, web) and
+hands it over as :class:`~bot.app.ReadyParts`; this half is imported and built right
+after ``ready:``, or by whatever needs it first (a replayed message, a test). No turn
+can run before the channels are up, and these modules are about 25 ms of a start-up's
+imports (measured in ``make bench``'s start-up row).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from bot.agent.llm.client import LLMClient
+from bot.agent.memory.commands import register_memory_commands
+from bot.agent.memory.service import MemoryService
+from bot.agent.runner import AgentRunner, ChatModel
+from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.skills.commands import register_skill_commands
+from bot.agent.toolbox import ToolServices
+from bot.app import ReadyParts
+from bot.config import Settings
+from bot.daemon import AgentSide
+from bot.handlers.turn import TurnHandler
+from bot.messages import InboundMessage
+from bot.ops.metrics import CountingToolBox, labelled_counters
+from channels.files import ChannelFiles
+from tools.loader import build_registry
+from tools.mcp import manager as mcp_manager
+from tools.registry import ToolRegistry
+from tools.weather import OpenMeteoWeather, weather_command
+
+
+def build_model(settings: Settings) -> LLMClient:
+    llm = settings.llm
+    return LLMClient(
+        llm.model,
+        api_base=llm.api_base,
+        api_key=llm.api_key.get_secret_value(),
+        fallback_models=llm.fallback_models,
+        timeout_s=llm.timeout_s,
+        max_retries=llm.max_retries,
+        max_concurrent_calls=llm.max_concurrent_calls,
+    )
+
+
+def build_agent(parts: ReadyParts) -> AgentSide:
+    """The agent side over ``parts``; its chat commands join ``parts.commands``."""
+    settings = parts.settings
+    llm = build_model(settings) if parts.model is None else None
+    if llm is not None:
+        llm.on_attempt = parts.metrics.model_call
+    model: ChatModel = parts.model if parts.model is not None else _require(llm)
+
+    async def user_timezone(msg: InboundMessage) -> str:
+        return await parts.reminders.user_timezone(msg.key.channel, msg.user_id)
+
+    weather = OpenMeteoWeather(settings.weather, parts.http)
+    parts.commands.register(weather_command(weather, user_timezone))
+    tools = build_registry()
+    skills = SkillCatalog(parts.workspaces.root)
+    memory = MemoryService(parts.storage.memory, settings.memory)
+    register_skill_commands(
+        parts.commands, skills, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
+    )
+    register_memory_commands(
+        parts.commands, memory, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
+    )
+    mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects in the background
+    parts.metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
+    runner = AgentRunner(
+        model,
+        CountingToolBox(tools, parts.metrics),
+        parts.storage.sessions,
+        parts.workspaces,
+        timezone=user_timezone,
+        max_steps=settings.llm.max_steps,
+        context=settings.context,
+        model_name=settings.llm.model,
+        max_tool_calls=settings.agent.max_tool_calls_per_step,
+        services=ToolServices(
+            reminders=parts.reminders,
+            weather=weather,
+            files=ChannelFiles(parts.channels),
+            skills=skills,
+            memory=memory,
+        ),
+        skills=skills,
+        memory=memory,
+        workspace_of=parts.turn_workspace,
+        offload=parts.offload,
+    )
+    turns = TurnHandler(
+        bus=parts.bus,
+        commands=parts.commands,
+        runner=runner,
+        channels=parts.channels,
+        metrics=parts.metrics,
+        typing_after_s=settings.agent.typing_after_s,
+    )
+    return AgentSide(
+        runner=runner,
+        tools=tools,
+        handle=turns.handle,
+        background=(mcp,),
+        warmup=functools.partial(_warm_up, tools, llm),
+    )
+
+
+def _warm_up(tools: ToolRegistry, llm: LLMClient | None) -> None:
+    """The tools' schema checks (~30 ms with jsonschema's import), then litellm's import
+    on its thread; a turn that comes first does what it needs itself."""
+    tools.prepare()
+    if llm is not None:
+        llm.start_warmup()
+
+
+def _require(llm: LLMClient | None) -> LLMClient:
+    assert llm is not None
+    return llm
