@@ -32,12 +32,13 @@ READY = ": ready: "
 WARM = "warm-up import finished"
 # The libraries `bot run` with Telegram imports before `ready:` (httpx without its CLI,
 # as the daemon imports it; not Typer nor jsonschema, which it no longer needs by then;
-# uvloop, the loop it runs on; not aiosqlite: the store has its own database thread);
-# the child prints READY once they are in.
+# uvloop, the loop it runs on; not aiosqlite: the store has its own database thread;
+# not tenacity nor prometheus_client, imported at the first retry and the first count);
+# the child prints READY once they are in. tests/e2e/test_startup_imports.py checks it.
 FLOOR = (
     "import sys; sys.modules['httpx._main'] = None\n"
-    "import asyncio, pydantic_settings, aiohttp.web, prometheus_client\n"
-    "import apscheduler.schedulers.asyncio, tenacity, telegram\n"
+    "import asyncio, pydantic_settings, aiohttp.web\n"
+    "import apscheduler.schedulers.asyncio, telegram\n"
     "try: import uvloop\n"
     "except ImportError: pass  # as event_loop = 'auto' falls back\n"
     f"print({READY!r}, file=sys.stderr, flush=True)"

@@ -22,14 +22,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential_jitter
-
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
-from bot.retrying import retry_after_failure
+from bot.retrying import backoff, retry_after_failure
 from bot.store.base import Outbox
 from channels.base import Channel, Sent, SupportsUpload, can_upload
 
@@ -159,11 +157,7 @@ class Delivery:
         try:
             claimed = await retry_after_failure(
                 lambda _attempt: self._outbox.claim(batch, self._run_id),
-                lambda: AsyncRetrying(
-                    wait=wait_exponential_jitter(initial=0.05, max=5.0),
-                    stop=stop_after_attempt(CLAIM_ATTEMPTS),
-                    reraise=True,
-                ),
+                backoff(initial=0.05, max_s=5.0, attempts=CLAIM_ATTEMPTS),
             )
         except Exception:
             log.exception(
@@ -240,11 +234,8 @@ class Delivery:
             try:
                 await retry_after_failure(
                     mark,
-                    lambda: AsyncRetrying(  # a busy database: a few quick retries
-                        wait=wait_exponential_jitter(initial=0.05, max=1.0),
-                        stop=stop_after_attempt(MARK_ATTEMPTS),
-                        reraise=True,
-                    ),
+                    # a busy database: a few quick retries
+                    backoff(initial=0.05, max_s=1.0, attempts=MARK_ATTEMPTS),
                 )
             except Exception:
                 # Left claimed: at worst re-sent after a restart, never lost.

@@ -17,15 +17,15 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from enum import Enum
-from typing import TypeVar
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
-from tenacity import wait_exponential_jitter as backoff
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
-from bot.retrying import retry_after_failure
+from bot.retrying import backoff, retry_after_failure
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class Dispatcher:
         self._handler = handler
         self._filters = list(filters)
         self._max_attempts = max_attempts
-        self._wait = backoff(initial=retry_s, max=retry_max_s, jitter=retry_s)
+        self._retry_s = (retry_s, retry_max_s)
         self._workers: KeyedSerial[ChatKey, InboundMessage] = KeyedSerial(
             self._run_turn, max_concurrent=max_concurrent, idle_s=idle_s, name="chat"
         )
@@ -157,14 +157,10 @@ class Dispatcher:
                 state.upcoming_sleep,
             )
 
+        initial, max_s = self._retry_s
         return await retry_after_failure(
             lambda _n: step(arg),
-            lambda: AsyncRetrying(
-                wait=self._wait,
-                retry=retry_if_exception_type(Exception),
-                before_sleep=report,
-                reraise=True,
-            ),
+            backoff(initial=initial, max_s=max_s, jitter=initial, before_sleep=report),
         )
 
     async def drain(self, timeout: float) -> bool:

@@ -41,7 +41,7 @@ def bind_metrics(
         yield as_sample("bot_workers_busy", "Chat workers running a turn", dispatcher.busy_workers)
 
     async def outbox_depth() -> None:
-        metrics.outbox_depth.set(await outbox.depth())
+        metrics.set_outbox_depth(await outbox.depth())
 
     metrics.read_counters(reminders)
     metrics.read_gauges(workers)

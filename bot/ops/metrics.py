@@ -6,19 +6,22 @@ prometheus-client. Each daemon gets its own ``CollectorRegistry`` (never the glo
 one), so several daemons can live in one process, as they do in tests. Values that
 already exist elsewhere (reminder counters, worker counts, outbox depth) are read when
 ``/metrics`` is scraped instead of being mirrored on every change.
+
+prometheus-client itself (about 10 ms of imports) is loaded at the first count or
+scrape, which comes after ``ready:``, not by every start before it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import Metric
 
-from bot.agent.toolbox import ToolBox, ToolCall, ToolContext, ToolResult
+    from bot.agent.toolbox import ToolBox, ToolCall, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +59,9 @@ NO_METRICS = Metrics()
 Sample = tuple[str, str, float]  # (metric name, help, value)
 
 
-class _Readings(Collector):
-    """Counters and gauges read from the daemon's own state at scrape time."""
+class _Readings:
+    """Counters and gauges read from the daemon's own state at scrape time (a collector:
+    the registry only calls ``collect``)."""
 
     def __init__(self) -> None:
         self.counters: list[Callable[[], Iterable[Sample]]] = []
@@ -65,6 +69,8 @@ class _Readings(Collector):
         self.labelled: list[Callable[[], Iterable[Metric]]] = []
 
     def collect(self) -> Iterable[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
         for read in self.counters:
             for name, doc, value in read():
                 yield CounterMetricFamily(name, doc, value=value)
@@ -75,36 +81,37 @@ class _Readings(Collector):
             yield from make()
 
 
-class PrometheusMetrics(Metrics):
-    """Records into a registry of its own; :meth:`render` is the ``/metrics`` body."""
+class _Families:
+    """The recorded metric families, in a registry of their own."""
 
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self._in = Counter(
+    def __init__(self, readings: _Readings) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = r = CollectorRegistry(auto_describe=True)
+        self.messages_in = Counter(
             "bot_messages_in", "Messages handed to a chat worker", ["channel"], registry=r
         )
-        self._out = Counter(
+        self.messages_out = Counter(
             "bot_messages_out", "Messages a channel accepted", ["channel", "kind"], registry=r
         )
-        self._send_failed = Counter(
+        self.send_failed = Counter(
             "bot_delivery_failures", "Failed send attempts (retried)", ["channel"], registry=r
         )
-        self._turns = Histogram(
+        self.turns = Histogram(
             "bot_turn_seconds",
             "Turn latency from worker pick-up to reply queued",
             ["channel", "kind", "outcome"],
             buckets=TURN_BUCKETS,
             registry=r,
         )
-        self._model_calls = Counter("bot_model_calls", "Model HTTP attempts", ["model"], registry=r)
-        self._model_errors = Counter(
+        self.model_calls = Counter("bot_model_calls", "Model HTTP attempts", ["model"], registry=r)
+        self.model_errors = Counter(
             "bot_model_errors", "Failed model attempts by kind", ["model", "kind"], registry=r
         )
-        self._tools = Counter(
+        self.tools = Counter(
             "bot_tool_calls", "Tool calls by tool and outcome", ["tool", "outcome"], registry=r
         )
-        self._restarts = Counter(
+        self.restarts = Counter(
             "bot_task_restarts",
             "Long-lived tasks that died and were restarted",
             ["task"],
@@ -113,32 +120,53 @@ class PrometheusMetrics(Metrics):
         self.outbox_depth = Gauge(
             "bot_outbox_depth", "Outbound messages not yet delivered", registry=r
         )
+        r.register(readings)  # a collector by shape: the registry calls its collect()
+
+
+class PrometheusMetrics(Metrics):
+    """Records into a registry of its own; :meth:`render` is the ``/metrics`` body."""
+
+    def __init__(self) -> None:
         self._readings = _Readings()
-        r.register(self._readings)
         self._refreshers: list[Callable[[], Awaitable[None]]] = []
+        self._built: _Families | None = None
+
+    @property
+    def _families(self) -> _Families:
+        if self._built is None:
+            self._built = _Families(self._readings)
+        return self._built
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        return self._families.registry
 
     def message_in(self, channel: str) -> None:
-        self._in.labels(channel).inc()
+        self._families.messages_in.labels(channel).inc()
 
     def message_out(self, channel: str, kind: str) -> None:
-        self._out.labels(channel, kind).inc()
+        self._families.messages_out.labels(channel, kind).inc()
 
     def delivery_failed(self, channel: str) -> None:
-        self._send_failed.labels(channel).inc()
+        self._families.send_failed.labels(channel).inc()
 
     def turn(self, channel: str, kind: str, outcome: str, seconds: float) -> None:
-        self._turns.labels(channel, kind, outcome).observe(seconds)
+        self._families.turns.labels(channel, kind, outcome).observe(seconds)
 
     def model_call(self, model: str, error: str | None) -> None:
-        self._model_calls.labels(model).inc()
+        families = self._families
+        families.model_calls.labels(model).inc()
         if error is not None:
-            self._model_errors.labels(model, error).inc()
+            families.model_errors.labels(model, error).inc()
 
     def tool_call(self, name: str, outcome: str) -> None:
-        self._tools.labels(name or "(none)", outcome).inc()
+        self._families.tools.labels(name or "(none)", outcome).inc()
 
     def task_restarted(self, task: str) -> None:
-        self._restarts.labels(task).inc()
+        self._families.restarts.labels(task).inc()
+
+    def set_outbox_depth(self, depth: int) -> None:
+        self._families.outbox_depth.set(depth)
 
     # -- read at scrape time ---------------------------------------------------------
     def read_counters(self, read: Callable[[], Iterable[Sample]]) -> None:
@@ -162,6 +190,8 @@ class PrometheusMetrics(Metrics):
                 await refresh()
             except Exception as exc:  # a stale gauge beats a failed scrape
                 log.warning("metrics refresh failed: %s", exc)
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
 
@@ -169,6 +199,8 @@ def channel_states(states: Callable[[], dict[str, bool]]) -> Callable[[], Iterab
     """``bot_channel_connected{channel}``: 1 while a channel can send and receive."""
 
     def make() -> Iterable[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
         family = GaugeMetricFamily(
             "bot_channel_connected", "1 while the channel is connected", labels=["channel"]
         )
@@ -190,6 +222,8 @@ def labelled_counters(
     """Counters kept elsewhere per ``label`` value (e.g. per MCP server), read at scrape."""
 
     def make() -> Iterable[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
         readings = read()
         for name, key, doc in specs:
             family = CounterMetricFamily(name, doc, labels=[label])

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST
 
 from bot.errors import ConfigError
 from channels.base import Route
@@ -136,4 +135,6 @@ class WebServer:
 
     async def _metrics_view(self, request: web.Request) -> web.Response:
         payload = await self._metrics()
+        from prometheus_client import CONTENT_TYPE_LATEST  # loaded by the render
+
         return web.Response(body=payload, headers={"Content-Type": CONTENT_TYPE_LATEST})

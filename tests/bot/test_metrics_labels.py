@@ -35,3 +35,26 @@ async def test_unknown_tool_names_are_counted_as_one_label() -> None:
         ("(none)", "error"): 1,
         ("get_weather", "error"): 1,
     }
+
+
+async def test_a_scrape_before_any_count_shows_every_family() -> None:
+    """prometheus-client loads at the first count or scrape (after ready:); a scrape
+    that comes first still lists every family, the readings and the refreshed gauge."""
+    metrics = PrometheusMetrics()
+    metrics.read_counters(lambda: [("bot_reminders_fired", "Reminders fired", 3.0)])
+
+    async def depth() -> None:
+        metrics.set_outbox_depth(2)
+
+    metrics.refresh_before_scrape(depth)
+    families = {
+        f.name: f for f in text_string_to_metric_families((await metrics.render()).decode())
+    }
+    assert {"bot_messages_in", "bot_turn_seconds", "bot_model_calls", "bot_tool_calls"} <= set(
+        families
+    )
+    assert families["bot_reminders_fired"].samples[0].value == 3.0
+    assert families["bot_outbox_depth"].samples[0].value == 2.0
+    metrics.message_in("test")  # counts land in the same registry
+    text = (await metrics.render()).decode()
+    assert 'bot_messages_in_total{channel="test"} 1.0' in text

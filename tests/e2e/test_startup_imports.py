@@ -1,7 +1,8 @@
 """What the real `bot run` process has imported when it logs `ready:`, with Telegram on
 (the fake Bot API): the configured channel's SDK, and not what it does not need yet
 (disabled platforms' SDKs, the CLI framework and the admin sub-commands, the agent side
-with its tools, tool schema checks, skill parsing, litellm, httpx's CLI).
+with its tools, tool schema checks, skill parsing, litellm, httpx's CLI, the retry and
+metrics libraries).
 
 The list is taken inside the process at the moment the ready line is logged, so it
 is cheap and exact: no timing is asserted here (that is `make bench`)."""
@@ -63,6 +64,8 @@ NOT_BEFORE_READY = (
     "bot.agent.skills",
     "bot.handlers.turn",
     "tools",  # the tool registry, weather, MCP
+    "tenacity",  # retries import it at their first failure
+    "prometheus_client",  # metrics load it at the first count or scrape
     "httpx._main",  # httpx's command-line client
     "rich",  # ... and what only that client imports
 )
