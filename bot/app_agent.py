@@ -24,7 +24,7 @@ from bot.config import Settings
 from bot.daemon import AgentSide
 from bot.handlers.turn import TurnHandler
 from bot.messages import InboundMessage
-from bot.ops.metrics import CountingToolBox, labelled_counters
+from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
 from channels.files import ChannelFiles
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
@@ -104,13 +104,15 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         tools=tools,
         handle=turns.handle,
         background=(mcp,),
-        warmup=functools.partial(_warm_up, tools, llm),
+        warmup=functools.partial(_warm_up, tools, llm, parts.metrics),
     )
 
 
-def _warm_up(tools: ToolRegistry, llm: LLMClient | None) -> None:
-    """The tools' schema checks (~30 ms with jsonschema's import), then litellm's import
-    on its thread; a turn that comes first does what it needs itself."""
+def _warm_up(tools: ToolRegistry, llm: LLMClient | None, metrics: PrometheusMetrics) -> None:
+    """The metric families and the tools' schema checks (~30 ms with jsonschema's
+    import), then litellm's import on its thread; a turn that comes first does what it
+    needs itself."""
+    metrics.load()
     tools.prepare()
     if llm is not None:
         llm.start_warmup()

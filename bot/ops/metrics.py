@@ -141,6 +141,11 @@ class PrometheusMetrics(Metrics):
     def registry(self) -> CollectorRegistry:
         return self._families.registry
 
+    def load(self) -> None:
+        """Build the families now (the daemon's warm-up after ``ready:``), so that no
+        turn's first count pays the import."""
+        _ = self._families
+
     def message_in(self, channel: str) -> None:
         self._families.messages_in.labels(channel).inc()
 

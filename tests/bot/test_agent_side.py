@@ -41,7 +41,8 @@ async def test_the_agent_side_is_built_right_after_ready(tmp_path: Path, fake_ll
         assert channel.agent_at_start is None  # channels connected without it
         side = daemon.agent.built
         assert side is not None and daemon.state == "ready"
-        # Its warm-up ran: every tool's schema check is compiled.
+        # Its warm-up ran: the metric families are built, every tool's schema check compiled.
+        assert daemon.metrics._built is not None
         assert all(type(side.tools.get(n))._validator is not None for n in side.tools.names())
         msg = await channel.say("hello")
         replies = await channel.wait_for(bool)
