@@ -12,7 +12,7 @@ import platform
 import sys
 import time
 
-from bench.common import Row, machine, print_table
+from bench.common import Row, machine, print_table, print_targets
 from bench.procs import DAEMON_LOOP
 from bot.ops.loop import run_on
 
@@ -36,7 +36,13 @@ async def _main(names: list[str]) -> int:
         print(f"  {name} took {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     print(f"Machine: {machine()}; Python {platform.python_version()}")
     print_table(rows)
-    return 0
+    if print_targets(rows):
+        return 0
+    missed = [
+        f"{r.scenario}: {r.target.name or r.metric}" for r in rows if r.target and not r.target.met
+    ]
+    print(f"targets missed: {'; '.join(missed)}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

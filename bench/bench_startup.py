@@ -24,10 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Row, median
+from bench.common import Row, Target, median
 from bench.procs import ROOT, child_env, proc_rss_mb
 
 RUNS = 5
+READY_LIMIT_MS = 500  # spawn to ready: with Telegram on the fake Bot API, median of RUNS
+TURN_RSS_LIMIT_MB = 260  # after the first turn, litellm loaded
 READY = ": ready: "
 WARM = "warm-up import finished"
 # The libraries `bot run` with Telegram imports before `ready:` (httpx without its CLI,
@@ -194,6 +196,7 @@ async def run() -> list[Row]:
             f"median of {RUNS} ({', '.join(f'{x * 1000:.0f}' for x in ready)});"
             f" daemon.start() itself {median([r['self_ms'] or 0 for r in runs]):.0f} ms;"
             f" `{last['ready_line'][:60]}`",
+            Target(median(ready) * 1000, READY_LIMIT_MS, " ms"),
         ),
         Row(
             scenario,
@@ -222,6 +225,7 @@ async def run() -> list[Row]:
             f"{median([r['turn_rss'] for r in runs]):.0f} MB",
             f"first turn {median([r['first_turn_s'] for r in runs]) * 1000:.0f} ms"
             " (Telegram update -> sendMessage)",
+            Target(median([r["turn_rss"] for r in runs]), TURN_RSS_LIMIT_MB, " MB"),
         ),
         Row(
             scenario,

@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.common import Row, median, percentile
+from bench.common import Row, Target, median, percentile
 from bench.harness import (
     BenchChannel,
     CpuMeter,
@@ -58,6 +58,8 @@ LONG_MESSAGES = 1_000
 ROUNDS = 5  # segments of each scenario, taking turns with its floor's
 FLOOR_SEGMENT = 200  # bare calls per floor segment
 SINGLE = 100  # one chat, one message at a time: a turn's own latency, no queueing
+CPU_RATIO_LIMIT = 1.3  # a turn's CPU over the bare litellm call's, pooled over the segments
+CALLS_LIMIT = 1.05  # model calls per message in a plain short chat (archive folds included)
 WARMUP = 2  # turns per chat before measuring (litellm's first-call caches, tokenizer)
 
 Segment = Callable[..., Awaitable[dict[str, Any]]]
@@ -240,6 +242,7 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             "messages/s",
             f"{n / r['wall_s']:.0f}",
             f"{n:,} messages, {r['chats']} chats; {r['failed']} answered with an error",
+            Target(r["failed"], 0, name="replies that are errors"),
         ),
         Row(scenario, "latency p50", f"{r['p50_ms']:.1f} ms", "put_inbound -> channel.send"),
         Row(scenario, "latency p99", f"{r['p99_ms']:.1f} ms"),
@@ -250,6 +253,7 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms over the"
             f" {len(r['floor_segments'])} bare segments taking turns with its {ROUNDS};"
             f" segment by segment {spread})",
+            Target(cpu_ms / floor_ms, CPU_RATIO_LIMIT, "x"),
         ),
         Row(
             scenario,
@@ -264,6 +268,7 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             f"{r['requests'] / n:.2f}",
             f"{per_call_ms:.2f} ms CPU per model call = {per_call_ms / floor_ms:.2f}x floor"
             " (extra calls: archived-summary updates)",
+            None if r["seeded"] else Target(r["requests"] / n, CALLS_LIMIT),
         ),
         Row(
             scenario,

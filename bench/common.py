@@ -10,11 +10,39 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class Target:
+    """A bound the project promises for a figure (README's table, the performance
+    issue): checked where the figure is made, so ``make bench`` fails when one is missed
+    instead of printing a worse number nobody compares."""
+
+    measured: float
+    limit: float
+    unit: str = ""
+    at_least: bool = False  # a floor (messages delivered), not a ceiling (a ratio)
+    name: str = ""  # what is bounded, when it is not the row's metric
+
+    @staticmethod
+    def _number(x: float) -> str:
+        return f"{x:,.0f}" if float(x).is_integer() else f"{x:.3f}"
+
+    def shown(self) -> str:
+        return f"{self._number(self.measured)}{self.unit}"
+
+    @property
+    def met(self) -> bool:
+        return self.measured >= self.limit if self.at_least else self.measured <= self.limit
+
+    def bound(self) -> str:
+        return f"{'>=' if self.at_least else '<='} {self._number(self.limit)}{self.unit}"
+
+
+@dataclass(frozen=True, slots=True)
 class Row:
     scenario: str
     metric: str
     value: str
     note: str = ""
+    target: Target | None = None
 
 
 def print_table(rows: list[Row]) -> None:
@@ -22,6 +50,19 @@ def print_table(rows: list[Row]) -> None:
     print("| --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r.scenario} | {r.metric} | {r.value} | {r.note} |")
+
+
+def print_targets(rows: list[Row]) -> bool:
+    """The rows that carry a target, as a table; True when every one is met."""
+    checked = [r for r in rows if r.target is not None]
+    print("\n| target | measured | bound | met |")
+    print("| --- | --- | --- | --- |")
+    for r in checked:
+        assert r.target is not None
+        t = r.target
+        verdict = "yes" if t.met else "**NO**"
+        print(f"| {r.scenario}: {t.name or r.metric} | {t.shown()} | {t.bound()} | {verdict} |")
+    return all(r.target is not None and r.target.met for r in checked)
 
 
 def machine() -> str:
