@@ -36,13 +36,10 @@ async def _main(names: list[str]) -> int:
         print(f"  {name} took {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     print(f"Machine: {machine()}; Python {platform.python_version()}")
     print_table(rows)
-    if print_targets(rows):
-        return 0
-    missed = [
-        f"{r.scenario}: {r.target.name or r.metric}" for r in rows if r.target and not r.target.met
-    ]
-    print(f"targets missed: {'; '.join(missed)}", file=sys.stderr)
-    return 1
+    if missed := print_targets(rows):
+        print(f"targets missed: {'; '.join(missed)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
