@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from bot.launch import main
+from bot.cli.launch import main
 
 main()

@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.llm.setup_executor import install as install_setup_executor
+from bot.app_parts import ReadyParts
 from bot.bus.durable import DurableBus
 from bot.config import Settings
 from bot.config.channels import allow_lists, enabled_channels, secret_values
@@ -58,7 +58,7 @@ from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
 from channels.registry import SPECS
 
 if TYPE_CHECKING:
-    from bot.agent.runner import ChatModel
+    from bot.agent.llm.response import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -83,27 +83,6 @@ class _NoState:
 
     async def delete(self, key: str) -> None:
         return None
-
-
-@dataclass(frozen=True)
-class ReadyParts:
-    """What :func:`build_daemon` made for ``ready:`` that the agent side is wired to
-    (:mod:`bot.app_agent`, built after ``ready:``)."""
-
-    settings: Settings
-    storage: Storage
-    bus: DurableBus
-    workspaces: Workspaces
-    http: SharedHttp
-    reminders: ReminderService
-    commands: CommandRouter
-    channels: Mapping[str, Channel]
-    metrics: PrometheusMetrics
-    offload: ToolResultOffload
-    routing: WorkspaceRouter
-    turn_workspace: WorkspaceLookup
-    is_admin: Callable[[InboundMessage], bool]
-    model: ChatModel | None  # None: the configured litellm model
 
 
 def build_daemon(

@@ -2,7 +2,7 @@
 MCP servers), skills, memory, the turn loop, and the chat commands that reach them.
 
 :mod:`bot.app` builds what ``ready:`` needs (store, bus, channels, reminders, web) and
-hands it over as :class:`~bot.app.ReadyParts`; this half is imported and built right
+hands it over as :class:`~bot.app_parts.ReadyParts`; this half is imported and built right
 after ``ready:``, or by whatever needs it first (a replayed message, a test). No turn
 can run before the channels are up, and these modules are about 25 ms of a start-up's
 imports (measured in ``make bench``'s start-up row).
@@ -13,13 +13,14 @@ from __future__ import annotations
 import functools
 
 from bot.agent.llm.client import LLMClient
+from bot.agent.llm.response import ChatModel
 from bot.agent.memory.commands import register_memory_commands
 from bot.agent.memory.service import MemoryService
-from bot.agent.runner import AgentRunner, ChatModel
+from bot.agent.runner import AgentRunner
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
-from bot.app import ReadyParts
+from bot.app_parts import ReadyParts
 from bot.config import Settings
 from bot.daemon import AgentSide
 from bot.handlers.turn import TurnHandler

@@ -98,3 +98,71 @@ def test_litellm_environment_is_set_in_one_place() -> None:
         if "LITELLM_LOCAL_MODEL_COST_MAP" in path.read_text(encoding="utf-8")
     ]
     assert setters == ["bot/agent/llm/loader.py"]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere (top, function, TYPE_CHECKING)."""
+    paths = {_module_name(p): p for folder in ("bot", "channels", "tools") for p in _python(folder)}
+
+    def project_module(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        targets: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = ".".join(p for p in (package if node.level else "", node.module) if p)
+                targets.update(project_module(f"{base}.{a.name}") for a in node.names)
+            elif isinstance(node, ast.Import):
+                targets.update(project_module(a.name) for a in node.names)
+        graph[name] = {t for t in targets if t and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """Not even through an import inside a function or under TYPE_CHECKING: a cycle there
+    is one refactor away from a crash at import, and it blurs who depends on whom."""
+    assert _cycles(_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

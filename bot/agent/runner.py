@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from bot.agent.context import (
     PromptInputs,
@@ -30,7 +30,7 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
 from bot.agent.history import SentHistory, SentTails
-from bot.agent.llm.client import LLMResponse
+from bot.agent.llm.response import ChatModel, LLMResponse
 from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
@@ -56,12 +56,6 @@ NUDGE = (
     "[System note] You answered in plain text. Every task must end with a call to "
     "final_result(answer=...). Call final_result now with your reply to the user."
 )
-
-
-class ChatModel(Protocol):
-    async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> LLMResponse: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,16 +36,25 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from bot.store.transaction import transaction
 from bot.store.worker import resolve
 
-if TYPE_CHECKING:  # the database holds a group of its own: no import cycle at run time
-    from bot.store.db import Database
-
 P = TypeVar("P")
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+class Database(Protocol):
+    """What a group needs of :class:`bot.store.db.Database` (which holds groups of its
+    own, so this module does not import it)."""
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]: ...
+
+    def try_here(self, work: Callable[[sqlite3.Connection], T]) -> tuple[T] | None: ...
+
+    def when_idle(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None: ...
 
 
 @dataclass(eq=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from bot.cli import SUBCOMMANDS, app
+from bot.cli.app import SUBCOMMANDS, app
 
 
 def test_help_lists_every_group_with_its_help() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.ops import doctor
 from tests.fakes import platform_auth, telegram_api
 from tests.fakes.llm_server import FakeLLM

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bot import launch
+from bot.cli import process
 from bot.config import load_settings
 from bot.errors import ConfigError
 from bot.ops.loop import EventLoopChoice, loop_factory, loop_name
@@ -29,7 +29,7 @@ def _finished_on(choice: EventLoopChoice) -> str:
         seen.append(loop_name(asyncio.get_running_loop()))
         return 0
 
-    assert launch.finish(command(), choice) == 0
+    assert process.finish(command(), choice) == 0
     return seen[0]
 
 
@@ -64,7 +64,7 @@ def test_uvloop_required_but_missing_is_a_config_error(no_uvloop, capsys):
         raise AssertionError("the command ran without its loop")
 
     coro = never_run()
-    assert launch.finish(coro, "uvloop") == 2
+    assert process.finish(coro, "uvloop") == 2
     coro.close()
     err = capsys.readouterr().err
     assert err.startswith("error: ") and 'event_loop = "auto"' in err and "Traceback" not in err

@@ -1,4 +1,4 @@
-"""``bot run`` is parsed by bot.launch without Typer; every other command line, and any
+"""``bot run`` is parsed by bot.cli.launch without Typer; every other command line, and any
 ``run`` it does not recognise, goes to the Typer app unchanged."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import launch
-from bot.launch import RunArgs, plain_run
+from bot.cli import launch
+from bot.cli.launch import RunArgs, plain_run
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from bot.agent.memory.consolidate import (
     parse,
 )
 from bot.agent.memory.service import SECTION_INTRO, MemoryService
-from bot.cli import app
+from bot.cli.app import app
 from bot.config import MemorySettings
 from bot.errors import ToolError
 from bot.handlers.commands import CommandRouter

@@ -12,7 +12,7 @@ from bot.agent.skills.catalog import SkillCatalog, builtin_folder
 from bot.agent.skills.commands import register_skill_commands
 from bot.agent.skills.loader import discover
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
-from bot.cli import app
+from bot.cli.app import app
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from tools.registry import ToolRegistry

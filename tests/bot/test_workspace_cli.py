@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from bot.cli import app, main
+from bot.cli.app import app, main
 from bot.store.workspaces import WorkspaceStore
 
 TEXT = "Line one.\n  Indented $HOME `x`.\n\nLast line without newline"

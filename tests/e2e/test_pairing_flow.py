@@ -11,7 +11,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.dispatcher.pairing import ALPHABET
 from bot.messages import ChatKey, utcnow
 from bot.store.access import AccessStore, PairingRequest

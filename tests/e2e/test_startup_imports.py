@@ -39,7 +39,7 @@ class AtReady(logging.Handler):
 
 logging.getLogger("bot.daemon").addHandler(AtReady())
 sys.argv = ["bot", "run"]
-from bot.launch import main
+from bot.cli.launch import main
 main()
 """
 
@@ -49,11 +49,12 @@ NOT_BEFORE_READY = (
     "discord",
     "channels.slack.adapter",
     "channels.discord.adapter",
-    "typer",  # the CLI framework: `bot run` is parsed by bot.launch
-    "bot.cli",
-    "bot.manage",  # admin sub-commands
-    "bot.workspaces.cli",
-    "bot.cli_pairing",
+    "typer",  # the CLI framework: `bot run` is parsed by bot.cli.launch
+    "bot.cli.app",
+    "bot.cli.shared",  # what every other command shares
+    "bot.cli.memory",  # admin sub-commands
+    "bot.cli.workspace",
+    "bot.cli.pairing",
     "jsonschema",  # tool schemas are checked right after ready
     "yaml",  # skill files are parsed at the first prompt
     "litellm",  # its warm-up starts after ready

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from bot.agent.toolbox import ToolCall
 
@@ -24,6 +24,14 @@ class LLMResponse:
     model: str
     finish_reason: str | None
     usage: Mapping[str, int] = field(default_factory=dict)
+
+
+class ChatModel(Protocol):
+    """What a turn needs of a model (the litellm client, or a test's fake)."""
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> LLMResponse: ...
 
 
 class EmptyResponse(Exception):

@@ -25,7 +25,7 @@ from bot.store.base import Sessions
 from bot.store.memory import Fact, Scope, chat_owner, user_owner
 
 if TYPE_CHECKING:
-    from bot.agent.runner import ChatModel
+    from bot.agent.llm.response import ChatModel
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from bot.agent.governor.summary import MAX_SUMMARY_CHARS, Message, transcript
 from bot.store.memory import Fact, Scope
 
 if TYPE_CHECKING:
-    from bot.agent.runner import ChatModel
+    from bot.agent.llm.response import ChatModel
 
 CONSOLIDATION_INSTRUCTIONS = """\
 You maintain the long-term memory of a chat between users and an assistant.

@@ -1,12 +1,7 @@
-"""The ``bot`` entry point (also ``python -m bot``): ``bot run`` starts the daemon without
-the command-line framework; every other command line goes to the Typer app.
-
-Why: Typer is ~10 ms of import and, when it parses, builds a pydantic adapter per option
-(~15 ms more) before ``bot run`` has done anything, all for one optional ``--config``.
-Only the exact forms ``run``, ``run --config PATH``, ``run -c PATH`` and
-``run --config=PATH`` take this path; anything else (``run --help``, a typo, another
-command) is parsed by :mod:`bot.cli` exactly as before, errors and help included.
-The daemon's start and its exit codes live here, so both paths share them.
+"""What every command's process shares, with or without Typer: the log format, private
+files, the settings or a one-line config error, and exit codes (2: a configuration or
+usage error). ``bot run``'s start lives here: :mod:`bot.cli.launch` calls it for a plain
+``bot run``, :mod:`bot.cli.app` for any other form of it.
 """
 
 from __future__ import annotations
@@ -14,8 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,25 +21,6 @@ if TYPE_CHECKING:
     from bot.config import Settings
 
 _NOISY = ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio")
-
-
-@dataclass(frozen=True, slots=True)
-class RunArgs:
-    """A ``bot run`` command line this module parses itself."""
-
-    config: Path | None = None
-
-
-def plain_run(argv: Sequence[str]) -> RunArgs | None:
-    """``argv`` (without the program name) as a plain ``bot run``, or None for Typer."""
-    match list(argv):
-        case ["run"]:
-            return RunArgs()
-        case ["run", "--config" | "-c", str(path)] if path and not path.startswith("-"):
-            return RunArgs(Path(path))
-        case ["run", str(option)] if option.startswith("--config=") and option[9:]:
-            return RunArgs(Path(option[9:]))
-    return None
 
 
 def setup_logging(level: str, quiet: bool = False) -> None:
@@ -103,14 +78,3 @@ def run(config: Path | None) -> int:
     from bot.app import run_daemon
 
     return finish(run_daemon(settings, terminal=sys.stdin.isatty()), settings.event_loop)
-
-
-def main() -> None:
-    """The console script."""
-    args = plain_run(sys.argv[1:])
-    if args is None:
-        from bot.cli import main as cli
-
-        cli()
-        return
-    sys.exit(run(args.config))

@@ -18,22 +18,17 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli_shared import load_or_exit
+from bot.cli.shared import ConfigOpt, load_or_exit, with_database
 from bot.config import Settings
-from bot.manage import with_database
 from bot.store.db import Database
 from bot.store.workspaces import PersonaVersion, WorkspaceStore
 from bot.workspaces.folders import Workspaces
 from bot.workspaces.personas import Personas, describe
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(no_args_is_help=True, help="Show and edit workspace persona files.")
 VIA = "cli"
 T = TypeVar("T")
 
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", "-c", help="TOML config (default: $BOT_CONFIG, ./bot.toml)"),
-]
 Ws = Annotated[str, typer.Argument(help="workspace name")]
 File = Annotated[str, typer.Argument(help="AGENTS.md, SOUL.md or USER.md (or agents/soul/user)")]
 Number = Annotated[int, typer.Argument(help="version number (see history)")]

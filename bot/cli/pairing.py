@@ -11,21 +11,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TypeVar
 
 import typer
 
+from bot.cli.shared import ConfigOpt, with_database
 from bot.config import Settings
 from bot.dispatcher.pairing import Pairing, describe_request
-from bot.manage import with_database
 from bot.messages import utcnow
 from bot.store.db import Database
 from bot.store.sqlite import sqlite_storage
 
-pairing_app = typer.Typer(no_args_is_help=True, help="Pairing codes and approved users.")
+app = typer.Typer(no_args_is_help=True, help="Pairing codes and approved users.")
 T = TypeVar("T")
-
-Config = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config")]
 
 
 def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) -> T:
@@ -41,8 +39,8 @@ def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) 
     return with_database(config, run)
 
 
-@pairing_app.command("list")
-def list_(config: Config = None) -> None:
+@app.command("list")
+def list_(config: ConfigOpt = None) -> None:
     """Pending pairing codes, then approved users."""
 
     async def work(pairing: Pairing) -> list[str]:
@@ -54,22 +52,22 @@ def list_(config: Config = None) -> None:
     typer.echo("\n".join(_with_pairing(config, work)))
 
 
-@pairing_app.command()
-def approve(code: str, config: Config = None) -> None:
+@app.command()
+def approve(code: str, config: ConfigOpt = None) -> None:
     """Approve the stranger who was given CODE."""
     request = _with_pairing(config, lambda p: p.approve(code, by="cli"))
     typer.echo(f"approved {request.sender}")
 
 
-@pairing_app.command()
-def deny(code: str, config: Config = None) -> None:
+@app.command()
+def deny(code: str, config: ConfigOpt = None) -> None:
     """Refuse the request with CODE (the code is void)."""
     request = _with_pairing(config, lambda p: p.deny(code, by="cli"))
     typer.echo(f"denied {request.sender}")
 
 
-@pairing_app.command()
-def revoke(user: str, config: Config = None) -> None:
+@app.command()
+def revoke(user: str, config: ConfigOpt = None) -> None:
     """Take back an approval: USER is <channel>:<user id> as `bot pairing list` shows it."""
     revoked = _with_pairing(config, lambda p: p.revoke(user))
     typer.echo(f"revoked {revoked}")

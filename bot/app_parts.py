@@ -1,0 +1,49 @@
+"""What the composition root's ``ready:`` half (:mod:`bot.app`) hands its agent half
+(:mod:`bot.app_agent`, built after ``ready:``).
+
+Its own module so that neither half imports the other's module at the top: the root
+imports the agent half only when a turn first needs it, and the agent half needs only
+this shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.agent.governor.offload import ToolResultOffload
+    from bot.agent.llm.response import ChatModel
+    from bot.bus.durable import DurableBus
+    from bot.config import Settings
+    from bot.handlers.commands import CommandRouter
+    from bot.http import SharedHttp
+    from bot.messages import InboundMessage
+    from bot.ops.metrics import PrometheusMetrics
+    from bot.reminders.service import ReminderService
+    from bot.store.base import Storage
+    from bot.workspaces.folders import Workspaces
+    from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
+    from channels.base import Channel
+
+
+@dataclass(frozen=True)
+class ReadyParts:
+    """What :func:`bot.app.build_daemon` made for ``ready:`` that the agent side is
+    wired to."""
+
+    settings: Settings
+    storage: Storage
+    bus: DurableBus
+    workspaces: Workspaces
+    http: SharedHttp
+    reminders: ReminderService
+    commands: CommandRouter
+    channels: Mapping[str, Channel]
+    metrics: PrometheusMetrics
+    offload: ToolResultOffload
+    routing: WorkspaceRouter
+    turn_workspace: WorkspaceLookup
+    is_admin: Callable[[InboundMessage], bool]
+    model: ChatModel | None  # None: the configured litellm model

@@ -1,0 +1,46 @@
+"""``bot memory list|forget``: the admin's view of what the assistant remembers, without
+a chat."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from bot.cli.shared import ConfigOpt, with_database
+from bot.store.base import Memory
+from bot.store.memory import MemoryStore
+
+T = TypeVar("T")
+
+app = typer.Typer(no_args_is_help=True, help="What the assistant remembers.")
+
+WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="workspace name")]
+
+
+def _with_memory(config: Path | None, job: Callable[[Memory], Awaitable[T]]) -> T:
+    return with_database(config, lambda _settings, db: job(MemoryStore(db)))
+
+
+@app.command("list")
+def memory_list(config: ConfigOpt = None, workspace: WorkspaceOpt = "") -> None:
+    """Every remembered fact (all workspaces unless --workspace): id, scope, owner, fact."""
+    facts = _with_memory(config, lambda m: m.all_facts(workspace or None))
+    if not facts:
+        typer.echo("no facts remembered")
+    for f in facts:
+        typer.echo(f"{f.id}\t{f.workspace}\t{f.scope.value}\t{f.owner}\t{f.text}")
+
+
+@app.command("forget")
+def memory_forget(
+    ids: Annotated[list[int], typer.Argument(help="fact ids as `bot memory list` shows them")],
+    config: ConfigOpt = None,
+) -> None:
+    """Remove facts by id."""
+    count = _with_memory(config, lambda m: m.remove(ids))
+    typer.echo(f"forgot {count} fact{'s' if count != 1 else ''}")
+    if count < len(set(ids)):
+        raise typer.Exit(1)
