@@ -43,6 +43,11 @@ class MessageKind(StrEnum):
     COMMAND = "command"
 
 
+# What a person sent on a platform. Everything else (a scheduled follow-up: text the model
+# wrote earlier) is made by the bot and never runs a slash command with its owner's rights.
+PERSON_KINDS = frozenset({MessageKind.USER, MessageKind.COMMAND})
+
+
 class OutboundKind(StrEnum):
     REPLY = "reply"
     ERROR = "error"
@@ -80,6 +85,11 @@ class InboundMessage:
     def sender(self) -> str:
         """The ``channel:user`` form used by ``admins`` and access lists."""
         return f"{self.key.channel}:{self.user_id}"
+
+    @property
+    def from_person(self) -> bool:
+        """Typed by a person, not made by the bot: only such a message runs a command."""
+        return self.kind in PERSON_KINDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,12 @@ class CommandRouter:
         return sorted(self._commands)
 
     def match(self, msg: InboundMessage) -> tuple[Command, str] | None:
+        """The command ``msg`` names, if a person sent it. A scheduled follow-up's prompt
+        was written by the model (perhaps steered by someone else's text): run as a
+        command it would act with its owner's rights (``/approve``, ``/soul set``)
+        without any model call, so a machine-made message is always an agent turn."""
+        if not msg.from_person:
+            return None
         parsed = parse_command(msg.text)
         if parsed is None:
             return None
