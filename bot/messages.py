@@ -117,8 +117,19 @@ class OutboundMessage:
         kind: OutboundKind = OutboundKind.REPLY,
         extras: Mapping[str, Any] | None = None,
     ) -> OutboundMessage:
-        """The answer to ``to``: same chat and thread, replying to its message id."""
-        return cls(key=to.key, text=text, kind=kind, reply_to=to.message_id, extras=extras or {})
+        """The answer to ``to``: same chat and thread, replying to its message id.
+
+        Its delivery key comes from ``to`` (and the kind), so a turn run again after a
+        crash (its answer already queued, the message not yet marked done) queues a key
+        the outbox already has: the answer goes out once."""
+        return cls(
+            key=to.key,
+            text=text,
+            kind=kind,
+            reply_to=to.message_id,
+            extras=extras or {},
+            idempotency_key=f"{kind.value}:{to.key}:{to.message_id}",
+        )
 
 
 def to_json(msg: InboundMessage | OutboundMessage) -> str:

@@ -27,7 +27,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import Sent
+from channels.base import Sent, StateStore
 from channels.format import PartsProgress, split_message, utf16_len
 from channels.telegram.rawbot import RawBot
 
@@ -85,11 +85,20 @@ def _is_format_error(exc: BadRequest) -> bool:
 
 
 class TelegramSender:
-    def __init__(self, bot: RawBot, *, max_flood_wait_s: float = 30.0, max_flood_waits: int = 5):
+    def __init__(
+        self,
+        bot: RawBot,
+        *,
+        max_flood_wait_s: float = 30.0,
+        max_flood_waits: int = 5,
+        state: StateStore | None = None,
+    ):
         self._bot = bot
         self._max_wait = max_flood_wait_s
         self._max_waits = max_flood_waits
-        self._parts = PartsProgress()
+        # The parts of a long answer already out survive a restart: Telegram cannot be
+        # asked what was posted, so only this record keeps them from going out again.
+        self._parts = PartsProgress(state=state, prefix="telegram")
 
     async def send(self, msg: OutboundMessage) -> Sent:
         chunks = split_message(msg.text, MAX_CHARS, measure=utf16_len)

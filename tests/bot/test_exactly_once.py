@@ -15,7 +15,8 @@ from bot.messages import ChatKey, OutboundMessage, utcnow
 from bot.store.db import Database
 from channels.base import PutInbound, Sent
 from tests.fakes.channel import FakeChannel
-from tests.fakes.waiting import until
+from tests.fakes.storage import Faulty, faulty_storage
+from tests.fakes.waiting import inbox_done, until
 
 KEY = ChatKey("test", "c1")
 
@@ -73,3 +74,24 @@ async def test_reminder_due_during_downtime_is_delivered_once(daemon_factory, tm
     delivered = [m for m in channel.sent if "drink water" in m.text]
     assert len(delivered) == 1, [m.text for m in channel.sent]
     assert channel.attempts == 1
+
+
+async def test_turn_run_again_after_its_answer_was_queued_answers_once(
+    daemon_factory, tmp_path
+) -> None:
+    """The process dies after a turn queued its answer and before its message was marked
+    done: the next start runs the turn again, and its answer must not go out twice."""
+    data = tmp_path / "data"
+
+    def stuck(inbox: Faulty) -> Faulty:
+        return inbox.fail("done", times=10**6)  # marking done never succeeds in this run
+
+    first, chat = await daemon_factory(data, stores=faulty_storage(inbox=stuck))
+    msg = await chat.say("hello", message_id="m1")
+    assert (await chat.reply(msg)).text == "echo: hello"
+    await first.stop(timeout=0.5)  # the turn is still retrying its done mark: left pending
+
+    second, again = await daemon_factory(data, channel=FakeChannel())
+    await inbox_done(second, "m1", timeout=10)
+    await second.stop(timeout=2)
+    assert [m.text for m in chat.sent + again.sent] == ["echo: hello"]

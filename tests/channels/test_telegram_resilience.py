@@ -455,3 +455,24 @@ async def test_replies_to_many_chats_go_out_at_once_not_through_a_narrow_pool():
         finally:
             await channel.stop()
     assert tg.most == 40 and len({s.ids[0] for s in sent}) == 40
+
+
+async def test_parts_of_a_long_answer_already_out_are_not_posted_again_after_a_restart(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    """Telegram cannot be asked what was posted: the parts of a long answer that went
+    out are recorded in the channel's state, so a restart posts only the rest."""
+    answer = "\n\n".join(f"part {n} " + "x" * 3000 for n in range(3))  # three messages
+    fake_llm.reply_tool_calls([("final_result", {"answer": answer})])
+    fake_telegram.fail("sendMessage", 502, times=1, match=lambda p: "part 1" in p["text"])
+    daemon, _ = await telegram_daemon()
+    fake_telegram.message("tell me a long story", message_id=11)
+    await fake_telegram.wait_for("sendMessage", 2)  # part 0 out, part 1 refused
+    await daemon.stop(timeout=2)  # the retry is left in the outbox for the next start
+
+    await telegram_daemon()
+    await fake_telegram.wait_sent(3)
+    fake_telegram.message("barrier", message_id=12)
+    await fake_telegram.wait_sent(4)
+    heads = [c.params["text"][:6] for c in fake_telegram.sent()]
+    assert heads == ["part 0", "part 1", "part 2", "echo: "], heads
