@@ -54,9 +54,11 @@ class SlackChannel:
         state: StateStore | None = None,
         ping_interval: float = 10.0,
         max_wait_s: float = 30.0,
+        connect_wait_s: float = 10.0,
     ) -> None:
         self.settings = settings
         self._ping_interval = ping_interval
+        self._connect_wait_s = connect_wait_s  # start awaits the Socket Mode connection
         token = settings.bot_token.get_secret_value()
         self.client = make_client(token, settings.api_url)
         self.sender = SlackSender(self.client, max_wait_s=max_wait_s, state=state)
@@ -119,7 +121,7 @@ class SlackChannel:
         if not app_token:
             return
         try:
-            await self.receiver.start_socket(app_token, self._ping_interval)
+            await self.receiver.start_socket(app_token, self._ping_interval, self._connect_wait_s)
         except SlackApiError as exc:
             self.receiver.accepting = False
             raise ChannelError(f"slack app token refused: {exc.response.get('error')}") from exc

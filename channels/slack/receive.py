@@ -109,13 +109,15 @@ class SlackReceiver:
         except ValueError:  # a timestamp that is not a number
             return False
 
-    async def start_socket(self, app_token: str, ping_interval: float) -> None:
+    async def start_socket(self, app_token: str, ping_interval: float, wait_s: float) -> None:
         """Open the one Socket Mode connection; the SDK closes the old socket before it
         reconnects, so a reconnect never leaves two.
 
         The first URL is asked for here, so a refused app token fails the start (raises
-        SlackApiError); connecting (and retrying while Slack is unreachable) runs in the
-        background.
+        SlackApiError). Then the connection itself is awaited, up to ``wait_s``: the
+        daemon's ``ready:`` names the channels that are up, and Slack delivers nothing
+        until the socket is open. Past that (Slack unreachable) it keeps connecting, and
+        retrying, in the background.
         """
         self.socket = AsyncSocketModeHandler(
             self.app,
@@ -133,6 +135,10 @@ class SlackReceiver:
             raise
         connect = self.socket.connect_async()  # type: ignore[no-untyped-call]
         self._connecting = asyncio.create_task(connect, name="slack-socket")
+        try:  # connect() returns once the socket is open (it retries until then)
+            await asyncio.wait_for(asyncio.shield(self._connecting), wait_s)
+        except TimeoutError:
+            log.warning("slack socket mode not connected after %.0f s; still trying", wait_s)
 
     @property
     def socket_up(self) -> bool:

@@ -4,6 +4,8 @@ real litellm -> fake LLM -> chat.postMessage back to the fake."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -235,3 +237,40 @@ async def test_messages_are_counted_per_channel(slack_daemon, fake_slack):
     assert value(samples, "bot_messages_in_total", channel="slack") == 1
     assert value(samples, "bot_messages_out_total", channel="slack", kind="reply") == 1
     assert value(samples, "bot_channel_connected", channel="slack") == 1
+
+
+async def test_ready_is_logged_only_once_socket_mode_is_connected(
+    fake_slack: FakeSlack, platform_daemon: daemons.PlatformDaemons
+) -> None:
+    """``ready:`` names the channels that are up: Slack's socket must be open by then.
+    The fake holds the WebSocket upgrade; the ready line records how many sockets the
+    fake had opened when it was written (and, if written early, lets the socket in)."""
+    fake_slack.socket_gate = gate = asyncio.Event()
+    opened_at_ready: list[int] = []
+
+    class AtReady(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("ready:"):
+                opened_at_ready.append(fake_slack.sockets_opened)
+                gate.set()
+
+    handler, logger = AtReady(), logging.getLogger("bot.daemon")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        values = {
+            "bot_token": fake_slack.bot_token,
+            "app_token": fake_slack.app_token,
+            "api_url": fake_slack.api_url,
+        }
+        start = asyncio.create_task(platform_daemon({"slack": values}, extras=TUNING))
+        await fake_slack.wait_until(lambda: fake_slack.socket_attempts >= 1)
+        await asyncio.wait({start}, timeout=0.5)  # a start that does not wait is done by now
+        gate.set()
+        daemon = await asyncio.wait_for(start, 20)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert opened_at_ready == [1]
+    assert daemon.channels["slack"].connected

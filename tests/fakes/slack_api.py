@@ -87,6 +87,8 @@ class FakeSlack(LoopbackServer):
         self.reactions: set[tuple[str, str, str]] = set()  # (channel, ts, name)
         self.sockets: list[web.WebSocketResponse] = []  # open Socket Mode connections
         self.sockets_opened = 0
+        self.socket_attempts = 0  # WebSocket upgrades asked for, opened or not
+        self.socket_gate: asyncio.Event | None = None  # set: upgrades wait until it is
         self.max_open_sockets = 0
         self.acks: list[dict[str, Any]] = []
         self._transports: dict[web.WebSocketResponse, asyncio.Transport] = {}
@@ -382,6 +384,11 @@ class FakeSlack(LoopbackServer):
 
     # -- Socket Mode -------------------------------------------------------------------
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        async with self._changed:
+            self.socket_attempts += 1
+            self._changed.notify_all()
+        if self.socket_gate is not None:  # a slow Socket Mode endpoint
+            await self.socket_gate.wait()
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         if request.transport is not None:
