@@ -39,7 +39,7 @@ from bot.ops.bindings import bind_metrics
 from bot.ops.checks import Check
 from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import PrometheusMetrics
-from bot.ops.redaction import protect_logs, url_secrets
+from bot.ops.redaction import MIN_SECRET, protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
 from bot.ops.supervisor import Supervisor
 from bot.ops.web import WebServer
@@ -100,7 +100,7 @@ def build_daemon(
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
     lives in this daemon's store. ``stores`` builds the repositories over the database.
     """
-    protect_logs([*secret_values(settings), *url_secrets(settings.llm.api_base)])
+    _protect_logs(settings)
     metrics = PrometheusMetrics()
     db = Database(settings.data_dir / "bot.db")
     storage = stores(db)
@@ -181,6 +181,19 @@ def build_daemon(
             routes=channel_routes(channels),
         )
     return daemon
+
+
+def _protect_logs(settings: Settings) -> None:
+    """Configured secrets masked in every log record from now on; placeholders are not
+    (they would mask ordinary words), and start-up says so once."""
+    ignored = protect_logs([*secret_values(settings), *url_secrets(settings.llm.api_base)])
+    if ignored:
+        log.info(
+            "log redaction: %d configured secret value(s) not masked: too short or too common"
+            " to be a secret (under %d characters, or a placeholder such as \"none\")",
+            len(ignored),
+            MIN_SECRET,
+        )
 
 
 def _agent_side(parts: ReadyParts) -> AgentSide:

@@ -36,12 +36,11 @@ def allow_lists(settings: Settings) -> dict[str, list[str]]:
 
 def secret_values(settings: Settings) -> list[str]:
     """Every configured secret's value (channels, the model key, MCP env and headers),
-    for redaction. Values under 4 characters ("1", "yes") are no secret and masking
-    them would garble every report."""
+    for redaction (which ignores placeholders: :func:`bot.ops.redaction.maskable`)."""
     secrets: list[SecretStr] = [settings.llm.api_key]
     for spec in SPECS:
         secrets += spec.secrets(channel_section(settings, spec.name))
     for server in settings.mcp.servers.values():
         secrets += server.secrets()
     values = (s.get_secret_value() for s in secrets)
-    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+    return sorted({v for v in values if v}, key=len, reverse=True)

@@ -23,6 +23,7 @@ from bot.config import Settings, load_settings
 from bot.config.channels import enabled_channels, secret_values
 from bot.errors import ConfigError, LLMError, ModelNotConfiguredError
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
+from bot.ops.redaction import maskable
 
 CHECK_CITY = "Berlin"
 MIN_FREE_BYTES = 100 * 1024 * 1024
@@ -116,7 +117,7 @@ async def _none() -> list[Check]:
 def _redacted(check: Check, settings: Settings) -> Check:
     """Tokens appear in URLs and errors; never in the report."""
     detail = check.detail
-    for secret in secret_values(settings):
+    for secret in filter(maskable, secret_values(settings)):
         detail = detail.replace(secret, "***")
     return Check(check.name, check.status, detail, check.fix)
 

@@ -8,6 +8,11 @@ configured secrets (and their base64 forms), key-shaped words, bot tokens in URL
 and URL query values in every record, its traceback included, before any handler (the
 stderr one, pytest's) sees it; and Python ``warnings`` are routed through logging so
 they pass the same way.
+
+A configured value too short or too common to be a secret (``"none"``, ``"x"``, any
+placeholder under 8 characters, the placeholders local servers are given) is not
+masked: masking ``none`` turned ``channels=none`` into ``channels=***`` in every
+report. :func:`protect_logs` returns such values so start-up can say so once.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 MASK = "***"
-_MIN_SECRET = 4  # shorter values would mask ordinary words
+MIN_SECRET = 8  # shorter values are placeholders, and masking them garbles ordinary words
+# Placeholders long enough to pass MIN_SECRET that no provider issues as a real key.
+PLACEHOLDERS = frozenset(
+    {"placeholder", "changeme", "change-me", "not-needed", "notneeded", "sk-no-key-required"}
+)
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
 _QUERY_VALUE = re.compile(r"([?&;][^=&#\s]+=)[^&#\s]+")
 _USERINFO = re.compile(r"(://[^/@:\s]+:)[^/@\s]+@")
@@ -36,10 +45,16 @@ class Redactor:
     def __init__(self) -> None:
         self._secrets: set[str] = set()
         self._ordered: list[str] = []
+        self._ignored: set[str] = set()
 
-    def add(self, values: Iterable[str]) -> None:
+    def add(self, values: Iterable[str]) -> list[str]:
+        """Mask ``values`` from now on; returns those newly ignored (see :func:`maskable`)."""
+        ignored: list[str] = []
         for value in values:
-            if len(value) < _MIN_SECRET:
+            if not maskable(value):
+                if value and value not in self._ignored:
+                    self._ignored.add(value)
+                    ignored.append(value)
                 continue
             raw = value.encode()
             forms = {
@@ -49,6 +64,7 @@ class Redactor:
             }
             self._secrets |= forms
         self._ordered = sorted(self._secrets, key=len, reverse=True)
+        return ignored
 
     def __call__(self, text: str) -> str:
         for secret in self._ordered:
@@ -57,6 +73,11 @@ class Redactor:
         if "://" in text:
             text = _URL.sub(lambda m: _mask_url(m.group()), text)
         return _KEY_LIKE.sub(MASK, text)
+
+
+def maskable(value: str) -> bool:
+    """Whether a configured value can be a secret worth masking wherever it appears."""
+    return len(value.strip()) >= MIN_SECRET and value.strip().lower() not in PLACEHOLDERS
 
 
 def _mask_url(url: str) -> str:
@@ -100,12 +121,14 @@ class _RedactingFactory:
         return record
 
 
-def protect_logs(secrets: Iterable[str] = ()) -> None:
-    """Redact every log record from now on (idempotent) and send ``warnings`` there too."""
-    REDACTOR.add(secrets)
+def protect_logs(secrets: Iterable[str] = ()) -> list[str]:
+    """Redact every log record from now on (idempotent) and send ``warnings`` there too.
+    Returns the values not masked because they cannot be secrets, each once per process."""
+    ignored = REDACTOR.add(secrets)
     current = logging.getLogRecordFactory()
     if not isinstance(current, _RedactingFactory):
         logging.setLogRecordFactory(_RedactingFactory(current))
     # Re-hooked every time: a test runner may have restored its own showwarning since.
     logging.captureWarnings(False)
     logging.captureWarnings(True)
+    return ignored

@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from bot.messages import OutboundKind
-from bot.ops.redaction import protect_logs
+from bot.ops.redaction import Redactor, protect_logs
 from tests.conftest import DaemonFactory
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
@@ -85,3 +85,28 @@ async def test_debug_logs_never_show_the_bot_token(
     secret = fake_telegram.token.split(":", 1)[1]
     assert any("getUpdates" in r.getMessage() for r in caplog.records)  # URLs are logged...
     assert secret not in caplog.text  # ...without the token
+
+
+async def test_a_placeholder_key_is_not_treated_as_a_secret(
+    daemon_factory: DaemonFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The placeholder the bot suggests for a local server ("none") must not turn every
+    ``channels=none`` into ``channels=***``; start-up says it was not masked."""
+    caplog.set_level(logging.INFO)
+    await daemon_factory(llm={"api_key": "none"})
+    logging.getLogger("tests.leaks").info("ready: channels=none model=x")
+    assert "ready: channels=none model=x" in caplog.text
+    assert "not masked: too short or too common" in caplog.text
+
+
+@pytest.mark.parametrize("value", ["", "x", "none", "NONE", "dummy12", "changeme"])
+def test_values_too_short_or_too_common_are_never_masked(value: str) -> None:
+    redactor = Redactor()
+    assert redactor.add([value]) == ([value] if value else [])
+    assert redactor(f"say {value} here") == f"say {value} here"
+
+
+def test_a_real_secret_is_still_masked() -> None:
+    redactor = Redactor()
+    assert redactor.add(["s3cret-value-42"]) == []
+    assert redactor("token s3cret-value-42 used") == "token *** used"
