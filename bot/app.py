@@ -139,6 +139,7 @@ def build_daemon(
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
         filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
+        forget=lambda msg: storage.sessions.retract(msg.key, msg.message_id),
     )
     delivery = Delivery(
         storage.outbox, by_name, metrics=metrics, max_chars=settings.agent.max_answer_chars
@@ -190,7 +191,7 @@ def _protect_logs(settings: Settings) -> None:
     if ignored:
         log.info(
             "log redaction: %d configured secret value(s) not masked: too short or too common"
-            " to be a secret (under %d characters, or a placeholder such as \"none\")",
+            ' to be a secret (under %d characters, or a placeholder such as "none")',
             len(ignored),
             MIN_SECRET,
         )

@@ -44,6 +44,7 @@ from bot.agent.toolbox import (
     ToolServices,
 )
 from bot.config import ContextSettings
+from bot.errors import ModelNotConfiguredError
 from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.text import valid_unicode
@@ -74,6 +75,7 @@ class TurnNotes:
 
     request_bound: int | None = None  # the first request's length bound, sent untouched
     history: Pending | None = None  # the unsummarized history the turn started from
+    retracted: bool = False  # the turn's rows were removed: nothing to fold
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -197,16 +199,23 @@ class AgentRunner:
         notes = TurnNotes()
         try:
             return await self._run_turn(msg, workspace, skey, start.before, notes)
+        except ModelNotConfiguredError:
+            # Not processed (the user is told so): its words must not reach the model
+            # merged into the chat's next message once a model is configured.
+            await self._sessions.retract(msg.key, msg.message_id)
+            notes.retracted = True
+            raise
         finally:
-            self.consolidator.after_turn(
-                skey,
-                workspace,
-                msg.user_id,
-                start.user_row,
-                turns_after=start.before,
-                request_bound=notes.request_bound,
-                history=notes.history,
-            )
+            if not notes.retracted:
+                self.consolidator.after_turn(
+                    skey,
+                    workspace,
+                    msg.user_id,
+                    start.user_row,
+                    turns_after=start.before,
+                    request_bound=notes.request_bound,
+                    history=notes.history,
+                )
 
     async def _run_turn(
         self,

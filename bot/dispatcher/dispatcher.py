@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 Handler = Callable[[InboundMessage], Awaitable[None]]
 # A filter returns True to let the message through; it may reply on its own.
 Filter = Callable[[InboundMessage], Awaitable[bool]]
+# Forgets what a retired message's turns stored, so its text cannot poison the chat.
+Forget = Callable[[InboundMessage], Awaitable[object]]
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -60,8 +62,10 @@ class Dispatcher:
         max_attempts: int = MAX_ATTEMPTS,
         retry_s: float = 0.05,
         retry_max_s: float = 30.0,
+        forget: Forget | None = None,
     ) -> None:
         self._bus = bus
+        self._forget = forget
         self._handler = handler
         self._filters = list(filters)
         self._max_attempts = max_attempts
@@ -139,6 +143,8 @@ class Dispatcher:
         once = f"gave-up:{msg.key}:{msg.message_id}"
         notice = OutboundMessage.reply(msg, GAVE_UP, OutboundKind.ERROR)
         await self._bus.put_outbound(replace(notice, idempotency_key=once))
+        if self._forget is not None:
+            await self._forget(msg)
         await self._bus.inbound_failed(msg)
 
     async def _steady(self, step: Callable[[T], Awaitable[R]], arg: T) -> R:

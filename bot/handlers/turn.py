@@ -35,6 +35,8 @@ TYPING_REFRESH_S = 4.0  # platforms show "typing" for about 5 s per call
 # A turn answered sooner than this shows no indicator: it would only cost a platform
 # call (one more HTTP request per message) for a "typing" the user never sees.
 TYPING_AFTER_S = 1.0
+# A configuration error: the message was forgotten, not kept for the next turn.
+NOT_PROCESSED = "Your message was not processed: send it again once this is fixed."
 
 
 class TurnHandler:
@@ -90,13 +92,14 @@ class TurnHandler:
             await self.reply(
                 msg,
                 "The language model refused this bot's credentials, so I cannot answer "
-                f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')}",
+                f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')} "
+                + NOT_PROCESSED,
                 OutboundKind.ERROR,
             )
             return "model_not_configured"
         except ModelNotConfiguredError as exc:
             # Built from the model's name and fixed hints only: how to configure it.
-            await self.reply(msg, str(exc), OutboundKind.ERROR)
+            await self.reply(msg, f"{exc} {NOT_PROCESSED}", OutboundKind.ERROR)
             return "model_not_configured"
         except ModelUnavailableError as exc:
             error_id = self._logged(msg, exc)

@@ -119,6 +119,32 @@ class SessionStore:
         before = begun.read if begun.read is not None else tail or []
         return TurnStart(before, user_row, resumed=False)
 
+    async def retract(self, key: ChatKey, source_id: str) -> int:
+        """Forget a turn that was never processed: inbound ``source_id``'s user message in
+        chat ``key`` (whichever workspace's session holds it) and the rows its turn added
+        after it. Its words must not reach the model with the chat's next message."""
+
+        def work(c: sqlite3.Connection) -> tuple[list[int], int]:
+            found = c.execute(
+                "SELECT m.session_id AS sid, MIN(m.id) AS first FROM messages m"
+                " JOIN sessions s ON s.id = m.session_id"
+                " WHERE s.channel = ? AND s.chat_id = ? AND m.source_id = ?"
+                " GROUP BY m.session_id",
+                (key.channel, key.chat_id, source_id),
+            ).fetchall()
+            removed = 0
+            for row in found:
+                removed += c.execute(
+                    "DELETE FROM messages WHERE session_id = ? AND id >= ?",
+                    (row["sid"], row["first"]),
+                ).rowcount
+            return [int(row["sid"]) for row in found], removed
+
+        sids, removed = await self._db.run_in_transaction(work)
+        for sid in sids:
+            self._tails.drop(sid)
+        return removed
+
     async def history(self, key: ChatKey, limit: int | None = None) -> list[Message]:
         """The newest ``limit`` messages (all when None), oldest first, as model dicts."""
         return [m for _, m in await self.history_rows(key, limit)]

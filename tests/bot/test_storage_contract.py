@@ -245,6 +245,25 @@ async def test_append_is_atomic_a_failing_row_rolls_back_the_earlier_ones(
     assert not replay.resumed  # nothing of the failed append was kept under m1
 
 
+async def test_retract_forgets_a_turn_and_what_followed_it_in_its_session(
+    storage: Storage,
+) -> None:
+    sessions = storage.sessions
+    other = ChatKey(KEY.channel, KEY.chat_id, "T@other")  # the same chat, another workspace
+    await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "kept"})
+    await sessions.append(KEY, [{"role": "assistant", "content": "answer"}])
+    await sessions.begin_turn(KEY, "m2", {"role": "user", "content": "unprocessed"})
+    await sessions.append(KEY, [{"role": "assistant", "content": "half a turn"}])
+    await sessions.begin_turn(other, "m3", {"role": "user", "content": "elsewhere"})
+    assert await sessions.retract(KEY, "m2") == 2
+    assert [m["content"] for m in await sessions.history(KEY)] == ["kept", "answer"]
+    assert await sessions.retract(KEY, "m3") == 1  # found in whichever session holds it
+    assert await sessions.history(other) == []
+    assert await sessions.retract(KEY, "absent") == 0
+    again = await sessions.begin_turn(KEY, "m2", {"role": "user", "content": "sent again"})
+    assert not again.resumed and [m["content"] for _, m in again.before] == ["kept", "answer"]
+
+
 async def test_history_round_trip_across_calls(storage: Storage) -> None:
     messages = sample_messages()
     for m in messages:

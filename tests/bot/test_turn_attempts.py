@@ -55,9 +55,10 @@ async def test_message_that_keeps_killing_its_turn_is_retired_after_three(
     [sorry] = await _replies(chat, "p1")
     assert (sorry.kind, sorry.text) == (OutboundKind.ERROR, GAVE_UP)
     assert len(fake_llm.requests) == MAX_ATTEMPTS  # no fourth model call
-    # The chat moves on (the retired message stays in its history, merged with this one
-    # on the copy sent to the model, so the echo carries both).
-    assert (await chat.ask("hello again")).text.endswith("hello again")
+    # The chat moves on, and the retired message's text is gone from its history: the
+    # model gets only the new message.
+    assert (await chat.ask("hello again")).text == "echo: hello again"
+    assert "poison" not in str(fake_llm.requests[-1].json["messages"])
     await daemon.stop(timeout=1)
     assert _row(data, "p1") == ("failed", MAX_ATTEMPTS + 1)
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from bot.agent.toolbox import ERROR_HINT
-from bot.messages import OutboundKind
+from bot.messages import ChatKey, OutboundKind
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.tools import TEST_TOOLS
 
@@ -127,6 +127,27 @@ async def test_unconfigured_model_says_how_to_configure(daemon_factory, fake_llm
     assert "BOT_LLM__MODEL" in reply.text
     assert fake_llm.requests == []
     assert (await chat.ask("/help")).text.startswith("Commands")
+
+
+async def test_a_message_answered_with_a_configuration_error_is_not_replayed(
+    daemon_factory, fake_llm, monkeypatch
+):
+    """Once a key is set, the next turn holds only the new message: the one refused for
+    want of credentials was not processed, and must not create a reminder after all."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    daemon, chat = await _setup(daemon_factory, llm={"api_key": ""})
+    refused = await chat.ask("please remind me to stretch")
+    assert refused.kind is OutboundKind.ERROR
+    assert "No credentials" in refused.text and "not processed" in refused.text
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-now-configured")
+    reply = await chat.ask("hello again")
+    assert reply.text == "echo: hello again"
+    [request] = fake_llm.requests
+    sent = request.json["messages"]
+    assert "stretch" not in str(sent)
+    assert sent[-1]["content"].startswith("hello again\n\n[Runtime Context")
+    stored = await daemon.sessions.history(ChatKey("test", "c1"))
+    assert [m["content"] for m in stored if m["role"] == "user"] == ["hello again"]
 
 
 async def test_plain_text_is_nudged_once_then_accepted(daemon_factory, fake_llm):
