@@ -20,6 +20,7 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from bot.bus.base import Bus
@@ -29,7 +30,7 @@ from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.retrying import backoff, retry_after_failure
 from bot.store.base import Outbox
-from channels.base import Channel, Sent, SupportsUpload, can_upload
+from channels.base import Channel, Sent, SupportsUpload, can_lookup, can_upload
 
 log = logging.getLogger(__name__)
 
@@ -122,17 +123,31 @@ class Delivery:
         self._marker: asyncio.Task[None] | None = None
         self._run_id = new_id()  # whose claims on outbox rows are ours
         self._handing_over = asyncio.Lock()  # held while a burst is claimed
+        # Rows a dead run was sending: posted or not, nobody knows (key -> queued at).
+        self._in_doubt: dict[str, datetime] = {}
         self.sent = 0
         self.failed = 0
 
     async def route(self, bus: Bus) -> None:
         """Runs until cancelled: claims what the bus yields, a burst at a time, and hands
         each claimed reply to its chat's lane."""
+        await self._load_in_doubt()
         while True:
             batch = [await bus.get_outbound()]
             while bus.outbound_depth():
                 batch.append(await bus.get_outbound())
             await self._claim_and_submit(batch)
+
+    async def _load_in_doubt(self) -> None:
+        """The rows a run that died was sending. Each may have reached the chat just
+        before the process died, its sent mark never written: where the channel can look
+        a post up, it does so before posting it again."""
+        try:
+            self._in_doubt = await self._outbox.in_doubt(self._run_id)
+        except Exception:  # never stops delivery: at worst such a row is posted again
+            log.exception("could not read the deliveries a previous run left in doubt")
+        if self._in_doubt:
+            log.info("%d deliveries were being sent when the last run ended", len(self._in_doubt))
 
     async def take_remaining(self, bus: Bus) -> None:
         """At shutdown: hands over the replies still on the bus, after :meth:`route` stops."""
@@ -188,6 +203,7 @@ class Delivery:
         try:
             if channel is None:
                 raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
+            await self._look_up_first(channel, msg)
             await deliver(channel, msg, max_chars=self._max_chars)
         except DeliveryRejected as exc:
             self.failed += 1
@@ -226,6 +242,13 @@ class Delivery:
         self._sent_keys.append(msg.delivery_key)
         if self._marker is None or self._marker.done():
             self._marker = asyncio.create_task(self._mark_sent())
+
+    async def _look_up_first(self, channel: object, msg: OutboundMessage) -> None:
+        """A row a dead run was sending: the channel looks it up before posting, where
+        it can (where it cannot, the send itself is the window of a double post)."""
+        since = self._in_doubt.pop(msg.delivery_key, None)
+        if since is not None and can_lookup(channel):
+            await channel.in_doubt(msg, since)
 
     async def _mark_sent(self) -> None:
         while self._sent_keys:

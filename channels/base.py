@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar, runtime_checkable
 
@@ -110,6 +111,21 @@ class SupportsUpload(Protocol):
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         """Post a file into the chat (and thread) of ``key``."""
         ...
+
+
+@runtime_checkable
+class SupportsLookup(Protocol):
+    async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
+        """``msg`` may already be in the chat: a process died between posting it (or
+        some of its parts) and recording that, at ``since`` or later. Its next ``send``
+        looks each part up by its delivery key first and posts only what is missing.
+        Only platforms that can be asked implement this (a post carries its key)."""
+        ...
+
+
+def can_lookup(channel: object) -> TypeGuard[SupportsLookup]:
+    """``isinstance(channel, SupportsLookup)``, decided once per adapter class."""
+    return _class_has(type(channel), SupportsLookup)
 
 
 def can_type(channel: object) -> TypeGuard[SupportsTyping]:

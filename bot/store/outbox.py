@@ -104,6 +104,17 @@ class OutboxStore:
         taken = await self._db.run_together(work)
         return [msg for key, msg in by_key.items() if key in taken]
 
+    async def in_doubt(self, claimant: str) -> dict[str, datetime]:
+        """Rows another run was sending when it died: delivery key -> when queued. Each
+        may or may not have reached the platform (the run died between the post and
+        its sent mark); a channel that can look a post up does so before posting again."""
+        rows = await self._db.fetchall(
+            "SELECT delivery_key, created_at FROM outbox WHERE status = 'sending'"
+            " AND claimed_by IS NOT ?",
+            (claimant,),
+        )
+        return {str(r["delivery_key"]): datetime.fromisoformat(r["created_at"]) for r in rows}
+
     async def mark_sent(self, msg: OutboundMessage) -> None:
         await self.mark_sent_keys([msg.delivery_key])
 

@@ -7,14 +7,20 @@ says ``retry_after`` (up to the client's ``max_ratelimit_timeout``) and retries.
 Errors are sorted for Delivery: a refusal for good (no access, unknown channel, a
 400) raises DeliveryRejected, anything else (5xx, network, long rate limit)
 ChannelError, which the outbox retries.
+
+Each part of an answer carries a nonce made from its delivery key, and discord.py sends
+it with ``enforce_nonce``: Discord then creates no second message for the same nonce
+within a few minutes and returns the first. A post whose answer was lost, or that a
+dead process made just before its sent mark, is re-sent after a restart and lands once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import discord
@@ -48,6 +54,11 @@ async def call(request: Callable[[], Awaitable[T]]) -> T:
         raise ChannelError(f"Discord unreachable: {exc!r}") from exc
 
 
+def nonce(part_key: str) -> str:
+    """The nonce of one part of a delivery: Discord takes at most 25 characters."""
+    return hashlib.sha256(part_key.encode("utf-8")).hexdigest()[:25]
+
+
 def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference | None:
     """A reply to ``reply_to`` when it is a Discord id; still posted if that message is gone."""
     if not reply_to or not reply_to.isdigit():
@@ -77,18 +88,22 @@ class DiscordSender:
         return await self._parts.post(
             msg.delivery_key,
             len(chunks),
-            lambda i: self._post(channel, chunks[i], ref if i == 0 else None),
+            lambda i: self._post(
+                channel, chunks[i], ref if i == 0 else None, nonce(f"{msg.delivery_key}#{i}")
+            ),
         )
 
     async def _post(
-        self, channel: discord.PartialMessageable, text: str, ref: discord.MessageReference | None
+        self,
+        channel: discord.PartialMessageable,
+        text: str,
+        ref: discord.MessageReference | None,
+        once: str | None = None,
     ) -> str:
-        if ref is None:
-            sent = await call(lambda: channel.send(content=text, allowed_mentions=NO_PINGS))
-        else:
-            sent = await call(
-                lambda: channel.send(content=text, reference=ref, allowed_mentions=NO_PINGS)
-            )
+        extra: dict[str, Any] = {"nonce": once} if once is not None else {}
+        if ref is not None:
+            extra["reference"] = ref
+        sent = await call(lambda: channel.send(content=text, allowed_mentions=NO_PINGS, **extra))
         return str(sent.id)
 
     async def notice(self, key: ChatKey, text: str, reply_to: str | None = None) -> str:

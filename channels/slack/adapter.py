@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -207,6 +208,9 @@ class SlackChannel:
         if msg.final:
             await self._clear_working(msg)
         return sent
+
+    async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
+        await self.sender.in_doubt(msg, since)
 
     async def typing(self, key: ChatKey) -> None:
         """:eyes: on the message being answered (once; the daemon calls this repeatedly)."""

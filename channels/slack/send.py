@@ -7,6 +7,9 @@ accepted it; the chunk is then looked up in the thread (conversations.replies) o
 channel (conversations.history) before it is posted again, so the user sees it once.
 Which chunks are in doubt, and which parts of a long answer are out, is kept in the
 channel's StateStore: an outbox retry in the next process looks up and resumes too.
+A process that died mid-post left no such record; delivery tells the sender which
+messages the dead run was sending (:meth:`SlackSender.in_doubt`), and each of their
+chunks is looked up the same way before it is posted.
 Rate limits are waited out when the wait is short, else raised as SlackRateLimited for
 the outbox to retry later. Errors are sorted for Delivery: a permanent refusal raises
 DeliveryRejected, anything else ChannelError.
@@ -19,6 +22,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -103,16 +107,22 @@ class SlackSender:
         self._parts = PartsProgress(state=state, prefix="slack")
         self._uncertain = InDoubt(state)
 
+    async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
+        """A dead run was posting ``msg``: each chunk is looked up before it is posted."""
+        self._uncertain.whole(msg.delivery_key, since.timestamp())
+
     async def send(self, msg: OutboundMessage) -> Sent:
         chunks = render_chunks(msg.text + _attachment_note(msg))
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
             return Sent()
-        return await self._parts.post(
+        sent = await self._parts.post(
             msg.delivery_key,
             len(chunks),
             lambda i: self._deliver(msg.key, chunks[i], f"{msg.delivery_key}#{i}"),
         )
+        self._uncertain.settle_whole(msg.delivery_key)
+        return sent
 
     async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
         """Post one chunk once: a chunk whose earlier post was lost is looked up first."""
@@ -223,8 +233,22 @@ class InDoubt:
     def __init__(self, state: StateStore | None) -> None:
         self._state = state
         self._since: dict[str, float] = {}
+        # Whole deliveries a dead run was posting (from the outbox, so kept in memory
+        # only: after another crash the outbox names them again).
+        self._deliveries: dict[str, float] = {}
+
+    def whole(self, delivery_key: str, since: float) -> None:
+        self._deliveries[delivery_key] = since
+        while len(self._deliveries) > 1000:
+            self._deliveries.pop(next(iter(self._deliveries)))
+
+    def settle_whole(self, delivery_key: str) -> None:
+        self._deliveries.pop(delivery_key, None)
 
     async def since(self, part: str) -> float | None:
+        whole = self._deliveries.get(part.rpartition("#")[0])
+        if whole is not None and part not in self._since:
+            self._since[part] = whole  # settled like a lost answer once looked up
         if part in self._since or self._state is None:
             return self._since.get(part)
         raw = await self._state.get(self.PREFIX + part)

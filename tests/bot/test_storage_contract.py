@@ -150,6 +150,18 @@ async def test_outbox_claim_held_through_retries_and_taken_over_after_a_crash(
     assert await outbox.prune(utcnow() + timedelta(seconds=1)) == 0  # never while unsent
 
 
+async def test_outbox_rows_a_dead_run_was_sending_are_in_doubt(storage: Storage) -> None:
+    outbox = storage.outbox
+    for name in ("posting", "queued", "done"):
+        await outbox.add(outbound(name))
+    assert await _claim(storage, ["posting", "done"], "run-1") == ["posting", "done"]
+    await outbox.mark_sent(outbound("done"))
+    assert list(await outbox.in_doubt("run-1")) == []  # its own claims: it knows them
+    doubted = await outbox.in_doubt("run-2")  # run-1 died: "posting" may have landed
+    assert list(doubted) == ["posting"]
+    assert utcnow() - timedelta(minutes=1) < doubted["posting"] <= utcnow()
+
+
 async def test_outbox_adds_a_delivery_key_once(storage: Storage) -> None:
     outbox = storage.outbox
     assert await outbox.add(outbound("k1"))

@@ -117,6 +117,10 @@ class FakeDiscord(LoopbackServer):
         self._changed = asyncio.Condition()
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.nonces: dict[str, dict[str, Any]] = {}  # enforced nonce -> the message made
+        self.created: list[dict[str, Any]] = []  # messages made (a repeated nonce makes none)
+        # Called with each created message once made, before it is answered.
+        self.after_post: Callable[[dict[str, Any]], None] | None = None
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -441,6 +445,11 @@ class FakeDiscord(LoopbackServer):
         )  # fmt: skip
 
     async def _create_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """With ``enforce_nonce``, a nonce seen before returns the message it made (Discord
+        checks this for a few minutes) instead of creating another."""
+        once = str(body["nonce"]) if body.get("enforce_nonce") and "nonce" in body else None
+        if once is not None and once in self.nonces:
+            return respond(self.nonces[once])
         data = self.message_payload(
             body.get("content") or "",
             channel_id=int(request.match_info["channel_id"]),
@@ -455,6 +464,12 @@ class FakeDiscord(LoopbackServer):
              "proxy_url": f"{self.root}/cdn/{a.get('filename', '')}"}
             for a in body.get("attachments", [])
         ]  # fmt: skip
+        if once is not None:
+            data["nonce"] = once
+            self.nonces[once] = data
+        self.created.append(data)
+        if self.after_post is not None:
+            self.after_post(data)
         return respond(data)
 
     async def _edit_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:

@@ -97,6 +97,8 @@ class FakeSlack(LoopbackServer):
         self._last_ts = 0.0
         self._event_ids = itertools.count(1)
         self._changed = asyncio.Condition()
+        # Called with each post once stored, before it is answered (a crash mid-post).
+        self.after_post: Callable[[dict[str, Any]], None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -319,6 +321,8 @@ class FakeSlack(LoopbackServer):
         if isinstance(params.get("metadata"), dict):
             msg["metadata"] = params["metadata"]
         self.messages.setdefault(channel, []).append(msg)
+        if self.after_post is not None:
+            self.after_post(msg)
         return self._ok(channel=channel, ts=msg["ts"], message=msg)
 
     def _find(self, channel: str, ts: str) -> dict[str, Any] | None:
