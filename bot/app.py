@@ -275,7 +275,12 @@ def wire_workspaces(
     """Routing, persona versions and their chat commands. Returns the router and the
     lookup each agent turn uses (its workspace, with edits made on disk recorded first)."""
     routing = WorkspaceRouter(settings.workspaces, storage.workspaces, folders)
-    personas = Personas(folders, storage.workspaces, max_chars=settings.workspaces.max_file_chars)
+    personas = Personas(
+        folders,
+        storage.workspaces,
+        max_chars=settings.workspaces.max_file_chars,
+        configured=settings.workspaces.names(),
+    )
     admins = WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
     WorkspaceCommands(personas, routing, admins).register(commands)
 

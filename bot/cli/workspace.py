@@ -32,6 +32,9 @@ T = TypeVar("T")
 Ws = Annotated[str, typer.Argument(help="workspace name")]
 File = Annotated[str, typer.Argument(help="AGENTS.md, SOUL.md or USER.md (or agents/soul/user)")]
 Number = Annotated[int, typer.Argument(help="version number (see history)")]
+Create = Annotated[
+    bool, typer.Option("--create", help="create the workspace if it does not exist yet")
+]
 
 
 def _author() -> str:
@@ -47,7 +50,10 @@ def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]
     async def run(settings: Settings, db: Database) -> T:
         folders = Workspaces(settings.data_dir / "workspaces")
         personas = Personas(
-            folders, WorkspaceStore(db), max_chars=settings.workspaces.max_file_chars
+            folders,
+            WorkspaceStore(db),
+            max_chars=settings.workspaces.max_file_chars,
+            configured=settings.workspaces.names(),
         )
         return await work(personas)
 
@@ -87,22 +93,23 @@ def show(ws: Ws, file: File, config: ConfigOpt = None) -> None:
 
 
 @app.command("set")
-def set_(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+def set_(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -> None:
     """Replace the file with the text read from stdin, exactly as given."""
     text = sys.stdin.read()
 
     async def work(p: Personas) -> None:
-        _report(file, ws, await p.set(ws, file, text, author=_author(), via=VIA), p)
+        version = await p.set(ws, file, text, author=_author(), via=VIA, create=create)
+        _report(file, ws, version, p)
 
     _with_personas(config, work)
 
 
 @app.command()
-def edit(ws: Ws, file: File, config: ConfigOpt = None) -> None:
+def edit(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -> None:
     """Open the file in $EDITOR (a copy outside the workspace) and save it as a version."""
 
     async def current(p: Personas) -> str:
-        return await p.current(ws, file)
+        return await p.current(ws, file, create=create)
 
     text = _with_personas(config, current)
     edited = _run_editor(text)
@@ -111,7 +118,8 @@ def edit(ws: Ws, file: File, config: ConfigOpt = None) -> None:
         return
 
     async def work(p: Personas) -> None:
-        _report(file, ws, await p.set(ws, file, edited, author=_author(), via=VIA), p)
+        version = await p.set(ws, file, edited, author=_author(), via=VIA, create=create)
+        _report(file, ws, version, p)
 
     _with_personas(config, work)
 

@@ -14,6 +14,7 @@ from bot.handlers.commands import Command, CommandFunc, CommandRouter
 from bot.messages import InboundMessage
 from bot.store.workspaces import PersonaVersion
 from bot.workspaces.admins import WorkspaceAdmins
+from bot.workspaces.files import workspace_name
 from bot.workspaces.personas import Personas, describe
 from bot.workspaces.routing import WorkspaceRouter
 
@@ -58,8 +59,8 @@ class WorkspaceCommands:
         commands.register(
             Command(
                 "workspace",
-                "/workspace [use <name>]",
-                "show or change this chat's workspace (admins)",
+                "/workspace [use <name> | new <name>]",
+                "show or change this chat's workspace, or make a new one (admins)",
                 self.workspace,
             )
         )
@@ -113,18 +114,21 @@ class WorkspaceCommands:
         current = await self.router.resolve(msg)
         sub, rest = subcommand(msg, args)
         action = f"/workspace {sub}".strip()
-        target = rest.strip() if sub == "use" else current
+        target = rest.strip() if sub in ("use", "new") else current
         if not self.admins.is_admin(msg, current) or not self.admins.is_admin(msg, target):
             return await self._refuse(msg, target, "-", action)
-        if sub not in ("", "use"):
-            raise WorkspaceError("usage: /workspace [use <name>]")
+        if sub not in ("", "use", "new"):
+            raise WorkspaceError("usage: /workspace [use <name> | new <name>]")
         if sub == "":
             known = ", ".join(self.personas.folders.names()) or current
             return f"This chat uses workspace {current}. Workspaces: {known}."
         if not target:
-            raise WorkspaceError("usage: /workspace use <name>")
-        await self.router.use(msg.key, target, set_by=msg.sender)
-        return f"This chat now uses workspace {target}."
+            raise WorkspaceError(f"usage: /workspace {sub} <name>")
+        if sub == "new" and self.personas.folders.exists(workspace_name(target)):
+            raise WorkspaceError(f"workspace {target} exists already: /workspace use {target}")
+        await self.router.use(msg.key, target, set_by=msg.sender, create=sub == "new")
+        made = "a new " if sub == "new" else ""
+        return f"This chat now uses {made}workspace {target}."
 
 
 def _cmd(file: str) -> str:

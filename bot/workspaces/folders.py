@@ -10,6 +10,7 @@ followed (see :mod:`bot.workspaces.files`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -82,6 +83,10 @@ class Workspaces:
             if p.is_dir() and not p.is_symlink() and _valid(p.name)
         )
 
+    def exists(self, name: str) -> bool:
+        """Whether workspace ``name`` has its folder on disk (only a write makes one)."""
+        return self.path(name).is_dir()
+
     def template(self, file: str) -> str:
         return self._templates[file]
 
@@ -139,6 +144,19 @@ class Workspaces:
             return None
         self._cache[path] = (current, text)
         return text
+
+
+def require_known(folders: Workspaces, configured: Collection[str], name: str) -> str:
+    """``name``, checked, when it is a workspace (on disk, named in the config, or the
+    default); else a refusal that lists the workspaces: a typo must not create one."""
+    name = workspace_name(name)
+    if name == DEFAULT_WORKSPACE or name in configured or folders.exists(name):
+        return name
+    known = ", ".join(sorted({DEFAULT_WORKSPACE, *configured, *folders.names()}))
+    raise WorkspaceError(
+        f"there is no workspace {name!r} (workspaces: {known}); nothing was created. "
+        "Create it with /workspace new <name> in a chat, or --create on the command line."
+    )
 
 
 def _valid(name: str) -> bool:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import difflib
 import logging
+from collections.abc import Collection
 
 from bot.errors import WorkspaceError
 from bot.store.base import WorkspaceRecords
 from bot.store.workspaces import PersonaVersion, text_hash
 from bot.workspaces.files import PERSONA_FILES, persona_file, workspace_name
-from bot.workspaces.folders import Workspaces
+from bot.workspaces.folders import Workspaces, require_known
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +25,30 @@ DISK = "disk"
 
 
 class Personas:
-    def __init__(self, folders: Workspaces, records: WorkspaceRecords, *, max_chars: int) -> None:
+    """Reads never create a workspace; an edit creates one only when it is known (on
+    disk, in the config, the default) or when asked to (``create``)."""
+
+    def __init__(
+        self,
+        folders: Workspaces,
+        records: WorkspaceRecords,
+        *,
+        max_chars: int,
+        configured: Collection[str] = (),
+    ) -> None:
         self.folders = folders
         self.records = records
         self.max_chars = max_chars
+        self.configured = frozenset(configured)  # the workspaces the config names
         self._stamps: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._ready: set[str] = set()
 
-    def _ensure(self, workspace: str) -> None:
-        """An edit or a look at a valid workspace creates it from the templates (once)."""
+    def _ensure(self, workspace: str, create: bool) -> None:
+        """An edit of a known workspace (or one asked to be created) creates it from the
+        templates (once)."""
         if workspace not in self._ready:
+            if not create:
+                require_known(self.folders, self.configured, workspace)
             self.folders.ensure(workspace)
             self._ready.add(workspace)
 
@@ -75,11 +90,24 @@ class Personas:
             )
         return version
 
-    async def current(self, workspace: str, file: str) -> str:
+    def _on_disk(self, workspace: str, create: bool = False) -> bool:
+        """Whether a read finds ``workspace`` on disk; a read of one that is not there
+        is refused unless it is known or about to be created (then it reads as its
+        templates)."""
+        if workspace in self._ready or self.folders.exists(workspace):
+            return True
+        if not create:
+            require_known(self.folders, self.configured, workspace)
+        return False
+
+    async def current(self, workspace: str, file: str, *, create: bool = False) -> str:
+        """The file's text (its template while the workspace is not on disk)."""
         workspace, file = _names(workspace, file)
-        self._ensure(workspace)
+        if not self._on_disk(workspace, create):
+            return self.folders.template(file)  # what it starts from: nothing is created
         await self.sync(workspace)
-        return self.folders.read(workspace, file) or ""
+        text = self.folders.read(workspace, file)
+        return self.folders.template(file) if text is None else text
 
     def size_line(self, text: str) -> str:
         return f"{len(text):,} / {self.max_chars:,} chars"
@@ -91,10 +119,12 @@ class Personas:
         return f"{file} of workspace {workspace}: {self.size_line(text)}{note}\n\n{text}"
 
     async def set(
-        self, workspace: str, file: str, text: str, *, author: str, via: str
+        self, workspace: str, file: str, text: str, *, author: str, via: str, create: bool = False
     ) -> PersonaVersion | None:
-        """Replace the file with ``text``; None when it already says exactly that."""
+        """Replace the file with ``text``; None when it already says exactly that.
+        ``create``: make the workspace if it does not exist yet."""
         workspace, file = _names(workspace, file)
+        self._ensure(workspace, create)
         old = await self.current(workspace, file)
         if len(text) > self.max_chars:
             reason = (
@@ -123,8 +153,8 @@ class Personas:
 
     async def history(self, workspace: str, file: str) -> list[PersonaVersion]:
         workspace, file = _names(workspace, file)
-        self._ensure(workspace)
-        await self.sync(workspace)
+        if self._on_disk(workspace):
+            await self.sync(workspace)
         return await self.records.versions(workspace, file)
 
     async def version(self, workspace: str, file: str, number: int) -> PersonaVersion:

@@ -15,7 +15,7 @@ from bot.config.workspaces import WorkspacesSettings
 from bot.messages import ChatKey, InboundMessage, MessageKind
 from bot.store.base import WorkspaceRecords
 from bot.workspaces.files import workspace_name
-from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
+from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, require_known
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,7 @@ class WorkspaceRouter:
         self, settings: WorkspacesSettings, records: WorkspaceRecords, folders: Workspaces
     ) -> None:
         self._routes = dict(settings.routes)
+        self._configured = frozenset(settings.names())
         self._records = records
         self._folders = folders
         self._chosen: dict[tuple[str, str], str | None] = {}
@@ -89,7 +90,10 @@ class WorkspaceRouter:
             self._chosen[chat] = await self._records.chat_workspace(*chat)
         return self._chosen[chat]
 
-    async def use(self, key: ChatKey, name: str, *, set_by: str) -> None:
+    async def use(self, key: ChatKey, name: str, *, set_by: str, create: bool = False) -> None:
+        """Route the chat to workspace ``name``: a known one, or a new one if ``create``."""
+        if not create:
+            require_known(self._folders, self._configured, name)
         workspace_name(name)
         self._folders.ensure(name)
         await self._records.set_chat_workspace(key.channel, key.chat_id, name, set_by=set_by)

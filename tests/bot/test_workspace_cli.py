@@ -82,6 +82,27 @@ def test_refusals_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert outside.read_text() == "keep"
 
 
+def test_a_typo_creates_no_workspace(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, '[workspaces.routes]\n"*" = "default"\n"telegram:5" = "team"\n')
+    folders = tmp_path / "data/workspaces"
+    shown = cli(cfg, "show", "nope", "SOUL.md")  # a read creates nothing
+    assert shown.exit_code == 2
+    assert "there is no workspace 'nope' (workspaces: default, team)" in shown.output
+    assert cli(cfg, "history", "nope", "SOUL.md").exit_code == 2
+    refused = cli(cfg, "set", "default", "SOUL.md", stdin="x")  # a known one is fine
+    assert refused.exit_code == 0
+    typo = cli(cfg, "set", "nope2", "SOUL.md", stdin="Mine.\n")
+    assert typo.exit_code == 2 and "--create" in typo.output
+    assert sorted(p.name for p in folders.iterdir()) == ["default"]
+    # The configured workspace reads as its templates before anything made it.
+    assert cli(cfg, "show", "team", "SOUL.md").exit_code == 0
+    assert not (folders / "team").exists()
+    made = cli(cfg, "set", "nope2", "SOUL.md", "--create", stdin="Mine.\n")
+    assert made.exit_code == 0, made.output
+    assert (folders / "nope2/SOUL.md").read_text(encoding="utf-8") == "Mine.\n"
+    assert cli(cfg, "list").stdout.split() == ["default", "nope2", "team"]
+
+
 def test_edit_runs_the_editor_on_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = _config(tmp_path)
     assert cli(cfg, "set", "default", "USER.md", stdin="The user is Ada.\n").exit_code == 0

@@ -66,7 +66,11 @@ async def test_config_routes(router: WorkspaceRouter, message: InboundMessage, e
 
 async def test_an_admins_choice_wins_and_is_stored(router: WorkspaceRouter, tmp_path: Path):
     m = msg("slack", "C1", "slack:T1")
-    await router.use(m.key, "special", set_by="slack:U1")
+    with pytest.raises(WorkspaceError, match="no workspace 'special'"):  # a typo creates none
+        await router.use(m.key, "special", set_by="slack:U1")
+    assert not (tmp_path / "ws/special").exists()
+    assert await router.resolve(m) == "acme"
+    await router.use(m.key, "special", set_by="slack:U1", create=True)
     assert await router.resolve(m) == "special"
     assert await router.resolve(msg("slack", "C3", "slack:T1")) == "acme"  # other chats not
     assert (tmp_path / "ws/special/SOUL.md").exists()

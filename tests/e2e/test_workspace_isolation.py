@@ -57,9 +57,14 @@ async def test_workspace_use_switches_a_chat_and_its_history(daemon_factory, fak
     assert (await chat.ask("/workspace", chat="c")).text.startswith(
         "This chat uses workspace default."
     )
-    assert (await chat.ask("/workspace use beta", chat="c")).text == (
-        "This chat now uses workspace beta."
+    typo = await chat.ask("/workspace use beta", chat="c")  # not made by a typo
+    assert typo.text.startswith("Error: there is no workspace 'beta' (workspaces: default)")
+    assert not daemon.workspaces.path("beta").exists()
+    assert (await chat.ask("/workspace new beta", chat="c")).text == (
+        "This chat now uses a new workspace beta."
     )
+    again = await chat.ask("/workspace new beta", chat="c")
+    assert again.text == "Error: workspace beta exists already: /workspace use beta"
     await chat.ask("hi there", chat="c")
     assert "Default soul." not in _system(fake_llm)
     assert "pineapple" not in _sent_text(fake_llm)  # beta has its own history of this chat
