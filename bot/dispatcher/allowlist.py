@@ -4,8 +4,12 @@ Usernames change hands: someone who later takes the name of a listed user must n
 inherit the access. So an ``allow_from`` entry that is a username is bound, at its first
 sight in a message, to the account id that wrote it, the binding is stored (it holds
 across restarts), and from then on only that id matches; the operator is warned to list
-the id instead. Approved users (pairing) are read from the store per message, so an
-approval or a revocation made by the CLI while the daemon runs takes effect at once.
+the id instead. Only an entry that is clearly a name binds: one of digits only is an id
+(Discord's and Telegram's ids are numbers, and Discord lets anyone take a username made
+of digits), so an account named like a listed id never gets that id's access.
+
+Approved users (pairing) are read from the store per message, so an approval or a
+revocation made by the CLI while the daemon runs takes effect at once.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ def normalize_entry(entry: str) -> str:
     return str(entry).strip().lstrip("@").lower()
 
 
+def is_name(entry: str) -> bool:
+    """Whether a normalized entry may match a username: not an id of digits (``-100..``)."""
+    return entry not in ("", "*") and not entry.removeprefix("-").isdigit()
+
+
 class Members:
     def __init__(
         self,
@@ -32,6 +41,7 @@ class Members:
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._allow = {ch: {normalize_entry(x) for x in v} - {""} for ch, v in allow_from.items()}
+        self._names = {ch: {x for x in v if is_name(x)} for ch, v in self._allow.items()}
         self._store = store
         self._clock = clock
         self._bound: dict[tuple[str, str], str] = {}
@@ -48,12 +58,14 @@ class Members:
         if "*" in allowed or msg.user_id.lower() in allowed:
             return True
         channel = msg.key.channel
+        names = self._names.get(channel, set())
         name = normalize_entry(msg.user_name)
-        if name in allowed and (channel, name) not in self._bound:
+        if name in names and (channel, name) not in self._bound:
             self._bound[(channel, name)] = msg.user_id  # first sight: the name means this id
             _warn_bound(channel, name, msg.user_id)
-        # A bound name is that id, also after its owner renamed themselves.
-        if any(self._bound.get((channel, entry)) == msg.user_id for entry in allowed):
+        # A bound name is that id, also after its owner renamed themselves. Only name
+        # entries count: a binding of an id entry stored by an older version is ignored.
+        if any(self._bound.get((channel, entry)) == msg.user_id for entry in names):
             return True
         return approved and msg.sender in self._approved
 
@@ -69,7 +81,7 @@ class Members:
             self._loaded = True
         name = normalize_entry(msg.user_name)
         key = (channel, name)
-        if name and name in self._allow.get(channel, set()) and key not in self._stored:
+        if name in self._names.get(channel, set()) and key not in self._stored:
             bound = await self._store.bind_name(channel, name, msg.user_id, self._clock())
             if key not in self._bound:
                 _warn_bound(channel, name, bound)

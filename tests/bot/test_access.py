@@ -267,3 +267,60 @@ async def test_pairing_alongside_a_non_empty_allow_from(tmp_path) -> None:
     assert strict.policy("telegram") == "allowlist"
     assert not await strict(stranger)
     await storage.backend.close()
+
+
+# --- ids are never matched as usernames -------------------------------------------------
+
+
+def dc(user_id: str, user_name: str) -> InboundMessage:
+    return InboundMessage(
+        key=ChatKey("discord", "chan"), user_id=user_id, user_name=user_name, text="hi"
+    )
+
+
+@pytest.mark.parametrize("entry", ["123456789012345678", "@123456789012345678", "-1001234"])
+async def test_an_account_named_like_a_listed_id_is_not_let_in(tmp_path, entry: str) -> None:
+    """Discord allows usernames of digits: one equal to a listed id must not bind to it."""
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    access = AccessControl(
+        InProcessBus(), {"discord": [entry]}, [], pairing=Pairing(storage.access)
+    )
+    listed = entry.lstrip("@")
+    squatter = dc("999", "@" + listed)
+    assert not await access(squatter)
+    assert not access.allowed(squatter)
+    assert await storage.access.name_bindings() == {}  # nothing bound to the squatter
+    assert await access(dc(listed, "@someone"))  # the id itself is still let in
+    assert not access.allowed(dc("999", "@" + listed))
+    await storage.backend.close()
+
+
+async def test_a_stored_binding_of_an_id_entry_is_ignored(tmp_path) -> None:
+    """A binding an older version stored for an id entry does not let its account in."""
+    from datetime import UTC, datetime
+
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    await storage.access.bind_name("discord", "4242", "999", datetime.now(UTC))
+    access = AccessControl(
+        InProcessBus(), {"discord": ["4242"]}, [], pairing=Pairing(storage.access)
+    )
+    assert not await access(dc("999", "@4242"))
+    assert not await access(dc("999", "@renamed"))
+    assert await access(dc("4242", ""))
+    await storage.backend.close()
+
+
+async def test_names_still_bind_on_every_platform() -> None:
+    access, _ = make({"discord": ["@alice", "bob2"], "telegram": ["carol"]})
+    assert access.allowed(dc("7", "@alice"))
+    assert access.allowed(dc("8", "@bob2"))
+    assert access.allowed(tg("9", "@carol"))
+    assert not access.allowed(dc("10", "@alice"))  # bound to 7 now
