@@ -114,7 +114,6 @@ def build_daemon(
     trusted = [c.name for c in channels if c.trusted]
     routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
-    commands.register(new_session_command(storage.sessions, routing.resolve))
     access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
     parts = ReadyParts(
         settings=settings,
@@ -272,7 +271,8 @@ def wire_workspaces(
     commands: CommandRouter,
     trusted: Sequence[str],
 ) -> tuple[WorkspaceRouter, WorkspaceLookup]:
-    """Routing, persona versions and their chat commands. Returns the router and the
+    """Routing, persona versions and their chat commands (``/new`` too: who may wipe a
+    group's history is the workspace's admins). Returns the router and the
     lookup each agent turn uses (its workspace, with edits made on disk recorded first)."""
     routing = WorkspaceRouter(settings.workspaces, storage.workspaces, folders)
     personas = Personas(
@@ -283,6 +283,7 @@ def wire_workspaces(
     )
     admins = WorkspaceAdmins(settings.workspaces, settings.admins, trusted)
     WorkspaceCommands(personas, routing, admins).register(commands)
+    commands.register(new_session_command(storage.sessions, routing.resolve, admins.is_admin))
 
     async def turn_workspace(msg: InboundMessage) -> str:
         name = await routing.resolve(msg)

@@ -4,24 +4,44 @@ The chat's stored history and its archived summary are forgotten (and the offloa
 tool results kept for it, through the session store's clear hooks); the persona files
 and the user's settings and reminders stay. It runs in the chat's worker like any
 command, so a turn already queued in the chat finishes first.
+
+In a one-to-one chat it is the user's own history; in a group it is everyone's, so
+there only an admin of the chat's workspace may wipe it (a member who could would erase
+what the others said and the context they rely on).
 """
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Callable
 
 from bot.handlers.commands import Command
 from bot.messages import InboundMessage
 from bot.store.base import Sessions
 from bot.workspaces.routing import WorkspaceOf, session_key, workspace_for
 
+log = logging.getLogger(__name__)
 
-def new_session_command(sessions: Sessions, workspace_of: WorkspaceOf) -> Command:
-    """``workspace_of`` picks the history to forget: the chat's in its current workspace."""
+
+def new_session_command(
+    sessions: Sessions, workspace_of: WorkspaceOf, is_admin: Callable[[InboundMessage, str], bool]
+) -> Command:
+    """``workspace_of`` picks the history to forget: the chat's in its current workspace;
+    ``is_admin(msg, workspace)`` says who may do it in a group."""
 
     async def new(msg: InboundMessage, args: str) -> str:
         workspace = await workspace_for(workspace_of, msg)
+        if not msg.direct and not is_admin(msg, workspace):
+            log.warning("/new refused in %s: %s is not an admin", msg.key, msg.sender)
+            return (
+                "Only an admin can start a fresh session in a group (it forgets everyone's "
+                "messages here)."
+            )
         forgotten = await sessions.clear(session_key(msg.key, workspace))
         if not forgotten:
             return "Started a fresh session (there was nothing to forget)."
         return f"Started a fresh session; the {forgotten} earlier messages here are forgotten."
 
-    return Command("new", "/new", "start a fresh session (forget this chat's history)", new)
+    return Command(
+        "new", "/new", "start a fresh session (forget this chat's history; groups: admins)", new
+    )

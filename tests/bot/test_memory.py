@@ -35,6 +35,8 @@ from bot.store.memory import MemoryStore, Scope
 WS = "default"
 DM = ChatKey("telegram", "u1")  # a one-to-one chat: its id is the user's
 GROUP = ChatKey("telegram", "-100")
+SLACK_DM = ChatKey("slack", "D0AB12")  # a DM's id is not the user's on Slack and Discord
+DISCORD_DM = ChatKey("discord", "1200000000000000001")
 
 
 @pytest_asyncio.fixture
@@ -169,7 +171,9 @@ async def test_a_folds_operations_merge_with_what_is_known(store: MemoryStore) -
 
 
 async def run(router: CommandRouter, key: ChatKey, user: str, text: str) -> str:
-    msg = InboundMessage(key, user, text)
+    """``text`` as ``user`` sends it in ``key``: a one-to-one chat when its id says DM."""
+    direct = key in (DM, SLACK_DM, DISCORD_DM)
+    msg = InboundMessage(key, user, text, direct=direct)
     found = router.match(msg)
     assert found is not None
     return await found[0].func(msg, found[1])
@@ -201,6 +205,20 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     assert (
         await run(router, DM, "u1", "/memory") == "I remember nothing about you or this chat yet."
     )
+
+
+@pytest.mark.parametrize(("key", "user"), [(SLACK_DM, "U0AB12"), (DISCORD_DM, "4242")])
+async def test_forget_chat_facts_in_ones_own_dm_on_every_platform(
+    store: MemoryStore, key: ChatKey, user: str
+) -> None:
+    memory = service(store)
+    router = CommandRouter()
+    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    await memory.remember(WS, key, user, "the dog is called Rex", "chat")
+    await memory.remember(WS, key, user, "the cat is called Tom", "chat")
+    assert await run(router, key, user, "/forget 1") == "Forgot: the dog is called Rex"
+    assert await run(router, key, user, "/forget all") == "Forgot 1 fact."
+    assert await store.all_facts() == []
 
 
 def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:

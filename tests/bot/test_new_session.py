@@ -28,3 +28,27 @@ async def test_new_forgets_this_chats_history_without_a_model_call(
 async def test_help_lists_new(daemon_factory) -> None:
     _, chat = await daemon_factory()
     assert "/new — start a fresh session" in (await chat.ask("/help")).text
+
+
+async def test_in_a_group_only_an_admin_may_wipe_the_history(daemon_factory, fake_llm) -> None:
+    from tests.fakes.channel import FakeChannel
+
+    daemon, chat = await daemon_factory(
+        channel=FakeChannel("test", trusted=False),
+        admins=["test:boss"],
+        access={"dm_policy": "open"},
+    )
+    group = ChatKey("test", "g1")
+    await chat.ask("the plan is Friday", chat="g1", user="ann", direct=False)
+    refused = await chat.ask("/new", chat="g1", user="mallory", direct=False)
+    assert refused.text.startswith("Only an admin can start a fresh session in a group")
+    kept = await daemon.sessions.history(group)
+    assert kept[0]["content"] == "the plan is Friday"  # everyone's history is kept
+    # In their own one-to-one chat anyone may start afresh.
+    await chat.ask("private note", chat="dm-mallory", user="mallory")
+    own = await chat.ask("/new", chat="dm-mallory", user="mallory")
+    assert own.text.startswith("Started a fresh session; the ")
+    assert (await chat.ask("/new", chat="g1", user="boss", direct=False)).text.startswith(
+        f"Started a fresh session; the {len(kept)} earlier"
+    )
+    assert await daemon.sessions.history(group) == []

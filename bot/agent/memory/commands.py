@@ -2,7 +2,8 @@
 
 The numbering is the listing's: your facts first, then this chat's. Your own facts are
 yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
-chat (where the chat id is your user id).
+chat (a direct message, as the channel knows it: on Slack and Discord a DM's id is not
+the user's id, so comparing the two would never let a DM's owner in).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def register_memory_commands(
     workspace_of: WorkspaceOf,
 ) -> None:
     def may_edit_chat(msg: InboundMessage) -> bool:
-        return is_admin(msg) or msg.key.chat_id == msg.user_id
+        return is_admin(msg) or msg.direct
 
     async def show(msg: InboundMessage, args: str) -> str:
         return listing(
