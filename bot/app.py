@@ -109,7 +109,10 @@ def build_daemon(
     bus = DurableBus(storage.inbox, storage.outbox)
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
-    scheduler, reminders = _reminders(settings, storage, bus)
+    failed: set[str] = set()  # channels whose start failed (the daemon records them)
+    scheduler, reminders = _reminders(
+        settings, storage, bus, lambda name: name in by_name and name not in failed
+    )
     commands = CommandRouter()
     trusted = [c.name for c in channels if c.trusted]
     routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
@@ -161,6 +164,7 @@ def build_daemon(
         dispatcher=dispatcher,
         delivery=delivery,
         channels=by_name,
+        failed_channels=failed,
         inbound=access.refreshing(
             JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
         ),
@@ -219,11 +223,15 @@ def _channels(
 
 
 def _reminders(
-    settings: Settings, storage: Storage, bus: DurableBus
+    settings: Settings, storage: Storage, bus: DurableBus, running: Callable[[str], bool]
 ) -> tuple[ReminderScheduler, ReminderService]:
-    """The reminder table's timer (its jobs carry it in their arguments) and its service."""
+    """The reminder table's timer (its jobs carry it in their arguments) and its service;
+    ``running`` tells whether a channel runs (reminders for others stay pending)."""
     scheduler = ReminderScheduler(
-        storage.reminders, bus, grace=timedelta(hours=settings.reminders.missed_grace_h)
+        storage.reminders,
+        bus,
+        grace=timedelta(hours=settings.reminders.missed_grace_h),
+        running=running,
     )
     reminders = ReminderService(
         storage.reminders,

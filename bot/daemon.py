@@ -106,6 +106,7 @@ class Daemon:
     dispatcher: Dispatcher
     delivery: Delivery
     channels: Mapping[str, Channel]
+    failed_channels: set[str]  # those whose start failed; shared with the reminder timer
     inbound: Callable[[InboundMessage], Awaitable[None]]  # journals, then queues
     metrics: PrometheusMetrics
     housekeeping: Housekeeping
@@ -161,6 +162,8 @@ class Daemon:
         names = list(self.channels)
         connected = await asyncio.gather(*(self._start_channel(name) for name in names))
         up = [name for name, ok in zip(names, connected, strict=True) if ok]
+        if not up:
+            log.warning("%s", self._no_channel())
         self.ready_s = time.perf_counter() - started
         self.state = "ready"
         log.info(
@@ -185,10 +188,29 @@ class Daemon:
             await self.channels[name].start(self.inbound)
         except ChannelError as exc:
             log.error("channel %s failed to start: %s", name, exc)
+            self.failed_channels.add(name)
             return False
+        self.failed_channels.discard(name)
         return True
 
+    def _no_channel(self) -> str:
+        """Why no channel runs, for the start-up warning and /healthz."""
+        if not self.channels:
+            why = (
+                "none is configured (set a channel's token in bot.toml, "
+                "or run `bot chat` or `bot run` in a terminal)"
+            )
+        else:
+            why = f"every configured one failed to start ({', '.join(sorted(self.channels))})"
+        return f"no channel is running: {why}; nobody can reach the bot and reminders wait"
+
     async def health(self) -> Health:
+        health = await self._probe()
+        if self.state == "ready" and len(self.failed_channels) == len(self.channels):
+            return Health({**health.parts, "channels": self._no_channel()}, health.info)
+        return health
+
+    async def _probe(self) -> Health:
         return await probe_health(
             state=self.state,
             writable=self.db.writable,

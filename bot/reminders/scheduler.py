@@ -62,9 +62,13 @@ class ReminderScheduler:
         grace: timedelta = timedelta(hours=24),
         horizon: timedelta = timedelta(hours=1),
         clock: Callable[[], datetime] = utcnow,
+        running: Callable[[str], bool] = lambda _channel: True,
     ) -> None:
         self._store = store
         self._bus = bus
+        # Whether a channel is running: a reminder for one that is not stays pending.
+        self._running = running
+        self.held: dict[int, str] = {}  # reminder id -> the channel it waits for
         self._grace = grace
         self._horizon = horizon
         self._clock = clock
@@ -191,6 +195,8 @@ class ReminderScheduler:
                 due = reminder.next_fire_at
                 if due is None or reminder.status is not ReminderStatus.ACTIVE:
                     continue
+                if self._hold(reminder):
+                    continue
                 lateness = now - due
                 missed = lateness > self._grace
                 if missed:
@@ -219,6 +225,21 @@ class ReminderScheduler:
                     self._plan(nxt)
         finally:
             self._inflight -= ids
+
+    def _hold(self, reminder: Reminder) -> bool:
+        """A reminder whose channel is not running (``bot chat``'s terminal while the
+        daemon runs headless, a channel that failed to start) stays pending, never done:
+        it fires once a daemon runs that channel."""
+        channel = reminder.key.channel
+        if self._running(channel):
+            self.held.pop(reminder.id, None)
+            return False
+        if reminder.id not in self.held:
+            log.warning(
+                "reminder #%d stays pending: its channel %r is not running", reminder.id, channel
+            )
+        self.held[reminder.id] = channel
+        return True
 
     def _reminder(self, reminder: Reminder, due: datetime, lateness: timedelta) -> OutboundMessage:
         self.fired += 1

@@ -9,9 +9,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.app import build_daemon
 from bot.errors import ToolError
 from bot.messages import ChatKey, OutboundKind
 from bot.store.reminders import ReminderKind, ReminderStatus, ReminderStore
+from tests.conftest import make_settings
+from tests.fakes.channel import FakeChannel
+from tests.fakes.web_client import get
 
 REMINDER = "⏰ Reminder"
 FOLLOWUP_LABEL = (
@@ -264,7 +268,6 @@ async def test_dst_daily_reminder_keeps_local_time(daemon_factory):
 async def test_followup_fires_only_while_its_owner_may_use_the_bot(
     daemon_factory, fake_llm, still_allowed
 ):
-    from tests.fakes.channel import FakeChannel
 
     allow = ["u1"] if still_allowed else ["someone-else"]
     daemon, chat = await daemon_factory(
@@ -326,7 +329,6 @@ async def test_creation_is_idempotent_per_source(daemon_factory):
 
 async def test_failed_sends_are_retried_from_the_outbox(daemon_factory, fake_llm, monkeypatch):
     monkeypatch.setattr("bot.store.outbox.BACKOFF_BASE_S", 0.05)
-    from tests.fakes.channel import FakeChannel
 
     class Flaky(FakeChannel):
         failures = 2
@@ -400,3 +402,53 @@ async def test_cancel_of_someone_elses_id_reads_like_a_missing_one(daemon_factor
     assert missing == "Error: there is no active reminder #2 of yours"
     assert "theirs" not in foreign and "someone" not in foreign
     assert [r.content for r in await daemon.reminders.list("test", "other")] == ["theirs"]
+
+
+async def test_a_reminder_whose_channel_is_not_running_stays_pending(
+    daemon_factory, tmp_path, caplog
+):
+    """Set in `bot chat` (the terminal channel), due while the daemon runs headless: it
+    is not marked done, and the next daemon that runs the terminal delivers it."""
+    data = tmp_path / "data"
+    daemon, _ = await daemon_factory(data, channel=FakeChannel("cli"))
+    store = ReminderStore(daemon.db)
+    added = await store.add(
+        ChatKey("cli", "local"),
+        "local",
+        content="tea",
+        kind=ReminderKind.REMINDER,
+        fire_at=datetime.now(UTC) + timedelta(hours=1),
+        recurrence=None,
+        timezone="UTC",
+    )
+    await daemon.stop()
+
+    headless, _ = await daemon_factory(data)  # only the "test" channel runs
+    due = datetime.now(UTC) - timedelta(seconds=5)
+    await headless.db.execute(
+        "UPDATE reminders SET next_fire_at = ? WHERE id = ?", (due.isoformat(), added.id)
+    )
+    await headless.scheduler.fire_due(datetime.now(UTC))
+    kept = await ReminderStore(headless.db).get(added.id)
+    assert kept is not None and kept.status is ReminderStatus.ACTIVE
+    assert headless.scheduler.held == {added.id: "cli"}
+    assert f"reminder #{added.id} stays pending: its channel 'cli' is not running" in caplog.text
+    await headless.stop()
+
+    terminal = FakeChannel("cli")
+    await daemon_factory(data, channel=terminal)
+    (fired,) = await _wait_reminders(terminal, 1)
+    assert fired.key == ChatKey("cli", "local") and fired.text.endswith(": tea")
+
+
+async def test_a_daemon_with_no_working_channel_warns_and_healthz_says_so(
+    tmp_path, fake_llm, caplog
+):
+    daemon = build_daemon(make_settings(tmp_path / "data", fake_llm.url), [])
+    await daemon.start()
+    try:
+        assert "no channel is running: none is configured" in caplog.text
+        status, body = await get(daemon, "/healthz")
+        assert status == 503 and body["channels"].startswith("no channel is running")
+    finally:
+        await daemon.stop()
