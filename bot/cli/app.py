@@ -101,7 +101,7 @@ def run(config: ConfigOpt = None) -> None:
 def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
     process.private_files()
-    settings = load_or_exit(config)
+    settings = load_or_exit(config, data_dir=True)
     process.setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.shared import load_or_exit
+from bot.cli.shared import fail, load_or_exit
 
 app = typer.Typer()
 
@@ -24,8 +24,15 @@ def init(
     if config.exists() and not force:
         typer.echo(f"{config} exists; not overwritten (use --force)")
     else:
-        write_example_config(config)
+        try:
+            write_example_config(config)
+        except OSError as exc:
+            folder = config.parent if not config.parent.is_dir() else None
+            fix = f"create {folder} first" if folder else "check the folder's permissions"
+            raise fail(
+                f"cannot write {config} ({exc.strerror}); {fix} or pass another --config"
+            ) from None
         typer.echo(f"wrote {config}")
-    settings = load_or_exit(config)
+    settings = load_or_exit(config, data_dir=True)
     ws = Workspaces(settings.data_dir / "workspaces").ensure()
     typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")

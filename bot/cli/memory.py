@@ -9,7 +9,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, with_database
+from bot.cli.shared import ConfigOpt, fail, with_database
 from bot.store.base import Memory
 from bot.store.memory import MemoryStore
 
@@ -40,7 +40,13 @@ def memory_forget(
     config: ConfigOpt = None,
 ) -> None:
     """Remove facts by id."""
-    count = _with_memory(config, lambda m: m.remove(ids))
+
+    async def remove(memory: Memory) -> tuple[int, list[int]]:
+        known = {f.id for f in await memory.all_facts(None)}
+        return await memory.remove(ids), sorted(set(ids) - known)
+
+    count, unknown = _with_memory(config, remove)
     typer.echo(f"forgot {count} fact{'s' if count != 1 else ''}")
-    if count < len(set(ids)):
-        raise typer.Exit(1)
+    if unknown:
+        listed = ", ".join(map(str, unknown))
+        raise fail(f"no fact with id {listed}; `bot memory list` shows the ids", 1)

@@ -41,15 +41,31 @@ def private_files() -> None:
     os.umask(0o077)
 
 
-def load(config: Path | None) -> Settings | None:
-    """The settings, or None after the config error was printed on stderr."""
+def load(config: Path | None, *, data_dir: bool = False) -> Settings | None:
+    """The settings (and, with ``data_dir``, their data folder made), or None after the
+    config error was printed on stderr."""
     from bot.config import load_settings  # pydantic: after ``bot run`` started its preload
 
     try:
-        return load_settings(config)
+        settings = load_settings(config)
+        if data_dir:
+            make_data_dir(settings.data_dir)
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return None
+    return settings
+
+
+def make_data_dir(path: Path) -> None:
+    """Create the data folder if missing; one that cannot be made or written is a config
+    error (the operator's fix is the ``data_dir`` key), not a traceback at start-up."""
+    fix = "set data_dir in the config (or BOT_DATA_DIR) to a folder this user can write"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"data_dir {path}: cannot be created ({exc.strerror}); {fix}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"data_dir {path}: not writable; {fix}")
 
 
 def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> int:
@@ -71,7 +87,7 @@ def run(config: Path | None) -> int:
     startup.pause_collector()  # until ready:
     startup.preload()  # while the settings are read
     private_files()
-    settings = load(config)
+    settings = load(config, data_dir=True)
     if settings is None:
         return 2
     setup_logging(settings.log_level)

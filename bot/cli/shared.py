@@ -28,9 +28,10 @@ ConfigOpt = Annotated[
 ]
 
 
-def load_or_exit(config: Path | None) -> Settings:
-    """The settings, or the config error on stderr and exit code 2."""
-    settings = process.load(config)
+def load_or_exit(config: Path | None, *, data_dir: bool = False) -> Settings:
+    """The settings (with ``data_dir``: their data folder made), or the config error on
+    stderr and exit code 2."""
+    settings = process.load(config, data_dir=data_dir)
     if settings is None:
         raise typer.Exit(2)
     return settings
@@ -53,7 +54,7 @@ def with_database(
     ``refusal_exit``; a config error is exit code 2."""
     from bot.store.db import Database
 
-    settings = load_or_exit(config)
+    settings = load_or_exit(config, data_dir=True)
 
     async def run() -> T:
         db = Database(settings.data_dir / "bot.db")

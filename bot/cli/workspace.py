@@ -18,7 +18,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, load_or_exit, with_database
+from bot.cli.shared import ConfigOpt, fail, load_or_exit, with_database
 from bot.config import Settings
 from bot.store.db import Database
 from bot.store.workspaces import PersonaVersion, WorkspaceStore
@@ -130,9 +130,16 @@ def _run_editor(text: str) -> str:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        if subprocess.call([*shlex.split(editor), name]) != 0:
-            typer.echo("error: the editor failed; nothing was changed", err=True)
-            raise typer.Exit(1)
+        try:
+            code = subprocess.call([*shlex.split(editor), name])
+        except (OSError, ValueError) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise fail(
+                f"cannot run the editor {editor!r} ({problem}); set $VISUAL or $EDITOR to an "
+                "installed editor, or pipe the text to `bot workspace set`"
+            ) from None
+        if code != 0:
+            raise fail("the editor failed; nothing was changed", 1)
         return Path(name).read_text(encoding="utf-8")
     finally:
         os.unlink(name)

@@ -17,6 +17,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from bot.config.mcp import MCPSettings
@@ -254,6 +255,20 @@ def _describe(error: Any) -> str:
     return f"key '{loc}'{origin}: {msg}{shown}"
 
 
+def _env_problem(exc: SettingsError) -> str:
+    """pydantic-settings' "error parsing value for field ..." as the variable to fix and
+    how: a list or table in the environment is JSON."""
+    field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
+    prefix = f"BOT_{field.upper()}"
+    names = sorted(n for n in os.environ if n == prefix or n.startswith(prefix + "__"))
+    name = names[0] if names else prefix
+    value = os.environ.get(name, "")
+    private = any(w in name for w in ("SECRET", "TOKEN", "KEY", "PASSWORD", "ENV", "HEADERS"))
+    item = "..." if private or any(c in value for c in "\"'[]{}") else value
+    example = "[" + ", ".join(f'"{part.strip()}"' for part in item.split(",")) + "]"
+    return f"environment variable {name}: not valid JSON; a list is written as {name}='{example}'"
+
+
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load and validate the configuration or raise a one-line :class:`ConfigError`."""
     config_path, required = resolve_config_path(path)
@@ -266,6 +281,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
         more = len(exc.errors()) - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise ConfigError(f"config {config_path}: {_describe(first)}{suffix}") from None
+    except SettingsError as exc:
+        raise ConfigError(_env_problem(exc)) from None
     finally:
         Settings._toml_data = {}
     return settings

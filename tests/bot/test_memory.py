@@ -241,3 +241,4 @@ def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:
     assert "no facts remembered" in runner.invoke(app, ["memory", "list", "-c", str(config)]).output
     again = runner.invoke(app, ["memory", "forget", str(fact_id), "-c", str(config)])
     assert again.exit_code == 1 and "forgot 0 facts" in again.output
+    assert f"error: no fact with id {fact_id}; `bot memory list` shows the ids" in again.output

@@ -1,0 +1,56 @@
+"""Configuration and usage mistakes a new user makes end in one line naming the problem
+and its fix, and exit code 2: never a traceback. Run as the real ``bot`` process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CASES = {
+    "a list in the environment that is not JSON": (
+        ["chat"],
+        {"BOT_ADMINS": "telegram:42"},
+        "BOT_ADMINS='[\"telegram:42\"]'",
+    ),
+    "init into a folder that does not exist": (
+        ["init", "--config", "/nonexistent/dir/bot.toml"],
+        {},
+        "create /nonexistent/dir first",
+    ),
+    "a data_dir that cannot be created": (
+        ["run", "--config", "proc.toml"],
+        {},
+        "data_dir /proc/nope: cannot be created",
+    ),
+    "an editor that is not installed": (
+        ["workspace", "edit", "default", "AGENTS.md"],
+        {"EDITOR": "nonexistent-editor"},
+        "set $VISUAL or $EDITOR to an installed editor",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_mistake_is_one_line_and_exit_code_2(tmp_path: Path, case: str) -> None:
+    argv, env, fix = CASES[case]
+    (tmp_path / "bot.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
+    (tmp_path / "proc.toml").write_text('data_dir = "/proc/nope"\n', encoding="utf-8")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "VISUAL"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", *argv],
+        env={**clean, **env},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert fix in lines[0]
