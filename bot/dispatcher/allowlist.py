@@ -5,8 +5,8 @@ inherit the access. So an ``allow_from`` entry that is a username is bound, at i
 sight in a message, to the account id that wrote it, the binding is stored (it holds
 across restarts), and from then on only that id matches; the operator is warned to list
 the id instead. Only an entry that is clearly a name binds: one of digits only is an id
-(Discord's and Telegram's ids are numbers, and Discord lets anyone take a username made
-of digits), so an account named like a listed id never gets that id's access.
+(platforms' user ids are often numbers, and some let anyone take a username made of
+digits), so an account named like a listed id never gets that id's access.
 
 Approved users (pairing) are read from the store per message, so an approval or a
 revocation made by the CLI while the daemon runs takes effect at once.

@@ -2,7 +2,7 @@
 
 The numbering is the listing's: your facts first, then this chat's. Your own facts are
 yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
-chat (a direct message, as the channel knows it: on Slack and Discord a DM's id is not
+chat (a direct message, as the channel knows it: on most platforms a DM's id is not
 the user's id, so comparing the two would never let a DM's owner in).
 """
 
