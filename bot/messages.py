@@ -80,6 +80,9 @@ class InboundMessage:
     # A one-to-one chat with the bot (a DM), as the channel knows it; False in groups and
     # when unknown, so a stranger is only ever answered where nobody else reads along.
     direct: bool = False
+    # Follow-up turns that led to this message: 0 for a person's, n for a follow-up set
+    # during a turn of depth n - 1 (a self-re-arming follow-up is stopped by it).
+    chain_depth: int = 0
 
     @property
     def sender(self) -> str:
@@ -173,6 +176,7 @@ def inbound_from_json(raw: str) -> InboundMessage:
         extras=data.get("extras") or {},
         received_at=datetime.fromisoformat(data["received_at"]),
         direct=bool(data.get("direct", False)),
+        chain_depth=int(data.get("chain_depth", 0)),
     )
 
 

@@ -60,6 +60,7 @@ class CreateReminderTool(Tool):
             kind=self.kind,
             source=ctx.next_effect_id("reminder"),
             workspace=ctx.workspace_name,
+            chain_depth=ctx.chain_depth,
         )
         return f"Created {describe(reminder)}"
 

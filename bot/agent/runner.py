@@ -240,6 +240,7 @@ class AgentRunner:
             services=self._services,
             message_id=f"{msg.key}:{msg.message_id}",
             direct=msg.direct,
+            chain_depth=msg.chain_depth,
         )
         definitions = self._tools.definitions(ctx.workspace_name)
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)

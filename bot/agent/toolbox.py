@@ -37,6 +37,7 @@ class ReminderAccess(Protocol):
         kind: ReminderKind = ...,
         source: str | None = None,
         workspace: str = ...,
+        chain_depth: int = 0,
     ) -> Reminder: ...
 
     async def list(
@@ -110,6 +111,9 @@ class ToolContext:
     # A one-to-one chat: listings may show the user's reminders from everywhere; in a
     # group (or when unknown) only what belongs to this chat.
     direct: bool = False
+    # The turn's message's chain depth (InboundMessage.chain_depth): a follow-up set now
+    # is one deeper.
+    chain_depth: int = 0
 
     def next_effect_id(self, kind: str) -> str:
         """``<message id>#<kind><n>`` for the n-th side effect of a kind in this turn."""

@@ -66,7 +66,8 @@ class AgentSettings(Section):
 class RemindersSettings(Section):
     missed_grace_h: float = Field(default=24, ge=0)
     max_active_per_user: int = Field(default=100, ge=1)
-    # A recurring follow-up (a model turn each run) may fire at most this often; 0 = no limit.
+    # A recurring follow-up (a model turn each run) may fire at most this often, and a
+    # one-shot follow-up set during a follow-up must be at least this far away; 0 = no limit.
     min_followup_interval_min: float = Field(default=15, ge=0)
 
 

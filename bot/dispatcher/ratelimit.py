@@ -3,7 +3,9 @@
 A user may send ``burst`` messages at once, then one more every ``refill_s`` seconds.
 A message over the limit is dropped before any model call; the sender is told once per
 episode (the next accepted message ends it), so a flood gets one answer, not one each.
-Admins, trusted local channels and scheduled follow-ups are not limited.
+Admins and trusted local channels are not limited. A scheduled follow-up is a paid turn
+like a message and spends a token of its owner's bucket: exempt, a self-re-arming one
+made one message into dozens of model calls in seconds.
 """
 
 from __future__ import annotations
@@ -69,21 +71,27 @@ class RateLimit:
         self._told: set[str] = set()
 
     async def __call__(self, msg: InboundMessage) -> bool:
-        if msg.kind is MessageKind.SCHEDULED or self._exempt(msg):
+        if self._exempt(msg):
             return True
         if self._buckets.take(msg.sender):
             self._told.discard(msg.sender)
             return True
         if msg.sender not in self._told and self._may_answer(msg):
             self._told.add(msg.sender)
-            wait = max(1, round(self._buckets.refill_s))
             await self._bus.put_outbound(
-                OutboundMessage.reply(
-                    msg,
-                    "You are sending messages faster than I can take them, so I skipped "
-                    f"this one. Please wait {wait} seconds between messages for a moment; "
-                    "I'll answer again then.",
-                    OutboundKind.NOTICE,
-                )
+                OutboundMessage.reply(msg, self._notice(msg), OutboundKind.NOTICE)
             )
         return False
+
+    def _notice(self, msg: InboundMessage) -> str:
+        if msg.kind is MessageKind.SCHEDULED:
+            return (
+                "A scheduled follow-up was skipped: together with your messages it went "
+                "over the rate limit of this bot."
+            )
+        wait = max(1, round(self._buckets.refill_s))
+        return (
+            "You are sending messages faster than I can take them, so I skipped "
+            f"this one. Please wait {wait} seconds between messages for a moment; "
+            "I'll answer again then."
+        )

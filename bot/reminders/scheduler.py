@@ -287,4 +287,5 @@ class ReminderScheduler:
             kind=MessageKind.SCHEDULED,
             message_id=f"followup:{reminder.id}:{due.isoformat()}",
             extras=extras,
+            chain_depth=reminder.chain_depth,
         )

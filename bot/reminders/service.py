@@ -31,6 +31,12 @@ from bot.store.reminders import (
 
 MAX_CONTENT_CHARS = 2000
 INTERVAL_SAMPLES = 48  # next runs of a recurring follow-up checked against the minimum
+# How deep follow-ups set by follow-ups may nest: a person's message sets depth 1, its
+# turn may set depth 2, that one depth 3, and a depth-3 turn sets none. Every follow-up
+# is a paid model turn the owner did not ask for at that moment; one that re-arms itself
+# would otherwise run forever. Three generations cover "check back later, and once more";
+# something that must repeat is a recurring follow-up, which has its minimum interval.
+MAX_FOLLOWUP_CHAIN = 3
 
 
 class ReminderService:
@@ -73,9 +79,12 @@ class ReminderService:
         kind: ReminderKind = ReminderKind.REMINDER,
         source: str | None = None,
         workspace: str = "default",
+        chain_depth: int = 0,
     ) -> Reminder:
         """Validate and store a reminder. ``source`` (the message and effect that asked
-        for it) makes creation idempotent when a message is replayed after a crash."""
+        for it) makes creation idempotent when a message is replayed after a crash.
+        ``chain_depth`` is that of the turn setting it (0: a person's message); a
+        follow-up is one deeper, refused past :data:`MAX_FOLLOWUP_CHAIN`."""
         if source is not None and (existing := await self._store.by_source(source)):
             return existing
         content = content.strip()
@@ -83,6 +92,13 @@ class ReminderService:
             raise ToolError("the reminder has no text; say what to remind about")
         if len(content) > MAX_CONTENT_CHARS:
             raise ToolError(f"the reminder text is over {MAX_CONTENT_CHARS} characters")
+        followup = kind is ReminderKind.FOLLOWUP
+        if followup and chain_depth >= MAX_FOLLOWUP_CHAIN:
+            raise ToolError(
+                f"this turn is a follow-up of follow-ups ({chain_depth} deep); a follow-up "
+                f"may set further ones at most {MAX_FOLLOWUP_CHAIN} deep. Answer now, or "
+                "ask the user for a recurring follow-up if this must repeat"
+            )
         tz = await self.user_timezone(key.channel, user_id)
         now = self._clock()
         recurrence = (recurrence or "").strip() or None
@@ -97,6 +113,8 @@ class ReminderService:
                 raise ToolError(f"the schedule '{recurrence}' never fires")
         else:
             first = parse_when(when, tz, now)
+            if followup and chain_depth:
+                self._check_rearm(first, now)
         check_future(first, now, tz)
         try:
             reminder = await self._store.add(
@@ -110,6 +128,7 @@ class ReminderService:
                 source=source,
                 workspace=workspace,
                 max_active=self._max_active,  # counted in the insert's own transaction
+                chain_depth=chain_depth + 1 if followup else 0,
             )
         except QuotaExceeded:
             raise ToolError(
@@ -118,6 +137,16 @@ class ReminderService:
             ) from None
         self._scheduler.schedule(reminder)
         return reminder
+
+    def _check_rearm(self, first: datetime, now: datetime) -> None:
+        """A one-shot follow-up set during a follow-up keeps the minimum interval a
+        recurring one has: re-arming "in 1 second" made a paid turn a second."""
+        if first - now < self._min_followup:
+            minutes = self._min_followup.total_seconds() / 60
+            raise ToolError(
+                f"a follow-up set during a follow-up must be at least {minutes:g} minutes "
+                "away (each run is a model call)"
+            )
 
     def _check_interval(self, recurrence: str, tz: str, now: datetime) -> None:
         """Each follow-up is a model turn: a schedule may not fire more often than the

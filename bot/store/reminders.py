@@ -43,11 +43,14 @@ class Reminder:
     last_fired_at: datetime | None
     attempts: int
     workspace: str = "default"
+    # Follow-up turns that led to it: 0 when a person's message set it (see
+    # ReminderService's MAX_FOLLOWUP_CHAIN).
+    chain_depth: int = 0
 
 
 _COLUMNS = (
     "id, channel, chat_id, thread_id, user_id, content, kind, next_fire_at, recurrence,"
-    " timezone, status, created_at, last_fired_at, attempts, workspace"
+    " timezone, status, created_at, last_fired_at, attempts, workspace, chain_depth"
 )
 
 
@@ -70,13 +73,14 @@ def _row(row: sqlite3.Row) -> Reminder:
         last_fired_at=_dt(row["last_fired_at"]),
         attempts=int(row["attempts"]),
         workspace=row["workspace"],
+        chain_depth=int(row["chain_depth"]),
     )
 
 
 _INSERT = (
     "INSERT INTO reminders (channel, chat_id, thread_id, user_id, content, kind,"
-    " next_fire_at, recurrence, timezone, created_at, source, workspace)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    " next_fire_at, recurrence, timezone, created_at, source, workspace, chain_depth)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -97,6 +101,7 @@ class ReminderStore:
         source: str | None = None,
         workspace: str = "default",
         max_active: int | None = None,
+        chain_depth: int = 0,
     ) -> Reminder:
         """Store a reminder; with ``max_active``, only if the user has fewer active ones,
         counted in the same transaction (concurrent adds cannot pass the limit)."""
@@ -113,6 +118,7 @@ class ReminderStore:
             utcnow().isoformat(),
             source,
             workspace,
+            chain_depth,
         )
 
         def work(c: sqlite3.Connection) -> int:

@@ -76,10 +76,10 @@ async def test_over_the_limit_is_answered_once_per_flood() -> None:
     assert bus.outbound_depth() == 1
 
 
-async def test_exempt_scheduled_and_silent_in_groups() -> None:
+async def test_exempt_admins_and_silent_in_groups() -> None:
     limit, bus, _ = await _filter(burst=1)
     assert all([await limit(_msg("admin")) for _ in range(5)])
-    assert all([await limit(_msg(kind=MessageKind.SCHEDULED)) for _ in range(5)])
+    assert all([await limit(_msg("admin", kind=MessageKind.SCHEDULED)) for _ in range(5)])
     assert await limit(_msg("g", direct=False))
     assert not await limit(_msg("g", direct=False))
     assert bus.outbound_depth() == 0  # not welcome to answer: nothing said
@@ -102,3 +102,17 @@ async def test_rate_limit_through_the_daemon_costs_no_model_call(daemon_factory,
         assert (await chat.ask(f"boss {n}", user="boss")).text == f"echo: boss {n}"
     assert chat.replies_to(dropped) == []
     assert len(fake_llm.requests) == 5  # two of the user's, three of the admin's
+
+
+async def test_scheduled_turns_spend_their_owners_tokens() -> None:
+    """A follow-up is a paid turn: it shares its owner's bucket with their messages."""
+    limit, bus, clock = await _filter(burst=2)
+    assert await limit(_msg())
+    assert await limit(_msg(kind=MessageKind.SCHEDULED))
+    assert not await limit(_msg(kind=MessageKind.SCHEDULED))
+    assert not await limit(_msg())
+    notice = bus._outbound.get_nowait()
+    assert notice.text.startswith("A scheduled follow-up was skipped")
+    assert bus.outbound_depth() == 0  # once per episode
+    clock.now += 3
+    assert await limit(_msg(kind=MessageKind.SCHEDULED))
