@@ -1,5 +1,6 @@
 """The composition root's agent side: the model client, the tools (built-in, weather,
-MCP servers), skills, memory, the turn loop, and the chat commands that reach them.
+web search and fetch, MCP servers), skills, memory, the turn loop, and the chat
+commands that reach them.
 
 :mod:`bot.app` builds what ``ready:`` needs (store, bus, channels, reminders, web) and
 hands it over as :class:`~bot.app_parts.ReadyParts`; this half is imported and built right
@@ -25,12 +26,13 @@ from bot.config import Settings
 from bot.daemon import AgentSide
 from bot.handlers.turn import TurnHandler
 from bot.messages import InboundMessage
-from bot.ops.metrics import CountingToolBox, PrometheusMetrics, labelled_counters
+from bot.ops.metrics import CountingToolBox, PrometheusMetrics, counters_by, labelled_counters
 from channels.files import ChannelFiles
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
 from tools.registry import ToolRegistry
 from tools.weather import OpenMeteoWeather, weather_command
+from tools.web.service import WebTools
 
 
 def build_model(settings: Settings) -> LLMClient:
@@ -60,6 +62,14 @@ def build_agent(parts: ReadyParts) -> AgentSide:
     weather = OpenMeteoWeather(settings.weather, parts.http)
     parts.commands.register(weather_command(weather, user_timezone))
     tools = build_registry()
+    for name, section in settings.workspaces.sections().items():
+        tools.disable(name, section.disabled_tools)
+    web = WebTools(settings.search, settings.fetch, parts.http)
+    parts.metrics.read_metrics(
+        counters_by(
+            "bot_web_calls", "web_search and web_fetch calls", ("tool", "outcome"), web.counts
+        )
+    )
     skills = SkillCatalog(parts.workspaces.root)
     memory = MemoryService(parts.storage.memory, settings.memory)
     register_skill_commands(
@@ -86,6 +96,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
             files=ChannelFiles(parts.channels),
             skills=skills,
             memory=memory,
+            web=web,
         ),
         skills=skills,
         memory=memory,

@@ -10,7 +10,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bot.agent.toolbox import ERROR_HINT, FINAL_RESULT, ToolCall, ToolContext, ToolResult
@@ -75,6 +75,8 @@ class ToolRegistry:
         self._builtin: set[str] = set()
         # Tools only some workspaces may use (MCP servers, skills); absent = everywhere.
         self._scope: dict[str, frozenset[str]] = {}
+        # Tools a workspace turned off ([workspaces.<name>] disabled_tools).
+        self._disabled: dict[str, frozenset[str]] = {}
         self._definitions: dict[frozenset[str], list[dict[str, Any]]] = {}
         self._by_workspace: dict[str, list[dict[str, Any]]] = {}
 
@@ -119,9 +121,18 @@ class ToolRegistry:
         self._by_workspace.clear()
         return tool
 
+    def disable(self, workspace: str, names: Iterable[str]) -> None:
+        """Hide ``names`` from ``workspace`` (names registered later too, e.g. MCP tools)."""
+        self._disabled[workspace] = frozenset(names)
+        self._by_workspace.clear()
+
     def visible(self, name: str, workspace: str) -> bool:
         scope = self._scope.get(name)
-        return name in self._tools and (scope is None or workspace in scope)
+        return (
+            name in self._tools
+            and (scope is None or workspace in scope)
+            and name not in self._disabled.get(workspace, ())
+        )
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -62,6 +62,14 @@ class WeatherAccess(Protocol):
         ...
 
 
+class WebAccess(Protocol):
+    """``web_search`` and ``web_fetch``: framed external content, or a ToolError."""
+
+    async def search(self, query: str, count: int | None = None) -> str: ...
+
+    async def fetch(self, url: str, max_chars: int | None = None) -> str: ...
+
+
 class FileAccess(Protocol):
     async def download(self, channel: str, file_id: str) -> bytes:
         """An inbound attachment's bytes from the channel it came from."""
@@ -91,6 +99,7 @@ class ToolServices:
     files: FileAccess | None = None
     skills: SkillAccess | None = None
     memory: MemoryAccess | None = None
+    web: WebAccess | None = None
 
 
 @dataclass(frozen=True, slots=True)

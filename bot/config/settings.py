@@ -22,6 +22,7 @@ from pydantic_settings import (
 
 from bot.config.mcp import MCPSettings
 from bot.config.section import Section
+from bot.config.webtools import FetchSettings, SearchSettings
 from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
 from bot.ops.loop import EventLoopChoice
@@ -171,6 +172,8 @@ class Settings(BaseSettings):
     access: AccessSettings = Field(default_factory=AccessSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 

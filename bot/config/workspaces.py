@@ -4,7 +4,8 @@
 channel gives its tenancy unit such as a team or a guild, ``"*"`` for the rest) to a
 workspace name; every other table under ``[workspaces]`` is one workspace's own
 section, e.g. ``[workspaces.team]`` with ``admins = [...]``: who may edit that
-workspace besides the global ``admins``.
+workspace besides the global ``admins``, and ``disabled_tools = [...]``: tools its
+model is not offered.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ class WorkspaceSection(Section):
     """``[workspaces.<name>]``."""
 
     admins: list[str] = Field(default=[])
+    # Tools this workspace's model is not offered (e.g. ["web_fetch", "web_search"]).
+    disabled_tools: list[str] = Field(default=[])
+
+    @field_validator("disabled_tools")
+    @classmethod
+    def _final_result_stays(cls, names: list[str]) -> list[str]:
+        if "final_result" in names:
+            raise ValueError("final_result cannot be disabled: every turn ends with it")
+        return names
 
 
 class WorkspacesSettings(Section):

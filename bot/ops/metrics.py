@@ -239,6 +239,26 @@ def labelled_counters(
     return make
 
 
+def counters_by(
+    name: str,
+    doc: str,
+    labels: Sequence[str],
+    read: Callable[[], Mapping[tuple[str, ...], float]],
+) -> Callable[[], Iterable[Metric]]:
+    """One counter family kept elsewhere, keyed by a tuple of label values (e.g. a web
+    tool's calls by tool and outcome), read at scrape."""
+
+    def make() -> Iterable[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
+        family = CounterMetricFamily(name, doc, labels=list(labels))
+        for values, count in sorted(read().items()):
+            family.add_metric(list(values), float(count))
+        yield family
+
+    return make
+
+
 def as_sample(name: str, doc: str, value: Any) -> Sample:
     return (name, doc, float(value))
 

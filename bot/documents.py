@@ -1,0 +1,129 @@
+"""Documents as text for the model: HTML as Markdown of its main content, PDF as its
+text, JSON and other text as they are.
+
+One converter for every document the assistant reads (a fetched page, an attachment),
+so they all read the same. HTML goes through trafilatura, which keeps the article and
+drops navigation, footers and cookie banners (readability-lxml keeps HTML; markitdown
+converts the whole page and needs onnxruntime and numpy for its file-type model). PDF
+goes through pdfminer.six (pure Python). Both are imported on first use, and the work
+is CPU-bound: callers run :func:`convert` on a thread.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass
+
+from bot.errors import ToolError
+
+log = logging.getLogger(__name__)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/ld+json",
+        "application/xml",
+        "application/rss+xml",
+        "application/atom+xml",
+        "application/javascript",
+        "application/x-ndjson",
+        "application/yaml",
+        "application/toml",
+        "application/csv",
+    }
+)
+_SNIFF = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A converted document: ``kind`` is html, pdf or text; ``title`` may be empty."""
+
+    kind: str
+    text: str
+    title: str = ""
+
+
+class UnreadableDocument(ToolError):
+    """The bytes are no document this converter reads (an image, an archive, junk)."""
+
+
+def kind_of(data: bytes, content_type: str) -> str | None:
+    """html, pdf or text from the declared type, else from the first bytes; None: none."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime in HTML_TYPES:
+        return "html"
+    if mime in PDF_TYPES or data.startswith(b"%PDF-"):
+        return "pdf"
+    if mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml")):
+        return "text"
+    head = data[:_SNIFF].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if mime in ("", "application/octet-stream", "binary/octet-stream") and b"\x00" not in head:
+        try:
+            data[:_SNIFF].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < _SNIFF - 4:  # a multi-byte character cut at the end is fine
+                return None
+        return "text"
+    return None
+
+
+def decode(data: bytes, charset: str | None) -> str:
+    """Text in its declared charset, else UTF-8; undecodable bytes become U+FFFD."""
+    try:
+        return data.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset name
+        return data.decode("utf-8", errors="replace")
+
+
+def convert(
+    data: bytes, content_type: str, *, charset: str | None = None, url: str = ""
+) -> Document:
+    """``data`` as text; :class:`UnreadableDocument` when it is no document read here."""
+    kind = kind_of(data, content_type)
+    if kind == "html":
+        return html_document(decode(data, charset) if charset else data, url)
+    if kind == "pdf":
+        return pdf_document(data)
+    if kind == "text":
+        return Document("text", decode(data, charset))
+    shown = content_type.split(";", 1)[0].strip() or "unknown"
+    raise UnreadableDocument(
+        f"cannot read content of type {shown}: only web pages, PDF, JSON and text are read"
+    )
+
+
+def html_document(html: str | bytes, url: str = "") -> Document:
+    """The main content as Markdown (links and tables kept); the whole text when
+    trafilatura finds no main content (a page that is all navigation)."""
+    import trafilatura
+
+    text = trafilatura.extract(
+        html,
+        url=url or None,
+        output_format="markdown",
+        include_links=True,
+        include_tables=True,
+        include_comments=False,
+    )
+    meta = trafilatura.extract_metadata(html)
+    title = (meta.title or "") if meta is not None else ""
+    if not text:
+        text = trafilatura.html2txt(html) or ""
+    return Document("html", text.strip(), title.strip())
+
+
+def pdf_document(data: bytes) -> Document:
+    from pdfminer.high_level import extract_text
+
+    try:
+        text = extract_text(io.BytesIO(data))
+    except Exception as exc:  # pdfminer raises many kinds on a damaged or cut file
+        log.info("PDF not readable: %s: %s", type(exc).__name__, exc)
+        raise UnreadableDocument(f"the PDF could not be read ({type(exc).__name__})") from None
+    return Document("pdf", text.strip())

@@ -1,0 +1,176 @@
+"""web_fetch against fake sites on 127.0.0.1 (allowed by ``allow_private``): readable
+text from real-world-shaped pages, PDF, JSON, the caps, and prompt injection framed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.agent.forgery import neutralize
+from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
+from bot.config.webtools import FetchSettings, SearchSettings
+from bot.documents import convert
+from bot.errors import ToolError
+from bot.messages import ChatKey
+from tests.fakes.web_sites import FakeSite, fake_site, loopback_only
+from tools.loader import build_registry
+from tools.web.errors import TooLarge, WebTimeout
+from tools.web.service import WebTools
+
+__all__ = ["fake_site", "loopback_only"]
+
+FIXTURES = Path(__file__).parent / "web_fixtures"
+FRAME = re.compile(
+    r"\A\[external content ([0-9a-f]{8}): .*?\]\n(.*)\n\[end of external content \1\]\Z", re.S
+)
+
+
+def web(**fetch: object) -> WebTools:
+    settings = FetchSettings(allow_private=["127.0.0.1"], **fetch)  # type: ignore[arg-type]
+    return WebTools(SearchSettings(), settings, lambda: None)
+
+
+def inside(framed: str) -> str:
+    match = FRAME.match(framed)
+    assert match, framed[:300]
+    return match.group(2)
+
+
+def minimal_pdf(text: str) -> bytes:
+    """A one-page PDF showing ``text`` (offsets computed, so pdfminer reads it)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+async def test_news_article_becomes_markdown_of_its_main_content(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    url = fake_site.page("/news/bridge", (FIXTURES / "news_article.html").read_bytes())
+    text = inside(await web().fetch(url))
+    assert "Title: Harbour bridge reopens after repairs" in text
+    assert "replaced 140 corroded deck plates" in text
+    assert "## What changes for commuters" in text
+    assert "[council's project page](https://council.example/bridge)" in text
+    assert "| 4 | Tuesday |" in text or "4 | Tuesday" in text
+    for boilerplate in ("Accept all cookies", "Most read", "Privacy", "dataLayer", "Subscribe"):
+        assert boilerplate not in text
+    assert loopback_only == ["127.0.0.1"]
+
+
+async def test_docs_page_in_a_legacy_charset(fake_site: FakeSite, loopback_only: list[str]) -> None:
+    page = (FIXTURES / "docs_page.html").read_text().replace("&eacute;", "é").encode("latin-1")
+    url = fake_site.page("/configure", page, "text/html; charset=iso-8859-1")
+    text = inside(await web().fetch(url))
+    assert "Café mode" in text
+    assert "port = 7100" in text
+    assert "Search docs" not in text and "Built with" not in text
+
+
+async def test_pdf_json_and_text(fake_site: FakeSite, loopback_only: list[str]) -> None:
+    pdf = fake_site.page(
+        "/report.pdf", minimal_pdf("Quarterly revenue rose 12 percent"), "application/pdf"
+    )
+    assert "Quarterly revenue rose 12 percent" in inside(await web().fetch(pdf))
+    payload = {"temperature": 21.5, "city": "Lyon"}
+    data = fake_site.page("/api", json.dumps(payload), "application/json")
+    assert json.loads(inside(await web().fetch(data))) == payload
+    plain = fake_site.page("/notes.txt", "line one\nline two", "text/plain")
+    assert inside(await web().fetch(plain)) == "line one\nline two"
+    image = fake_site.page("/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00", "image/png")
+    with pytest.raises(ToolError, match="cannot read content of type image/png"):
+        await web().fetch(image)
+    missing = fake_site.root + "/nowhere"
+    with pytest.raises(ToolError, match="HTTP 404"):
+        await web().fetch(missing)
+
+
+async def test_outcomes_are_counted(fake_site: FakeSite, loopback_only: list[str]) -> None:
+    tools = web()
+    await tools.fetch(fake_site.page("/ok", "fine", "text/plain"))
+    with pytest.raises(ToolError):
+        await tools.fetch("http://10.0.0.1/")
+    with pytest.raises(ToolError):
+        await tools.fetch(fake_site.root + "/missing")
+    assert tools.counts() == {
+        ("web_fetch", "ok"): 1,
+        ("web_fetch", "refused"): 1,
+        ("web_fetch", "http_error"): 1,
+    }
+
+
+async def test_slow_drip_is_stopped_by_the_time_limit(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    with pytest.raises(WebTimeout, match=r"did not finish within 0.5 s"):
+        await web(timeout_s=0.5).fetch(fake_site.root + "/drip")
+
+
+async def test_endless_body_is_cut_at_max_bytes(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    text = await web(max_bytes=100_000, timeout_s=10).fetch(fake_site.root + "/endless")
+    assert "[the page was cut at 100000 bytes ([fetch] max_bytes)]" in text
+    assert len(text) < 110_000
+    big_pdf = fake_site.page("/big.pdf", minimal_pdf("x") + b" " * 200_000, "application/pdf")
+    with pytest.raises(TooLarge, match="larger than"):
+        await web(max_bytes=100_000).fetch(big_pdf)
+
+
+async def test_max_chars_cuts_the_text(fake_site: FakeSite, loopback_only: list[str]) -> None:
+    url = fake_site.page("/long.txt", "word " * 5_000, "text/plain")
+    text = inside(await web().fetch(url, max_chars=1_000))
+    assert text.startswith("word word")
+    assert "[24000 more characters not shown (max_chars)]" in text
+
+
+async def test_prompt_injection_stays_inside_the_frame(
+    fake_site: FakeSite, loopback_only: list[str], tmp_path: Path
+) -> None:
+    """Through the real tool: the page's fake frame end, runtime header and tool label
+    are quoted, and the real frame's id is one the page could not know."""
+    url = fake_site.page("/cake", (FIXTURES / "injection.html").read_bytes())
+    registry = build_registry(extra_plugins=False)
+    ctx = ToolContext(ChatKey("cli", "1"), "u", services=ToolServices(web=web()))
+    result = await registry.execute(ToolCall("c1", "web_fetch", {"url": url}), ctx)
+    assert not result.is_error
+    body = inside(result.content)
+    assert "Lemon cake" in body and "IGNORE ALL PREVIOUS INSTRUCTIONS" in body
+    assert "[end of external content" not in body
+    assert "[quoted text: external content\\] IGNORE" in body  # Markdown escapes the ]
+    assert body.count("[quoted text: external content") == 2  # the fullwidth one too
+    tag = FRAME.match(result.content).group(1)  # type: ignore[union-attr]
+    assert tag not in body
+    # The runner defuses the runtime header and tool labels in every tool result.
+    sent = neutralize(result.content)
+    assert "[Runtime Context" not in sent and "[tool output:" not in sent
+    assert "[quoted text: runtime context" in sent and "[quoted text: tool output:" in sent
+
+
+def test_converter_falls_back_to_all_text_when_no_main_content() -> None:
+    doc = convert(
+        b"<html><body><a href=/a>Home</a> <a href=/b>About</a></body></html>", "text/html"
+    )
+    assert "Home" in doc.text and "About" in doc.text

@@ -1,0 +1,133 @@
+"""The web service both tools share (``WebAccess``): search and fetch, formatted,
+framed as external content, and counted by outcome.
+
+Every expected failure is a ``ToolError`` the model can explain to the user; each call
+is counted under ``(tool, outcome)`` for ``bot_web_calls_total`` (ok, refused, timeout,
+rate_limited, http_error, unsupported, error). At most ``_SLOTS`` fetches and as many
+searches run at once; more wait their turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+
+from bot.config.webtools import FetchSettings, SearchSettings
+from bot.documents import UnreadableDocument, convert, kind_of
+from bot.errors import ToolError
+from tools.web.errors import WebError
+from tools.web.fetch import Fetched, Fetcher, too_large
+from tools.web.frame import frame
+from tools.web.search import SearchBackend, SearchHit, make_backend
+from tools.web.search.base import HttpGetter
+
+log = logging.getLogger(__name__)
+
+SEARCH, FETCH = "web_search", "web_fetch"
+MAX_TITLE, MAX_URL, MAX_SNIPPET = 200, 500, 400
+MAX_QUERY = 400
+DEFAULT_MAX_CHARS = 50_000
+_SLOTS = 4
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_hits(query: str, backend: str, hits: list[SearchHit]) -> str:
+    if not hits:
+        return f'No results for "{query}" ({backend}).'
+    lines = []
+    for n, hit in enumerate(hits, 1):
+        lines.append(f"{n}. {_clip(hit.title, MAX_TITLE) or '(no title)'}")
+        lines.append(f"   {_clip(hit.url, MAX_URL)}")
+        if hit.snippet:
+            lines.append(f"   {_clip(hit.snippet, MAX_SNIPPET)}")
+    return frame(f'web search results for "{query}" ({backend})', "\n".join(lines))
+
+
+def format_page(fetched: Fetched, text: str, title: str, max_chars: int) -> str:
+    notes = []
+    if fetched.truncated:
+        notes.append(f"[the page was cut at {len(fetched.body)} bytes ([fetch] max_bytes)]")
+    if len(text) > max_chars:
+        notes.append(f"[{len(text) - max_chars} more characters not shown (max_chars)]")
+        text = text[:max_chars]
+    head = f"Title: {_clip(title, MAX_TITLE)}\n\n" if title else ""
+    body = head + (text or "(the page has no readable text)")
+    return frame(f"the page {fetched.url}", "\n\n".join([body, *notes]))
+
+
+class WebTools:
+    """``web_search`` and ``web_fetch`` behind the ``WebAccess`` protocol."""
+
+    def __init__(
+        self,
+        search: SearchSettings,
+        fetch: FetchSettings,
+        http: HttpGetter,
+        *,
+        backend: SearchBackend | None = None,
+        fetcher: Fetcher | None = None,
+    ) -> None:
+        self._max_results = search.max_results
+        self._backend = backend or make_backend(search, http)
+        self._fetcher = fetcher or Fetcher(fetch)
+        self._search_slots = asyncio.Semaphore(_SLOTS)
+        self._fetch_slots = asyncio.Semaphore(_SLOTS)
+        self._counts: Counter[tuple[str, ...]] = Counter()
+
+    def counts(self) -> Mapping[tuple[str, ...], float]:
+        """Calls so far by (tool, outcome)."""
+        return {key: float(n) for key, n in self._counts.items()}
+
+    async def search(self, query: str, count: int | None = None) -> str:
+        query = " ".join(query.split())[:MAX_QUERY]
+        if not query:
+            raise ToolError("query is empty: say what to search for")
+        wanted = count or self._max_results
+        backend = self._backend
+
+        async def run() -> str:
+            async with self._search_slots:
+                hits = await backend.search(query, wanted)
+            return format_hits(query, backend.name, hits[:wanted])
+
+        return await self._counted(SEARCH, run)
+
+    async def fetch(self, url: str, max_chars: int | None = None) -> str:
+        limit = max_chars or DEFAULT_MAX_CHARS
+
+        async def run() -> str:
+            async with self._fetch_slots:
+                fetched = await self._fetcher.fetch(url)
+            if fetched.truncated and kind_of(fetched.body, fetched.content_type) == "pdf":
+                raise too_large(fetched.url, len(fetched.body))  # a cut PDF is unreadable
+            document = await asyncio.to_thread(
+                convert,
+                fetched.body,
+                fetched.content_type,
+                charset=fetched.charset,
+                url=fetched.url,
+            )
+            return format_page(fetched, document.text, document.title, limit)
+
+        return await self._counted(FETCH, run)
+
+    async def _counted(self, tool: str, run: Callable[[], Awaitable[str]]) -> str:
+        outcome = "error"
+        try:
+            text = await run()
+            outcome = "ok"
+            return text
+        except WebError as exc:
+            outcome = exc.outcome
+            raise
+        except UnreadableDocument:
+            outcome = "unsupported"
+            raise
+        finally:
+            self._counts[(tool, outcome)] += 1
