@@ -1,19 +1,31 @@
 """Platform-neutral splitting of long Markdown replies into sendable chunks.
 
 Every platform caps a message (Telegram 4,096 UTF-16 units, Discord 2,000, Slack 40,000)
-and renders each message on its own, so a chunk must be valid Markdown by itself: it
-ends at a paragraph or line boundary where possible, never leaves a fenced code block
-open (a block longer than the limit is closed and reopened with the same fence and
-language), and never cuts inline markup (`code`, **bold**, [links](...)) in two.
+and renders each message on its own, so a chunk should be valid Markdown by itself: it
+ends at a paragraph or line boundary where possible, closes a fenced code block it
+cuts and reopens it in the next chunk (same fence and language), and avoids cutting
+inline markup (`code`, **bold**, [links](...)) in two.
+
+What the splitter may change, and nothing else: the whitespace at a cut is dropped,
+and a cut inside a fenced block adds that fence's closing line to the end of one part
+and its opening line to the start of the next. The work is linear in the text (one
+pass to measure and classify positions, then a binary search per part), and the
+parts number at most ``ceil(len/limit) + 1`` (``len`` and ``limit`` in the measure's
+units; with UTF-16 an astral character cannot be halved, so ``limit - 1`` there): the
+nicer breaks and the reopened fences may together cost at most one part's worth of
+room over the whole reply, after which parts are cut full. A fence whose lines would
+take more than a quarter of a part (a line of 2,500 backticks) is never reopened.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from bot.errors import DeliveryRejected
 from channels.base import Sent, StateStore
@@ -21,14 +33,17 @@ from channels.base import Sent, StateStore
 Measure = Callable[[str], int]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-# Inline spans a cut must not fall inside (approximate, line-local Markdown).
+# Inline spans a cut should not fall inside (approximate, line-local Markdown). Every
+# repetition is bounded, so one pass over any line is linear (an unbounded pattern
+# backtracks quadratically on a line of backticks or brackets).
 _INLINE = re.compile(
-    r"(`+)[^`]*?\1"  # code span
-    r"|!?\[[^\]\n]*\]\([^)\n]*\)"  # link / image
-    r"|\*\*[^\n]+?\*\*|__[^\n]+?__|~~[^\n]+?~~|\|\|[^\n]+?\|\|"
-    r"|(?<![*\w])\*(?=\S)[^*\n]+?(?<=\S)\*(?![*\w])"
+    r"(?<!`)(`{1,8})(?!`)[^`\n]{1,200}?(?<!`)\1(?!`)"  # code span
+    r"|!?\[[^\]\n]{0,200}\]\([^)\n]{0,300}\)"  # link / image
+    r"|\*\*[^\n]{1,200}?\*\*|__[^\n]{1,200}?__|~~[^\n]{1,200}?~~|\|\|[^\n]{1,200}?\|\|"
+    r"|(?<![*\w])\*(?=\S)[^*\n]{1,200}?(?<=\S)\*(?![*\w])"
 )
 _TOGGLES = ("**", "~~", "||")
+_JOINERS = "\u200d\ufe0f\ufe0e"
 
 
 def utf16_len(text: str) -> int:
@@ -40,20 +55,19 @@ def utf16_len(text: str) -> int:
 class _Fence:
     opening: str  # the full opening line, e.g. "```python"
     closing: str  # the marker that closes it, e.g. "```"
+    line: int  # the index of its opening line
+    reopenable: bool  # its two lines fit in a quarter of a part
 
 
-def _fence_of(line: str) -> _Fence | None:
-    found = _FENCE.match(line)
-    if found is None:
-        return None
-    marker = found.group(1)
-    return _Fence(line.strip(), marker)
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One chunk: ``prefix + text[start:end] + suffix`` (the prefix and suffix are the
+    opening and closing lines of a fence the cut went through)."""
 
-
-def _closes(line: str, fence: _Fence) -> bool:
-    stripped = line.strip()
-    char = fence.closing[0]
-    return len(stripped) >= len(fence.closing) and stripped == char * len(stripped)
+    start: int
+    end: int
+    prefix: str = ""
+    suffix: str = ""
 
 
 def _unbalanced(line: str) -> bool:
@@ -63,170 +77,194 @@ def _unbalanced(line: str) -> bool:
     return any(line.count(tok) % 2 for tok in _TOGGLES)
 
 
-def _safe_cut(text: str, cut: int) -> int:
-    """Move a cut left so it does not separate combining marks, ZWJ or variation selectors."""
-    while 0 < cut < len(text) and (
-        unicodedata.combining(text[cut])
-        or text[cut] in "\u200d\ufe0f\ufe0e"
-        or text[cut - 1] == "\u200d"
-        or 0x1F3FB <= ord(text[cut]) <= 0x1F3FF  # skin-tone modifier
-    ):
-        cut -= 1
-    return cut
+def _closes(line: str, fence: _Fence) -> bool:
+    stripped = line.strip()
+    char = fence.closing[0]
+    return len(stripped) >= len(fence.closing) and stripped == char * len(stripped)
 
 
-def _fit(text: str, budget: int, measure: Measure) -> int:
-    """Largest prefix length of ``text`` whose measure is within ``budget`` (at least 1)."""
-    lo, hi = 1, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if measure(text[:mid]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def _grapheme_safe(text: str, pos: int) -> bool:
+    """A cut at ``pos`` separates no combining mark, joiner, modifier or surrogate pair."""
+    here, before = text[pos], text[pos - 1]
+    return not (
+        unicodedata.combining(here)
+        or here in _JOINERS
+        or before == "\u200d"
+        or 0x1F3FB <= ord(here) <= 0x1F3FF  # skin-tone modifier
+        or ("\ud800" <= before <= "\udbff" and "\udc00" <= here <= "\udfff")
+    )
 
 
-def _split_line(line: str, budget: int, measure: Measure, code: bool) -> list[str]:
-    """Cut one over-long line at whitespace outside inline spans, else hard."""
-    pieces: list[str] = []
-    rest = line
-    while measure(rest) > budget:
-        most = _fit(rest, budget, measure)
-        spans = [] if code else [m.span() for m in _INLINE.finditer(rest)]
+class _Planner:
+    """Classifies every position once, then cuts greedily (see the module docstring)."""
 
-        def inside(pos: int, spans: list[tuple[int, int]] = spans) -> bool:
-            return any(start < pos < end for start, end in spans)
-
-        cut = next(
-            (p for p in range(most, most // 2, -1) if rest[p - 1].isspace() and not inside(p)),
-            0,
+    def __init__(self, text: str, limit: int, measure: Measure) -> None:
+        self.text, self.limit, self.measure = text, limit, measure
+        n = len(text)
+        self.m: range | list[int] = (
+            range(n + 1) if measure is len else [0, *accumulate(measure(c) for c in text)]
         )
-        if not cut:
-            cut = next((p for p in range(most, 0, -1) if not inside(p)), most)
-            cut = _safe_cut(rest, cut) or cut
-        head, rest = rest[:cut], rest[cut:]
-        pieces.append(head if code else head.rstrip())
-        if not code:
-            rest = rest.lstrip()
-    pieces.append(rest)
-    return pieces
+        self.lines = text.split("\n")
+        self.starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
+        self.fence_before: list[_Fence | None] = []
+        self.mid_fence: list[_Fence | None] = []
+        self.fence_line: list[bool] = []
+        self.parity_before: list[bool] = []
+        self._scan_lines()
+        inside = self._inside_spans()
+        self.cands = self._candidates(inside)
 
+    def _scan_lines(self) -> None:
+        fence: _Fence | None = None
+        parity = False
+        for i, line in enumerate(self.lines):
+            self.fence_before.append(fence)
+            self.parity_before.append(parity)
+            found = _FENCE.match(line) if fence is None else None
+            if found is not None:
+                opening, closing = line.strip(), found.group(1)
+                cost = self.measure(opening + "\n") + self.measure("\n" + closing)
+                fence = _Fence(opening, closing, i, cost <= self.limit // 4)
+                self.mid_fence.append(fence)
+                self.fence_line.append(True)
+            elif fence is not None:
+                self.mid_fence.append(fence)
+                self.fence_line.append(_closes(line, fence))
+                fence = None if self.fence_line[-1] else fence
+            else:
+                self.mid_fence.append(None)
+                self.fence_line.append(False)
+                parity ^= _unbalanced(line)
 
-class _Splitter:
-    """Greedy line packer; ``measure`` must be additive over concatenation."""
+    def _inside_spans(self) -> list[bool]:
+        """Per position: a cut there would fall inside an inline span."""
+        depth = [0] * (len(self.text) + 2)
+        for found in _INLINE.finditer(self.text):
+            depth[found.start() + 1] += 1
+            depth[found.end()] -= 1
+        return [d > 0 for d in accumulate(depth)]
 
-    def __init__(self, limit: int, measure: Measure) -> None:
-        self.limit = limit
-        self.measure = measure
-        self.chunks: list[str] = []
-        self.cur: list[str] = []
-        self.size = 0
-        self.fence: _Fence | None = None  # open fence at the end of ``cur``
-        self.parity = False  # inline markup left open at the end of ``cur``
-        # Per break position i (chunk = cur[:i]): inside code before cur[i]; markup open.
-        self.code_at: list[bool] = []
-        self.open_at: list[bool] = []
-
-    def _reset(self, fence: _Fence | None) -> None:
-        self.cur, self.size, self.fence, self.parity = [], 0, fence, False
-        self.code_at, self.open_at = [], []
-        if fence is not None:
-            self._append(fence.opening, fence)
-
-    def _append(self, line: str, after: _Fence | None) -> None:
-        self.code_at.append(self.fence is not None)
-        self.open_at.append(self.parity)
-        if self.fence is None and after is None:
-            self.parity ^= _unbalanced(line)
-        self.size += self.measure(line) + (1 if self.cur else 0)
-        self.cur.append(line)
-        self.fence = after
-
-    def _emit(self, lines: list[str]) -> None:
-        chunk = "\n".join(lines).rstrip()
-        if chunk.strip():
-            self.chunks.append(chunk)
-
-    def _next_fence(self, line: str) -> _Fence | None:
-        if self.fence is not None:
-            return None if _closes(line, self.fence) else self.fence
-        return _fence_of(line)
-
-    def _reserve(self, fence: _Fence | None) -> int:
-        return self.measure("\n" + fence.closing) if fence is not None else 0
-
-    def run(self, lines: list[str]) -> list[str]:
-        pending = list(reversed(lines))  # a stack: pop() takes the next line
-        while pending:
-            line = pending.pop()
-            if self.fence is None and not self.cur and not line.strip():
-                continue  # no leading blank lines in a chunk
-            if self.fence is not None and _closes(line, self.fence):
-                line = self.fence.closing  # always fits: its room was reserved
-            after = self._next_fence(line)
-            grown = self.size + self.measure(line) + (1 if self.cur else 0)
-            if grown + self._reserve(after) <= self.limit:
-                self._append(line, after)
+    def _candidates(self, inside: list[bool]) -> list[list[int]]:
+        """Cut positions by preference: paragraph, line outside code, line in code,
+        whitespace, a hard cut outside inline spans, any hard cut (graphemes whole)."""
+        text = self.text
+        para: list[int] = []
+        line_out: list[int] = []
+        line_code: list[int] = []
+        space: list[int] = []
+        hard_out: list[int] = []
+        hard: list[int] = []
+        for i, line in enumerate(self.lines):
+            start = self.starts[i]
+            if i and self.fence_before[i] is None and not self.parity_before[i]:
+                line_out.append(start - 1)
+                if not line.strip():
+                    para.append(start - 1)
+            elif i and self.fence_before[i] is not None and not self.fence_line[i]:
+                line_code.append(start - 1)
+            if self.fence_line[i]:
                 continue
-            fresh = not self.cur or (self.fence is not None and len(self.cur) == 1)
-            if fresh:
-                pending.extend(reversed(self._split_long(line, after)))
+            code = self.mid_fence[i] is not None
+            for pos in range(start + 1, start + len(line)):
+                if not code and line[pos - start] in " \t" and not inside[pos]:
+                    space.append(pos)
+                if _grapheme_safe(text, pos):
+                    hard.append(pos)
+                    if not inside[pos]:
+                        hard_out.append(pos)
+        return [para, line_out, line_code, space, hard_out, hard]
+
+    # -- cutting ---------------------------------------------------------------------
+
+    def _line_of(self, pos: int) -> int:
+        return bisect_right(self.starts, pos) - 1
+
+    def _context(self, pos: int) -> _Fence | None:
+        """The fence open at a cut before ``text[pos]``."""
+        line = self._line_of(pos)
+        if self.text[pos] == "\n":
+            return self.fence_before[line + 1]
+        return self.mid_fence[line]
+
+    def _end(self, start: int, cap: int) -> int:
+        """The furthest cut whose part fits ``cap`` (at least one character)."""
+        end = bisect_right(self.m, self.m[start] + cap) - 1
+        return max(start + 1, min(end, len(self.text)))
+
+    def _pick(self, start: int, prev: int, end: int, waste: int) -> int:
+        """The best cut up to ``end`` that keeps at least half a part and the budget."""
+        floor = max(waste, self.limit // 2)
+        for cands in self.cands:
+            i = bisect_right(cands, end) - 1
+            if i >= 0 and cands[i] > start and self.m[cands[i]] - self.m[prev] >= floor:
+                return cands[i]
+        return end
+
+    def _cut(
+        self, start: int, prev: int, cap: int, waste: int, reopened: _Fence | None
+    ) -> tuple[int, _Fence | None]:
+        """Where this part ends, and the fence it closes (to reopen in the next)."""
+        end = self._end(start, cap)
+        cut = self._pick(start, prev, end, waste)
+        fence = self._context(cut)
+        if fence is None or not fence.reopenable:
+            return cut, None
+        if fence is not reopened and self.starts[fence.line] < start:
+            return cut, None  # this part never opened it (budget spent): nothing to close
+        closing = self.measure("\n" + fence.closing)
+        if self.m[cut] - self.m[start] + closing > cap:
+            shorter = self._pick(start, prev, self._end(start, cap - closing), waste)
+            if self._context(shorter) is not fence:
+                return cut, None
+            cut = shorter
+        reopening = self.measure(fence.opening + "\n")
+        if waste + self.limit - (self.m[cut] - self.m[prev]) + reopening > self.limit:
+            return self._pick(start, prev, end, waste), None
+        return cut, fence
+
+    def _skip(self, cut: int) -> int:
+        """Where the next part starts: past the cut's whitespace (one newline in code)."""
+        text, n = self.text, len(self.text)
+        if cut < n and self._context(cut) is not None:
+            return cut + 1 if text[cut] == "\n" else cut
+        while cut < n and text[cut].isspace():
+            cut += 1
+        return cut
+
+    def plan(self) -> list[Part]:
+        parts: list[Part] = []
+        n, text, limit = len(self.text), self.text, self.limit
+        start = prev = waste = 0
+        reopened: _Fence | None = None
+        while start < n:
+            prefix = reopened.opening + "\n" if reopened is not None else ""
+            cap = limit - (self.measure(prefix) if prefix else 0)
+            if self.m[n] - self.m[start] <= cap:
+                cut, closed = n, None
             else:
-                pending.append(line)
-                pending.extend(reversed(self._flush()))
-        if any(part.strip() for part in self.cur[1 if self.code_at[:1] == [True] else 0 :]):
-            self._emit(self.cur)
-        return self.chunks
+                cut, closed = self._cut(start, prev, cap, waste, reopened)
+                waste += limit - (self.m[cut] - self.m[prev])
+            end = cut
+            if self._context(cut) is None if cut < n else True:
+                while end > start and text[end - 1].isspace():
+                    end -= 1
+            if text[start:end].strip():
+                suffix = "\n" + closed.closing if closed is not None else ""
+                parts.append(Part(start, end, prefix, suffix))
+            prev, start, reopened = cut, self._skip(cut), closed
+        return parts
 
-    def _split_long(self, line: str, after: _Fence | None) -> list[str]:
-        """Emit full chunks of an over-long line; return its tail to process normally."""
-        fence = self.fence
-        head = self.measure(fence.opening) + 1 if fence is not None else 0
-        budget = self.limit - head - self._reserve(after if fence is None else fence)
-        pieces = _split_line(line, max(1, budget), self.measure, code=fence is not None)
-        for piece in pieces[:-1]:
-            if fence is not None:
-                self._emit([fence.opening, piece, fence.closing])
-            else:
-                self._emit([piece])
-        return pieces[-1:]
 
-    def _flush(self) -> list[str]:
-        """Emit ``cur`` up to the best break; return the lines to process again."""
-        n = len(self.cur)
-        if self.fence is not None:
-            starts = [i for i in range(n) if not self.code_at[i]]
-            opened = starts[-1] if starts else 0
-            if opened > 0:  # keep the code block whole: break before it
-                return self._cut(opened)
-            fence = self.fence
-            self._emit([*self.cur, fence.closing])
-            self._reset(fence)
-            return []
-        paragraphs = [
-            i
-            for i in range(1, n)
-            if not self.cur[i].strip()
-            and not self.code_at[i]
-            and not self.open_at[i]
-            and self._size_of(i) >= self.limit // 2
-        ]
-        if paragraphs:
-            return self._cut(paragraphs[-1])
-        if not self.parity:
-            return self._cut(n)
-        balanced = [i for i in range(1, n) if not self.code_at[i] and not self.open_at[i]]
-        return self._cut(balanced[-1] if balanced else n)
-
-    def _size_of(self, i: int) -> int:
-        return self.measure("\n".join(self.cur[:i]))
-
-    def _cut(self, i: int) -> list[str]:
-        rest = self.cur[i:]
-        self._emit(self.cur[:i])
-        self._reset(None)
-        return rest
+def split_plan(text: str, limit: int, *, measure: Measure = len) -> tuple[str, list[Part]]:
+    """The normalized text and its parts (``split_message`` renders them); [] if blank."""
+    if limit < 32:
+        raise ValueError("limit must be at least 32 to hold a fenced chunk")
+    text = text.replace("\r\n", "\n").strip("\n").rstrip()
+    if not text.strip():
+        return text, []
+    if measure(text) <= limit:
+        return text, [Part(0, len(text))]
+    return text, _Planner(text, limit, measure).plan()
 
 
 def split_message(text: str, limit: int, *, measure: Measure = len) -> list[str]:
@@ -235,14 +273,8 @@ def split_message(text: str, limit: int, *, measure: Measure = len) -> list[str]
     Prefers paragraph breaks, then line breaks, then whitespace; a fenced code block is
     kept whole when it fits a chunk, else closed and reopened across chunks.
     """
-    if limit < 32:
-        raise ValueError("limit must be at least 32 to hold a fenced chunk")
-    text = text.replace("\r\n", "\n").strip("\n").rstrip()
-    if not text.strip():
-        return []
-    if measure(text) <= limit:
-        return [text]
-    return _Splitter(limit, measure).run(text.split("\n"))
+    normalized, parts = split_plan(text, limit, measure=measure)
+    return [p.prefix + normalized[p.start : p.end] + p.suffix for p in parts]
 
 
 class PartsProgress:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from channels.format import split_message, utf16_len
+from channels.format import split_message, split_plan, utf16_len
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
 
@@ -48,8 +49,8 @@ def test_splits_at_paragraph_boundaries_first():
 
 def test_splits_at_line_boundaries_when_no_paragraphs():
     text = "\n".join(f"line {i:03d} " + "x" * 20 for i in range(100))
-    chunks = split_message(text, 200)
-    assert all(len(c) <= 200 for c in chunks)
+    chunks = split_message(text, 1000)
+    assert all(len(c) <= 1000 for c in chunks)
     assert "\n".join(chunks).split("\n") == text.split("\n")
 
 
@@ -143,8 +144,8 @@ def test_hard_cut_keeps_emoji_sequences_whole():
     family = "👨\u200d👩\u200d👧"
     thumbs = "👍🏽"
     text = (family + thumbs) * 200
-    chunks = split_message(text, 101, measure=utf16_len)
-    assert "".join(chunks) == text
+    chunks = split_message(text, 1001, measure=utf16_len)
+    assert len(chunks) == 3 and "".join(chunks) == text
     for chunk in chunks:
         assert not chunk.startswith(("\u200d", "🏽")) and not chunk.endswith("\u200d")
 
@@ -192,6 +193,86 @@ def test_property_no_text_lost_outside_code(text, limit):
     chunks = split_message(text, limit)
     assert all(len(c) <= limit for c in chunks)
     assert "".join("".join(chunks).split()) == "".join(text.split())
+
+
+def test_a_reply_of_backticks_is_cut_into_full_parts_not_one_per_character():
+    text = "`" * 2500  # reads as a fence opening: its lines could never be reopened
+    chunks = split_message(text, 2000)
+    assert [len(c) for c in chunks] == [2000, 500]
+    assert "".join(chunks) == text
+
+
+def test_the_work_is_linear_in_the_text():
+    """Counted in calls of the measure: one per character, a few per part (the old
+    splitter measured every candidate prefix again, cubic on backticks)."""
+    calls = 0
+
+    def counting(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return len(text)
+
+    for text in ("`" * 3000, "[" * 3000, "**a " * 750, "```\n" + "``` x\n" * 600):
+        calls = 0
+        chunks = split_message(text, 100, measure=counting)
+        assert calls <= len(text) + 10 * len(chunks) + 10, (text[:10], calls)
+        assert len(chunks) <= math.ceil(len(text) / 100) + 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(
+            [
+                "`",
+                "```",
+                "~~~",
+                "````py",
+                "\n",
+                "\n\n",
+                " ",
+                "*",
+                "**",
+                "[",
+                "](",
+                ")",
+                "a",
+                "word ",
+                "😀",
+                "\ud83d",
+                "\ude00",
+                "\u200d",
+                "e\u0301",
+                "👍🏽",
+                "x" * 40,
+            ]
+        ),
+        max_size=400,
+    ),
+    limit=st.integers(32, 300),
+    utf16=st.booleans(),
+)
+def test_property_parts_fit_are_few_and_give_back_the_text(pieces, limit, utf16):
+    """Any text: no part over the limit, at most ceil(len/limit) + 1 parts (limit - 1
+    with UTF-16, where an astral character cannot be halved), and the parts are the
+    text in order, less the whitespace at each cut, plus a fence's closing line at the
+    end of a part and its opening line at the start of the next."""
+    measure = utf16_len if utf16 else len
+    text, parts = split_plan("".join(pieces), limit, measure=measure)
+    chunks = split_message("".join(pieces), limit, measure=measure)
+    assert chunks == [p.prefix + text[p.start : p.end] + p.suffix for p in parts]
+    assert all(measure(c) <= limit for c in chunks)
+    room = limit - 1 if utf16 else limit
+    assert len(chunks) <= math.ceil(measure(text) / room) + 1
+    seen = 0
+    for part in parts:
+        assert not text[seen : part.start].strip() and part.start < part.end
+        if part.prefix:
+            assert FENCE.match(part.prefix) and part.prefix.endswith("\n")
+        if part.suffix:
+            assert FENCE.match(part.suffix.lstrip("\n")) and part.suffix.startswith("\n")
+        seen = part.end
+    assert not text[seen:].strip()
 
 
 async def test_parts_progress_resumes_in_a_new_process_and_then_forgets() -> None:
