@@ -23,6 +23,10 @@ _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 
 CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]
 
+# Sent by the platform itself (Telegram's "Start" button on a first visit): a greeting
+# for the assistant, not a mistyped command.
+GREETINGS = frozenset({"start"})
+
 
 @dataclass(frozen=True, slots=True)
 class Command:
@@ -65,8 +69,16 @@ class CommandRouter:
         parsed = parse_command(msg.text)
         if parsed is None:
             return None
-        cmd = self._commands.get(parsed[0])
-        return (cmd, parsed[1]) if cmd else None
+        name, args = parsed
+        cmd = self._commands.get(name)
+        if cmd is None and name not in GREETINGS:
+            # A typo costs no model call and says where the list is.
+            cmd = Command(name, f"/{name}", "unknown", self._unknown)
+        return (cmd, args) if cmd else None
+
+    async def _unknown(self, msg: InboundMessage, args: str) -> str:
+        parsed = parse_command(msg.text)
+        return f"Unknown command /{parsed[0] if parsed else ''}, see /help."
 
     async def _help(self, msg: InboundMessage, args: str) -> str:
         lines = ["Commands (they work even when the model is down):"]

@@ -50,8 +50,15 @@ async def test_match_known_and_unknown() -> None:
     cmd, args = matched
     assert cmd.name == "help"
     assert args == "please"
-    assert router.match(inbound("/nosuchcommand")) is None
     assert router.match(inbound("just chatting")) is None
+    assert router.match(inbound("/start")) is None  # the platform's greeting: the assistant's
+
+
+async def test_an_unknown_command_is_answered_without_the_model() -> None:
+    matched = CommandRouter().match(inbound("/foo@MyBot bar"))
+    assert matched is not None
+    cmd, args = matched
+    assert await cmd.func(inbound("/foo@MyBot bar"), args) == "Unknown command /foo, see /help."
 
 
 async def test_registered_command_runs_and_help_lists_it() -> None:
