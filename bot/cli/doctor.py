@@ -4,6 +4,7 @@ other services; exit 1 if any check fails."""
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
 import typer
 
@@ -14,12 +15,17 @@ app = typer.Typer()
 
 
 @app.command()
-def doctor(config: ConfigOpt = None) -> None:
+def doctor(
+    config: ConfigOpt = None,
+    offline: Annotated[
+        bool, typer.Option(help="skip the checks that need the internet (0 if the rest pass)")
+    ] = False,
+) -> None:
     """Check config, data dir, channel tokens, model and weather; exit 1 if any fails."""
     from bot.app import mcp_checks
     from bot.ops.doctor import exit_code, render, run_checks
 
     process.setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
-    checks = asyncio.run(run_checks(config, mcp_checks))
+    checks = asyncio.run(run_checks(config, mcp_checks, offline=offline))
     typer.echo(render(checks))
     raise typer.Exit(exit_code(checks))

@@ -9,12 +9,14 @@ channel checks come from each channel package's spec.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import shutil
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -86,14 +88,22 @@ async def check_model(settings: Settings) -> Check:
 ExtraChecks = Callable[[Settings], Awaitable[list[Check]]]
 
 
-async def run_checks(config: str | Path | None, extra: ExtraChecks | None = None) -> list[Check]:
+async def run_checks(
+    config: str | Path | None, extra: ExtraChecks | None = None, *, offline: bool = False
+) -> list[Check]:
     """Every check, the network ones concurrently; never raises for a failed check.
 
-    ``extra`` adds checks the composition root knows of (the MCP servers)."""
+    ``extra`` adds checks the composition root knows of (the MCP servers). ``offline``
+    skips what needs the internet (platforms, weather, MCP servers, a model that is not
+    on this machine or its network), so a set-up can be checked on a plane or in CI."""
     config_check, settings = check_config(config)
     if settings is None:
         return [config_check]
     checks = [config_check, check_data_dir(settings.data_dir)]
+    if offline:
+        skipped = Check("internet", "skipped", "--offline: platforms, weather, MCP servers")
+        local = _is_local(settings.llm.api_base)
+        return [*checks, skipped, *([await check_model(settings)] if local else [])]
     async with aiohttp.ClientSession() as http:
         pending: list[Awaitable[Check]] = [
             spec.doctor(http, section)
@@ -108,6 +118,17 @@ async def run_checks(config: str | Path | None, extra: ExtraChecks | None = None
         )
         checks += [*found, *more]
     return [_redacted(c, settings) for c in checks]
+
+
+def _is_local(api_base: str) -> bool:
+    """A model server on this machine or its private network needs no internet."""
+    host = urlsplit(api_base).hostname or ""
+    if host == "localhost" or host.endswith(".local"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_private  # loopback included
+    except ValueError:
+        return False
 
 
 async def _none() -> list[Check]:

@@ -174,6 +174,29 @@ async def test_dead_ports_and_missing_slack_mode(tmp_path):
     assert doctor.exit_code(list(checks.values())) == 1
 
 
+async def test_offline_skips_what_needs_the_internet_and_exits_zero(tmp_path, fake_llm: FakeLLM):
+    """Platforms and weather unreachable (they would fail online); the model on this
+    machine is still asked."""
+    unreachable = {
+        "weather": {"geocoding_url": _dead_url("/v1/search")},
+        "channels": {"telegram": {"token": "1:t", "base_url": _dead_url("/bot")}},
+    }
+    config = _config(
+        tmp_path,
+        llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-1"},
+        **unreachable,
+    )
+    code, out = await _cli("doctor", "--offline", "--config", str(config))
+    assert code == 0, out
+    rows = [line.split()[0] for line in out.splitlines() if line]
+    assert "internet" in rows and "telegram" not in rows and "weather" not in rows
+    assert "model openai/fake-model" in out and fake_llm.requests
+
+    remote = _config(tmp_path, llm={"api_base": "https://api.example.com/v1"}, **unreachable)
+    names = [c.name for c in await doctor.run_checks(remote, offline=True)]
+    assert names == ["config", "data dir", "internet"]
+
+
 async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):
     bad = tmp_path / "bad.toml"
     bad.write_text('[llm]\ntimeout_s = "soon"\n')
