@@ -199,6 +199,18 @@ S = TypeVar("S", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
+class SetupQuestion:
+    """One question ``bot init`` asks at a terminal for a platform: the answer becomes
+    ``key`` of its ``[channels.<name>]`` section or, with ``admin``, the user id that goes
+    into ``admins`` as ``"<name>:<id>"``. An empty first answer skips the platform."""
+
+    prompt: str
+    key: str = ""
+    secret: bool = False
+    admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelSpec(Generic[S]):
     """Everything the daemon needs to know about one platform, exported by its package.
 
@@ -217,3 +229,4 @@ class ChannelSpec(Generic[S]):
     secrets: Callable[[S], list[SecretStr]]
     doctor: Callable[[aiohttp.ClientSession, S], Awaitable[Check]] | None = None
     example: str = ""  # the commented ``[channels.<name>]`` block ``bot init`` writes
+    setup: tuple[SetupQuestion, ...] = ()  # what ``bot init`` asks at a terminal

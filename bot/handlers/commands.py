@@ -23,7 +23,7 @@ _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 
 CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]
 
-# Sent by the platform itself (Telegram's "Start" button on a first visit): a greeting
+# Sent by a platform itself (a "Start" button on a first visit): a greeting
 # for the assistant, not a mistyped command.
 GREETINGS = frozenset({"start"})
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from channels.base import Channel, ChannelContext, ChannelSpec
+from channels.base import Channel, ChannelContext, ChannelSpec, SetupQuestion
 from channels.telegram.doctor import check_telegram
 from channels.telegram.settings import EXAMPLE, TelegramSettings
 
@@ -31,6 +31,13 @@ SPEC = ChannelSpec(
     secrets=_secrets,
     doctor=check_telegram,
     example=EXAMPLE,
+    setup=(
+        SetupQuestion("Telegram bot token, from @BotFather (empty: no Telegram)", "token", True),
+        SetupQuestion(
+            "Your Telegram user id, from @userinfobot (empty: approve yourself by pairing)",
+            admin=True,
+        ),
+    ),
 )
 
 __all__ = ["SPEC", "TelegramSettings"]
