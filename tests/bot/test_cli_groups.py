@@ -25,3 +25,13 @@ def test_a_group_is_reachable_by_name() -> None:
 def test_an_unknown_command_is_refused() -> None:
     result = CliRunner().invoke(app, ["nosuch"])
     assert result.exit_code == 2
+
+
+def test_help_is_plain_text_naming_every_command_and_the_version() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    assert "``" not in result.output and ":mod:" not in result.output  # no reStructuredText
+    for name in ("workspace", "pairing", "--version"):
+        assert name in result.output
+    version = CliRunner().invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.output.startswith("bot ")
