@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -59,6 +60,7 @@ from channels.registry import SPECS
 
 if TYPE_CHECKING:
     from bot.agent.llm.response import ChatModel
+    from channels.cli import CLIChannel
 
 log = logging.getLogger(__name__)
 
@@ -307,9 +309,7 @@ def channel_routes(channels: Sequence[Channel]) -> list[Route]:
 
 
 async def run_daemon(settings: Settings, *, terminal: bool) -> int:
-    from channels.cli import CLIChannel
-
-    cli = CLIChannel(interactive=True) if terminal else None
+    cli = _terminal(settings, interactive=True) if terminal else None
     daemon = build_daemon(settings, local=[cli] if cli else [])
     stop_on_signals(daemon.request_stop)
     await daemon.start()
@@ -323,9 +323,7 @@ async def run_daemon(settings: Settings, *, terminal: bool) -> int:
 
 
 async def run_chat(settings: Settings) -> int:
-    from channels.cli import CLIChannel
-
-    cli = CLIChannel()
+    cli = _terminal(settings)
     # No /healthz here: a terminal session next to a running `bot run` must not clash.
     daemon = build_daemon(settings, local=[cli], serve_web=False)
     stop_on_signals(daemon.request_stop)
@@ -333,6 +331,20 @@ async def run_chat(settings: Settings) -> int:
     await _first(daemon.wait_stopped(), cli.finished.wait())
     await daemon.stop()
     return 0
+
+
+def _terminal(settings: Settings, interactive: bool | None = None) -> CLIChannel:
+    """The terminal channel; at a terminal, the log goes to a file (said once) so that
+    no log line lands inside the line being typed."""
+    from channels.cli import CLIChannel
+
+    cli = CLIChannel(interactive=interactive, history=settings.data_dir / "chat_history")
+    if cli.interactive:
+        from bot.ops.logfile import divert_to_file
+
+        sys.stdout.write(f"(logs: {divert_to_file(settings.data_dir)}; Ctrl-D to leave)\n")
+        sys.stdout.flush()
+    return cli
 
 
 async def _first(*aws: Coroutine[Any, Any, Any]) -> None:

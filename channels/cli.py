@@ -3,6 +3,12 @@
 It goes through the same bus, dispatcher and agent as every platform. Lines are sent
 one at a time and each waits for its final answer, so a piped script gets answers in
 order and the process can exit exactly when the last one is printed.
+
+At a terminal the prompt is prompt_toolkit's (imported only there): line editing,
+history (the arrow keys, kept in a file across sessions), and ``patch_stdout``, which
+prints a reminder or an answer that arrives while the user types above the prompt and
+then redraws the prompt with the half-typed line intact. readline cannot redraw its
+line after output from another task; prompt_toolkit is built for it.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import contextlib
 import logging
 import sys
 import threading
+from pathlib import Path
 from typing import TextIO
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
@@ -20,6 +27,8 @@ from channels.base import PutInbound, Sent
 log = logging.getLogger(__name__)
 
 CLI_KEY = ChatKey("cli", "local")
+PROMPT = "you> "
+THINKING = "bot> thinking…"
 
 
 class CLIChannel:
@@ -33,21 +42,29 @@ class CLIChannel:
         *,
         interactive: bool | None = None,
         user_id: str = "local",
+        history: Path | None = None,
     ) -> None:
         self._in = stdin or sys.stdin
-        self._out = stdout or sys.stdout
+        self._out = stdout  # None: sys.stdout at each write (patched under the prompt)
         self._interactive = self._in.isatty() if interactive is None else interactive
         self._user = user_id
+        self._history = history
         self._pending: dict[str, asyncio.Event] = {}
+        self._thinking: set[str] = set()  # turns whose "thinking…" line was printed
         self._task: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
+
+    @property
+    def interactive(self) -> bool:
+        return self._interactive
 
     @property
     def connected(self) -> bool:
         return self._task is not None and not self._task.done()
 
     async def start(self, put_inbound: PutInbound) -> None:
-        self._task = asyncio.create_task(self._read_loop(put_inbound), name="cli-reader")
+        loop = self._prompt_loop if self._interactive else self._read_loop
+        self._task = asyncio.create_task(loop(put_inbound), name="cli-reader")
 
     def _reader(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str]) -> None:
         # A daemon thread: a blocked readline() must never keep the process alive.
@@ -62,28 +79,62 @@ class CLIChannel:
                 return
 
     async def _read_loop(self, put_inbound: PutInbound) -> None:
+        """Piped input: every line answered in order, no prompt."""
         lines: asyncio.Queue[str] = asyncio.Queue()
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._reader, args=(loop, lines), daemon=True).start()
         try:
             while True:
-                if self._interactive:
-                    self._write("you> ", end="")
                 line = await lines.get()
                 if not line:
                     break
-                text = line.rstrip("\r\n")
-                if not text.strip():
-                    continue
-                msg = InboundMessage(
-                    key=CLI_KEY, user_id=self._user, text=text, user_name="you", direct=True
-                )
-                done = asyncio.Event()
-                self._pending[msg.message_id] = done
-                await put_inbound(msg)
-                await done.wait()
+                await self._say(put_inbound, line.rstrip("\r\n"))
         finally:
             self.finished.set()
+
+    async def _prompt_loop(self, put_inbound: PutInbound) -> None:
+        """A terminal: prompt_toolkit's prompt, with output kept above it."""
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        history: History = InMemoryHistory()
+        if self._history is not None:
+            self._history.parent.mkdir(parents=True, exist_ok=True)
+            history = FileHistory(str(self._history))
+        session: PromptSession[str] = PromptSession(history=history)
+        try:
+            with patch_stdout():
+                while True:
+                    try:
+                        text = await session.prompt_async(PROMPT)
+                    except (EOFError, KeyboardInterrupt):  # Ctrl-D, Ctrl-C: leave
+                        break
+                    await self._say(put_inbound, text)
+        finally:
+            self.finished.set()
+
+    async def _say(self, put_inbound: PutInbound, text: str) -> None:
+        """One message in, and wait for its final answer."""
+        if not text.strip():
+            return
+        msg = InboundMessage(
+            key=CLI_KEY, user_id=self._user, text=text, user_name="you", direct=True
+        )
+        done = asyncio.Event()
+        self._pending[msg.message_id] = done
+        await put_inbound(msg)
+        await done.wait()
+        self._thinking.discard(msg.message_id)
+
+    async def typing(self, key: ChatKey) -> None:
+        """A turn is taking a while: say so once (at a terminal only)."""
+        if not self._interactive:
+            return
+        waiting = [m for m in self._pending if m not in self._thinking]
+        if waiting:
+            self._thinking.update(waiting)
+            self._write(THINKING)
 
     async def send(self, msg: OutboundMessage) -> Sent:
         prefix = "bot> " if self._interactive else ""
@@ -97,8 +148,9 @@ class CLIChannel:
         return Sent()
 
     def _write(self, text: str, end: str = "\n") -> None:
-        self._out.write(text + end)
-        self._out.flush()
+        out = self._out or sys.stdout
+        out.write(text + end)
+        out.flush()
 
     async def stop(self) -> None:
         if self._task is not None and not self._task.done():

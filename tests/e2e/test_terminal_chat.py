@@ -1,0 +1,136 @@
+"""`bot chat` at a real terminal (a pseudo-terminal): the log stays off the screen, a
+reminder that arrives while the user types is printed above the prompt, which comes
+back with the half-typed line, the arrow keys recall history, and a slow turn says
+"thinking…". (Piped input is tests/e2e/test_cli_process.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.llm_server import FakeLLM, tool_calls_reply
+from tests.fakes.process import bot_env
+
+pytestmark = pytest.mark.slow  # a subprocess on a pseudo-terminal, and real time
+
+_CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])|\x1b[()][0-9A-Za-z]|\x1b[=>]|\x07")
+
+
+def screen(raw: str) -> list[str]:
+    """The screen's lines (scrollback included) after ``raw``: cursor moves, erases and
+    overwrites applied, as a terminal would, so text written into another line shows."""
+    rows, row, col, at = [""], 0, 0, 0
+    for found in [*_CSI.finditer(raw), None]:
+        for char in raw[at : found.start() if found else len(raw)]:
+            if char == "\r":
+                col = 0
+            elif char == "\n":
+                row += 1
+                rows += [""] * (row + 1 - len(rows))
+            elif char >= " ":
+                line = rows[row].ljust(col)
+                rows[row] = line[:col] + char + line[col + 1 :]
+                col += 1
+        if found is None:
+            break
+        at = found.end()
+        n = int(found[1]) if found[1] and found[1].isdigit() else 1
+        code = found[2]
+        if code == "C":
+            col += n
+        elif code == "D":
+            col = max(0, col - n)
+        elif code == "A":
+            row = max(0, row - n)
+        elif code == "B":
+            row += n
+            rows += [""] * (row + 1 - len(rows))
+        elif code in "KJ" and found[1] in ("", "0"):
+            rows[row] = rows[row][:col]
+            if code == "J":
+                del rows[row + 1 :]
+        elif code == "K" and found[1] == "2":
+            rows[row] = ""
+    return [r.rstrip() for r in rows]
+
+
+class Terminal:
+    """A pseudo-terminal with ``bot chat`` on it; what it printed, as screen segments."""
+
+    def __init__(self, data: Path, llm: FakeLLM) -> None:
+        self.master, slave = os.openpty()
+        env = bot_env(data, llm, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "chat"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=data.parent,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.raw = ""
+        os.set_blocking(self.master, False)
+
+    def lines(self) -> list[str]:
+        return [line for line in screen(self.raw) if line]
+
+    async def expect(self, needle: str, timeout: float = 30.0) -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                while not any(needle in line for line in screen(self.raw)):
+                    try:
+                        self.raw += os.read(self.master, 65536).decode(errors="replace")
+                    except BlockingIOError:
+                        await asyncio.sleep(0.05)
+        except (TimeoutError, OSError):  # OSError: the process ended
+            raise AssertionError(f"{needle!r} not seen: {self.lines()} {self.raw!r}") from None
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    async def close(self) -> int:
+        self.type("\x04")  # Ctrl-D at an empty prompt
+        code = await asyncio.wait_for(asyncio.to_thread(self.proc.wait), timeout=30)
+        os.close(self.master)
+        return code
+
+
+async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm: FakeLLM):
+    data = tmp_path / "data"
+    term = Terminal(data, fake_llm)
+    try:
+        await term.expect("you>")
+        term.type("/remind in 3 seconds tea\r")
+        await term.expect("OK, #1 reminder")
+        term.type("hel")  # typing, not sent, when the reminder arrives
+        await term.expect("Reminder: tea")
+        await term.expect("you> hel")
+        lines = term.lines()
+        assert [s for s in lines if "Reminder: tea" in s] == ["bot> ⏰ Reminder: tea"], lines
+        assert lines[-1] == "you> hel", lines  # the prompt is back, the typing kept
+
+        term.type("\x15")  # Ctrl-U: the line emptied
+        fake_llm.reply(tool_calls_reply([("final_result", {"answer": "slow answer"})], delay=2.5))
+        term.type("slow one\r")
+        await term.expect("thinking…")
+        await term.expect("bot> slow answer")
+        term.type("\x1b[A")  # Up: the last line sent comes back
+        await term.expect("you> slow one")
+        assert "^[[A" not in term.raw
+        term.type("\x15")
+        assert await term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    shown = term.lines()
+    assert not [s for s in shown if " INFO " in s or " WARNING " in s], shown
+    assert shown[0].startswith(f"(logs: {data / 'bot.log'}")
+    assert (data / "bot.log").is_file()  # `bot chat` logs warnings only; `bot run` all
