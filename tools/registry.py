@@ -20,6 +20,8 @@ from tools.base import Tool
 logger = logging.getLogger(__name__)
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# OpenAI-style APIs refuse a request with more tools than this.
+MAX_OFFERED = 128
 _MAX_JSON_ERROR = 200
 
 
@@ -70,7 +72,8 @@ def _stringify(output: Any) -> str:
 class ToolRegistry:
     """Holds tool instances by name and implements the ``bot.agent.toolbox.ToolBox`` protocol."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_offered: int = MAX_OFFERED) -> None:
+        self.max_offered = max_offered  # tools per request; the MCP manager sets its own
         self._tools: dict[str, Tool] = {}
         self._builtin: set[str] = set()
         # Tools only some workspaces may use (MCP servers, skills); absent = everywhere.
@@ -150,7 +153,8 @@ class ToolRegistry:
         return len(self._tools)
 
     def definitions(self, workspace: str = "default") -> list[dict[str, Any]]:
-        """The workspace's tools sorted by name with ``mcp_*`` last.
+        """The workspace's tools sorted by name with ``mcp_*`` last, at most
+        ``max_offered`` of them (those past it are left out, logged once per tool set).
 
         Cached per tool set (workspaces that see the same tools share one list), so the
         prompt prefix stays byte-stable and nothing is rebuilt per turn.
@@ -162,6 +166,17 @@ class ToolRegistry:
         cached = self._definitions.get(names)
         if cached is None:
             order = sorted(names, key=lambda n: (n.startswith("mcp_"), n))
+            if len(order) > self.max_offered:
+                logger.warning(
+                    "%d tools for workspace %s; only the first %d are offered to the model "
+                    "(mcp.max_tools_per_request), left out: %s",
+                    len(order),
+                    workspace,
+                    self.max_offered,
+                    ", ".join(order[self.max_offered : self.max_offered + 5])
+                    + (", ..." if len(order) > self.max_offered + 5 else ""),
+                )
+                order = order[: self.max_offered]
             cached = self._definitions[names] = [self._tools[n].definition() for n in order]
         self._by_workspace[workspace] = cached
         return cached

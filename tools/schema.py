@@ -20,7 +20,11 @@ whatever JSON Schema their framework emits: ``{}``, ``$ref`` into
   that sends ``null`` where the server allows it is not refused.
 
 A schema that cannot be expressed (a recursive or remote ``$ref``, ``false``, a root
-that is not an object, an unknown type) raises :class:`UncleanableSchema`.
+that is not an object, an unknown type) raises :class:`UncleanableSchema`, and so does
+one whose inlined form would pass :data:`MAX_NODES` schema nodes: ``$ref``s that branch
+(each definition referring to the next several times) grow exponentially when inlined,
+so 1 KB of schema could otherwise hold the event loop for minutes. The count stops the
+inlining as soon as it passes the cap, so the work per tool is bounded whatever it sends.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from bot.errors import UncleanableSchema
 __all__ = ["CleanSchema", "UncleanableSchema", "check_schema", "clean_schema"]
 
 MAX_DEPTH = 32
+MAX_NODES = 10_000  # schema nodes in the inlined view; real tools use a few hundred
 WIRE_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 # Kept on the wire as they are; every other keyword is dropped (or named in the text).
 _KEPT = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
@@ -85,7 +90,7 @@ def clean_schema(schema: Any) -> CleanSchema:
         schema = {}
     if not isinstance(schema, Mapping):
         raise UncleanableSchema(f"the input schema is not an object (got {_kind(schema)})")
-    inlined = _inline(schema, schema, (), 0)
+    inlined = _Inliner(schema).inline(schema, (), 0)
     wire = _wire(inlined, 0)
     if wire.get("type") != "object":
         raise UncleanableSchema("the input schema's root is not an object")
@@ -99,32 +104,43 @@ def _kind(value: Any) -> str:
 # -- step 1: inline local $refs --------------------------------------------------------
 
 
-def _inline(node: Any, root: Mapping[str, Any], stack: tuple[str, ...], depth: int) -> Any:
-    """A schema node with every ``$ref`` replaced by its target (siblings win)."""
-    if depth > MAX_DEPTH:
-        raise UncleanableSchema(f"the schema nests deeper than {MAX_DEPTH} levels")
-    if not isinstance(node, Mapping):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        if ref in stack:
-            raise UncleanableSchema(f"recursive $ref {ref!r} cannot be inlined")
-        target = _inline(_resolve(ref, root), root, (*stack, ref), depth + 1)
-        siblings = _inline({k: v for k, v in node.items() if k != "$ref"}, root, stack, depth)
-        return {**target, **siblings} if isinstance(target, Mapping) else target
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in _DROPPED_FOR_CHECK:
-            continue
-        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {k: _inline(v, root, stack, depth + 1) for k, v in value.items()}
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [_inline(v, root, stack, depth + 1) for v in value]
-        elif key in _SCHEMA_VALUES:
-            out[key] = _inline(value, root, stack, depth + 1)
-        else:
-            out[key] = value
-    return out
+class _Inliner:
+    """Replaces every ``$ref`` by its target (siblings win), counting the nodes made."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.nodes = 0
+
+    def inline(self, node: Any, stack: tuple[str, ...], depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise UncleanableSchema(f"the schema nests deeper than {MAX_DEPTH} levels")
+        if not isinstance(node, Mapping):
+            return node
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise UncleanableSchema(
+                f"the schema inlines to more than {MAX_NODES} nodes ($refs that branch)"
+            )
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in stack:
+                raise UncleanableSchema(f"recursive $ref {ref!r} cannot be inlined")
+            target = self.inline(_resolve(ref, self.root), (*stack, ref), depth + 1)
+            siblings = self.inline({k: v for k, v in node.items() if k != "$ref"}, stack, depth)
+            return {**target, **siblings} if isinstance(target, Mapping) else target
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DROPPED_FOR_CHECK:
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                out[key] = {k: self.inline(v, stack, depth + 1) for k, v in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [self.inline(v, stack, depth + 1) for v in value]
+            elif key in _SCHEMA_VALUES:
+                out[key] = self.inline(value, stack, depth + 1)
+            else:
+                out[key] = value
+        return out
 
 
 def _resolve(ref: str, root: Mapping[str, Any]) -> Any:

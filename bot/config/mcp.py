@@ -61,12 +61,18 @@ class MCPServerSettings(Section):
 
 class MCPSettings(Section):
     """``[mcp]``: the servers, how a server that fails is retried, how often an idle
-    connection is pinged (a dead one is replaced before a call needs it)."""
+    connection is pinged (a dead one is replaced before a call needs it), and the caps
+    that keep one server from flooding every request: tools installed per server, tools
+    offered to the model per request (OpenAI-style APIs refuse more than 128), and the
+    characters of one call's result kept."""
 
     servers: dict[str, MCPServerSettings] = Field(default={})
     retry_initial_s: float = Field(default=1, gt=0)
     retry_max_s: float = Field(default=60, gt=0)
     ping_interval_s: float = Field(default=30, gt=0)
+    max_tools_per_server: int = Field(default=64, gt=0)
+    max_tools_per_request: int = Field(default=128, gt=0, le=128)
+    max_result_chars: int = Field(default=100_000, ge=1000)
 
     @field_validator("servers")
     @classmethod

@@ -4,7 +4,10 @@ The low-level server returns whatever schema a tool declares, so it can advertis
 schemas real servers emit (``{}``, ``$ref``, nullable unions, a recursive ``$ref``).
 Run it as a stdio child (``python tests/fakes/mcp_server.py``) or serve
 :func:`http_app` with uvicorn for streamable HTTP (see tests/fakes/mcp_http.py).
-``FAKE_MCP_JUNK=1`` makes the stdio child write a non-JSON line to stdout first.
+``FAKE_MCP_JUNK=1`` makes the stdio child write a non-JSON line to stdout first;
+``FAKE_MCP_TOOLS=N`` adds N echo-like tools ``t0``...; ``FAKE_MCP_BLOWUP=L`` adds the tool
+``blowup`` whose 1 KB schema inlines to 4**L nodes (each definition refers to the next
+four times).
 """
 
 from __future__ import annotations
@@ -49,6 +52,19 @@ TEXT_SCHEMA: dict[str, Any] = {
 }
 
 
+def blowup_schema(levels: int, width: int = 4) -> dict[str, Any]:
+    """Small to send, ``width ** levels`` nodes once every ``$ref`` is inlined."""
+    defs: dict[str, Any] = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/$defs/L{i + 1}"} for j in range(width)},
+        }
+        for i in range(levels)
+    }
+    defs[f"L{levels}"] = {"type": "string"}
+    return {"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/L0"}}}
+
+
 def _tool(name: str, schema: dict[str, Any], description: str = "", **kw: Any) -> dict[str, Any]:
     """A tools/list entry as raw JSON: the SDK's own models would refuse ``{}``."""
     entry: dict[str, Any] = {"name": name, "description": description or name}
@@ -56,6 +72,16 @@ def _tool(name: str, schema: dict[str, Any], description: str = "", **kw: Any) -
     if kw.get("read_only"):
         entry["annotations"] = {"readOnlyHint": True}
     return entry
+
+
+def _env_tools() -> list[dict[str, Any]]:
+    tools = []
+    if os.environ.get("FAKE_MCP_BLOWUP"):
+        levels = int(os.environ["FAKE_MCP_BLOWUP"])
+        tools.append(_tool("blowup", blowup_schema(levels), "Exponentially branching $refs."))
+    count = int(os.environ.get("FAKE_MCP_TOOLS", "0"))
+    tools.extend(_tool(f"t{i}", TEXT_SCHEMA, f"Tool number {i}.") for i in range(count))
+    return tools
 
 
 BASE_TOOLS = [
@@ -77,11 +103,18 @@ BASE_TOOLS = [
         {"type": "object", "properties": {"marker": {"type": "string"}}},
         "Exits the process mid-call, unless the file `marker` exists (then creates none).",
     ),
+    _tool(
+        "die_read_only",
+        {"type": "object", "properties": {"marker": {"type": "string"}}},
+        "As die, but says (readOnlyHint) that calling it again is safe.",
+        read_only=True,
+    ),
 ]
 
 
 def build_server() -> Server[Any]:
     extra: list[dict[str, Any]] = []
+    from_env = _env_tools()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[])  # advertises the capability; see raw_list
@@ -89,7 +122,7 @@ def build_server() -> Server[Any]:
     async def raw_list(ctx: Any, call_next: Any) -> Any:
         """The server validates spec results it serializes; a short-circuit is sent as is."""
         if ctx.method == "tools/list":
-            return {"tools": [*BASE_TOOLS, *extra]}
+            return {"tools": [*BASE_TOOLS, *from_env, *extra]}
         return await call_next(ctx)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -129,12 +162,12 @@ async def _call(ctx: Any, name: str, args: dict[str, Any], extra: list[dict[str,
             extra.append(_tool("late", {}, "Added after start."))
         await ctx.session.send_tool_list_changed()
         return _text("added")
-    if name == "late":
+    if name == "late" or (name[:1] == "t" and name[1:].isdigit()):
         return _text("late tool ran")
     if name == "junk":
         os.write(_wire_fd(), b"this line is not JSON-RPC\n")
         return _text("survived")
-    if name == "die":
+    if name in ("die", "die_read_only"):
         _die_unless(args.get("marker"))
         return _text("answered on the retry")
     raise ValueError(f"unknown tool {name}")

@@ -4,12 +4,13 @@ what the server accepts (null where it allows null)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.fakes.mcp_server import NULLABLE_SCHEMA, RECURSIVE_SCHEMA, REF_SCHEMA
+from tests.fakes.mcp_server import NULLABLE_SCHEMA, RECURSIVE_SCHEMA, REF_SCHEMA, blowup_schema
 from tests.fakes.provider_rules import schema_violations
 from tools.schema import CleanSchema, UncleanableSchema, clean_schema
 
@@ -160,3 +161,12 @@ def test_input_is_never_mutated() -> None:
     original = copy.deepcopy(REF_SCHEMA)
     clean(REF_SCHEMA)
     assert original == REF_SCHEMA
+
+
+@pytest.mark.timeout(30)  # without the cap this inlining runs for minutes
+def test_branching_refs_are_refused_after_a_bounded_count_of_nodes() -> None:
+    schema = blowup_schema(8)  # about 1 KB; 4**8 strings once every $ref is inlined
+    assert len(json.dumps(schema)) < 1500
+    with pytest.raises(UncleanableSchema, match="more than 10000 nodes"):
+        clean_schema(schema)
+    assert clean(blowup_schema(5)).wire["properties"]["root"]["type"] == "object"

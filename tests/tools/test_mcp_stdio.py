@@ -22,10 +22,12 @@ import pytest_asyncio
 from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext
 from bot.config.mcp import MCPServerSettings, MCPSettings
 from bot.messages import ChatKey
+from tests.fakes.mcp_server import BASE_TOOLS
 from tests.fakes.provider_rules import schema_violations
 from tests.fakes.waiting import until
 from tools.loader import build_registry
 from tools.mcp.manager import MCPManager
+from tools.mcp.report import checks, probe, render
 from tools.registry import ToolRegistry
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
@@ -148,9 +150,10 @@ async def test_killed_server_is_reconnected_the_call_retried_and_stop_ends_it(tm
         )
         assert [r.content for r in results] == ["echo: 0", "echo: 1", "echo: 2"]
         assert manager.counters()["k"]["reconnects"] == 1
-        # Dies mid-call: reconnected, and the one retry (on a new process) is answered.
+        # Dies mid-call: reconnected, and the one retry (on a new process) is answered,
+        # because the tool says (readOnlyHint) that repeating it is safe.
         marker = str(tmp_path / "died-once")
-        retried = await call(registry, "mcp_k_die", {"marker": marker})
+        retried = await call(registry, "mcp_k_die_read_only", {"marker": marker})
         assert retried.content == "answered on the retry"
         assert manager.counters()["k"]["reconnects"] == 2
         new_pid = int((await call(registry, "mcp_k_pid")).content)
@@ -218,3 +221,60 @@ async def test_a_server_that_never_starts_is_retried_and_fails_calls_cleanly() -
         assert outcome.is_error and "unavailable" in outcome.text
     finally:
         await manager.stop()
+
+
+async def test_a_call_that_died_with_the_server_is_not_sent_again(tmp_path) -> None:
+    """Neither readOnlyHint nor idempotentHint: the server may have done it already."""
+    registry = ToolRegistry()
+    manager = await connected(registry, k=stdio())
+    try:
+        marker = tmp_path / "died-once"
+        died = await call(registry, "mcp_k_die", {"marker": str(marker)})
+        assert died.is_error and "not safe to repeat automatically" in died.content
+        assert "answered on the retry" not in died.content
+        assert marker.exists()  # the server had the call when it went away
+        back = await call(registry, "mcp_k_echo", {"text": "back"})
+        assert back.content == "echo: back"  # the next call finds a fresh server
+    finally:
+        await manager.stop()
+
+
+async def test_a_huge_result_is_cut_before_it_is_kept(shared) -> None:
+    registry, _ = shared
+    big = await call(registry, "mcp_fake_big", {"size": 250_000})
+    assert not big.is_error and len(big.content) == 100_000
+    assert big.content.endswith("characters (mcp.max_result_chars)]")
+
+
+@pytest.mark.timeout(60)  # without the caps the branching schema alone runs for hours
+async def test_a_flood_of_tools_and_a_branching_schema_are_capped_and_logged(caplog) -> None:
+    registry = build_registry(extra_plugins=False)
+    builtins = set(registry.names())
+    server = stdio(env={"FAKE_MCP_TOOLS": "300", "FAKE_MCP_BLOWUP": "12"})
+    settings = MCPSettings(servers={"x": server}, retry_initial_s=0.05, max_tools_per_server=200)
+    manager = MCPManager(settings, registry)
+    with caplog.at_level(logging.WARNING):
+        manager.start()
+        try:
+            await until(lambda: manager.servers["x"].status.state == "ready", 20)
+            listed = len(manager.servers["x"].status.tools)
+            assert listed == len(BASE_TOOLS) + 301 and manager.capped == {"x": listed - 200}
+            assert len(manager.tool_names("x")) == 200 - 2  # recursive and blowup refused
+            assert "mcp_x_blowup" not in registry
+            offered = [d["function"]["name"] for d in registry.definitions()]
+            assert len(offered) == 128 and builtins <= set(offered)
+        finally:
+            await manager.stop()
+    assert "'blowup' skipped: the schema inlines to more than 10000 nodes" in caplog.text
+    assert f"lists {listed} tools; only the first 200 are installed" in caplog.text
+    assert "only the first 128 are offered to the model" in caplog.text
+
+
+async def test_doctor_warns_about_tools_left_out_by_the_cap() -> None:
+    server = stdio(env={"FAKE_MCP_TOOLS": "100"})
+    reports = await probe(MCPSettings(servers={"x": server}, max_tools_per_server=20))
+    [row] = checks(reports)
+    left_out = len(BASE_TOOLS) + 100 - 20
+    assert row.status == "ok"
+    assert f"warning: {left_out} more listed tools not installed" in row.detail
+    assert "mcp.servers.x.enabled_tools" in render(reports)

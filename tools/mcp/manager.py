@@ -34,6 +34,9 @@ class MCPManager:
 
     def __init__(self, settings: MCPSettings, registry: ToolRegistry) -> None:
         self._registry = registry
+        registry.max_offered = settings.max_tools_per_request
+        self._max_tools = settings.max_tools_per_server
+        self.capped: dict[str, int] = {}  # server -> listed tools left out by the cap
         self._registered: dict[str, list[str]] = {}
         self.servers: dict[str, MCPServer] = {
             name: MCPServer(
@@ -43,6 +46,7 @@ class MCPManager:
                 retry_initial_s=settings.retry_initial_s,
                 retry_max_s=settings.retry_max_s,
                 ping_interval_s=settings.ping_interval_s,
+                max_result_chars=settings.max_result_chars,
             )
             for name, server in sorted(settings.enabled_servers().items())
         }
@@ -74,13 +78,25 @@ class MCPManager:
         return str(getattr(tool, "remote_name", name))
 
     def _install(self, server: MCPServer) -> None:
-        """Replace ``server``'s tools in the registry with its latest listing."""
+        """Replace ``server``'s tools in the registry with its latest listing (at most
+        ``max_tools_per_server`` of them: each costs a schema check now and room in
+        every request)."""
         self._uninstall(server.name)
         workspaces = server.settings.workspaces
         scope = frozenset(workspaces) if workspaces is not None else None
+        listed = server.status.tools
+        self.capped[server.name] = max(0, len(listed) - self._max_tools)
+        if self.capped[server.name]:
+            log.warning(
+                "MCP server %s lists %d tools; only the first %d are installed "
+                "(mcp.max_tools_per_server; enabled_tools picks which)",
+                server.name,
+                len(listed),
+                self._max_tools,
+            )
         names: list[str] = []
-        for remote in server.status.tools:
-            taken = set(self._registry.names())
+        taken = set(self._registry.names())  # once: a set per tool made installing quadratic
+        for remote in listed[: self._max_tools]:
             tool = build_tool(server, remote, taken)
             if tool is None:
                 continue
@@ -89,6 +105,7 @@ class MCPManager:
             except ValueError as exc:
                 log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
                 continue
+            taken.add(tool.name)
             names.append(tool.name)
         self._registered[server.name] = names
 

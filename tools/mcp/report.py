@@ -24,6 +24,7 @@ class ServerReport:
     state: str
     tools: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    capped: int = 0  # listed tools left out by mcp.max_tools_per_server
 
 
 async def probe(settings: MCPSettings) -> list[ServerReport]:
@@ -39,14 +40,17 @@ async def probe(settings: MCPSettings) -> list[ServerReport]:
                 continue
             names = manager.tool_names(name)
             listed = [t.name for t in server.status.tools]
+            capped = manager.capped.get(name, 0)
             kept = {manager.remote_name(n) for n in names}
+            tried = listed[: len(listed) - capped]
             reports.append(
                 ServerReport(
                     name,
                     configured.transport,
                     server.state,
                     names,
-                    [t for t in listed if t not in kept],
+                    [t for t in tried if t not in kept],
+                    capped,
                 )
             )
         return reports
@@ -68,6 +72,8 @@ def checks(reports: list[ServerReport]) -> list[Check]:
         detail = f"{len(r.tools)} tools: {', '.join(r.tools) or '(none)'}"
         if r.skipped:
             detail += f"; skipped (schema): {', '.join(r.skipped)}"
+        if r.capped:
+            detail += f"; warning: {_capped(r)}"
         rows.append(ok(name, detail))
     return rows
 
@@ -80,4 +86,13 @@ def render(reports: list[ServerReport]) -> str:
         lines.append(f"{r.name} ({r.transport}): {r.state}")
         lines.extend(f"  {name}" for name in r.tools)
         lines.extend(f"  (skipped: {name}, its schema cannot be cleaned)" for name in r.skipped)
+        if r.capped:
+            lines.append(f"  (warning: {_capped(r)})")
     return "\n".join(lines)
+
+
+def _capped(r: ServerReport) -> str:
+    return (
+        f"{r.capped} more listed tools not installed (mcp.max_tools_per_server); "
+        f"choose with mcp.servers.{r.name}.enabled_tools"
+    )

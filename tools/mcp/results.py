@@ -4,7 +4,9 @@ Text parts are joined; images, audio and binary resources are described (kind, M
 type, size), never dumped as base64 into the context; embedded text resources are
 inlined; structured content is shown as JSON when there is no text. Anything the
 result holds that is not understood is described by its type, so an odd server
-never turns a call into an exception.
+never turns a call into an exception. The text is cut at ``max_chars`` while it is
+built (saying so), so a server that answers with megabytes costs the turn no more than
+that, whether the result is then kept in the history or offloaded.
 """
 
 from __future__ import annotations
@@ -25,17 +27,32 @@ class CallOutcome:
     is_error: bool
 
 
-def render_result(raw: Any) -> CallOutcome:
-    """The model's view of a raw ``CallToolResult``."""
+def render_result(raw: Any, max_chars: int = 100_000) -> CallOutcome:
+    """The model's view of a raw ``CallToolResult``, at most ``max_chars`` of it."""
     if not isinstance(raw, Mapping):
         return CallOutcome(f"(the server returned a non-object result: {_short(raw)})", True)
     parts = raw.get("content")
-    texts = [_part(p) for p in parts] if isinstance(parts, list) else []
+    texts: list[str] = []
+    size = 0
+    for part in parts if isinstance(parts, list) else []:
+        text = _part(part)
+        if text:
+            texts.append(text)
+            size += len(text) + 1
+        if size > max_chars:
+            break  # the rest would be cut anyway: not even rendered
     structured = raw.get("structuredContent")
-    if not any(texts) and structured is not None:
+    if not texts and structured is not None:
         texts = [json.dumps(structured, ensure_ascii=False, default=str)]
-    text = "\n".join(t for t in texts if t) or NO_OUTPUT
-    return CallOutcome(text, raw.get("isError") is True)
+    text = "\n".join(texts) or NO_OUTPUT
+    return CallOutcome(_capped(text, max_chars), raw.get("isError") is True)
+
+
+def _capped(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    note = f"\n[result cut at {max_chars:,} characters (mcp.max_result_chars)]"
+    return text[: max_chars - len(note)] + note
 
 
 def _part(part: Any) -> str:

@@ -1,7 +1,10 @@
 """One configured MCP server: its connection, its tools, its state and its counters.
 
-Nothing a server does escapes this class as an exception into a turn: a call on a dead
-connection reconnects once and retries; a timeout, an error answer or a server that
+Nothing a server does escapes this class as an exception into a turn: a call on a
+connection already known dead reconnects once and is sent; a call whose connection died
+while the server had it is sent again only when the tool says repeating it is safe
+(MCP's ``readOnlyHint`` or ``idempotentHint``), because the server may have done it
+already; a timeout, an error answer or a server that
 cannot be reached becomes a :class:`~tools.mcp.results.CallOutcome` with
 ``is_error``. Connecting at start is retried in the background with exponential
 backoff; ``notifications/tools/list_changed`` re-lists the tools and tells the owner.
@@ -38,6 +41,12 @@ class RemoteTool:
     description: str
     input_schema: Any
     read_only: bool
+    idempotent: bool = False  # ``idempotentHint``: calling it twice does no more than once
+
+    @property
+    def repeatable(self) -> bool:
+        """Safe to send again after a connection died with the call in flight."""
+        return self.read_only or self.idempotent
 
 
 @dataclass
@@ -68,8 +77,10 @@ class MCPServer:
         retry_initial_s: float = 1.0,
         retry_max_s: float = 60.0,
         ping_interval_s: float = 30.0,
+        max_result_chars: int = 100_000,
     ) -> None:
         self.name = name
+        self.max_result_chars = max_result_chars
         self.settings = settings
         self.counters = Counters()
         self.status = ServerState()
@@ -212,13 +223,14 @@ class MCPServer:
             log.warning("MCP server %s: skipped a tool without a name: %.200r", self.name, entry)
             return None
         annotations = entry.get("annotations")
-        read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+        hints = annotations if isinstance(annotations, dict) else {}
         description = entry.get("description")
         return RemoteTool(
             name=name,
             description=description if isinstance(description, str) else "",
             input_schema=entry.get("inputSchema"),
-            read_only=read_only,
+            read_only=hints.get("readOnlyHint") is True,
+            idempotent=hints.get("idempotentHint") is True,
         )
 
     def _notification(self, message: Any) -> None:
@@ -241,20 +253,27 @@ class MCPServer:
 
     # -- calls -------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
-        """One ``tools/call``; a lost connection is re-made and the call retried once."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, repeatable: bool = False
+    ) -> CallOutcome:
+        """One ``tools/call``; a lost connection is re-made and the call sent once more
+        when it never reached the server, or when ``repeatable`` (see the module)."""
         self.counters.calls += 1
-        outcome = await self._call_once(tool, arguments, retry=True)
+        outcome = await self._call_once(tool, arguments, retry=True, repeatable=repeatable)
         if outcome.is_error:
             self.counters.errors += 1
         return outcome
 
-    async def _call_once(self, tool: str, arguments: dict[str, Any], *, retry: bool) -> CallOutcome:
+    async def _call_once(
+        self, tool: str, arguments: dict[str, Any], *, retry: bool, repeatable: bool
+    ) -> CallOutcome:
         timeout = self.settings.tool_timeout_s
         conn = self._conn
+        sent = False
         try:
             if conn is None or conn.lost:
                 raise ConnectionLost(self.status.detail or "not connected")
+            sent = True
             raw = await conn.request("tools/call", {"name": tool, "arguments": arguments}, timeout)
         except RequestTimedOut:
             self.counters.timeouts += 1
@@ -265,10 +284,24 @@ class MCPServer:
         except ServerError as exc:
             return CallOutcome(f"MCP server '{self.name}' refused the call: {exc}", True)
         except ConnectionLost as exc:
+            if sent and not repeatable:
+                self._spawn(self._reconnect_after(conn))  # for the next call, not this one
+                log.warning(
+                    "MCP server %s: connection lost during a call of %s; not sent again "
+                    "(the tool is neither readOnlyHint nor idempotentHint)",
+                    self.name,
+                    tool,
+                )
+                return CallOutcome(
+                    f"MCP server '{self.name}' went away during the call of '{tool}' ({exc}); "
+                    "it may or may not have been done, and it is not safe to repeat "
+                    "automatically: check before calling it again",
+                    True,
+                )
             if retry and await self._reconnect_after(conn):
-                return await self._call_once(tool, arguments, retry=False)
+                return await self._call_once(tool, arguments, retry=False, repeatable=repeatable)
             return CallOutcome(f"MCP server '{self.name}' is unavailable ({exc})", True)
-        return render_result(raw)
+        return render_result(raw, self.max_result_chars)
 
     async def _reconnect_after(self, broken: Connection | None) -> bool:
         """Reconnect unless another call already replaced ``broken``."""

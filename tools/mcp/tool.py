@@ -31,10 +31,11 @@ class MCPTool(Tool):
 
     _plugin_discoverable = False
     remote_name: ClassVar[str] = ""
+    repeatable: ClassVar[bool] = False  # readOnlyHint or idempotentHint: safe to resend
     server: ClassVar[MCPServer]
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
-        outcome = await self.server.call(self.remote_name, kwargs)
+        outcome = await self.server.call(self.remote_name, kwargs, repeatable=self.repeatable)
         if outcome.is_error:
             raise ToolError(outcome.text)
         return outcome.text
@@ -57,6 +58,7 @@ def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> 
         "remote_name": remote.name,
         "server": server,
         "read_only": remote.read_only,
+        "repeatable": remote.repeatable,
         "__module__": __name__,
     }
     try:
