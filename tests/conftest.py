@@ -20,7 +20,7 @@ from bot.store.base import Storage  # noqa: E402
 from bot.store.db import Database  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
 
-pytest_plugins = ("tests.fakes.llm_server", "tests.fakes.open_meteo")
+pytest_plugins = ("tests.fakes.llm_server", "tests.fakes.open_meteo", "tests.fakes.web_sites")
 
 if TYPE_CHECKING:
     from tests.fakes.llm_server import FakeLLM

@@ -41,10 +41,10 @@ class LoopbackOnlyConnector(aiohttp.TCPConnector):
         return await super()._wrap_create_connection(*args, **kwargs)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every Fetcher connects through :class:`LoopbackOnlyConnector`; the list of the
-    connections made is returned."""
+    """In every test (a plugin of tests/conftest.py), every Fetcher connects through
+    :class:`LoopbackOnlyConnector`; the list of the connections made is returned."""
     monkeypatch.setattr(LoopbackOnlyConnector, "connects", [])
     monkeypatch.setattr(Fetcher, "connector_class", LoopbackOnlyConnector)
     return LoopbackOnlyConnector.connects

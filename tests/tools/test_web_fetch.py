@@ -15,12 +15,10 @@ from bot.config.webtools import FetchSettings, SearchSettings
 from bot.documents import convert
 from bot.errors import ToolError
 from bot.messages import ChatKey
-from tests.fakes.web_sites import FakeSite, fake_site, loopback_only
+from tests.fakes.web_sites import FakeSite
 from tools.loader import build_registry
 from tools.web.errors import TooLarge, WebTimeout
 from tools.web.service import WebTools
-
-__all__ = ["fake_site", "loopback_only"]
 
 FIXTURES = Path(__file__).parent / "web_fixtures"
 FRAME = re.compile(

@@ -9,7 +9,7 @@ from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
 from bot.config.webtools import FetchSettings, SearchSettings
 from bot.errors import ToolError
 from bot.messages import ChatKey
-from tests.fakes.web_sites import FakeSearch, Hit, fake_search
+from tests.fakes.web_sites import FakeSearch, Hit
 from tools.loader import build_registry
 from tools.web.errors import RateLimited, WebError
 from tools.web.search.base import SearchBackend
@@ -18,8 +18,6 @@ from tools.web.search.duckduckgo import DuckDuckGoSearch
 from tools.web.search.searxng import SearxngSearch
 from tools.web.search.tavily import TavilySearch
 from tools.web.service import WebTools
-
-__all__ = ["fake_search"]
 
 HITS = [
     Hit("Harbour bridge reopens", "https://news.example/bridge", "The bridge reopened Monday."),

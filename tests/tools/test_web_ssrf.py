@@ -12,7 +12,7 @@ import pytest
 from yarl import URL
 
 from bot.config.webtools import FetchSettings
-from tests.fakes.web_sites import FakeSite, fake_site, loopback_only
+from tests.fakes.web_sites import FakeSite
 from tools.web.errors import WebError
 from tools.web.fetch import Fetcher
 from tools.web.ssrf import (
@@ -23,8 +23,6 @@ from tools.web.ssrf import (
     parse_ip_literal,
     parse_ipv4_forms,
 )
-
-__all__ = ["fake_site", "loopback_only"]
 
 
 class FakeDns:
@@ -213,3 +211,18 @@ async def test_too_many_redirects(fake_site: FakeSite, loopback_only: list[str])
     with pytest.raises(WebError, match="too many redirects"):
         await fetcher.fetch(fake_site.root + "/r0")
     assert (await fetcher.fetch(fake_site.root + "/r2")).body == b"done"  # 5 hops: fine
+
+
+async def test_the_test_guard_fails_a_connection_outside_loopback() -> None:
+    """Tests never send a packet elsewhere: were a fetch allowed to 10.0.0.1, the
+    connector fails the test before connecting."""
+    dns = FakeDns(intranet_example=["10.0.0.1"])
+    fetcher = Fetcher(FetchSettings(), guard=guard(dns, ("10.0.0.0/8",)))
+    with pytest.raises(pytest.fail.Exception, match=r"tried to connect to 10\.0\.0\.1"):
+        await fetcher.fetch("http://intranet.example:9/")
+
+
+async def test_a_redirect_to_junk_is_an_error(fake_site: FakeSite) -> None:
+    url = fake_site.redirect("/junk", "http://[::1")
+    with pytest.raises(WebError, match="redirects to an invalid URL"):
+        await Fetcher(FetchSettings(allow_private=["127.0.0.1"])).fetch(url)

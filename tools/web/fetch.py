@@ -84,7 +84,7 @@ class Fetcher:
                     async with session.get(target.url, allow_redirects=False) as resp:
                         location = resp.headers.get("Location")
                         if resp.status in REDIRECTS and location:
-                            current = current.join(URL(location))
+                            current = _follow(current, location)
                             continue
                         return await self._read(current, resp)
                 except aiohttp.ClientError as exc:
@@ -114,6 +114,13 @@ class Fetcher:
             chunks.append(chunk)
             size += len(chunk)
         return Fetched(str(url), content_type, resp.charset, b"".join(chunks), truncated)
+
+
+def _follow(current: URL, location: str) -> URL:
+    try:
+        return current.join(URL(location))
+    except ValueError:
+        raise WebError(f"{current} redirects to an invalid URL: {location[:200]!r}") from None
 
 
 def too_large(url: str, limit: int) -> TooLarge:
