@@ -248,6 +248,8 @@ class ToolRegistry:
             except ValueError as exc:
                 detail = str(exc)[:_MAX_JSON_ERROR]
                 return f"Error: arguments for tool '{tool.name}' are not valid JSON: {detail}"
+        if value is None:  # JSON null: no arguments, like an empty string
+            return {}
         if not isinstance(value, Mapping):
             return (
                 f"Error: arguments for tool '{tool.name}' must be a JSON object, "

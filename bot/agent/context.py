@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
 from bot.agent.governor.clean import Shape, shape
+from bot.agent.governor.repair import with_canonical_arguments
 from bot.messages import InboundMessage, MessageKind
 from bot.store.tails import MAX_ROWS
 from bot.workspaces.folders import BootstrapFile
@@ -151,7 +152,8 @@ def neutralize_tool_output(labelled: str) -> str:
 
 def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     """A stored message as it is sent: forged labels defused, a tool result's name
-    dropped. One that needs neither is returned as it is (build_messages copies)."""
+    dropped, call arguments in the form the tool registry read them (encoded twice,
+    say). One that needs none of this is returned as it is (build_messages copies)."""
     role, content = stored.get("role"), stored.get("content")
     if role == "user" and isinstance(content, str):
         defused = neutralize(content)
@@ -161,6 +163,8 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
         if isinstance(content, str):
             sent["content"] = neutralize_tool_output(content)
         return sent
+    if role == "assistant":
+        return with_canonical_arguments(stored)
     return stored
 
 

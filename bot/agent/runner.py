@@ -76,6 +76,7 @@ class TurnNotes:
     request_bound: int | None = None  # the first request's length bound, sent untouched
     history: Pending | None = None  # the unsummarized history the turn started from
     retracted: bool = False  # the turn's rows were removed: nothing to fold
+    said: str = ""  # the text of the last model response, stored with it
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -198,7 +199,15 @@ class AgentRunner:
         )
         notes = TurnNotes()
         try:
-            return await self._run_turn(msg, workspace, skey, start.before, notes)
+            outcome = await self._run_turn(msg, workspace, skey, start.before, notes)
+            if outcome.fallback and outcome.answer != notes.said:
+                # The user saw this answer: without it the history would hold no reply
+                # (the failed calls are dropped as malformed), and the next message
+                # would be merged with this one as if it had never been answered.
+                await self._sessions.append(
+                    skey, [{"role": "assistant", "content": outcome.answer}]
+                )
+            return outcome
         except ModelNotConfiguredError:
             # Not processed (the user is told so): its words must not reach the model
             # merged into the chat's next message once a model is configured.
@@ -257,8 +266,9 @@ class AgentRunner:
             if step == 1 and governed.untouched:
                 notes.request_bound = governed.tokens
             resp = await self._model.complete(governed.messages, definitions or None)
-            if resp.content and resp.content.strip():
-                last_text = resp.content.strip()
+            notes.said = (resp.content or "").strip()
+            if notes.said:
+                last_text = notes.said
             if not resp.tool_calls:
                 assistant = {"role": "assistant", "content": resp.content or ""}
                 messages.append(assistant)

@@ -35,6 +35,8 @@ names = st.one_of(
 arguments = st.one_of(
     st.just('{"city": "Paris"}'),
     st.just('{"city": "Par'),  # truncated JSON
+    st.just(json.dumps('{"city": "Paris"}')),  # encoded twice: repaired, never dropped
+    st.just("null"),
     st.just("[1, 2]"),
     st.just(""),
     st.none(),

@@ -72,8 +72,11 @@ def strip_placeholder_assistant_messages(messages: Sequence[Message]) -> list[Me
     return [m for m in messages if not _is_placeholder(m)]
 
 
-def _arguments(raw: Any) -> str | None:
-    """The arguments as a JSON-object string, or None when they cannot be one."""
+def canonical_arguments(raw: Any) -> str | None:
+    """A call's arguments as the JSON-object string a provider accepts, or None when
+    they cannot be one. The forms the tool registry repairs map to what it ran: nothing
+    (None, "", JSON null) is ``{}``, an object is encoded, and an object encoded twice
+    (a JSON string holding it, as some providers send) is decoded once."""
     if raw is None:
         return "{}"
     if isinstance(raw, dict):
@@ -82,7 +85,7 @@ def _arguments(raw: Any) -> str | None:
         return None
     if not raw.strip():
         return "{}"  # some models send "" for a call without arguments
-    return raw if _is_json_object(raw) else None
+    return raw if _is_json_object(raw) else _decoded(raw)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,6 +95,44 @@ def _is_json_object(raw: str) -> bool:
         return isinstance(json.loads(raw), dict)
     except ValueError:
         return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(raw: str) -> str | None:
+    """``raw`` as a JSON-object string when it is JSON null or a JSON string holding
+    one (encoded twice); None otherwise. Cached like :func:`_is_json_object`."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if value is None:
+        return "{}"
+    if isinstance(value, str) and _is_json_object(value):
+        return value
+    return None
+
+
+def with_canonical_arguments(message: Message) -> Message:
+    """An assistant message with each call's arguments in :func:`canonical_arguments`
+    form where they are repairable, so a call the registry ran stays in the history
+    sent later (dropped as malformed, its result would go too, and the user's message
+    before it would be merged with the next one); ``message`` itself when none changes."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    out: list[Any] = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            out.append(call)  # damage only the repair steps can handle
+            continue
+        raw = function.get("arguments")
+        args = canonical_arguments(raw)
+        fixed = args is not None and args is not raw
+        out.append({**call, "function": {**function, "arguments": args}} if fixed else call)
+    if all(map(operator.is_, out, calls)):
+        return message
+    return {**message, "tool_calls": out}
 
 
 def _repaired_call(call: Any, seen: set[str], sanitize: bool) -> dict[str, Any] | None:
@@ -108,7 +149,7 @@ def _repaired_call(call: Any, seen: set[str], sanitize: bool) -> dict[str, Any] 
         if not sanitize:
             return None
         function = {**function, "name": UNNAMED}
-    args = _arguments(function.get("arguments"))
+    args = canonical_arguments(function.get("arguments"))
     if args is None:
         if not sanitize:
             return None
@@ -125,7 +166,8 @@ def strip_malformed_tool_calls(
     messages: Sequence[Message], inflight_from: int | None = None
 ) -> list[Message]:
     """Drop calls a provider would refuse to see again: no id, a repeated id, a name that
-    is missing or not a string, arguments that are not a JSON object. Their results turn
+    is missing or not a string, arguments that are not a JSON object (nor one of the
+    forms :func:`canonical_arguments` repairs, which are kept repaired). Their results turn
     into orphans, which the next step removes; that pair is what heals a stuck chat.
 
     Calls of the turn in flight (from index ``inflight_from`` on) are sanitized instead
