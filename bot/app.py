@@ -25,6 +25,7 @@ from bot.config import Settings
 from bot.config.channels import allow_lists, enabled_channels, secret_values
 from bot.daemon import AgentSide, Daemon, LazyAgent
 from bot.delivery import Delivery
+from bot.dispatcher.backlog import Backlog
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
 from bot.dispatcher.pairing import Pairing
@@ -55,7 +56,14 @@ from bot.workspaces.commands import WorkspaceCommands
 from bot.workspaces.folders import Workspaces, template_text
 from bot.workspaces.personas import Personas
 from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
-from channels.base import Channel, ChannelContext, ProvidesRoutes, Route
+from channels.base import (
+    CatchesUp,
+    CatchUpWindow,
+    Channel,
+    ChannelContext,
+    ProvidesRoutes,
+    Route,
+)
 from channels.registry import SPECS
 
 if TYPE_CHECKING:
@@ -120,6 +128,7 @@ def build_daemon(
     routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
+    backlog = _catch_up(settings, channels)
     parts = ReadyParts(
         settings=settings,
         storage=storage,
@@ -135,6 +144,7 @@ def build_daemon(
         turn_workspace=turn_workspace,
         is_admin=access.is_admin,
         model=model,
+        late_note=backlog.late_note,
     )
     agent = LazyAgent(functools.partial(_agent_side, parts))
     dispatcher = Dispatcher(
@@ -167,8 +177,10 @@ def build_daemon(
         delivery=delivery,
         channels=by_name,
         failed_channels=failed,
-        inbound=access.refreshing(
-            JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
+        inbound=backlog.screen(
+            access.refreshing(
+                JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
+            )
         ),
         metrics=metrics,
         housekeeping=Housekeeping(storage.inbox, storage.outbox, parts.offload, settings.retention),
@@ -222,6 +234,18 @@ def _channels(
     if callable(channels):
         return list(channels(ctx))
     return list(channels)
+
+
+def _catch_up(settings: Settings, channels: Sequence[Channel]) -> Backlog:
+    """What was said while the daemon was away: channels that read history after a start
+    read it within the grace (and within the inbox's memory, so what was journaled
+    before is recognized); everywhere, older is not answered and younger says it is late."""
+    grace = timedelta(hours=settings.reminders.missed_grace_h)
+    window = CatchUpWindow(min(grace, timedelta(days=settings.retention.inbox_days)))
+    for channel in channels:
+        if grace and isinstance(channel, CatchesUp):
+            channel.catch_up_within(window)
+    return Backlog(grace)
 
 
 def _reminders(

@@ -110,6 +110,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         channels=parts.channels,
         metrics=parts.metrics,
         typing_after_s=settings.agent.typing_after_s,
+        late_note=parts.late_note,
     )
     return AgentSide(
         runner=runner,

@@ -47,3 +47,5 @@ class ReadyParts:
     turn_workspace: WorkspaceLookup
     is_admin: Callable[[InboundMessage], bool]
     model: ChatModel | None  # None: the configured litellm model
+    # The line that starts the answer to a message said while the bot was away.
+    late_note: Callable[[InboundMessage], str] = lambda _msg: ""

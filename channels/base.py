@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar, runtime_checkable
 
@@ -149,6 +149,35 @@ def _class_has(cls: type[Any], capability: type[Any]) -> bool:
     if found is None:  # methods-only Protocols: the class decides
         found = _CAPABLE[key] = issubclass(cls, capability)
     return found
+
+
+CAUGHT_UP = "caught_up"
+"""``InboundMessage.extras`` key: True when the message was read from the platform's
+history after a gap (a start, a lost gateway session), not pushed to us as it was said."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUpWindow:
+    """How far back a channel reads what was said while it was not listening.
+
+    Per conversation the bot takes part in (the ``max_conversations`` most recently
+    active), at most the latest ``max_messages`` after the last one it saw, none older
+    than ``max_age``.
+    """
+
+    max_age: timedelta
+    max_messages: int = 20
+    max_conversations: int = 50
+
+
+@runtime_checkable
+class CatchesUp(Protocol):
+    def catch_up_within(self, window: CatchUpWindow) -> None:
+        """Called before ``start``: after each start and reconnect, read what was said
+        within ``window`` while the channel was away and hand it to ``put_inbound`` in
+        order (marked :data:`CAUGHT_UP`), before anything that arrives live. Ids are the
+        platform's own, so what was journaled already is dropped by the inbox."""
+        ...
 
 
 WebHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]

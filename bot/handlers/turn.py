@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from bot.agent.llm.credentials import CONFIGURE_HINT
@@ -51,8 +51,10 @@ class TurnHandler:
         channels: Mapping[str, Channel],
         metrics: Metrics,
         typing_after_s: float = TYPING_AFTER_S,
+        late_note: Callable[[InboundMessage], str] = lambda _msg: "",
     ) -> None:
         self.bus = bus
+        self.late_note = late_note  # said while the bot was away: the answer says so
         self.typing_after_s = typing_after_s
         self.commands = commands
         self.runner = runner
@@ -167,4 +169,5 @@ class TurnHandler:
         extras: dict[str, Any] | None = None,
     ) -> None:
         """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it)."""
+        text = self.late_note(msg) + text
         await self.bus.put_outbound(OutboundMessage.reply(msg, text, kind, extras))

@@ -4,22 +4,28 @@ discord.py owns the connection: heartbeats, RESUME after a dropped socket (the g
 replays what was missed), a fresh IDENTIFY when the session is invalid, and REST rate
 limits. Discord has no acknowledgement to withhold, so a message is handed to
 ``put_inbound`` as it arrives; its Discord id is the ``message_id``, so a replay after
-a resume is dropped by the daemon's inbox. Access (``allow_from``) is the daemon's
-middleware, by ``msg.sender``; this module only filters what is not a turn at all.
+a resume is dropped by the daemon's inbox. What was said while no session was up (the
+daemon was down, or the gateway dropped the session) is read from each conversation's
+history after every READY and RESUMED (see :meth:`DiscordChannel.on_gateway_up`).
+Access (``allow_from``) is the daemon's middleware, by ``msg.sender``; this module only
+filters what is not a turn at all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+from datetime import UTC, datetime
 
 import aiohttp
 import discord
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import PutInbound, Sent, StateStore
+from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Sent, StateStore
+from channels.catchup import Cursors, catch_up
 from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
@@ -68,6 +74,8 @@ class DiscordChannel:
         # cannot read them are not told again. Both survive a restart (the StateStore).
         self._threads = Remembered(state, "discord:thread")
         self._noticed = Remembered(state, "discord:unreadable-notice")
+        self._cursors = Cursors(state, "discord:seen")  # per channel or thread: last id
+        self._window: CatchUpWindow | None = None
         self._warned_content = False
         self._gateway_known = False  # DEFAULT_GATEWAY points where this bot's settings say
 
@@ -97,8 +105,12 @@ class DiscordChannel:
         while self.connected != up:
             await self._state_changed.wait()
 
+    def catch_up_within(self, window: CatchUpWindow) -> None:
+        self._window = window
+
     async def start(self, put_inbound: PutInbound) -> None:
         self._put_inbound = put_inbound
+        await self._cursors.load()
         point_rest_at(self.settings.api_base)
         try:
             await self._login()
@@ -160,14 +172,41 @@ class DiscordChannel:
         await self.client.close()
         self.client, self.sender = self._build(content=False)
 
+    async def on_gateway_up(self) -> None:
+        """READY or RESUMED: catch up before any message of the session is handled
+        (discord.py dispatched this event first, so it takes the order lock first)."""
+        self.on_gateway_state(True)
+        if self._window is None:
+            return
+        async with self._order:
+            await catch_up(self._cursors, self._window, self._read_after, "discord")
+
+    async def _read_after(self, conversation: str, last: str, floor: float) -> None:
+        """The latest messages after ``last`` (and after ``floor``), handled in order."""
+        assert self._window is not None
+        after = max(int(last), discord.utils.time_snowflake(_utc(floor), high=True))
+        cid = int(conversation)
+        channel = self.client.get_channel(cid) or await self.client.fetch_channel(cid)
+        if not isinstance(channel, discord.abc.Messageable):
+            return
+        found = channel.history(
+            limit=self._window.max_messages, after=discord.Object(after), oldest_first=False
+        )
+        for m in reversed([m async for m in found]):
+            await self._handle(m, caught_up=True)
+            self._cursors.saw(conversation, str(m.id), m.created_at.timestamp())
+
     async def on_gateway_message(self, message: discord.Message) -> None:
         async with self._order:
-            try:
-                await self._accept(message)
-            except Exception:  # one unreadable message or a failed journal must not kill events
-                log.exception("discord message %s could not be handled", message.id)
+            await self._handle(message)
 
-    async def _accept(self, m: discord.Message) -> None:
+    async def _handle(self, m: discord.Message, *, caught_up: bool = False) -> None:
+        try:
+            await self._accept(m, caught_up)
+        except Exception:  # one unreadable message or a failed journal must not kill events
+            log.exception("discord message %s could not be handled", m.id)
+
+    async def _accept(self, m: discord.Message, caught_up: bool) -> None:
         me = self.client.user
         if me is None or self._put_inbound is None or ignored(m, me.id):
             return
@@ -178,7 +217,11 @@ class DiscordChannel:
         if unreadable(m):
             await self._tell_unreadable(m)
             return
-        await self._put_inbound(to_inbound(m, me.id))
+        msg = to_inbound(m, me.id)
+        if caught_up:
+            msg = dataclasses.replace(msg, extras={**msg.extras, CAUGHT_UP: True})
+        await self._put_inbound(msg)
+        self._cursors.saw(str(m.channel.id), str(m.id), m.created_at.timestamp())
 
     async def _tell_unreadable(self, m: discord.Message) -> None:
         """Log once how to grant the intent, and tell each channel once that we cannot read."""
@@ -224,9 +267,14 @@ class DiscordChannel:
 
     async def stop(self) -> None:
         await self.client.close()
+        await self._cursors.close()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
         self.on_gateway_state(False)
+
+
+def _utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)

@@ -35,6 +35,8 @@ class GatewayEvents(Protocol):
 
     def on_gateway_state(self, up: bool) -> None: ...
 
+    async def on_gateway_up(self) -> None: ...
+
 
 class GatewayClient(discord.Client):
     def __init__(
@@ -62,10 +64,10 @@ class GatewayClient(discord.Client):
             await asyncio.sleep(self._identify_delay_s)
 
     async def on_connect(self) -> None:
-        self._events.on_gateway_state(True)
+        await self._events.on_gateway_up()
 
     async def on_resumed(self) -> None:
-        self._events.on_gateway_state(True)
+        await self._events.on_gateway_up()
 
     async def on_disconnect(self) -> None:
         self._events.on_gateway_state(False)

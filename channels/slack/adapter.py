@@ -5,12 +5,17 @@ the bot, add thread context the first time the bot is asked inside a thread, and
 journal it through ``put_inbound`` before Slack gets its ack (see receive.py). Sending,
 edits and reactions go through SlackSender (see send.py). While a turn runs, the
 message being answered wears an :eyes: reaction, removed once the answer is posted.
+
+After a start, what was said while the daemon was away is read back
+(conversations.history for DMs and channels, conversations.replies for threads, after
+the last message seen in each) and handled like a live event, before any live event.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections import OrderedDict
 from datetime import datetime
@@ -21,7 +26,8 @@ from slack_sdk.errors import SlackApiError
 
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
-from channels.base import PutInbound, Route, Sent, StateStore
+from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Route, Sent, StateStore
+from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import make_client
 from channels.slack.receive import SlackReceiver
@@ -77,6 +83,12 @@ class SlackChannel:
         self._pending: OrderedDict[str, asyncio.Future[InboundMessage | None]] = OrderedDict()
         self._latest: OrderedDict[ChatKey, tuple[str, str]] = OrderedDict()  # for typing
         self._eyes: set[tuple[str, str]] = set()  # messages wearing our :eyes:
+        # Per DM, channel and thread the bot takes part in: the last message seen.
+        self._cursors = Cursors(state, "slack:seen")
+        self._window: CatchUpWindow | None = None
+        self._caught_up = asyncio.Event()  # live events wait while history is read
+        self._caught_up.set()
+        self._catching_up: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -93,8 +105,12 @@ class SlackChannel:
             return []
         return [Route("POST", self.settings.http_path, self.receiver.handle_http)]
 
+    def catch_up_within(self, window: CatchUpWindow) -> None:
+        self._window = window
+
     async def start(self, put_inbound: PutInbound) -> None:
         self._put_inbound = put_inbound
+        await self._cursors.load()
         if not (self.settings.app_token.get_secret_value() or self.routes()):
             raise ChannelError("slack needs app_token (Socket Mode) or signing_secret (HTTP)")
         try:
@@ -117,6 +133,9 @@ class SlackChannel:
                  resp.get("team"))  # fmt: skip
 
     async def _open(self) -> None:
+        if self._window is not None:
+            self._caught_up.clear()  # before the first event can arrive
+            self._catching_up = asyncio.create_task(self._catch_up(self._window))
         self.receiver.accepting = True
         app_token = self.settings.app_token.get_secret_value()
         if not app_token:
@@ -143,15 +162,49 @@ class SlackChannel:
             log.exception("slack could not start")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._task, self._catching_up):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._catching_up = None
         await self.receiver.stop()
+        await self._cursors.close()
+
+    # -- catching up -------------------------------------------------------------------
+    async def _catch_up(self, window: CatchUpWindow) -> None:
+        try:
+            await catch_up(self._cursors, window, self._read_after, "slack")
+        finally:
+            self._caught_up.set()
+
+    async def _read_after(self, conversation: str, last: str, floor: float) -> None:
+        """The latest messages after ``last`` (and ``floor``) of a DM, channel or thread
+        (``C:thread_ts``), handled in order as live events would be."""
+        assert self._window is not None and self.me is not None
+        channel, _, thread = conversation.partition(":")
+        oldest = last if float(last) >= floor else f"{floor:.6f}"
+        if thread:
+            resp = await self.client.conversations_replies(
+                channel=channel, ts=thread, oldest=oldest, inclusive=False, limit=200
+            )
+            found = list(resp.get("messages") or ())  # oldest first, the root included
+        else:
+            resp = await self.client.conversations_history(
+                channel=channel, oldest=oldest, inclusive=False, limit=self._window.max_messages
+            )
+            found = list(reversed(resp.get("messages") or ()))  # newest first
+        said = [m for m in found if isinstance(m, dict) and float(m.get("ts") or 0) > float(oldest)]
+        for m in said[-self._window.max_messages :]:
+            body = {
+                "team_id": self.me.team_id,
+                "event": {**m, "type": "message", "channel": channel},
+            }
+            await self._on_body(body, caught_up=True)
+            self._cursors.saw(conversation, str(m["ts"]), float(m["ts"]))
 
     # -- receiving ---------------------------------------------------------------------
-    async def _on_body(self, body: dict[str, Any]) -> None:
+    async def _on_body(self, body: dict[str, Any], *, caught_up: bool = False) -> None:
         """Journal the message in one event (if it is for us); raising makes Slack resend."""
         assert self.me is not None and self._put_inbound is not None
         c = norm.candidate(body, self.me)
@@ -159,14 +212,28 @@ class SlackChannel:
             event = body.get("event") or {}
             log.debug("slack %s/%s needs no answer", event.get("type"), event.get("subtype"))
             return
+        if not caught_up:
+            await self._caught_up.wait()  # what was said before it goes first
         msg = await self._inbound_once(c)
         if msg is None:
             return
+        if caught_up:
+            msg = dataclasses.replace(msg, extras={**msg.extras, CAUGHT_UP: True})
         self._latest[msg.key] = (c.channel, c.ts)
         self._latest.move_to_end(msg.key)
         while len(self._latest) > 1024:
             self._latest.popitem(last=False)
         await self._put_inbound(msg)
+        self._seen(c)
+
+    def _seen(self, c: norm.Candidate) -> None:
+        """The conversations this message keeps the bot in: the thread it was said in,
+        else its DM or channel, and the thread a top-level mention opens under itself."""
+        at = float(c.ts)
+        if c.thread_ts is None:
+            self._cursors.saw(c.channel, c.ts, at)
+        if thread := c.thread_ts or (None if c.direct else c.ts):
+            self._cursors.saw(f"{c.channel}:{thread}", c.ts, at)
 
     async def _inbound_once(self, c: norm.Candidate) -> InboundMessage | None:
         """One result per Slack message, shared by the message/app_mention twins, so

@@ -4,6 +4,9 @@ replies posted back through discord.py."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import time
 from typing import Any
 
 import pytest
@@ -277,3 +280,31 @@ async def test_messages_are_counted_per_channel(discord_daemon, fake_discord):
     assert value(samples, "bot_messages_in_total", channel="discord") == 1
     assert value(samples, "bot_messages_out_total", channel="discord", kind="reply") == 1
     assert value(samples, "bot_channel_connected", channel="discord") == 1
+
+
+async def test_what_was_said_while_down_is_answered_once_in_order_saying_it_is_late(
+    discord_daemon, fake_discord: FakeDiscord, platform_daemon: daemons.PlatformDaemons
+) -> None:
+    """After a restart the DM's history is read back from the last message seen. The
+    cursor is set back as a crash could leave it (before a message already journaled
+    and answered): the inbox drops that one, the two said while down are answered."""
+    daemon = await discord_daemon()
+    hour_ago = time.time() - 3600
+    first = fake_discord.user_message("first", at=hour_ago)
+    await _answers(fake_discord, "echo: first")
+    await daemon.stop(timeout=2)
+    with sqlite3.connect(daemon.settings.data_dir / "bot.db") as db:
+        stale = {"4242": [str(int(first["id"]) - 1), hour_ago - 1]}
+        db.execute("UPDATE kv SET value = ? WHERE key = 'discord:seen'", (json.dumps(stale),))
+    fake_discord.user_message("second", at=hour_ago + 600, live=False)
+    fake_discord.user_message("third", at=hour_ago + 1200, live=False)
+
+    await _up(await platform_daemon.restart(daemon), fake_discord)
+    await _answers(fake_discord, "echo: third")
+    await _barrier(fake_discord)
+    contents = [p.json["content"] for p in fake_discord.posts()]
+    assert [c.split("echo: ")[-1] for c in contents] == ["first", "second", "third", "barrier"]
+    late = "(Late answer: I was offline when your message came, 50 min ago.)"
+    assert contents[1].startswith(late)
+    assert contents[2].startswith("(Late answer: I was offline when your message came, 40 min")
+    assert not contents[3].startswith("(Late")

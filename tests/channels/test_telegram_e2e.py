@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 from bot.store.kv import KeyValueStore
 from tests.fakes import telegram_api
 from tests.fakes.daemons import asked as _user_texts
@@ -263,3 +265,21 @@ async def test_a_send_keeps_only_the_new_message_id(telegram_daemon, fake_telegr
     assert plain == {"chat_id": 42, "text": "plain"}  # no empty entity list
     sends = [c for c in fake_telegram.calls if c.method == "sendMessage"]
     assert {c.headers["content-type"] for c in sends} == {"application/json"}
+
+
+async def test_the_backlog_telegram_kept_is_bounded_by_the_grace_and_answered_late(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+) -> None:
+    """Telegram hands over what was said while the bot was down by itself: as on the
+    platforms whose history is read back, older than the grace is not answered, and a
+    younger message's answer says it is late."""
+    now = int(time.time())
+    fake_telegram.message("said 30 h ago", chat_id=42, date=now - 30 * 3600)
+    fake_telegram.message("said 2 h ago", chat_id=42, date=now - 2 * 3600)
+    await telegram_daemon()
+    await _barrier(fake_telegram)
+    texts = [c.params["text"] for c in fake_telegram.sent(chat_id=42)]
+    assert texts == [
+        "(Late answer: I was offline when your message came, 2 h ago.)\n\necho: said 2 h ago",
+        "echo: barrier",
+    ]

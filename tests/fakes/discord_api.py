@@ -14,6 +14,11 @@ the library's own code::
         await dc.drop()                      # close the socket: the client RESUMEs
         await dc.ask_to_reconnect()          # op 7 RECONNECT: the client RESUMEs
         await dc.invalidate()                # op 9 d=false: the client IDENTIFYs afresh
+        dc.user_message("hi", live=False)    # said while no client listened: history only
+
+Every message (a user's, pushed or not, and the bot's posts) is kept per channel, so
+``GET /channels/{id}/messages`` (before / after / limit) answers as Discord does, newest
+first; ``at`` (epoch seconds) dates a message in the past, id and timestamp alike.
 
 What the gateway sent while no client was connected is replayed on RESUME, as
 Discord does; an IDENTIFY starts a new session (the backlog is gone).
@@ -36,6 +41,7 @@ import pytest_asyncio
 from aiohttp import WSMsgType, web
 
 from bot.messages import InboundMessage
+from channels.base import CatchUpWindow
 from tests.fakes.loopback import LoopbackServer
 
 if TYPE_CHECKING:
@@ -47,13 +53,14 @@ _snowflakes = itertools.count(1)
 Handler = Callable[[web.Request, dict[str, Any]], Any]
 
 
-def snowflake() -> int:
+def snowflake(at: float | None = None) -> int:
     """A real-looking Discord id: milliseconds since 2015 in the high bits (created_at)."""
-    return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) + next(_snowflakes) % 4096
+    ms = int((time.time() if at is None else at) * 1000)
+    return ((ms - DISCORD_EPOCH_MS) << 22) + next(_snowflakes) % 4096
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+def now_iso(at: float | None = None) -> str:
+    return datetime.fromtimestamp(time.time() if at is None else at, UTC).isoformat()
 
 
 def user(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
@@ -107,6 +114,7 @@ class FakeDiscord(LoopbackServer):
         self.calls: list[Call] = []
         self.frames: list[dict[str, Any]] = []  # what clients sent on the gateway
         self.files: dict[str, bytes] = {}  # CDN path -> bytes
+        self.history: dict[int, list[dict[str, Any]]] = {}  # channel id -> messages
         self.grant_content = True  # False: IDENTIFY with the content intent -> close 4014
         self.session_id: str | None = None
         self._seq = 0
@@ -139,6 +147,8 @@ class FakeDiscord(LoopbackServer):
             ("GET", "/gateway/bot", self._gateway_bot),
             ("GET", "/users/@me", self._me),
             ("GET", "/oauth2/applications/@me", self._application),
+            ("GET", "/channels/{channel_id}", self._get_channel),
+            ("GET", "/channels/{channel_id}/messages", self._list_messages),
             ("POST", "/channels/{channel_id}/messages", self._create_message),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message),
             ("POST", "/channels/{channel_id}/typing", self._no_content),
@@ -212,12 +222,13 @@ class FakeDiscord(LoopbackServer):
         guild_id: int | None = None,
         author: dict[str, Any] | None = None,
         mentions: tuple[dict[str, Any], ...] = (),
+        at: float | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
         """A MESSAGE_CREATE payload from a human (``author``) unless ``fields`` say otherwise."""
         data: dict[str, Any] = {
-            "id": str(snowflake()), "channel_id": str(channel_id),
-            "author": author or user(7, "alice"), "content": content, "timestamp": now_iso(),
+            "id": str(snowflake(at)), "channel_id": str(channel_id),
+            "author": author or user(7, "alice"), "content": content, "timestamp": now_iso(at),
             "edited_timestamp": None, "tts": False, "mention_everyone": False,
             "mentions": list(mentions), "mention_roles": [], "attachments": [], "embeds": [],
             "pinned": False, "type": 0, "flags": 0,
@@ -231,10 +242,13 @@ class FakeDiscord(LoopbackServer):
         data.update(fields)
         return data
 
-    def user_message(self, content: str, **kw: Any) -> dict[str, Any]:
-        """Push a MESSAGE_CREATE (a DM on channel 4242 unless ``guild_id``); returns it."""
+    def user_message(self, content: str, *, live: bool = True, **kw: Any) -> dict[str, Any]:
+        """Push a MESSAGE_CREATE (a DM on channel 4242 unless ``guild_id``); returns it.
+        ``live=False``: only kept in the channel's history (said while nobody listened)."""
         data = self.message_payload(content, **kw)
-        self.dispatch("MESSAGE_CREATE", data)
+        self.history.setdefault(int(data["channel_id"]), []).append(data)
+        if live:
+            self.dispatch("MESSAGE_CREATE", data)
         return data
 
     def mention_of_bot(self) -> dict[str, Any]:
@@ -468,9 +482,36 @@ class FakeDiscord(LoopbackServer):
             data["nonce"] = once
             self.nonces[once] = data
         self.created.append(data)
+        self.history.setdefault(int(data["channel_id"]), []).append(data)
         if self.after_post is not None:
             self.after_post(data)
         return respond(data)
+
+    def channel_payload(self, channel_id: int) -> dict[str, Any]:
+        """A server channel or thread by id; any other id is a DM with alice."""
+        for guild in self.guilds.values():
+            for found in (*guild["channels"], *guild["threads"]):
+                if int(found["id"]) == channel_id:
+                    return dict(found)
+        return {"id": str(channel_id), "type": 1, "recipients": [user(7, "alice")]}
+
+    async def _get_channel(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        return respond(self.channel_payload(int(request.match_info["channel_id"])))
+
+    async def _list_messages(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Newest first, as Discord: the ``limit`` oldest after ``after``, else the
+        ``limit`` newest (before ``before``)."""
+        q = request.query
+        found = sorted(self.history.get(int(request.match_info["channel_id"]), []),
+                       key=lambda m: int(m["id"]))  # fmt: skip
+        if "before" in q:
+            found = [m for m in found if int(m["id"]) < int(q["before"])]
+        limit = int(q.get("limit", 50))
+        if "after" in q:
+            found = [m for m in found if int(m["id"]) > int(q["after"])][:limit]
+        else:
+            found = found[-limit:]
+        return respond(list(reversed(found)))
 
     async def _edit_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
         data = self.message_payload(
@@ -557,12 +598,20 @@ async def discord_channel(fake_discord: FakeDiscord) -> AsyncIterator[DiscordFac
 
     started: list[DiscordChannel] = []
 
-    async def factory(ready: bool = True, **settings: Any) -> tuple[DiscordChannel, Inbox]:
+    async def factory(
+        ready: bool = True,
+        state: Any = None,
+        window: CatchUpWindow | None = None,
+        **settings: Any,
+    ) -> tuple[DiscordChannel, Inbox]:
         settings.setdefault("token", fake_discord.token)
         settings.setdefault("api_base", fake_discord.api_base)
         channel = DiscordChannel(
-            DiscordSettings(**settings), identify_delay_s=0.01, guild_ready_timeout=0.05
-        )
+            DiscordSettings(**settings), state=state, identify_delay_s=0.01,
+            guild_ready_timeout=0.05,
+        )  # fmt: skip
+        if window is not None:
+            channel.catch_up_within(window)
         inbox = Inbox()
         started.append(channel)
         await channel.start(inbox.put)

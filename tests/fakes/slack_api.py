@@ -38,7 +38,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from bot.messages import InboundMessage
-from channels.base import Route
+from channels.base import CatchUpWindow, Route
 from tests.fakes.loopback import LoopbackServer
 
 TEAM = "T0TEAM"
@@ -591,7 +591,11 @@ async def slack_channel(fake_slack: FakeSlack) -> AsyncIterator[ChannelFactory]:
     started: list[SlackChannel] = []
 
     async def make(
-        *, inbox: Inbox | None = None, state: MemoryState | None = None, **settings: Any
+        *,
+        inbox: Inbox | None = None,
+        state: MemoryState | None = None,
+        window: CatchUpWindow | None = None,
+        **settings: Any,
     ) -> tuple[SlackChannel, Inbox]:
         values = {
             "bot_token": fake_slack.bot_token,
@@ -603,6 +607,8 @@ async def slack_channel(fake_slack: FakeSlack) -> AsyncIterator[ChannelFactory]:
             SlackSettings(**values), state=state or MemoryState(), ping_interval=0.2,
             max_wait_s=2.0,
         )  # fmt: skip
+        if window is not None:
+            channel.catch_up_within(window)
         inbox = inbox or Inbox()
         started.append(channel)
         await channel.start(inbox)

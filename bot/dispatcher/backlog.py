@@ -1,0 +1,83 @@
+"""What was said while the daemon was away: answered once, late and saying so, or, past
+the grace, not at all, the same on every platform.
+
+Channels that read their history after a start (``channels.base.CatchesUp``) read no
+further back than the grace; others get a platform's stored backlog handed over by
+itself. So the rule lives here, by the platform's own time of each message
+(``received_at``): one said before this start (or read back after a gap,
+``CAUGHT_UP``) and older than ``reminders.missed_grace_h`` is logged and dropped before
+it is journaled; a younger one is answered with a short note that the answer is late.
+Messages already journaled before a restart are not dropped: they were accepted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from bot.messages import PERSON_KINDS, InboundMessage, utcnow
+from channels.base import CAUGHT_UP
+
+log = logging.getLogger(__name__)
+
+LATE_AFTER = timedelta(minutes=1)  # an answer this much later than the message says so
+PutInbound = Callable[[InboundMessage], Awaitable[None]]
+
+
+def _ago(age: timedelta) -> str:
+    minutes = int(age.total_seconds() // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} d {hours % 24} h"
+
+
+class Backlog:
+    def __init__(
+        self,
+        grace: timedelta,
+        *,
+        started: datetime | None = None,
+        late_after: timedelta = LATE_AFTER,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._grace = grace
+        self._started = started or clock()
+        self._late_after = late_after
+        self._clock = clock
+
+    def _missed(self, msg: InboundMessage) -> bool:
+        """Said while nobody listened: before this start, or read back after a gap."""
+        if msg.kind not in PERSON_KINDS:
+            return False  # a follow-up fires now; its own catch-up rules apply
+        return msg.received_at < self._started or bool(msg.extras.get(CAUGHT_UP))
+
+    def too_old(self, msg: InboundMessage) -> bool:
+        return self._missed(msg) and self._clock() - msg.received_at > self._grace
+
+    def late_note(self, msg: InboundMessage) -> str:
+        """The line that starts a late answer ("" when it is not late)."""
+        age = self._clock() - msg.received_at
+        if not self._missed(msg) or age < self._late_after:
+            return ""
+        return f"(Late answer: I was offline when your message came, {_ago(age)} ago.)\n\n"
+
+    def screen(self, put: PutInbound) -> PutInbound:
+        """``put`` for what is within the grace; the rest is logged and acknowledged."""
+
+        async def put_recent(msg: InboundMessage) -> None:
+            if self.too_old(msg):
+                log.info(
+                    "message %s in %s was said %s ago, while the bot was away: older than "
+                    "reminders.missed_grace_h, not answered",
+                    msg.message_id,
+                    msg.key,
+                    _ago(self._clock() - msg.received_at),
+                )
+                return
+            await put(msg)
+
+        return put_recent
