@@ -30,6 +30,7 @@ async def test_dm_messages_said_while_down_are_handed_on_in_order_before_live_on
     state = MemoryState()
     first, inbox = await slack_channel(state=state, window=WINDOW)
     await say(fake_slack, "before")
+    await inbox.wait(1)
     await first.stop()
     fake_slack.add_message("while down 1")
     fake_slack.add_message("while down 2")
