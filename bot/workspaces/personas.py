@@ -9,6 +9,7 @@ turn, a hash only when that moved.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import logging
 from collections.abc import Collection
@@ -42,6 +43,12 @@ class Personas:
         self.configured = frozenset(configured)  # the workspaces the config names
         self._stamps: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._ready: set[str] = set()
+        # One edit at a time per file: its text and its version number go together, so
+        # concurrent editors never write a file whose version then fails to be numbered.
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def _lock(self, workspace: str, file: str) -> asyncio.Lock:
+        return self._locks.setdefault((workspace, file), asyncio.Lock())
 
     def _ensure(self, workspace: str, create: bool) -> None:
         """An edit of a known workspace (or one asked to be created) creates it from the
@@ -124,6 +131,12 @@ class Personas:
         """Replace the file with ``text``; None when it already says exactly that.
         ``create``: make the workspace if it does not exist yet."""
         workspace, file = _names(workspace, file)
+        async with self._lock(workspace, file):
+            return await self._set(workspace, file, text, author=author, via=via, create=create)
+
+    async def _set(
+        self, workspace: str, file: str, text: str, *, author: str, via: str, create: bool = False
+    ) -> PersonaVersion | None:
         self._ensure(workspace, create)
         old = await self.current(workspace, file)
         if len(text) > self.max_chars:
@@ -147,9 +160,11 @@ class Personas:
     async def append(
         self, workspace: str, file: str, text: str, *, author: str, via: str
     ) -> PersonaVersion | None:
-        old = await self.current(workspace, file)
-        joined = old + ("\n" if old and not old.endswith("\n") else "") + text
-        return await self.set(workspace, file, joined, author=author, via=via)
+        workspace, file = _names(workspace, file)
+        async with self._lock(workspace, file):
+            old = await self.current(workspace, file)
+            joined = old + ("\n" if old and not old.endswith("\n") else "") + text
+            return await self._set(workspace, file, joined, author=author, via=via)
 
     async def history(self, workspace: str, file: str) -> list[PersonaVersion]:
         workspace, file = _names(workspace, file)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -91,3 +92,21 @@ async def test_traversal_names_are_refused(personas: Personas) -> None:
                      ("SOUL.md/../x", "SOUL.md"), ("team", "SOUL.md/../x")]:  # fmt: skip
         with pytest.raises(WorkspaceError):
             await personas.set(ws, file, "x", author="t:1", via="cli")
+
+
+async def test_concurrent_editors_each_get_a_version_and_the_file_is_the_last(
+    personas: Personas,
+) -> None:
+    await personas.set("default", "SOUL.md", "start", author="owner", via="cli")
+    results = await asyncio.gather(
+        *(
+            personas.append("default", "SOUL.md", f"line {n}", author=f"u{n}", via="chat")
+            for n in range(4)
+        )
+    )
+    versions = await personas.history("default", "SOUL.md")
+    assert all(r is not None for r in results)
+    assert [v.author for v in versions if v.author.startswith("u")] == ["u0", "u1", "u2", "u3"]
+    assert all(v.author != "disk" for v in versions)
+    assert personas.folders.read("default", "SOUL.md") == versions[-1].text
+    assert all(f"line {n}" in versions[-1].text for n in range(4))
