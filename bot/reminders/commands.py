@@ -9,6 +9,7 @@ from datetime import datetime
 from bot.errors import ToolError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage, utcnow
+from bot.reminders.repeats import USAGE, every
 from bot.reminders.service import ReminderService, describe
 from bot.reminders.timeparse import format_local, parse_when
 
@@ -40,6 +41,19 @@ def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
     return " ".join(words[:best]), " ".join(words[best:])
 
 
+def _every_split(rest: str, tz: str) -> tuple[str, str]:
+    """``"day at 9am water"`` -> ``("day at 9am", "water")``: the longest leading run
+    of words that is a repeat."""
+    words = rest.split()
+    for n in range(min(len(words) - 1, MAX_WHEN_WORDS), 0, -1):
+        try:
+            every(" ".join(words[:n]), tz, utcnow())
+        except ToolError:
+            continue
+        return " ".join(words[:n]), " ".join(words[n:])
+    raise ToolError(USAGE)
+
+
 async def _default_workspace(msg: InboundMessage) -> str:
     return "default"
 
@@ -54,12 +68,19 @@ def register_reminder_commands(
 
     async def remind(msg: InboundMessage, args: str) -> str:
         tz = await service.user_timezone(msg.key.channel, msg.user_id)
-        when, what = split_when_what(args, tz, clock())
+        when, what, recurrence = args, "", None
+        head, _, rest = args.strip().partition(" ")
+        if head.lower() == "every":
+            when, what = rest.partition("|")[::2] if "|" in rest else _every_split(rest, tz)
+            when, recurrence = "now", every(when, tz, clock())
+        else:
+            when, what = split_when_what(args, tz, clock())
         reminder = await service.create(
             msg.key,
             msg.user_id,
-            what,
+            what.strip(),
             when,
+            recurrence=recurrence,
             source=f"{msg.key}:{msg.message_id}#command",
             workspace=await workspace_of(msg),
         )
@@ -96,7 +117,9 @@ def register_reminder_commands(
             )
         return await service.set_timezone(msg.key.channel, msg.user_id, args)
 
-    router.register(Command("remind", "/remind <when> <what>", "set a reminder", remind))
+    router.register(
+        Command("remind", "/remind <when> <what> | every <repeat> <what>", "set a reminder", remind)
+    )
     router.register(Command("reminders", "/reminders", "list your reminders", reminders))
     router.register(Command("cancel", "/cancel <id>", "cancel a reminder", cancel))
     router.register(Command("timezone", "/timezone <zone>", "show or set your time zone", timezone))

@@ -452,3 +452,35 @@ async def test_a_daemon_with_no_working_channel_warns_and_healthz_says_so(
         assert status == 503 and body["channels"].startswith("no channel is running")
     finally:
         await daemon.stop()
+
+
+@pytest.mark.parametrize(
+    ("command", "cron", "what"),
+    [
+        ("/remind every day at 9am | water", "0 9 * * *", "water"),
+        ("/remind every weekday at 8:30 standup", "30 8 * * 1-5", "standup"),
+        ("/remind every monday and friday at 18:00 | gym", "0 18 * * 1,5", "gym"),
+        ("/remind every 2 hours stretch", "0 */2 * * *", "stretch"),
+        ("/remind every 15 minutes | blink", "*/15 * * * *", "blink"),
+        ("/remind every 0 9 * * 1-5 | work", "0 9 * * 1-5", "work"),
+    ],
+)
+async def test_remind_every_repeats_without_a_model(daemon_factory, fake_llm, command, cron, what):
+    daemon, chat = await daemon_factory()
+    await chat.ask("/timezone Europe/Berlin")
+    ack = await chat.ask(command)
+    assert ack.text.startswith("OK, #1 reminder"), ack.text
+    (reminder,) = await ReminderStore(daemon.db).active()
+    assert (reminder.recurrence, reminder.content, reminder.timezone) == (
+        cron,
+        what,
+        "Europe/Berlin",
+    )
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize("command", ["/remind every 45 minutes | x", "/remind every blursday | x"])
+async def test_remind_every_refuses_what_it_cannot_repeat(daemon_factory, command):
+    _, chat = await daemon_factory()
+    reply = await chat.ask(command)
+    assert reply.text.startswith("Error: ") and "every" in reply.text
