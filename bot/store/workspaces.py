@@ -54,21 +54,26 @@ class WorkspaceStore:
     async def add_version(
         self, workspace: str, file: str, text: str, *, author: str, via: str
     ) -> PersonaVersion:
-        """Store ``text`` as the next version (numbers start at 1 and never repeat)."""
-        latest = await self.latest(workspace, file)
-        number = latest.version + 1 if latest else 1
-        await self._db.execute(
-            f"INSERT INTO persona_versions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                workspace,
-                file,
-                number,
-                text,
-                text_hash(text),
-                author,
-                via,
-                utcnow().isoformat(),
-            ),
+        """Store ``text`` as the next version (numbers start at 1 and never repeat).
+        The number is taken in the INSERT itself: another process (the CLI beside the
+        daemon) adding a version at the same time cannot be given the same one."""
+        number = await self._db.run(
+            lambda c: c.execute(
+                f"INSERT INTO persona_versions ({_COLUMNS}) SELECT ?, ?,"
+                " COALESCE(MAX(version), 0) + 1, ?, ?, ?, ?, ? FROM persona_versions"
+                " WHERE workspace = ? AND file = ? RETURNING version",
+                (
+                    workspace,
+                    file,
+                    text,
+                    text_hash(text),
+                    author,
+                    via,
+                    utcnow().isoformat(),
+                    workspace,
+                    file,
+                ),
+            ).fetchone()[0]
         )
         found = await self.version(workspace, file, number)
         assert found is not None

@@ -110,3 +110,22 @@ async def test_concurrent_editors_each_get_a_version_and_the_file_is_the_last(
     assert all(v.author != "disk" for v in versions)
     assert personas.folders.read("default", "SOUL.md") == versions[-1].text
     assert all(f"line {n}" in versions[-1].text for n in range(4))
+
+
+async def test_two_connections_adding_versions_at_once_get_distinct_numbers(
+    tmp_path: Path,
+) -> None:
+    """The daemon and the CLI are two processes, each with its own connection."""
+    dbs = [Database(tmp_path / "shared.db") for _ in range(2)]
+    for db in dbs:
+        await db.open()
+    stores = [WorkspaceStore(db) for db in dbs]
+    added = await asyncio.gather(
+        *(
+            stores[n % 2].add_version("w", "SOUL.md", f"t{n}", author="a", via="cli")
+            for n in range(8)
+        )
+    )
+    assert sorted(v.version for v in added) == list(range(1, 9))
+    for db in dbs:
+        await db.close()
