@@ -15,7 +15,8 @@ class RememberTool(Tool):
         "Remember a durable fact for later conversations, when the user asks you to "
         "remember something or states a lasting preference. scope 'user' (default): about "
         "this user, shown only when they speak, in any chat; scope 'chat': about this chat, "
-        "shared by its members. Write the fact as one short sentence in the third person."
+        "shared by its members. Write the fact as one short sentence in the third person. "
+        "Facts about people only: instructions to the assistant are refused."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",

@@ -32,6 +32,7 @@ class Fact:
     source: str  # "remember" (the tool), "consolidation" or "cli"
     created_at: str
     updated_at: str
+    author: str = ""  # "<channel>:<user id>" of who said it; "" when unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,7 @@ def chat_owner(key: ChatKey) -> str:
     return f"{key.channel}:{key.chat_id}"
 
 
-_COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at"
+_COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at, author"
 
 
 _SPEAKER = "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)"
@@ -107,14 +108,16 @@ class MemoryStore:
         )
         return _fact(row) if row else None
 
-    async def add(self, workspace: str, scope: Scope, owner: str, text: str, source: str) -> Fact:
+    async def add(
+        self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
+    ) -> Fact:
         now = utcnow().isoformat()
         fact_id = await self._db.execute(
             "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (workspace, scope.value, owner, text, source, now, now),
+            " updated_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (workspace, scope.value, owner, text, source, now, now, author),
         )
-        return Fact(fact_id, workspace, scope, owner, text, source, now, now)
+        return Fact(fact_id, workspace, scope, owner, text, source, now, now, author)
 
     async def update(self, fact_id: int, text: str) -> bool:
         changed = await self._db.execute_count(
@@ -181,4 +184,5 @@ def _fact(r: sqlite3.Row) -> Fact:
         source=str(r["source"]),
         created_at=str(r["created_at"]),
         updated_at=str(r["updated_at"]),
+        author=str(r["author"]),
     )

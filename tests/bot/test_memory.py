@@ -120,12 +120,12 @@ async def test_consolidate_is_one_call_without_tools_and_neutralized(store: Memo
 
 
 async def test_prompt_section_is_capped_keeping_the_newest(store: MemoryStore) -> None:
-    memory = service(store, max_prompt_chars=360)
+    memory = service(store, max_prompt_chars=580)
     for n in range(5):
         await memory.remember(WS, DM, "u1", f"fact number {n} about tea")
     section = await memory.prompt_section(WS, DM, "u1")
     assert section is not None and section.startswith(SECTION_INTRO)
-    assert len(section) <= 360
+    assert len(section) <= 580
     assert "fact number 4" in section and "fact number 3" in section
     assert "fact number 0" not in section and "(1 older facts not shown.)" in section
     assert section == await memory.prompt_section(WS, DM, "u1")  # same facts, same bytes
