@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, Sub] = {
     "skills": Sub("bot.cli.skills"),
     "workspace": Sub("bot.cli.workspace"),
     "pairing": Sub("bot.cli.pairing"),
+    "reminders": Sub("bot.cli.reminders"),
 }
 
 
