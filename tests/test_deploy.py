@@ -27,6 +27,8 @@ from pydantic import BaseModel
 
 from bot.app import example_config
 from bot.config import Settings, load_settings
+from tests.fakes import telegram_api
+from tests.fakes.telegram_api import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -241,6 +243,9 @@ def test_systemd_analyze_verifies_unit() -> None:
 
 
 # -- the image's command, run in this venv ---------------------------------------------
+fake_telegram = telegram_api.fake_telegram
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -257,12 +262,19 @@ def _image_command(config: Path) -> list[str]:
     ]
 
 
-async def test_image_command_reaches_ready_and_passes_its_healthcheck(tmp_path: Path) -> None:
+async def test_image_command_reaches_ready_and_passes_its_healthcheck(
+    tmp_path: Path, fake_telegram: FakeTelegram
+) -> None:
+    """With a channel up (a daemon nobody can reach is unhealthy: /healthz is 503)."""
     config = tmp_path / "bot.toml"
     shutil.copy(DEPLOY / "bot.example.toml", config)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
     env.update(docker_env())
     env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_WEB__PORT=str(_free_port()))
+    env.update(
+        BOT_CHANNELS__TELEGRAM__TOKEN=fake_telegram.token,
+        BOT_CHANNELS__TELEGRAM__BASE_URL=fake_telegram.base_url,
+    )
     health = json.loads(instructions("HEALTHCHECK")[0].split(" CMD ", 1)[1])
     health = [sys.executable if a == "python" else a for a in health]
 
