@@ -20,7 +20,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   ├── MCPServerError            the server answered with a JSON-RPC error
     │   └── UncleanableSchema         a tool's input schema cannot be made provider-safe
     └── ChannelError             a platform adapter could not start or send
-        └── DeliveryRejected     the platform refused a message for good (no retry)
+        ├── DeliveryRejected     the platform refused a message for good (no retry)
+        └── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
 """
 
 from __future__ import annotations
@@ -105,3 +106,14 @@ class ChannelError(BotError):
 
 class DeliveryRejected(ChannelError):
     """The platform refused this message permanently (e.g. the chat no longer exists)."""
+
+
+class PreviewRateLimited(ChannelError):
+    """A preview call (post, edit) hit the platform's rate limit (an HTTP 429, a flood
+    wait). Raised at once, never waited out in place: the streaming
+    pipeline pauses that one chat's previews for ``retry_after`` seconds, while other
+    chats and the final answer (which goes through the outbox) carry on."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = max(0.0, float(retry_after))

@@ -107,6 +107,9 @@ class OutboundMessage:
     message_id: str = field(default_factory=new_id)
     # Same key = same delivery: the outbox sends a key once, e.g. "reminder:12:<fire time>".
     idempotency_key: str | None = None
+    # The streamed preview this answer replaces in place (its platform message id), set
+    # only for channels that are SupportsPreview (channels.base); None: posted as new.
+    preview_id: str | None = None
 
     @property
     def delivery_key(self) -> str:
@@ -119,6 +122,7 @@ class OutboundMessage:
         text: str,
         kind: OutboundKind = OutboundKind.REPLY,
         extras: Mapping[str, Any] | None = None,
+        preview_id: str | None = None,
     ) -> OutboundMessage:
         """The answer to ``to``: same chat and thread, replying to its message id.
 
@@ -132,6 +136,7 @@ class OutboundMessage:
             reply_to=to.message_id,
             extras=extras or {},
             idempotency_key=f"{kind.value}:{to.key}:{to.message_id}",
+            preview_id=preview_id,
         )
 
 
@@ -192,4 +197,5 @@ def outbound_from_json(raw: str) -> OutboundMessage:
         extras=data.get("extras") or {},
         message_id=data["message_id"],
         idempotency_key=data.get("idempotency_key"),
+        preview_id=data.get("preview_id"),
     )

@@ -72,6 +72,14 @@ class Channel(Protocol):
 
         Outbound attachments are uploaded where the platform can, otherwise the user is
         told they could not be sent; never silently dropped.
+
+        With ``msg.preview_id`` set (only adapters that are :class:`SupportsPreview`
+        ever get one), the answer's first part replaces that preview's text in place,
+        formatted as any answer; "not modified" is success (so a send retried after a
+        crash is harmless); the rest follows as new messages, in order; ``Sent.ids``
+        starts with the preview's id. A preview that can no longer be edited (deleted,
+        too old, not found) is deleted (best effort) and the answer posted as new
+        messages. A rate limit here is the answer's own: handled as for any send.
         """
         ...
 
@@ -90,6 +98,67 @@ class SupportsEdit(Protocol):
     async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
         """Replace the text of a message this adapter sent (streaming, placeholders)."""
         ...
+
+
+@runtime_checkable
+class SupportsPreview(Protocol):
+    """Streamed replies: a preview message whose text grows while the model writes,
+    then becomes the final answer in place (the design: ``bot/streaming/``).
+
+    The core decides *when* (at most one call per chat per ``preview_interval``, latest
+    text wins, never queued, nothing before ``[streaming] min_chars``) and calls these
+    from a task of its own, never from delivery's lanes. The adapter only talks to the
+    platform. Every method is called with at most one call in flight per preview.
+
+    Rules for every preview call:
+
+    - Never wait out a rate limit in place: raise
+      :class:`bot.errors.PreviewRateLimited` with the platform's ``retry_after`` (a 429,
+      Telegram's RetryAfter, Slack's ``ratelimited``). The core then pauses previews of
+      that chat only; another chat and the final answer are never held up by it.
+    - Any other failure raises :class:`bot.errors.ChannelError` (the core counts it and
+      stops previewing the turn after a few; the final answer still arrives).
+    - Text is plain (no platform formatting: a half-written ``**`` must not break a
+      render), at most :meth:`preview_limit` characters; the adapter may trim it further.
+
+    The final answer is NOT sent through these methods: it goes through the outbox to
+    :meth:`Channel.send` with ``OutboundMessage.preview_id`` set (see :class:`Channel`).
+    """
+
+    def preview_limit(self, key: ChatKey) -> int:
+        """The most characters (``len``) one message may hold in this chat: a longer
+        preview is cut there and no longer edited; the final continues past it in new
+        messages."""
+        ...
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        """The least seconds between two preview calls in ``key``'s chat. ``configured``
+        is ``[streaming] private_interval_s`` or ``group_interval_s``; return it, or more
+        where the platform needs it (a budget per workspace), or 0 for a local sink."""
+        ...
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        """Post a new message with ``text`` in the chat (and thread) of ``key``,
+        replying to ``reply_to`` where the platform shows replies the way a final
+        answer's first part does; return its platform message id (what ``edit_preview``,
+        ``delete_preview`` and ``OutboundMessage.preview_id`` name). The core stores
+        that id durably before its first edit."""
+        ...
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        """Replace the preview's text with ``text`` (the whole text, not a delta).
+        "Message is not modified" (same text) is success."""
+        ...
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        """Remove a preview that will not become the answer (an orphan after a
+        crash). Already deleted or not found is success."""
+        ...
+
+
+def can_preview(channel: object) -> TypeGuard[SupportsPreview]:
+    """``isinstance(channel, SupportsPreview)``, decided once per adapter class."""
+    return _class_has(type(channel), SupportsPreview)
 
 
 @runtime_checkable

@@ -14,3 +14,13 @@ class Section(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class ChannelSection(Section):
+    """The base of every ``[channels.<name>]`` section: the keys all platforms share.
+
+    ``streaming = false`` turns streamed previews off for that platform: its chats get
+    the final answer only, as one message (or several past the length limit).
+    """
+
+    streaming: bool = True
