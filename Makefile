@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 format: $(STAMP)
 	$(BIN)/ruff format bot channels tools tests bench
