@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 
 from bot.errors import WorkspaceError
 from bot.store.base import WorkspaceRecords
 from bot.store.workspaces import PersonaVersion, text_hash
 from bot.workspaces.files import PERSONA_FILES, persona_file, workspace_name
 from bot.workspaces.folders import Workspaces, require_known
+from bot.workspaces.locking import file_lock
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +49,13 @@ class Personas:
         # concurrent editors never write a file whose version then fails to be numbered.
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
-    def _lock(self, workspace: str, file: str) -> asyncio.Lock:
-        return self._locks.setdefault((workspace, file), asyncio.Lock())
+    @asynccontextmanager
+    async def _editing(self, workspace: str, file: str) -> AsyncIterator[None]:
+        """This process's editors queue on an asyncio lock, then the process takes the
+        file's OS lock, which other processes (the CLI, the daemon) honour too."""
+        in_process = self._locks.setdefault((workspace, file), asyncio.Lock())
+        async with in_process, file_lock(self.folders.file(workspace, file)):
+            yield
 
     def _ensure(self, workspace: str, create: bool) -> None:
         """An edit of a known workspace (or one asked to be created) creates it from the
@@ -60,20 +67,32 @@ class Personas:
             self._ready.add(workspace)
 
     async def sync(self, workspace: str) -> list[PersonaVersion]:
-        """Record files changed on disk since the last look as versions "via disk"."""
+        """Record files changed on disk since the last look as versions "via disk".
+
+        A file whose stamp moved is looked at under its lock: an edit by another process
+        is then either not begun or numbered, never half done (written, not yet a version).
+        """
         recorded = []
         for file in PERSONA_FILES:
-            found = await self._sync_file(workspace, file)
+            if not self._moved(workspace, file):
+                continue  # the per-turn path: one lstat, no lock
+            if not self.folders.exists(workspace):
+                break  # nothing to record, nor a folder to hold a lock file
+            async with self._editing(workspace, file):
+                found = await self._sync_file(workspace, file)
             if found is not None:
                 recorded.append(found)
         return recorded
 
-    async def _sync_file(self, workspace: str, file: str) -> PersonaVersion | None:
+    def _moved(self, workspace: str, file: str) -> bool:
         key = (workspace, file)
-        current = self.folders.stamp(workspace, file)
-        if key in self._stamps and self._stamps[key] == current:
+        return key not in self._stamps or self._stamps[key] != self.folders.stamp(workspace, file)
+
+    async def _sync_file(self, workspace: str, file: str) -> PersonaVersion | None:
+        """The disk look at one file; its lock is held."""
+        if not self._moved(workspace, file):
             return None
-        self._stamps[key] = current
+        self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
         try:
             text = self.folders.read(workspace, file)
         except WorkspaceError as exc:
@@ -131,14 +150,21 @@ class Personas:
         """Replace the file with ``text``; None when it already says exactly that.
         ``create``: make the workspace if it does not exist yet."""
         workspace, file = _names(workspace, file)
-        async with self._lock(workspace, file):
-            return await self._set(workspace, file, text, author=author, via=via, create=create)
+        self._ensure(workspace, create)  # the folder must exist to hold the lock file
+        async with self._editing(workspace, file):
+            return await self._set(workspace, file, text, author=author, via=via)
+
+    async def _held_current(self, workspace: str, file: str) -> str:
+        """The file's text, its lock held: a disk edit since the last look is recorded."""
+        await self._sync_file(workspace, file)
+        text = self.folders.read(workspace, file)
+        return self.folders.template(file) if text is None else text
 
     async def _set(
-        self, workspace: str, file: str, text: str, *, author: str, via: str, create: bool = False
+        self, workspace: str, file: str, text: str, *, author: str, via: str
     ) -> PersonaVersion | None:
-        self._ensure(workspace, create)
-        old = await self.current(workspace, file)
+        """Write and number one edit; the file's lock is held."""
+        old = await self._held_current(workspace, file)
         if len(text) > self.max_chars:
             reason = (
                 f"{file} would be {len(text):,} characters, over its budget of "
@@ -152,7 +178,12 @@ class Personas:
             return None
         self.folders.write(workspace, file, text)
         self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
-        version = await self.records.add_version(workspace, file, text, author=author, via=via)
+        try:
+            version = await self.records.add_version(workspace, file, text, author=author, via=via)
+        except Exception:  # no version: the old text goes back, never a "disk" edit
+            self.folders.write(workspace, file, old)
+            self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
+            raise
         log.info("%s of workspace %s is now version %d (%s via %s)", file, workspace,
                  version.version, author, via)  # fmt: skip
         return version
@@ -161,8 +192,9 @@ class Personas:
         self, workspace: str, file: str, text: str, *, author: str, via: str
     ) -> PersonaVersion | None:
         workspace, file = _names(workspace, file)
-        async with self._lock(workspace, file):
-            old = await self.current(workspace, file)
+        self._ensure(workspace, create=False)
+        async with self._editing(workspace, file):
+            old = await self._held_current(workspace, file)
             joined = old + ("\n" if old and not old.endswith("\n") else "") + text
             return await self._set(workspace, file, joined, author=author, via=via)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -129,3 +130,46 @@ async def test_two_connections_adding_versions_at_once_get_distinct_numbers(
     assert sorted(v.version for v in added) == list(range(1, 9))
     for db in dbs:
         await db.close()
+
+
+EDITOR = """
+import asyncio, sys
+from pathlib import Path
+from bot.store.db import Database
+from bot.store.workspaces import WorkspaceStore
+from bot.workspaces.folders import Workspaces
+from bot.workspaces.personas import Personas
+
+async def main(root: Path, who: str, edits: int) -> None:
+    db = Database(root / "bot.db")
+    await db.open()
+    personas = Personas(Workspaces(root / "workspaces"), WorkspaceStore(db), max_chars=100_000)
+    for n in range(edits):
+        await personas.append("team", "SOUL.md", f"{who} line {n}", author=who, via="cli")
+    await db.close()
+
+asyncio.run(main(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])))
+"""
+
+
+async def test_editing_processes_take_turns_per_file(personas: Personas, tmp_path: Path) -> None:
+    """The daemon and `bot workspace` are separate processes: each edit's file write and
+    version row go together, so no edit is lost, none is recorded as made on disk, and
+    the file is the last version."""
+    await personas.set("team", "SOUL.md", "start", author="owner", via="cli")
+    editors, edits = 4, 4
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", EDITOR, str(tmp_path), f"cli:e{n}", str(edits)
+        )
+        for n in range(editors)
+    ]
+    codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), timeout=60)
+    assert codes == [0] * editors
+    versions = await personas.history("team", "SOUL.md")
+    assert [v.author for v in versions if v.author in ("disk", "template")] == ["template"]
+    assert len(versions) == 2 + editors * edits
+    final = personas.folders.read("team", "SOUL.md")
+    assert final == versions[-1].text
+    assert final is not None
+    assert all(f"cli:e{n} line {i}" in final for n in range(editors) for i in range(edits))
