@@ -279,11 +279,7 @@ def _gatekeepers(
 ) -> tuple[AccessControl, RateLimit]:
     """Access (allow lists, pairing for strangers) and the per-user rate limit, with the
     admins' /approve and /deny."""
-    pairing = Pairing(
-        store,
-        ttl=timedelta(minutes=settings.access.pairing_ttl_min),
-        max_pending=settings.access.max_pending,
-    )
+    pairing = Pairing.from_settings(store, settings.access)
     access = AccessControl(
         bus,
         allow_from=allow_lists(settings),

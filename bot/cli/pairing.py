@@ -9,7 +9,6 @@ chat; from here the operator tells them, or they simply write again.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,13 +27,7 @@ T = TypeVar("T")
 
 def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) -> T:
     async def run(settings: Settings, db: Database) -> T:
-        access = settings.access
-        pairing = Pairing(
-            sqlite_storage(db).access,
-            ttl=timedelta(minutes=access.pairing_ttl_min),
-            max_pending=access.max_pending,
-        )
-        return await work(pairing)
+        return await work(Pairing.from_settings(sqlite_storage(db).access, settings.access))
 
     return with_database(config, run)
 

@@ -112,7 +112,10 @@ class AccessSettings(Section):
     # auto: pairing where a channel's allow_from is empty, allowlist where it is not.
     dm_policy: Literal["auto", "pairing", "allowlist", "open"] = "auto"
     pairing_ttl_min: float = Field(default=60, gt=0)
-    max_pending: int = Field(default=3, ge=1, le=100)
+    # Per channel; when full the oldest code is pushed out, never the newcomer turned away.
+    max_pending: int = Field(default=10, ge=1, le=100)
+    # A denied account gets no new code for this long (never less than pairing_ttl_min).
+    pairing_denied_h: float = Field(default=24, gt=0)
 
 
 class LimitsSettings(Section):

@@ -19,6 +19,7 @@ from bot.dispatcher.allowlist import Members
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.store.access import DENIED, PairingHold
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +111,9 @@ class AccessControl:
             return  # strangers in groups are ignored: no code where others read along
         issued = await pairing.issue(msg)
         if issued.request is None:
-            await self._tell_once(
-                msg,
-                f"{msg.sender}#full",
-                "This bot only answers approved users, and it has too many open access "
-                "requests right now. Please try again in an hour.",
-            )
+            hold = issued.hold
+            once = f"{msg.sender}#{hold.reason}@{hold.until}" if hold else f"{msg.sender}#held"
+            await self._tell_once(msg, once, _held_text(hold))
             return
         code = issued.request.code
         await self._notice(
@@ -136,6 +134,16 @@ class AccessControl:
 
 def _minutes(pairing: Pairing) -> int:
     return round(pairing.ttl.total_seconds() / 60)
+
+
+def _held_text(hold: PairingHold | None) -> str:
+    after = f"after {hold.until:%Y-%m-%d %H:%M} UTC" if hold else "later"
+    if hold is not None and hold.reason == DENIED:
+        return f"An admin declined your access request. You can ask again {after}."
+    return (
+        "This bot only answers approved users, and it has too many open access requests "
+        f"right now. Please try again {after}."
+    )
 
 
 class SizeGuard:

@@ -1,8 +1,9 @@
 """Who may talk to the bot beyond the config file: pairing codes, approvals, usernames.
 
-A stranger's pending pairing request, the users an admin approved (so an approval
-survives a restart), and each ``allow_from`` username bound to the account id that first
-wrote under it (so a later owner of the name is not let in). Times are ISO 8601 UTC.
+A stranger's pending pairing request, the accounts held from asking again (denied, or
+pushed out of a full channel), the users an admin approved (so an approval survives a
+restart), and each ``allow_from`` username bound to the account id that first wrote
+under it (so a later owner of the name is not let in). Times are ISO 8601 UTC.
 """
 
 from __future__ import annotations
@@ -42,6 +43,30 @@ class ApprovedUser:
         return f"{self.channel}:{self.user_id}"
 
 
+DENIED, EVICTED = "denied", "evicted"
+
+
+@dataclass(frozen=True, slots=True)
+class PairingHold:
+    """An account that gets no new code before ``until``: an admin denied it
+    (:data:`DENIED`), or a newer request pushed its code out (:data:`EVICTED`)."""
+
+    channel: str
+    user_id: str
+    reason: str
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What :meth:`AccessStore.add_request` did: stored the request (pushing the oldest
+    of a full channel out), or not, because the account is held."""
+
+    added: bool
+    evicted: tuple[PairingRequest, ...] = ()
+    hold: PairingHold | None = None
+
+
 def _iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()
 
@@ -64,37 +89,39 @@ class AccessStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add_request(self, request: PairingRequest, *, max_pending: int) -> bool:
-        """Store ``request`` unless its channel already has ``max_pending`` live ones.
+    async def add_request(self, request: PairingRequest, *, max_pending: int) -> Admission:
+        """Store ``request`` unless its account is held or already has a live one.
 
-        One statement, so the cap holds however many strangers ask at once. Expired
-        requests of the channel go first (the table stays as small as the cap).
+        A channel keeps at most ``max_pending`` live requests: when full, the oldest go
+        (so a newcomer always gets a code) and their accounts are held until those codes
+        would have expired (so pushed-out accounts cannot push back at once). One
+        transaction, so the cap holds however many strangers ask at once; expired
+        requests and holds of the channel go first.
         """
-        now = _iso(request.created_at)
-        key = request.key
-        await self._db.execute(
-            "DELETE FROM pairing_requests WHERE channel = ? AND expires_at <= ?",
-            (key.channel, now),
+
+        return await self._db.run_in_transaction(
+            lambda c: _admit(c, request, max_pending=max_pending)
         )
-        added = await self._db.execute_count(
-            f"INSERT OR IGNORE INTO pairing_requests ({_REQUEST_COLUMNS})"
-            " SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM pairing_requests"
-            " WHERE channel = ? AND expires_at > ?) < ?",
-            (
-                request.code,
-                key.channel,
-                key.chat_id,
-                key.thread_id or "",
-                request.user_id,
-                request.user_name,
-                now,
-                _iso(request.expires_at),
-                key.channel,
-                now,
-                max_pending,
-            ),
-        )
-        return added == 1
+
+    async def hold(self, hold: PairingHold) -> None:
+        """Give ``hold.user_id`` no new code before ``hold.until`` (replacing any hold)."""
+        await self._db.run(lambda c: _put_hold(c, hold))
+
+    async def hold_of(self, channel: str, user_id: str, now: datetime) -> PairingHold | None:
+        found = await self._db.run(lambda c: _hold_of(c, channel, user_id))
+        return found if found is not None and found.until > now else None
+
+    async def prune_pairing(self, now: datetime) -> int:
+        """Drop expired requests and holds of every channel (those of a channel nobody
+        asks on again are otherwise never looked at); returns the rows removed."""
+
+        def work(c: sqlite3.Connection) -> int:
+            at = _iso(now)
+            gone = c.execute("DELETE FROM pairing_requests WHERE expires_at <= ?", (at,))
+            held = c.execute("DELETE FROM pairing_holds WHERE held_until <= ?", (at,))
+            return gone.rowcount + held.rowcount
+
+        return await self._db.run_in_transaction(work)
 
     async def request_of(self, channel: str, user_id: str, now: datetime) -> PairingRequest | None:
         row = await self._db.fetchone(
@@ -175,3 +202,65 @@ class AccessStore:
     async def name_bindings(self) -> dict[tuple[str, str], str]:
         rows = await self._db.fetchall("SELECT channel, name, user_id FROM allow_names")
         return {(r["channel"], r["name"]): r["user_id"] for r in rows}
+
+
+def _request_params(request: PairingRequest) -> tuple[str, ...]:
+    key = request.key
+    return (
+        request.code,
+        key.channel,
+        key.chat_id,
+        key.thread_id or "",
+        request.user_id,
+        request.user_name,
+        _iso(request.created_at),
+        _iso(request.expires_at),
+    )
+
+
+def _put_hold(c: sqlite3.Connection, hold: PairingHold) -> None:
+    c.execute(
+        "INSERT INTO pairing_holds (channel, user_id, reason, held_until) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (channel, user_id) DO UPDATE SET reason = excluded.reason,"
+        " held_until = excluded.held_until",
+        (hold.channel, hold.user_id, hold.reason, _iso(hold.until)),
+    )
+
+
+def _hold_of(c: sqlite3.Connection, channel: str, user_id: str) -> PairingHold | None:
+    """The account's hold, expired or not (callers compare or have pruned first)."""
+    row = c.execute(
+        "SELECT reason, held_until FROM pairing_holds WHERE channel = ? AND user_id = ?",
+        (channel, user_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return PairingHold(channel, user_id, row["reason"], datetime.fromisoformat(row["held_until"]))
+
+
+def _admit(c: sqlite3.Connection, request: PairingRequest, *, max_pending: int) -> Admission:
+    """:meth:`AccessStore.add_request` inside its transaction (a write first: the
+    database's write lock is taken before anything is counted)."""
+    now, channel = _iso(request.created_at), request.key.channel
+    c.execute("DELETE FROM pairing_requests WHERE channel = ? AND expires_at <= ?", (channel, now))
+    c.execute("DELETE FROM pairing_holds WHERE channel = ? AND held_until <= ?", (channel, now))
+    hold = _hold_of(c, channel, request.user_id)
+    if hold is not None:
+        return Admission(False, hold=hold)
+    live = c.execute(
+        f"SELECT {_REQUEST_COLUMNS} FROM pairing_requests WHERE channel = ?"
+        " ORDER BY created_at, code",
+        (channel,),
+    ).fetchall()
+    if any(row["user_id"] == request.user_id for row in live):
+        return Admission(False)
+    evicted = tuple(_request(row) for row in live[: max(0, len(live) - max_pending + 1)])
+    for old in evicted:
+        c.execute("DELETE FROM pairing_requests WHERE code = ?", (old.code,))
+        _put_hold(c, PairingHold(channel, old.user_id, EVICTED, old.expires_at))
+    added = c.execute(
+        f"INSERT OR IGNORE INTO pairing_requests ({_REQUEST_COLUMNS})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        _request_params(request),
+    ).rowcount
+    return Admission(added == 1, evicted)

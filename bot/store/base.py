@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
-from bot.store.access import ApprovedUser, PairingRequest
+from bot.store.access import Admission, ApprovedUser, PairingHold, PairingRequest
 from bot.store.memory import Fact, Failure, Scope
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.sessions import TurnStart
@@ -149,7 +149,10 @@ class WorkspaceRecords(Protocol):
 class Access(Protocol):
     """Pairing requests, approved users and ``allow_from`` usernames bound to ids."""
 
-    async def add_request(self, request: PairingRequest, *, max_pending: int) -> bool: ...
+    async def add_request(self, request: PairingRequest, *, max_pending: int) -> Admission: ...
+    async def hold(self, hold: PairingHold) -> None: ...
+    async def hold_of(self, channel: str, user_id: str, now: datetime) -> PairingHold | None: ...
+    async def prune_pairing(self, now: datetime) -> int: ...
     async def request_of(
         self, channel: str, user_id: str, now: datetime
     ) -> PairingRequest | None: ...

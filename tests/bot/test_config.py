@@ -226,7 +226,8 @@ def test_access_and_limits_defaults_and_a_bad_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = load_settings(None)
-    assert settings.access.dm_policy == "auto" and settings.access.max_pending == 3
+    assert settings.access.dm_policy == "auto" and settings.access.max_pending == 10
+    assert settings.access.pairing_denied_h == 24
     assert settings.access.pairing_ttl_min == 60
     assert (settings.limits.user_burst, settings.limits.user_refill_s) == (20, 3)
     monkeypatch.setenv("BOT_ACCESS__DM_POLICY", "open")

@@ -56,15 +56,45 @@ async def test_code_shape_and_repeat_until_expiry(clocked: tuple[Pairing, Clock]
     assert fresh.new and fresh.request is not None and fresh.request.code != code
 
 
-async def test_three_pending_per_channel_then_none(clocked: tuple[Pairing, Clock]) -> None:
+async def test_three_squatters_cannot_lock_a_newcomer_out(clocked: tuple[Pairing, Clock]) -> None:
+    """The cap is per channel; a full channel pushes its oldest code out for the
+    newcomer, and the pushed-out account cannot push back in while that code would live."""
+    store = clocked[0].store
+    pairing, clock = Pairing(store, max_pending=3, clock=clocked[1]), clocked[1]
+    squatters = []
+    for n in range(3):
+        clock.now = T0 + timedelta(minutes=n)
+        squatters.append((await pairing.issue(dm(f"s{n}"))).request)
+    clock.now = T0 + timedelta(minutes=10)
+    newcomer = await pairing.issue(dm("new"))
+    assert newcomer.new and newcomer.request is not None
+    assert (await pairing.issue(dm("x", channel="slack"))).request is not None
+    pending = await pairing.pending()
+    assert squatters[0] not in pending and newcomer.request in pending and len(pending) == 4
+    again = await pairing.issue(dm("s0"))
+    assert again.request is None and again.hold is not None
+    assert again.hold.until == T0 + timedelta(hours=1)  # its pushed-out code's end
+    assert (await pairing.issue(dm("s1"))).request == squatters[1]  # the others repeat
+    clock.now = T0 + timedelta(hours=1, minutes=20)  # all of them expired: room again
+    assert (await pairing.issue(dm("s0"))).new
+
+
+async def test_a_denied_account_gets_no_new_code_for_a_day(clocked: tuple[Pairing, Clock]) -> None:
     pairing, clock = clocked
-    codes = [(await pairing.issue(dm(str(n)))).request for n in range(3)]
-    assert all(codes)
-    assert (await pairing.issue(dm("4"))).request is None
-    assert (await pairing.issue(dm("4", channel="slack"))).request is not None
-    assert (await pairing.issue(dm("0"))).request == codes[0]  # the pending ones still repeat
-    clock.now = T0 + timedelta(hours=1, seconds=1)  # all expired: room again
-    assert (await pairing.issue(dm("4"))).request is not None
+    issued = (await pairing.issue(dm("7"))).request
+    assert issued is not None
+    await pairing.deny(issued.code, by="cli")
+    for later in (timedelta(seconds=1), timedelta(hours=1, seconds=1), timedelta(hours=23)):
+        clock.now = T0 + later
+        again = await pairing.issue(dm("7"))
+        assert again.request is None and again.hold is not None
+        assert again.hold.reason == "denied" and again.hold.until == T0 + timedelta(hours=24)
+    clock.now = T0 + timedelta(hours=24)
+    assert (await pairing.issue(dm("7"))).new
+    # Never held for less than a code lives, whatever denied_for says.
+    assert Pairing(
+        pairing.store, ttl=timedelta(hours=2), denied_for=timedelta(minutes=5)
+    ).denied_for == timedelta(hours=2)
 
 
 async def test_approve_deny_revoke(clocked: tuple[Pairing, Clock]) -> None:

@@ -17,7 +17,7 @@ import pytest_asyncio
 
 from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
-from bot.store.access import PairingRequest
+from bot.store.access import DENIED, EVICTED, Admission, PairingHold, PairingRequest
 from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.memory import Scope
@@ -608,7 +608,7 @@ def _request(code: str, user: str, at: datetime = T0, channel: str = "telegram")
 async def test_pairing_request_round_trip_and_expiry(storage: Storage) -> None:
     access = storage.access
     made = _request("ABCD2345", "u1")
-    assert await access.add_request(made, max_pending=3)
+    assert (await access.add_request(made, max_pending=3)) == Admission(True)
     assert await access.request_of("telegram", "u1", T0 + timedelta(minutes=59)) == made
     assert await access.request_of("slack", "u1", T0) is None
     later = T0 + timedelta(hours=1)
@@ -617,19 +617,68 @@ async def test_pairing_request_round_trip_and_expiry(storage: Storage) -> None:
     assert await access.take_request("ABCD2345", later) is None
     # An expired request of the same user gives way to a new one.
     again = _request("EFGH6789", "u1", later)
-    assert await access.add_request(again, max_pending=3)
+    assert (await access.add_request(again, max_pending=3)).added
     assert await access.pending_requests(later) == [again]
 
 
-async def test_pending_requests_are_capped_per_channel(storage: Storage) -> None:
+async def test_one_live_request_per_account(storage: Storage) -> None:
     access = storage.access
-    for n in range(3):
-        assert await access.add_request(_request(f"CODE000{n + 2}", f"u{n}"), max_pending=3)
-    assert not await access.add_request(_request("CODE0009", "u9"), max_pending=3)
-    assert await access.add_request(_request("CODE0008", "u9", channel="slack"), max_pending=3)
-    # Expired requests do not count against the cap.
-    later = T0 + timedelta(hours=2)
-    assert await access.add_request(_request("CODE0007", "u9", later), max_pending=3)
+    first = _request("CODE0002", "u1")
+    assert (await access.add_request(first, max_pending=3)).added
+    second = _request("CODE0003", "u1", T0 + timedelta(minutes=1))
+    assert (await access.add_request(second, max_pending=3)) == Admission(False)
+    assert await access.pending_requests(T0 + timedelta(minutes=1)) == [first]
+
+
+async def test_a_full_channel_pushes_its_oldest_request_out(storage: Storage) -> None:
+    """A few accounts cannot lock every newcomer out: the newest request always gets in,
+    the oldest goes, and its account is held until that code would have expired."""
+    access = storage.access
+    made = [_request(f"CODE000{n + 2}", f"u{n}", T0 + timedelta(minutes=n)) for n in range(3)]
+    for request in made:
+        assert (await access.add_request(request, max_pending=3)).added
+    newcomer = _request("CODE0009", "u9", T0 + timedelta(minutes=5))
+    admitted = await access.add_request(newcomer, max_pending=3)
+    assert admitted == Admission(True, evicted=(made[0],))
+    now = T0 + timedelta(minutes=5)
+    assert await access.pending_requests(now) == [*made[1:], newcomer]
+    held = PairingHold("telegram", "u0", EVICTED, made[0].expires_at)
+    assert await access.hold_of("telegram", "u0", now) == held
+    back = await access.add_request(_request("CODE0008", "u0", now), max_pending=3)
+    assert back == Admission(False, hold=held)  # cannot push back in at once
+    assert await access.pending_requests(now) == [*made[1:], newcomer]
+    assert (
+        await access.add_request(_request("CODE0007", "u8", channel="slack"), max_pending=3)
+    ).added
+    # Once the pushed-out code would have expired, the account may ask again.
+    later = made[0].expires_at
+    assert await access.hold_of("telegram", "u0", later) is None
+    assert (await access.add_request(_request("CODE0006", "u0", later), max_pending=3)).added
+
+
+async def test_a_hold_keeps_an_account_from_asking_until_it_ends(storage: Storage) -> None:
+    access = storage.access
+    denied = PairingHold("telegram", "u1", DENIED, T0 + timedelta(hours=24))
+    await access.hold(denied)
+    assert await access.hold_of("telegram", "u1", T0) == denied
+    assert await access.hold_of("slack", "u1", T0) is None
+    refused = await access.add_request(_request("CODE0002", "u1"), max_pending=3)
+    assert refused == Admission(False, hold=denied)
+    assert await access.pending_requests(T0) == []
+    again = _request("CODE0003", "u1", T0 + timedelta(hours=24))
+    assert (await access.add_request(again, max_pending=3)).added
+
+
+async def test_prune_pairing_drops_expired_requests_and_holds(storage: Storage) -> None:
+    access = storage.access
+    await access.add_request(_request("CODE0002", "u1"), max_pending=3)
+    await access.add_request(_request("CODE0003", "u2", channel="slack"), max_pending=3)
+    await access.hold(PairingHold("discord", "u3", DENIED, T0 + timedelta(hours=2)))
+    assert await access.prune_pairing(T0 + timedelta(minutes=30)) == 0
+    assert await access.prune_pairing(T0 + timedelta(hours=1)) == 2
+    assert await access.hold_of("discord", "u3", T0) is not None
+    assert await access.prune_pairing(T0 + timedelta(hours=2)) == 1
+    assert await access.hold_of("discord", "u3", T0) is None
 
 
 async def test_take_request_is_once(storage: Storage) -> None:

@@ -1,5 +1,5 @@
 """Pairing for strangers through a whole daemon: codes, approval from chat and CLI,
-deny, revocation, the pending cap, expiry and restarts; none of it costs a model call."""
+deny (remembered), revocation, squatting, expiry and restarts; none of it costs a model call."""
 
 from __future__ import annotations
 
@@ -90,27 +90,38 @@ async def test_approve_from_chat_lets_the_stranger_in(daemon_factory, fake_llm):
     assert len(fake_llm.requests) == 1
 
 
-async def test_deny_voids_the_code(daemon_factory, fake_llm):
-    _, chat = await _start(daemon_factory)
+async def test_deny_voids_the_code_and_the_account_gets_no_new_one(daemon_factory, fake_llm):
+    daemon, chat = await _start(daemon_factory)
     code = await _code(chat, "stranger")
     assert await _admin(chat, f"/deny {code}") == "Denied test:stranger; their code is void."
     await chat.wait_for(lambda sent: any("declined" in m.text for m in sent))
     assert "no pending pairing code" in await _admin(chat, f"/approve {code}")
-    assert await _code(chat, "stranger") != code  # still a stranger: asked anew
-    assert fake_llm.requests == []
-
-
-async def test_pending_codes_are_capped_at_three_per_channel(daemon_factory, fake_llm):
-    daemon, chat = await _start(daemon_factory)
-    codes = [await _code(chat, f"s{n}") for n in range(3)]
-    full = await chat.ask("me too", user="s3", chat="dm-s3")
-    assert "too many open access requests" in full.text and not CODE.search(full.text)
-    again = await chat.say("me too?", user="s3", chat="dm-s3")
+    # Asking again at once gets no code: the denial is remembered for a day.
+    held = await chat.ask("please?", user="stranger", chat="dm-stranger")
+    assert "declined" in held.text and "ask again after" in held.text
+    assert not CODE.search(held.text)
+    again = await chat.say("pretty please?", user="stranger", chat="dm-stranger")
     await inbox_done(daemon, again.message_id)
-    await _admin(chat, f"/approve {codes[0]}")  # frees one place
     assert chat.replies_to(again) == []  # told once, not at every message
-    assert CODE.search((await chat.ask("now?", user="s3", chat="dm-s3")).text)
+    assert await AccessStore(daemon.db).pending_requests(utcnow()) == []
     assert fake_llm.requests == []
+
+
+async def test_squatters_cannot_lock_a_newcomer_out(daemon_factory, fake_llm):
+    """Three accounts fill a channel capped at three: a newcomer still gets a code (the
+    oldest is pushed out), and the pushed-out account cannot push back in at once."""
+    daemon, chat = await _start(daemon_factory, access={"max_pending": 3})
+    codes = [await _code(chat, f"s{n}") for n in range(3)]
+    newcomer = await _code(chat, "newcomer")
+    assert "no pending pairing code" in await _admin(chat, f"/approve {codes[0]}")
+    pushed = await chat.ask("me again", user="s0", chat="dm-s0")
+    assert "too many open access requests" in pushed.text and not CODE.search(pushed.text)
+    again = await chat.say("me again?", user="s0", chat="dm-s0")
+    await inbox_done(daemon, again.message_id)
+    assert chat.replies_to(again) == []  # told once, not at every message
+    assert await _admin(chat, f"/approve {newcomer}") == "Approved test:newcomer."
+    assert (await chat.ask("in?", user="newcomer", chat="dm-newcomer")).text == "echo: in?"
+    assert len(fake_llm.requests) == 1
 
 
 async def test_an_expired_code_is_replaced_and_cannot_be_approved(daemon_factory, fake_llm):
@@ -124,7 +135,7 @@ async def test_an_expired_code_is_replaced_and_cannot_be_approved(daemon_factory
         long_ago,
         long_ago + timedelta(hours=1),
     )
-    assert await AccessStore(daemon.db).add_request(stale, max_pending=3)
+    assert (await AccessStore(daemon.db).add_request(stale, max_pending=3)).added
     assert await _code(chat, "stranger") != "ABCDEFGH"
     assert "no pending pairing code ABCDEFGH" in await _admin(chat, "/approve ABCDEFGH")
     assert fake_llm.requests == []
