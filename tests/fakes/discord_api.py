@@ -10,6 +10,7 @@ the library's own code::
         guild = dc.add_guild()               # a server with one text channel
         dc.user_message("hi")                # a DM pushed as MESSAGE_CREATE
         dc.fail("POST /channels/{channel_id}/messages", 429, retry_after=0.05)
+        dc.limit(EDIT, 5, per_s=5.0)         # a real bucket: 5 edits per 5 s per channel
         await dc.wait_posts(1)               # POST /channels/{id}/messages, decoded
         await dc.drop()                      # close the socket: the client RESUMEs
         await dc.ask_to_reconnect()          # op 7 RECONNECT: the client RESUMEs
@@ -22,6 +23,12 @@ first; ``at`` (epoch seconds) dates a message in the past, id and timestamp alik
 
 What the gateway sent while no client was connected is replayed on RESUME, as
 Discord does; an IDENTIFY starts a new session (the backlog is gone).
+
+Message routes answer with Discord's rate-limit headers (``X-RateLimit-Limit``,
+``-Remaining``, ``-Reset``, ``-Reset-After``, ``-Bucket``), counted per route and
+channel in fixed windows (generous unless :meth:`FakeDiscord.limit` says otherwise);
+a request over the limit gets Discord's 429: ``retry_after`` in the body, the same
+headers, ``X-RateLimit-Scope: user`` and ``Via`` (without it discord.py assumes a ban).
 """
 
 from __future__ import annotations
@@ -48,6 +55,10 @@ if TYPE_CHECKING:
     from channels.discord.adapter import DiscordChannel
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
+POST = "POST /channels/{channel_id}/messages"
+EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
+DELETE = "DELETE /channels/{channel_id}/messages/{message_id}"
+DEFAULT_LIMIT = (50, 1.0)  # requests per window (s) of a message route when not limited
 MESSAGE_CONTENT = 1 << 15
 _snowflakes = itertools.count(1)
 Handler = Callable[[web.Request, dict[str, Any]], Any]
@@ -94,6 +105,36 @@ class Failure:
     at: int = 0  # applies from the route's call number ``at`` on (0-based)
 
 
+@dataclass(slots=True)
+class Bucket:
+    """One rate-limit bucket (a route in one channel): a fixed window of ``limit``."""
+
+    limit: int
+    per_s: float
+    used: int = 0
+    resets_at: float = 0.0  # monotonic; 0: no window open
+
+    def take(self) -> float:
+        """Count one request; the seconds to wait instead when the window is full."""
+        now = time.monotonic()
+        if now >= self.resets_at:
+            self.used, self.resets_at = 0, now + self.per_s
+        if self.used >= self.limit:
+            return self.resets_at - now
+        self.used += 1
+        return 0.0
+
+    def headers(self, route: str) -> dict[str, str]:
+        after = max(0.0, self.resets_at - time.monotonic())
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(0, self.limit - self.used)),
+            "X-RateLimit-Reset": f"{time.time() + after:.3f}",
+            "X-RateLimit-Reset-After": f"{after:.3f}",
+            "X-RateLimit-Bucket": uuid.uuid5(uuid.NAMESPACE_URL, route).hex[:16],
+        }
+
+
 def respond(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """JSON as Discord sends it: discord.py parses only ``Content-Type: application/json``."""
     return web.Response(
@@ -129,6 +170,9 @@ class FakeDiscord(LoopbackServer):
         self.created: list[dict[str, Any]] = []  # messages made (a repeated nonce makes none)
         # Called with each created message once made, before it is answered.
         self.after_post: Callable[[dict[str, Any]], None] | None = None
+        self._limits: dict[str, tuple[int, float]] = {}  # route -> (limit, window s)
+        self._buckets: dict[tuple[str, str], Bucket] = {}  # (route, channel id)
+        self.rate_limited: list[Call] = []  # requests answered 429 by a bucket
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -151,6 +195,7 @@ class FakeDiscord(LoopbackServer):
             ("GET", "/channels/{channel_id}/messages", self._list_messages),
             ("POST", "/channels/{channel_id}/messages", self._create_message),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message),
+            ("DELETE", "/channels/{channel_id}/messages/{message_id}", self._delete_message),
             ("POST", "/channels/{channel_id}/typing", self._no_content),
             ("PUT", "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me",
              self._no_content),
@@ -281,6 +326,10 @@ class FakeDiscord(LoopbackServer):
         at = len(self.calls_to(route)) + after
         queue.extend(Failure(status, retry_after, via, at) for _ in range(times))
 
+    def limit(self, route: str, limit: int, *, per_s: float) -> None:
+        """``route`` allows ``limit`` requests per ``per_s`` seconds in each channel."""
+        self._limits[route] = (limit, per_s)
+
     # -- scripting: the gateway --------------------------------------------------------
     def dispatch(self, event: str, data: dict[str, Any]) -> None:
         """Send a dispatch (op 0) in the gateway session; kept for a RESUME if no client is live."""
@@ -314,6 +363,22 @@ class FakeDiscord(LoopbackServer):
     # -- inspection ------------------------------------------------------------------
     def calls_to(self, route: str) -> list[Call]:
         return [c for c in self.calls if c.route == route]
+
+    def count(self, *routes: str, channel_id: int | None = None) -> int:
+        """Requests made to any of ``routes`` (refused ones included), in one channel."""
+        return sum(
+            1
+            for c in self.calls
+            if c.route in routes
+            and (channel_id is None or c.params.get("channel_id") == str(channel_id))
+        )
+
+    def message(self, channel_id: int, message_id: int | str) -> dict[str, Any] | None:
+        """A stored message as it reads now (edits applied; None once deleted)."""
+        return next(
+            (m for m in self.history.get(int(channel_id), []) if m["id"] == str(message_id)),
+            None,
+        )
 
     def posts(self, channel_id: int | None = None) -> list[Call]:
         """Messages created successfully (scripted failures are not counted)."""
@@ -431,18 +496,35 @@ class FakeDiscord(LoopbackServer):
             failures = self._failures.get(route, deque())
             due = failures and failures[0].at <= len(self.calls_to(route))
             failure = failures.popleft() if due else None
+            bucket = self._bucket(route, request.match_info.get("channel_id"))
+            wait = bucket.take() if bucket is not None and failure is None else 0.0
+            call = Call(route, dict(request.match_info), body, dict(request.headers), files,
+                        ok=failure is None and not wait)  # fmt: skip
             async with self._changed:
-                self.calls.append(
-                    Call(route, dict(request.match_info), body, dict(request.headers), files,
-                         ok=failure is None)
-                )  # fmt: skip
+                self.calls.append(call)
+                if wait:
+                    self.rate_limited.append(call)
                 self._changed.notify_all()
+            limits = bucket.headers(route) if bucket is not None else {}
+            if wait:
+                return _failed(Failure(429, retry_after=wait), limits)
             if failure is not None:
-                return _failed(failure)
+                return _failed(failure, limits)
             result: web.Response = await handler(request, body)
+            result.headers.update(limits)
             return result
 
         return serve
+
+    def _bucket(self, route: str, channel_id: str | None) -> Bucket | None:
+        """Message routes count per channel, as Discord's buckets do."""
+        if channel_id is None or not route.split(" ", 1)[1].startswith("/channels/{channel_id}/messages"):
+            return None
+        found = self._buckets.get((route, channel_id))
+        if found is None:
+            limit, per_s = self._limits.get(route, DEFAULT_LIMIT)
+            found = self._buckets[(route, channel_id)] = Bucket(limit, per_s)
+        return found
 
     async def _gateway_bot(self, request: web.Request, body: dict[str, Any]) -> web.Response:
         limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
@@ -514,14 +596,21 @@ class FakeDiscord(LoopbackServer):
         return respond(list(reversed(found)))
 
     async def _edit_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
-        data = self.message_payload(
-            body.get("content") or "",
-            channel_id=int(request.match_info["channel_id"]),
-            author=dict(self.bot_user),
-            id=request.match_info["message_id"],
-            edited_timestamp=now_iso(),
-        )
-        return respond(data)
+        found = self.message(int(request.match_info["channel_id"]), request.match_info["message_id"])
+        if found is None:
+            return respond({"message": "Unknown Message", "code": 10008}, 404)
+        if "content" in body:
+            found["content"] = body.get("content") or ""
+        found["edited_timestamp"] = now_iso()
+        return respond(found)
+
+    async def _delete_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        channel_id = int(request.match_info["channel_id"])
+        found = self.message(channel_id, request.match_info["message_id"])
+        if found is None:
+            return respond({"message": "Unknown Message", "code": 10008}, 404)
+        self.history[channel_id].remove(found)
+        return web.Response(status=204)
 
     async def _no_content(self, request: web.Request, body: dict[str, Any]) -> web.Response:
         return web.Response(status=204)
@@ -551,13 +640,18 @@ async def _body(request: web.Request) -> tuple[dict[str, Any], dict[str, bytes]]
     return {}, {}
 
 
-def _failed(failure: Failure) -> web.Response:
+def _failed(failure: Failure, limits: dict[str, str] | None = None) -> web.Response:
     if failure.status != 429:
         return respond({"message": f"{failure.status}: scripted failure", "code": 0},
-                       failure.status)  # fmt: skip
-    body = {"message": "You are being rate limited.", "retry_after": failure.retry_after or 0.05,
+                       failure.status, limits)  # fmt: skip
+    retry_after = failure.retry_after or 0.05
+    body = {"message": "You are being rate limited.", "retry_after": retry_after,
             "global": False}  # fmt: skip
-    headers = {"Retry-After": str(failure.retry_after or 0.05)}
+    headers = {**(limits or {}), "Retry-After": f"{retry_after:g}",
+               "X-RateLimit-Scope": "user"}  # fmt: skip
+    if limits:
+        headers["X-RateLimit-Remaining"] = "0"
+        headers["X-RateLimit-Reset-After"] = f"{retry_after:.3f}"
     if failure.via:
         headers["Via"] = "1.1 google"
     return respond(body, 429, headers)

@@ -13,6 +13,14 @@ One server plays the Web API (``api_url``), the Socket Mode WebSocket that
         slack.reset_after_accept("chat.postMessage")  # stored, then the connection dies
         await slack.drop_sockets()                  # the server closes every socket
         slack.posts(channel="D1")                   # what the bot posted
+        slack.streaming = False                     # chat.startStream refused (fallback)
+        slack.count("chat.update")                  # calls made (429s included)
+
+Streaming (chat.startStream / appendStream / stopStream) follows Slack's documented
+methods: a stream is a thread reply (``thread_ts`` required; outside DMs
+``recipient_team_id`` and ``recipient_user_id`` too) whose text grows with each append
+until it is stopped (``metadata`` may be set then); appending to a stopped stream is
+``message_not_in_streaming_state``.
 
 Messages live per channel with their thread, metadata and reactions, so
 conversations.history / conversations.replies answer like Slack's (oldest / latest /
@@ -46,7 +54,7 @@ BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
 USER = "U0ALICE"
 
-_JSON_FIELDS = {"metadata", "blocks", "attachments"}
+_JSON_FIELDS = {"metadata", "blocks", "attachments", "chunks"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,10 @@ class FakeSlack(LoopbackServer):
         self._changed = asyncio.Condition()
         # Called with each post once stored, before it is answered (a crash mid-post).
         self.after_post: Callable[[dict[str, Any]], None] | None = None
+        # False: this workspace does not offer chat.startStream (it answers this error).
+        self.streaming = True
+        self.streaming_error = "unknown_method"
+        self.streams: set[tuple[str, str]] = set()  # (channel, ts) still streaming
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -220,6 +232,14 @@ class FakeSlack(LoopbackServer):
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
+    def count(self, *methods: str) -> int:
+        """Calls made to any of ``methods`` (refused ones included: each cost a request)."""
+        return sum(1 for c in self.calls if c.method in methods)
+
+    def find(self, channel: str, ts: str) -> dict[str, Any] | None:
+        """The stored message ``ts`` of ``channel`` (None once deleted)."""
+        return self._find(channel, ts)
+
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
         """Messages the bot posted (stored, so a post whose answer was lost counts)."""
         return [
@@ -333,9 +353,85 @@ class FakeSlack(LoopbackServer):
         msg = self._find(channel, ts)
         if msg is None:
             return self._error("message_not_found")
-        msg["text"] = params.get("text", "")
+        if msg.get("bot_id") != BOT_ID:
+            return self._error("cant_update_message")
+        if params.get("markdown_text"):
+            msg["text"] = params["markdown_text"]
+        elif "text" in params:
+            msg["text"] = params.get("text", "")
+        if isinstance(params.get("metadata"), dict):
+            msg["metadata"] = params["metadata"]
+        if params.get("blocks") is not None:  # absent: the previous blocks stay
+            msg["blocks"] = params["blocks"]
         msg["edited"] = {"user": BOT_USER, "ts": self.next_ts()}
         return self._ok(channel=channel, ts=ts, text=msg["text"])
+
+    async def _m_chat_delete(self, params: dict[str, Any]) -> web.Response:
+        channel, ts = str(params.get("channel")), str(params.get("ts"))
+        msg = self._find(channel, ts)
+        if msg is None:
+            return self._error("message_not_found")
+        if msg.get("bot_id") != BOT_ID:
+            return self._error("cant_delete_message")
+        self.messages[channel].remove(msg)
+        self.streams.discard((channel, ts))
+        return self._ok(channel=channel, ts=ts)
+
+    # -- streaming (chat.startStream / appendStream / stopStream) ----------------------
+    @staticmethod
+    def _streamed(params: dict[str, Any]) -> str:
+        """The text one streaming call adds: ``markdown_text`` and markdown chunks."""
+        text = str(params.get("markdown_text") or "")
+        chunks = params.get("chunks")
+        if isinstance(chunks, str):
+            chunks = json.loads(chunks)
+        for chunk in chunks or ():
+            if isinstance(chunk, dict) and chunk.get("type") == "markdown_text":
+                text += str(chunk.get("text") or "")
+        return text
+
+    async def _m_chat_startStream(self, params: dict[str, Any]) -> web.Response:
+        if not self.streaming:
+            return self._error(self.streaming_error)
+        channel, thread = str(params.get("channel", "")), params.get("thread_ts")
+        if not channel or channel.startswith("X"):
+            return self._error("channel_not_found")
+        if not thread:
+            return self._error("invalid_arguments")
+        if not channel.startswith("D") and not (
+            params.get("recipient_team_id") and params.get("recipient_user_id")
+        ):
+            return self._error("invalid_arguments")
+        msg: dict[str, Any] = {
+            "type": "message", "ts": self.next_ts(), "text": self._streamed(params),
+            "user": BOT_USER, "bot_id": BOT_ID, "thread_ts": str(thread),
+        }  # fmt: skip
+        self.messages.setdefault(channel, []).append(msg)
+        self.streams.add((channel, msg["ts"]))
+        return self._ok(channel=channel, ts=msg["ts"])
+
+    async def _m_chat_appendStream(self, params: dict[str, Any]) -> web.Response:
+        channel, ts = str(params.get("channel")), str(params.get("ts"))
+        msg = self._find(channel, ts)
+        if msg is None:
+            return self._error("message_not_found")
+        if (channel, ts) not in self.streams:
+            return self._error("message_not_in_streaming_state")
+        msg["text"] += self._streamed(params)
+        return self._ok(channel=channel, ts=ts)
+
+    async def _m_chat_stopStream(self, params: dict[str, Any]) -> web.Response:
+        channel, ts = str(params.get("channel")), str(params.get("ts"))
+        msg = self._find(channel, ts)
+        if msg is None:
+            return self._error("message_not_found")
+        if (channel, ts) not in self.streams:
+            return self._error("message_not_in_streaming_state")
+        msg["text"] += self._streamed(params)
+        if isinstance(params.get("metadata"), dict):
+            msg["metadata"] = params["metadata"]
+        self.streams.discard((channel, ts))
+        return self._ok(channel=channel, ts=ts, message=msg)
 
     def _window(self, msgs: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
         oldest = float(params.get("oldest") or 0)
