@@ -28,8 +28,9 @@ from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Sent, StateStore
 from channels.catchup import Cursors, catch_up
 from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
+from channels.discord.preview import MIN_INTERVAL_S
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
-from channels.discord.send import DiscordSender
+from channels.discord.send import MAX_CHARS, DiscordSender
 from channels.discord.settings import DiscordSettings
 from channels.remembered import Remembered
 
@@ -86,7 +87,7 @@ class DiscordChannel:
             identify_delay_s=self._identify_delay_s,
             guild_ready_timeout=self._guild_ready_timeout,
         )
-        return client, DiscordSender(client, self._state)
+        return client, DiscordSender(client, self._state, self.settings.token.get_secret_value())
 
     @property
     def connected(self) -> bool:
@@ -170,6 +171,7 @@ class DiscordChannel:
             HOW_TO_ENABLE_CONTENT,
         )
         await self.client.close()
+        await self.sender.previews.close()
         self.client, self.sender = self._build(content=False)
 
     async def on_gateway_up(self) -> None:
@@ -265,8 +267,25 @@ class DiscordChannel:
         """An inbound attachment: ``Attachment.file_id`` is its URL."""
         return await self.sender.download(file_id)
 
+    # -- streamed previews (SupportsPreview; see preview.py) ---------------------------
+    def preview_limit(self, key: ChatKey) -> int:
+        return MAX_CHARS
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        return max(configured, MIN_INTERVAL_S)
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        return await self.sender.post_preview(key, text, reply_to)
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        await self.sender.edit_preview(key, message_id, text)
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        await self.sender.delete_preview(key, message_id)
+
     async def stop(self) -> None:
         await self.client.close()
+        await self.sender.previews.close()
         await self._cursors.close()
         if self._task is not None:
             self._task.cancel()

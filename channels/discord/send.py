@@ -12,6 +12,12 @@ Each part of an answer carries a nonce made from its delivery key, and discord.p
 it with ``enforce_nonce``: Discord then creates no second message for the same nonce
 within a few minutes and returns the first. A post whose answer was lost, or that a
 dead process made just before its sent mark, is re-sent after a restart and lands once.
+
+An answer that was streamed (``OutboundMessage.preview_id``) is edited into its
+preview (an edit repeated after a crash changes nothing); its later parts follow as
+new messages with their nonces. A preview that can no longer be edited (deleted,
+Unknown Message, or too old: error 30046) is deleted and the answer posted whole.
+The previews themselves go over preview.py, which never waits out a rate limit.
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
 from channels.discord.normalize import target_id
+from channels.discord.preview import PreviewRest
 from channels.format import PartsProgress, split_message
 
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # Discord's limit per message content
+UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT = 10008, 30046  # Discord's JSON error codes
 T = TypeVar("T")
 
 
@@ -68,10 +76,17 @@ def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference
     )
 
 
+class PreviewGone(ChannelError):
+    """The preview may no longer be edited: the answer is posted as new messages."""
+
+
 class DiscordSender:
-    def __init__(self, client: discord.Client, state: StateStore | None = None) -> None:
+    def __init__(
+        self, client: discord.Client, state: StateStore | None = None, token: str = ""
+    ) -> None:
         self._client = client
         self._parts = PartsProgress(state=state, prefix="discord")
+        self.previews = PreviewRest(token, client.http.user_agent)
 
     def _channel(self, key: ChatKey) -> discord.PartialMessageable:
         if self._client.user is None:
@@ -82,16 +97,57 @@ class DiscordSender:
         chunks = split_message(msg.text, MAX_CHARS)
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
+            if msg.preview_id:
+                await self._drop_preview(msg.key, msg.preview_id)
             return Sent()
         channel = self._channel(msg.key)
         ref = reference(msg.reply_to, channel.id)
-        return await self._parts.post(
-            msg.delivery_key,
-            len(chunks),
-            lambda i: self._post(
-                channel, chunks[i], ref if i == 0 else None, nonce(f"{msg.delivery_key}#{i}")
-            ),
-        )
+        preview = msg.preview_id
+
+        def post_part(i: int) -> Awaitable[str]:
+            once = nonce(f"{msg.delivery_key}#{i}")
+            if i == 0 and preview:
+                return self._replace(channel, preview, chunks[0], ref, once)
+            return self._post(channel, chunks[i], ref if i == 0 else None, once)
+
+        return await self._parts.post(msg.delivery_key, len(chunks), post_part)
+
+    async def _replace(
+        self,
+        channel: discord.PartialMessageable,
+        preview: str,
+        text: str,
+        ref: discord.MessageReference | None,
+        once: str,
+    ) -> str:
+        """The answer's first part edited into its preview; posted as new if it is gone."""
+        partial = channel.get_partial_message(int(preview))
+        try:
+            await call(lambda: _edit_or_gone(partial, text))
+        except PreviewGone as exc:
+            log.info("discord preview %s cannot be edited (%s); posting the answer", preview, exc)
+            await self._drop_preview(ChatKey("discord", str(channel.id)), preview)
+            return await self._post(channel, text, ref, once)
+        return preview
+
+    async def _drop_preview(self, key: ChatKey, message_id: str) -> None:
+        try:
+            await self.delete_preview(key, message_id)
+        except ChannelError as exc:  # best effort: the answer goes out regardless
+            log.warning("discord: could not delete the preview %s: %s", message_id, exc)
+
+    # -- previews: never wait (see preview.py) -------------------------------------------
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        channel_id = target_id(key)
+        ref = reference(reply_to, channel_id)
+        cut = text[:MAX_CHARS] or "…"
+        return await self.previews.post(channel_id, cut, dict(ref.to_dict()) if ref else None)
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        await self.previews.edit(target_id(key), message_id, text[:MAX_CHARS] or "…")
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        await self.previews.delete(target_id(key), message_id)
 
     async def _post(
         self,
@@ -151,3 +207,12 @@ class DiscordSender:
         if self._client.user is None:
             raise ChannelError("discord is not logged in yet")
         return await call(lambda: self._client.http.get_from_cdn(url))
+
+
+async def _edit_or_gone(partial: discord.PartialMessage, text: str) -> None:
+    try:
+        await partial.edit(content=text, allowed_mentions=NO_PINGS)
+    except discord.HTTPException as exc:
+        if exc.status == 404 or exc.code in (UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT):
+            raise PreviewGone(f"HTTP {exc.status} {exc.text}") from exc
+        raise

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from bot.config.section import Section
+from bot.config.section import ChannelSection
 
 
-class DiscordSettings(Section):
+class DiscordSettings(ChannelSection):
     token: SecretStr = SecretStr("")
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = ""
@@ -23,6 +23,7 @@ token = ""                   # bot token from the Developer Portal; empty: chann
 api_base = "https://discord.com/api/v10" # REST root
 gateway_url = ""             # empty: the one Discord returns
 allow_from = []              # user ids; ["*"] = everyone
+streaming = true             # false: no growing preview here, the final answer only ([streaming])
 group_policy = "mention"     # servers: "mention" = only when mentioned, replied to or in a
                              # thread the bot is part of; "all" = every message it can read
 """

@@ -5,6 +5,8 @@ the bot, add thread context the first time the bot is asked inside a thread, and
 journal it through ``put_inbound`` before Slack gets its ack (see receive.py). Sending,
 edits and reactions go through SlackSender (see send.py). While a turn runs, the
 message being answered wears an :eyes: reaction, removed once the answer is posted.
+Streamed previews (``SupportsPreview``) are a native Slack stream in threads, else an
+edited message, paid from one budget per workspace (see preview.py).
 
 After a start, what was said while the daemon was away is read back
 (conversations.history for DMs and channels, conversations.replies for threads, after
@@ -30,6 +32,8 @@ from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Route, Sent, Sta
 from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import make_client
+from channels.slack.mrkdwn import MARKDOWN_BUDGET
+from channels.slack.preview import SlackPreviews
 from channels.slack.receive import SlackReceiver
 from channels.slack.send import SlackSender
 from channels.slack.settings import SlackSettings
@@ -68,7 +72,10 @@ class SlackChannel:
         self._connect_wait_s = connect_wait_s  # start awaits the Socket Mode connection
         token = settings.bot_token.get_secret_value()
         self.client = make_client(token, settings.api_url)
-        self.sender = SlackSender(self.client, max_wait_s=max_wait_s, state=state)
+        previews = SlackPreviews(self.client, lambda: self.me.team_id if self.me else "")
+        self.sender = SlackSender(
+            self.client, max_wait_s=max_wait_s, state=state, previews=previews
+        )
         self.threads = Threads(self.client, state)
         # Bolt gets its own client without a token: our authorize() supplies it per event.
         self.receiver = SlackReceiver(
@@ -81,7 +88,10 @@ class SlackChannel:
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._pending: OrderedDict[str, asyncio.Future[InboundMessage | None]] = OrderedDict()
-        self._latest: OrderedDict[ChatKey, tuple[str, str]] = OrderedDict()  # for typing
+        # Per chat, the message being answered and who wrote it (typing; a stream's
+        # recipient).
+        self._latest: OrderedDict[ChatKey, tuple[str, str]] = OrderedDict()
+        self._askers: dict[ChatKey, str] = {}
         self._eyes: set[tuple[str, str]] = set()  # messages wearing our :eyes:
         # Per DM, channel and thread the bot takes part in: the last message seen.
         self._cursors = Cursors(state, "slack:seen")
@@ -221,8 +231,9 @@ class SlackChannel:
             msg = dataclasses.replace(msg, extras={**msg.extras, CAUGHT_UP: True})
         self._latest[msg.key] = (c.channel, c.ts)
         self._latest.move_to_end(msg.key)
+        self._askers[msg.key] = c.user
         while len(self._latest) > 1024:
-            self._latest.popitem(last=False)
+            self._askers.pop(self._latest.popitem(last=False)[0], None)
         await self._put_inbound(msg)
         self._seen(c)
 
@@ -316,3 +327,20 @@ class SlackChannel:
 
     async def unreact(self, key: ChatKey, message_id: str, emoji: str) -> None:
         await self.sender.reaction(False, *self._target(key, message_id), emoji_name(emoji))
+
+    # -- streamed previews (SupportsPreview) -------------------------------------------
+    def preview_limit(self, key: ChatKey) -> int:
+        return MARKDOWN_BUDGET  # the Markdown the answer's first message holds
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        return self.sender.previews.interval(key, configured)
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        """In the thread of ``key`` (Slack shows replies as the thread itself)."""
+        return await self.sender.previews.post(key, text, self._askers.get(key))
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        await self.sender.previews.edit(key, message_id, text)
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        await self.sender.previews.delete(key, message_id)

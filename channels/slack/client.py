@@ -17,8 +17,12 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-# Calls that create something: repeating one after a lost response would duplicate it.
-NOT_IDEMPOTENT = ("chat.postMessage", "chat.postEphemeral", "files.upload", "files.completeUpload")
+# Calls that create or add something: repeating one after a lost response would
+# duplicate it (a stream appended twice shows its text twice).
+NOT_IDEMPOTENT = (
+    "chat.postMessage", "chat.postEphemeral", "files.upload", "files.completeUpload",
+    "chat.startStream", "chat.appendStream", "chat.stopStream",
+)  # fmt: skip
 
 
 class SafeConnectionRetry(AsyncConnectionErrorRetryHandler):

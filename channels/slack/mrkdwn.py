@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 # Slack refuses text over 40,000 characters and folds anything over ~4,000 behind
 # "Show more"; 3,900 keeps every chunk readable and far from the hard limit.
 MAX_CHARS = 3900
-_MARKDOWN_BUDGET = 3500  # conversion may grow a chunk a little (<url|text>, bullets)
+MARKDOWN_BUDGET = 3500  # conversion may grow a chunk a little (<url|text>, bullets)
 
 # Control sequences Slack reads inside text: links, user/channel mentions, !here.
 _CONTROL = re.compile(r"<(?:https?://|mailto:|[@#!])[^<>\s][^<>]*>")
@@ -60,7 +60,7 @@ def to_mrkdwn(markdown: str) -> str:
 
 def render_chunks(markdown: str, limit: int = MAX_CHARS) -> list[str]:
     """The mrkdwn messages for one answer, each at most ``limit`` characters."""
-    budget = min(_MARKDOWN_BUDGET, limit)
+    budget = min(MARKDOWN_BUDGET, limit)
     chunks: list[str] = []
     for part in split_message(markdown, budget):
         rendered = to_mrkdwn(part)

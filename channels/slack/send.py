@@ -13,6 +13,12 @@ chunks is looked up the same way before it is posted.
 Rate limits are waited out when the wait is short, else raised as SlackRateLimited for
 the outbox to retry later. Errors are sorted for Delivery: a permanent refusal raises
 DeliveryRejected, anything else ChannelError.
+
+An answer that was streamed (``OutboundMessage.preview_id``) takes its preview's place:
+its first chunk is edited into that message (``chat.stopStream`` for a live stream,
+``chat.update`` otherwise) with the same delivery-key metadata a post carries, so the
+lookup still finds it; an edit repeated after a crash changes nothing. A preview that
+can no longer be edited is deleted and the chunk posted as new.
 """
 
 from __future__ import annotations
@@ -29,58 +35,21 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.format import PartsProgress
-from channels.slack.client import header
+from channels.slack.errors import SlackRateLimited, api_error, error_of, retry_after_s
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
+from channels.slack.preview import GONE, SlackPreviews
 
 log = logging.getLogger(__name__)
+
+__all__ = ["SlackRateLimited", "SlackSender", "api_error", "retry_after_s"]
 
 DELIVERY_EVENT = "bot_delivery"
 LOOKBACK_S = 600.0  # how far back a lost post is searched for
 LOOKUP_LIMIT = 100
-# Errors after which sending the same message again cannot succeed.
-PERMANENT = frozenset(
-    {
-        "channel_not_found", "not_in_channel", "is_archived", "msg_too_long", "no_text",
-        "invalid_auth", "not_authed", "account_inactive", "token_revoked", "missing_scope",
-        "restricted_action", "cannot_reply_to_message", "invalid_blocks", "user_not_found",
-        "invalid_metadata_format", "invalid_metadata_schema", "team_access_not_granted",
-    }
-)  # fmt: skip
-
-
-class SlackRateLimited(ChannelError):
-    """Slack asked to wait longer than the sender waits in place; retry after that."""
-
-    def __init__(self, retry_after_s: float) -> None:
-        super().__init__(f"Slack rate limit: retry in {retry_after_s:g} s")
-        self.retry_after_s = retry_after_s
-
-
-class LostPost(ChannelError):
-    """A post may have been accepted but its answer was lost and it is not found yet."""
-
-
-def retry_after_s(exc: SlackApiError) -> float | None:
-    """Seconds to wait when ``exc`` is a 429, else None."""
-    if exc.response is None or exc.response.status_code != 429:
-        return None
-    value = header(exc.response.headers, "Retry-After")
-    try:
-        return max(0.0, float(value)) if value is not None else 1.0
-    except ValueError:
-        return 1.0
-
-
-def api_error(exc: SlackApiError, what: str) -> ChannelError:
-    error = str(exc.response.get("error", "")) if exc.response is not None else ""
-    if error in PERMANENT:
-        return DeliveryRejected(f"Slack refused {what}: {error}")
-    status = exc.response.status_code if exc.response is not None else "?"
-    return ChannelError(f"Slack {what} failed: HTTP {status} {error}".strip())
 
 
 def _attachment_note(msg: OutboundMessage) -> str:
@@ -88,6 +57,10 @@ def _attachment_note(msg: OutboundMessage) -> str:
         return ""
     names = ", ".join(a.name or a.file_id for a in msg.attachments)
     return f"\n\n_(could not attach: {names})_"
+
+
+class LostPost(ChannelError):
+    """A post may have been accepted but its answer was lost and it is not found yet."""
 
 
 class SlackSender:
@@ -99,8 +72,10 @@ class SlackSender:
         max_waits: int = 3,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         state: StateStore | None = None,
+        previews: SlackPreviews | None = None,
     ) -> None:
         self._client = client
+        self.previews = previews or SlackPreviews(client, lambda: "")
         self._max_wait = max_wait_s
         self._max_waits = max_waits
         self._sleep = sleep
@@ -112,17 +87,71 @@ class SlackSender:
         self._uncertain.whole(msg.delivery_key, since.timestamp())
 
     async def send(self, msg: OutboundMessage) -> Sent:
-        chunks = render_chunks(msg.text + _attachment_note(msg))
+        text = msg.text + _attachment_note(msg)
+        chunks = render_chunks(text)
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
+            if msg.preview_id:
+                await self._drop_preview(msg.key, msg.preview_id)
             return Sent()
-        sent = await self._parts.post(
-            msg.delivery_key,
-            len(chunks),
-            lambda i: self._deliver(msg.key, chunks[i], f"{msg.delivery_key}#{i}"),
-        )
+
+        def post_part(i: int) -> Awaitable[str]:
+            part = f"{msg.delivery_key}#{i}"
+            if i == 0 and msg.preview_id:
+                return self._replace(msg, msg.preview_id, chunks[0], text, len(chunks) == 1)
+            return self._deliver(msg.key, chunks[i], part)
+
+        sent = await self._parts.post(msg.delivery_key, len(chunks), post_part)
         self._uncertain.settle_whole(msg.delivery_key)
         return sent
+
+    async def _replace(
+        self, msg: OutboundMessage, ts: str, chunk: str, text: str, whole: bool
+    ) -> str:
+        """The answer's first chunk in place of its preview ``ts`` (repeating it is harmless);
+        ``whole``: that chunk is all of ``text``."""
+        part = f"{msg.delivery_key}#0"
+        metadata = {"event_type": DELIVERY_EVENT, "event_payload": {"key": part}}
+        key = msg.key
+        for attempt in itertools.count(1):
+            try:
+                if not await self._stop_stream(key, ts, text if whole else None, metadata):
+                    self.previews.charge("update")
+                    await self._client.chat_update(
+                        channel=key.chat_id, ts=ts, text=chunk, blocks=[], metadata=metadata
+                    )
+                self.previews.forget(ts)
+                return ts
+            except SlackApiError as exc:
+                if error_of(exc) in GONE:
+                    log.info("slack preview %s is gone (%s); posting the answer", ts, error_of(exc))
+                    await self._drop_preview(key, ts)
+                    return await self._deliver(key, chunk, part)
+                await self._wait_or_raise(exc, attempt, "the answer")
+            except (aiohttp.ClientError, TimeoutError) as exc:  # an edit: the retry repeats it
+                raise ChannelError(f"Slack edit of the preview failed: {exc!r}") from exc
+        raise AssertionError("unreachable")
+
+    async def _stop_stream(
+        self, key: ChatKey, ts: str, text: str | None, metadata: dict[str, Any]
+    ) -> bool:
+        """End the preview's stream, if it is one; True when that also wrote the answer
+        (``text``, the whole answer, only grew what was streamed)."""
+        live = self.previews.was_streaming(ts)
+        if live is False or (live is None and key.thread_id is None):
+            return False  # an edited message (or, unknown here, one outside a thread)
+        streamed = self.previews.streamed(ts)
+        if live and text is not None and text.startswith(streamed):
+            added = text[len(streamed) :] or None
+            return await self.previews.stop(key, ts, markdown_text=added, metadata=metadata)
+        await self.previews.stop(key, ts, metadata=metadata)
+        return False
+
+    async def _drop_preview(self, key: ChatKey, ts: str) -> None:
+        try:
+            await self.previews.delete(key, ts)
+        except ChannelError as exc:  # best effort: the answer goes out regardless
+            log.warning("slack: could not delete the preview %s in %s: %s", ts, key, exc)
 
     async def _deliver(self, key: ChatKey, text: str, part: str) -> str:
         """Post one chunk once: a chunk whose earlier post was lost is looked up first."""

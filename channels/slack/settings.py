@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from bot.config.section import Section
+from bot.config.section import ChannelSection
 
 
-class SlackSettings(Section):
+class SlackSettings(ChannelSection):
     bot_token: SecretStr = SecretStr("")
     app_token: SecretStr = SecretStr("")
     signing_secret: SecretStr = SecretStr("")
@@ -30,6 +30,7 @@ signing_secret = ""          # set: HTTP Events API on the [web] app at http_pat
 http_path = "/slack/events"  # HTTP Events API: the Request URL path on the [web] server
 api_url = "https://slack.com/api/" # Web API root (a Slack-compatible server for tests)
 allow_from = []              # user ids (U...); ["*"] = everyone
+streaming = true             # false: no growing preview here, the final answer only ([streaming])
 group_policy = "mention"     # channels: "mention" = only when @mentioned (and in threads
                              # the bot joined); "all" = every message. DMs always answer.
 http_port = 3000             # deprecated, ignored: the route is served by the [web] app

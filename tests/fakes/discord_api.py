@@ -103,6 +103,7 @@ class Failure:
     retry_after: float | None = None
     via: bool = True  # Discord's own 429s carry Via; without it discord.py assumes Cloudflare
     at: int = 0  # applies from the route's call number ``at`` on (0-based)
+    global_: bool = False  # a 429 of the global limit (every route waits)
 
 
 @dataclass(slots=True)
@@ -317,6 +318,7 @@ class FakeDiscord(LoopbackServer):
         via: bool = True,
         times: int = 1,
         after: int = 0,
+        global_: bool = False,
     ) -> None:
         """The next ``times`` requests to ``route`` (e.g. "POST /channels/{channel_id}/messages")
         are answered with ``status`` (a 429 carries ``retry_after`` and, unless ``via`` is
@@ -324,7 +326,7 @@ class FakeDiscord(LoopbackServer):
         many requests succeed first."""
         queue = self._failures.setdefault(route, deque())
         at = len(self.calls_to(route)) + after
-        queue.extend(Failure(status, retry_after, via, at) for _ in range(times))
+        queue.extend(Failure(status, retry_after, via, at, global_) for _ in range(times))
 
     def limit(self, route: str, limit: int, *, per_s: float) -> None:
         """``route`` allows ``limit`` requests per ``per_s`` seconds in each channel."""
@@ -518,7 +520,8 @@ class FakeDiscord(LoopbackServer):
 
     def _bucket(self, route: str, channel_id: str | None) -> Bucket | None:
         """Message routes count per channel, as Discord's buckets do."""
-        if channel_id is None or not route.split(" ", 1)[1].startswith("/channels/{channel_id}/messages"):
+        path = route.split(" ", 1)[1]
+        if channel_id is None or not path.startswith("/channels/{channel_id}/messages"):
             return None
         found = self._buckets.get((route, channel_id))
         if found is None:
@@ -596,7 +599,8 @@ class FakeDiscord(LoopbackServer):
         return respond(list(reversed(found)))
 
     async def _edit_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
-        found = self.message(int(request.match_info["channel_id"]), request.match_info["message_id"])
+        match = request.match_info
+        found = self.message(int(match["channel_id"]), match["message_id"])
         if found is None:
             return respond({"message": "Unknown Message", "code": 10008}, 404)
         if "content" in body:
@@ -646,9 +650,11 @@ def _failed(failure: Failure, limits: dict[str, str] | None = None) -> web.Respo
                        failure.status, limits)  # fmt: skip
     retry_after = failure.retry_after or 0.05
     body = {"message": "You are being rate limited.", "retry_after": retry_after,
-            "global": False}  # fmt: skip
+            "global": failure.global_}  # fmt: skip
     headers = {**(limits or {}), "Retry-After": f"{retry_after:g}",
-               "X-RateLimit-Scope": "user"}  # fmt: skip
+               "X-RateLimit-Scope": "global" if failure.global_ else "user"}  # fmt: skip
+    if failure.global_:
+        headers["X-RateLimit-Global"] = "true"
     if limits:
         headers["X-RateLimit-Remaining"] = "0"
         headers["X-RateLimit-Reset-After"] = f"{retry_after:.3f}"
