@@ -206,13 +206,17 @@ class SlackPreviews:
 
     async def stop(self, key: ChatKey, ts: str, **final: Any) -> bool:
         """End the stream ``ts`` (with ``final`` arguments of ``chat.stopStream``); False
-        when it was not streaming (already stopped, or an edited message)."""
+        when it was not streaming (already stopped, by us or by the user, or an edited
+        message) or Slack would not stop it: the message is edited instead."""
         stopped = True
         try:
             await self._client.chat_stopStream(channel=key.chat_id, ts=ts, **final)
         except SlackApiError as exc:
-            if error_of(exc) != NOT_STREAMING:
-                raise  # still streaming (a rate limit, a refusal): the caller decides
+            error = error_of(exc)
+            if limited(exc) is not None or error in GONE:
+                raise  # wait and ask again / post the answer anew: the caller decides
+            if error != NOT_STREAMING:
+                log.info("slack would not stop the stream %s (%s); editing it", ts, error)
             stopped = False
         if ts in self._previews:
             self._previews[ts].streaming = False

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.errors import PreviewRateLimited
+from bot.errors import ChannelError, PreviewRateLimited
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import can_preview
 from tests.fakes import slack_api
@@ -210,3 +210,17 @@ def test_a_workspace_budget_over_a_minute_of_a_fast_model() -> None:
     assert 50 <= allowed <= 50 + BURST
     budget.pause(30)
     assert budget.take() >= 30 - 0.05
+
+
+async def test_a_stream_slack_will_not_stop_is_still_edited_into_the_answer(
+    fake_slack: FakeSlack, slack_channel: Any
+) -> None:
+    channel, asked = await _asked_in_thread(fake_slack, slack_channel)
+    ts = await channel.post_preview(asked.key, "Stopped by the", None)
+    fake_slack.fail("chat.appendStream", 200, "stopped_by_user")  # the user pressed stop
+    with pytest.raises(ChannelError):
+        await channel.edit_preview(asked.key, ts, "Stopped by the user")
+    fake_slack.fail("chat.stopStream", 200, "stopped_by_user")
+    assert (await channel.send(_final(asked, "Stopped by the user, answered.", ts))).ids == (ts,)
+    [post] = fake_slack.posts(asked.key.chat_id)
+    assert post["text"] == "Stopped by the user, answered." and post["metadata"]
