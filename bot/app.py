@@ -35,6 +35,7 @@ from bot.handlers.commands import CommandRouter
 from bot.handlers.pairing import register_pairing_commands
 from bot.handlers.session_commands import new_session_command
 from bot.http import SharedHttp
+from bot.media.files import MediaFiles
 from bot.messages import InboundMessage
 from bot.ops import startup
 from bot.ops.bindings import bind_metrics
@@ -129,6 +130,8 @@ def build_daemon(
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
     backlog = _catch_up(settings, channels)
+    media = MediaFiles(settings.data_dir)
+    storage.sessions.add_clear_hook(media.remove_session)  # a session's files go with it
     parts = ReadyParts(
         settings=settings,
         storage=storage,
@@ -140,6 +143,7 @@ def build_daemon(
         channels=by_name,
         metrics=metrics,
         offload=ToolResultOffload(workspaces.root, settings.context.max_tool_result_chars),
+        media=media,
         routing=routing,
         turn_workspace=turn_workspace,
         is_admin=access.is_admin,
@@ -183,7 +187,9 @@ def build_daemon(
             )
         ),
         metrics=metrics,
-        housekeeping=Housekeeping(storage.inbox, storage.outbox, parts.offload, settings.retention),
+        housekeeping=Housekeeping(
+            storage.inbox, storage.outbox, parts.offload, settings.retention, media=media
+        ),
         supervisor=Supervisor(metrics),
         web=None,
         # The loop's default executor, before anything uses it (a turn's litellm set-up).
@@ -358,7 +364,11 @@ def _terminal(settings: Settings, interactive: bool | None = None) -> CLIChannel
     no log line lands inside the line being typed."""
     from channels.cli import CLIChannel
 
-    cli = CLIChannel(interactive=interactive, history=settings.data_dir / "chat_history")
+    cli = CLIChannel(
+        interactive=interactive,
+        history=settings.data_dir / "chat_history",
+        files=settings.data_dir / "files",
+    )
     if cli.interactive:
         from bot.ops.logfile import divert_to_file
 

@@ -25,6 +25,11 @@ from bot.app_parts import ReadyParts
 from bot.config import Settings
 from bot.daemon import AgentSide
 from bot.handlers.turn import TurnHandler
+from bot.media.intake import MediaIntake
+from bot.media.reading import DocumentReader
+from bot.media.shown import ImageParts
+from bot.media.transcribe import Transcriber
+from bot.media.vision import Vision
 from bot.messages import InboundMessage
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics, counters_by, labelled_counters
 from channels.files import ChannelFiles
@@ -78,6 +83,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
     register_memory_commands(
         parts.commands, memory, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
     )
+    files = ChannelFiles(parts.channels)
     mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects in the background
     parts.metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
     runner = AgentRunner(
@@ -93,7 +99,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         services=ToolServices(
             reminders=parts.reminders,
             weather=weather,
-            files=ChannelFiles(parts.channels),
+            files=files,
             skills=skills,
             memory=memory,
             web=web,
@@ -102,6 +108,8 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         memory=memory,
         workspace_of=parts.turn_workspace,
         offload=parts.offload,
+        media=_media_intake(parts, files),
+        images=ImageParts(parts.media, settings.media.keep_images_turns),
     )
     turns = TurnHandler(
         bus=parts.bus,
@@ -118,6 +126,30 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         handle=turns.handle,
         background=(mcp,),
         warmup=functools.partial(_warm_up, tools, llm, parts.metrics),
+    )
+
+
+def _media_intake(parts: ReadyParts, files: ChannelFiles) -> MediaIntake:
+    """Pictures, voice and documents users send ([media]): a describing model and a
+    transcription model only where one is named."""
+    media, llm = parts.settings.media, parts.settings.llm
+    describer = None
+    if media.vision_model:
+        describer = LLMClient(
+            media.vision_model,
+            api_base=media.vision_api_base,
+            api_key=media.vision_api_key.get_secret_value(),
+            timeout_s=llm.timeout_s,
+            max_retries=llm.max_retries,
+        )
+    return MediaIntake(
+        media,
+        parts.media,
+        files,
+        vision=Vision(media, llm.model, describer),
+        transcriber=Transcriber(media, timeout_s=max(llm.timeout_s, 120)),
+        reader=DocumentReader(media),
+        offload=parts.offload,
     )
 
 

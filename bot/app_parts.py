@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bot.config import Settings
     from bot.handlers.commands import CommandRouter
     from bot.http import SharedHttp
+    from bot.media.files import MediaFiles
     from bot.messages import InboundMessage
     from bot.ops.metrics import PrometheusMetrics
     from bot.reminders.service import ReminderService
@@ -43,6 +44,7 @@ class ReadyParts:
     channels: Mapping[str, Channel]
     metrics: PrometheusMetrics
     offload: ToolResultOffload
+    media: MediaFiles  # files users sent, kept under data/media/
     routing: WorkspaceRouter
     turn_workspace: WorkspaceLookup
     is_admin: Callable[[InboundMessage], bool]

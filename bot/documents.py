@@ -1,12 +1,14 @@
 """Documents as text for the model: HTML as Markdown of its main content, PDF as its
-text, JSON and other text as they are.
+text, Office files (DOCX, XLSX, PPTX: bot/office.py) as text, JSON, CSV, Markdown,
+source code and other text as they are.
 
 One converter for every document the assistant reads (a fetched page, an attachment),
 so they all read the same. HTML goes through trafilatura, which keeps the article and
 drops navigation, footers and cookie banners (readability-lxml keeps HTML; markitdown
 converts the whole page and needs onnxruntime and numpy for its file-type model). PDF
 goes through pdfminer.six (pure Python). Both are imported on first use, and the work
-is CPU-bound: callers run :func:`convert` on a thread.
+is CPU-bound: callers run :func:`convert` and :func:`convert_file` on a thread, with a
+time cap (bot/media/reading.py); the page and unpacked-size caps bound the work itself.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 from dataclasses import dataclass
 
 from bot.errors import ToolError
+from bot.office import OfficeUnreadable, office_kind, office_text
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +121,56 @@ def html_document(html: str | bytes, url: str = "") -> Document:
     return Document("html", text.strip(), title.strip())
 
 
-def pdf_document(data: bytes) -> Document:
+def convert_file(
+    data: bytes, content_type: str, name: str, *, max_pages: int, max_unpacked: int
+) -> Document:
+    """A file a user sent as text: Office files by type or name, else :func:`convert`
+    (a PDF read up to ``max_pages``)."""
+    try:
+        kind = office_kind(data, content_type, name)
+        if kind is not None:
+            return Document(kind, office_text(data, kind, max_unpacked))
+    except OfficeUnreadable as exc:
+        raise UnreadableDocument(str(exc)) from None
+    if kind_of(data, content_type) == "pdf":
+        return pdf_document(data, max_pages)
+    try:
+        return convert(data, content_type)
+    except UnreadableDocument:
+        shown = content_type.split(";", 1)[0].strip() or "unknown"
+        raise UnreadableDocument(
+            f"I cannot read this kind of file ({shown}): PDF, Word, Excel, PowerPoint, "
+            "HTML, Markdown, CSV, plain text and source code are read"
+        ) from None
+
+
+def pdf_document(data: bytes, max_pages: int = 0) -> Document:
+    """The text of at most ``max_pages`` pages (0: all), with a note when more exist;
+    an encrypted PDF is named as such."""
     from pdfminer.high_level import extract_text
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 
     try:
-        text = extract_text(io.BytesIO(data))
+        pages = _page_count(data)
+        text = extract_text(io.BytesIO(data), maxpages=max_pages)
+    except (PDFPasswordIncorrect, PDFEncryptionError):
+        raise UnreadableDocument("the PDF is encrypted (it needs a password)") from None
     except Exception as exc:  # pdfminer raises many kinds on a damaged or cut file
         log.info("PDF not readable: %s: %s", type(exc).__name__, exc)
         raise UnreadableDocument(f"the PDF could not be read ({type(exc).__name__})") from None
-    return Document("pdf", text.strip())
+    text = text.strip()
+    if max_pages and pages > max_pages:
+        text += f"\n\n… [only the first {max_pages:,} of its {pages:,} pages were read]"
+    return Document("pdf", text)
+
+
+def _page_count(data: bytes) -> int:
+    """The page count the document's page tree declares (0 when it declares none)."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import resolve1
+
+    document = PDFDocument(PDFParser(io.BytesIO(data)))
+    pages = resolve1(document.catalog.get("Pages"))
+    count = resolve1(pages.get("Count")) if isinstance(pages, dict) else None
+    return count if isinstance(count, int) else 0

@@ -14,6 +14,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     ├── ToolError                raised by a tool; the registry turns it into an "Error: ..." result
     │   └── WorkspaceError       a persona edit refused: bad name, over budget, symlink
     ├── SkillError               a SKILL.md that cannot be read (names the file)
+    ├── MediaError               an attachment the user sent could not be taken (the reason
+    │                            is said to the user: too large, unreadable, no model)
     ├── MCPError                 about an MCP server (tools/mcp turns each into an Error result)
     │   ├── MCPConnectionLost         the server is gone (dead child, expired session, refused)
     │   ├── MCPTimeout                no answer within the request's timeout
@@ -78,6 +80,11 @@ class WorkspaceError(ToolError, ValueError):
 
 class SkillError(BotError):
     """A skill folder is malformed; the message names the file and the problem."""
+
+
+class MediaError(BotError):
+    """An attachment could not be downloaded, seen, heard or read; the message says why
+    in words the user reads."""
 
 
 class MCPError(BotError):

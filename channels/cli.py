@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -43,7 +45,9 @@ class CLIChannel:
         interactive: bool | None = None,
         user_id: str = "local",
         history: Path | None = None,
+        files: Path | None = None,
     ) -> None:
+        self._files = files  # where files sent to the terminal are saved
         self._in = stdin or sys.stdin
         self._out = stdout  # None: sys.stdout at each write (patched under the prompt)
         self._interactive = self._in.isatty() if interactive is None else interactive
@@ -139,13 +143,21 @@ class CLIChannel:
     async def send(self, msg: OutboundMessage) -> Sent:
         prefix = "bot> " if self._interactive else ""
         self._write(f"{prefix}{msg.text}")
-        for attachment in msg.attachments:
-            self._write(f"{prefix}[file not shown in the terminal: {attachment.name}]")
         if msg.final and msg.reply_to is not None:
             event = self._pending.pop(msg.reply_to, None)
             if event is not None:
                 event.set()
         return Sent()
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        """A file sent to the terminal is saved (owner-only) and its path printed."""
+        prefix = "bot> " if self._interactive else ""
+        if self._files is None:
+            self._write(f"{prefix}[file not shown in the terminal: {name}]")
+            return Sent()
+        path = await asyncio.to_thread(_save, self._files, name, data)
+        self._write(f"{prefix}[file saved: {path}]" + (f" {caption}" if caption else ""))
+        return Sent((str(path),))
 
     def _write(self, text: str, end: str = "\n") -> None:
         out = self._out or sys.stdout
@@ -157,3 +169,20 @@ class CLIChannel:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+
+def _save(folder: Path, name: str, data: bytes) -> Path:
+    """``data`` as ``folder/name`` (``name-2`` and so on when taken), mode 0600."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    base = Path(name).name or "file"
+    stem, suffix = Path(base).stem, Path(base).suffix
+    for n in itertools.count(1):
+        path = folder / (base if n == 1 else f"{stem}-{n}{suffix}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        return path.resolve()
+    raise AssertionError("unreachable")

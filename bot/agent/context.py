@@ -22,6 +22,7 @@ from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
 from bot.agent.governor.clean import Shape, shape
 from bot.agent.governor.repair import with_canonical_arguments
+from bot.media.entries import MEDIA_KEY, Entry, render
 from bot.messages import InboundMessage, MessageKind
 from bot.store.tails import MAX_ROWS
 from bot.workspaces.folders import BootstrapFile
@@ -131,9 +132,15 @@ def turn_text(msg: InboundMessage) -> str:
     return msg.text
 
 
-def user_content(msg: InboundMessage, tz_name: str, now: datetime) -> str:
-    """The last user message as sent to the model: neutralized text + runtime block."""
-    text = turn_text(msg) if msg.kind is MessageKind.SCHEDULED else neutralize(msg.text)
+def user_content(
+    msg: InboundMessage, tz_name: str, now: datetime, media: Sequence[Entry] = ()
+) -> str:
+    """The last user message as sent to the model: neutralized text, a line per
+    attachment (with what was made of it), the runtime block."""
+    if msg.kind is MessageKind.SCHEDULED:
+        text = turn_text(msg)
+    else:
+        text = render(msg.text, media) if media else neutralize(msg.text)
     return f"{text}\n\n{runtime_block(msg, tz_name, now)}"
 
 
@@ -155,6 +162,8 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     dropped, call arguments in the form the tool registry read them (encoded twice,
     say). One that needs none of this is returned as it is (build_messages copies)."""
     role, content = stored.get("role"), stored.get("content")
+    if role == "user" and isinstance(content, str) and isinstance(stored.get(MEDIA_KEY), list):
+        return {**stored, "content": render(content, stored[MEDIA_KEY])}
     if role == "user" and isinstance(content, str):
         defused = neutralize(content)
         return stored if defused is content else {**stored, "content": defused}

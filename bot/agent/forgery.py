@@ -1,5 +1,5 @@
-"""Defusing text that imitates what only the system writes: the runtime header and the
-``[tool output: ...]`` label.
+"""Defusing text that imitates what only the system writes: the runtime header, the
+``[tool output: ...]`` label and the ``[attachment: ...]`` line (bot/media/entries.py).
 
 Matching the literal header is not enough: a zero-width space inside a word, fullwidth
 brackets, a Greek omicron or ``Runtime_Context`` read the same to a model. So the text
@@ -17,6 +17,7 @@ from functools import lru_cache
 
 RUNTIME_MARK = "[quoted text: runtime context"
 TOOL_MARK = "[quoted text: tool output:"
+ATTACHMENT_MARK = "[quoted text: attachment:"
 
 # Cyrillic and Greek letters that render like Latin ones (after case folding).
 _LOOKALIKES = str.maketrans(
@@ -30,9 +31,12 @@ _FORGED = re.compile(
     rf"(?P<runtime>{_OPEN}\s*{_RUNTIME}"  # "[Runtime Context", "(runtime-context"
     rf"|^[^\w\n]*{_RUNTIME}"  # the header without brackets, at the start of a line
     rf"|(?<!quoted text: ){_RUNTIME}(?={_GAP}metadata))"  # "... Runtime Context — metadata"
-    rf"|(?P<tool>{_OPEN}\s*tool{_GAP}output\s*:)",  # "[tool output: weather]"
+    rf"|(?P<tool>{_OPEN}\s*tool{_GAP}output\s*:)"  # "[tool output: weather]"
+    rf"|(?P<attachment>{_OPEN}\s*attachment\s*:)",  # "[attachment: image ..."
     re.MULTILINE,
 )
+
+_MARKS = {"runtime": RUNTIME_MARK, "tool": TOOL_MARK, "attachment": ATTACHMENT_MARK}
 
 
 @lru_cache(maxsize=4096)
@@ -72,7 +76,7 @@ def neutralize(text: str) -> str:
 
 
 def _names_either(folded: str) -> bool:
-    return "runtime" in folded or "tool" in folded
+    return "runtime" in folded or "tool" in folded or "attachment" in folded
 
 
 def defuse(text: str) -> str:
@@ -89,7 +93,7 @@ def defuse(text: str) -> str:
         if start < last:
             continue
         out.append(text[last:start])
-        out.append(RUNTIME_MARK if match.group("runtime") else TOOL_MARK)
+        out.append(_MARKS[match.lastgroup or "tool"])
         last = end
     if not out:
         return text

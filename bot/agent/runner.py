@@ -45,6 +45,9 @@ from bot.agent.toolbox import (
 )
 from bot.config import ContextSettings
 from bot.errors import ModelNotConfiguredError
+from bot.media.entries import MEDIA_KEY, Entry
+from bot.media.intake import MediaIntake, Taken
+from bot.media.shown import ImageParts
 from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.text import valid_unicode
@@ -102,8 +105,12 @@ class AgentRunner:
         workspace_of: WorkspaceOf | None = None,
         max_tool_calls: int = 16,
         offload: ToolResultOffload | None = None,
+        media: MediaIntake | None = None,
+        images: ImageParts | None = None,
     ) -> None:
         self._model = model
+        self.media = media  # None: attachments stay lines in the runtime block
+        self._images = images or ImageParts(None, 0)
         self._max_tool_calls = max_tool_calls
         self._tools = tools
         self._sessions = sessions
@@ -168,7 +175,12 @@ class AgentRunner:
         return self._sent.history(key, rows, through), summary or None
 
     async def _opening(
-        self, msg: InboundMessage, workspace: str, tz: str, rows: list[tuple[int, dict[str, Any]]]
+        self,
+        msg: InboundMessage,
+        workspace: str,
+        tz: str,
+        rows: list[tuple[int, dict[str, Any]]],
+        media: Sequence[Entry] = (),
     ) -> tuple[list[dict[str, Any]], SentHistory]:
         """System prompt (with memory), the unsummarized history, the user's message;
         and that history as sent (with what the governor's clean check made of it)."""
@@ -181,25 +193,45 @@ class AgentRunner:
         messages = build_messages(
             self.system_prompt(msg, workspace, summary=summary, memory=memory),
             history.messages,
-            user_content(msg, tz, self._clock()),
+            user_content(msg, tz, self._clock(), media),
         )
+        if media:  # its images are shown (and counted) like a stored message's
+            messages[-1][MEDIA_KEY] = list(media)
         return messages, history
 
     async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
         workspace = await workspace_for(self.workspace_of, msg)
         skey = session_key(msg.key, workspace)  # each workspace keeps its own history
+        taken = await self._take_media(msg, workspace, skey)
+        if taken is not None and not taken.answerable:
+            return TurnOutcome(answer=taken.preface)  # nothing a model could answer
+        outcome = await self._run_stored(msg, workspace, skey, taken)
+        if taken is not None and taken.preface:
+            outcome = replace(outcome, answer=f"{taken.preface}\n\n{outcome.answer}")
+        return outcome
+
+    async def _take_media(self, msg: InboundMessage, workspace: str, skey: ChatKey) -> Taken | None:
+        """The attachments taken (downloaded, seen, heard, read), or None without any."""
+        if self.media is None or not msg.attachments:
+            return None
+        sid = await self._sessions.session_id(skey)
+        return await self.media.take(msg, sid, self._workspaces.path(workspace))
+
+    async def _run_stored(
+        self, msg: InboundMessage, workspace: str, skey: ChatKey, taken: Taken | None
+    ) -> TurnOutcome:
+        user_row: dict[str, Any] = {"role": "user", "content": turn_text(msg)}
+        media: tuple[Entry, ...] = ()
+        if taken is not None:
+            msg, media = replace(msg, text=taken.text), taken.entries
+            user_row = {"role": "user", "content": taken.text, MEDIA_KEY: list(media)}
         # The user's words are stored first: a dead model must not lose them. A turn
         # interrupted by a crash or a stop is replayed: its user message is stored
         # already; the model sees the history before it, then the message again.
-        start = await self._sessions.begin_turn(
-            skey,
-            msg.message_id,
-            {"role": "user", "content": turn_text(msg)},
-            self._history_limit,
-        )
+        start = await self._sessions.begin_turn(skey, msg.message_id, user_row, self._history_limit)
         notes = TurnNotes()
         try:
-            outcome = await self._run_turn(msg, workspace, skey, start.before, notes)
+            outcome = await self._run_turn(msg, workspace, skey, start.before, notes, media=media)
             if outcome.fallback and outcome.answer != notes.said:
                 # The user saw this answer: without it the history would hold no reply
                 # (the failed calls are dropped as malformed), and the next message
@@ -233,9 +265,11 @@ class AgentRunner:
         skey: ChatKey,
         rows: list[Row],
         notes: TurnNotes,
+        *,
+        media: Sequence[Entry] = (),
     ) -> TurnOutcome:
         tz = await self._tz(msg)
-        messages, history = await self._opening(msg, workspace, tz, rows)
+        messages, history = await self._opening(msg, workspace, tz, rows, media)
         checked = history.checked
         notes.history = Pending(history.through, checked.count, history.turns, checked.bound)
         turn_start = len(messages) - 1
@@ -265,7 +299,8 @@ class AgentRunner:
             )
             if step == 1 and governed.untouched:
                 notes.request_bound = governed.tokens
-            resp = await self._model.complete(governed.messages, definitions or None)
+            sent = await self._images.shown(governed.messages)
+            resp = await self._model.complete(sent, definitions or None)
             notes.said = (resp.content or "").strip()
             if notes.said:
                 last_text = notes.said

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 from bot.config.settings import Settings
 from channels.base import ChannelSpec
@@ -35,9 +35,10 @@ def allow_lists(settings: Settings) -> dict[str, list[str]]:
 
 
 def secret_values(settings: Settings) -> list[str]:
-    """Every configured secret's value (channels, the model key, MCP env and headers),
+    """Every configured secret's value (channels, the model keys, MCP env and headers),
     for redaction (which ignores placeholders: :func:`bot.ops.redaction.maskable`)."""
-    secrets: list[SecretStr] = [settings.llm.api_key]
+    media = settings.media
+    secrets = [settings.llm.api_key, media.vision_api_key, media.transcription_api_key]
     for spec in SPECS:
         secrets += spec.secrets(channel_section(settings, spec.name))
     for server in settings.mcp.servers.values():

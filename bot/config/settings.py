@@ -21,6 +21,7 @@ from pydantic_settings import (
 )
 
 from bot.config.mcp import MCPSettings
+from bot.config.media import MediaSettings
 from bot.config.section import Section
 from bot.config.webtools import FetchSettings, SearchSettings
 from bot.config.workspaces import WorkspacesSettings
@@ -103,6 +104,7 @@ class RetentionSettings(Section):
     inbox_days: float = Field(default=7, gt=0)
     outbox_days: float = Field(default=7, gt=0)
     tool_results_days: float = Field(default=30, gt=0)
+    media_days: float = Field(default=30, gt=0)  # files users sent (data/media/)
     every_h: float = Field(default=6, gt=0)
 
 
@@ -177,6 +179,7 @@ class Settings(BaseSettings):
     mcp: MCPSettings = Field(default_factory=MCPSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 

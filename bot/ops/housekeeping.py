@@ -1,4 +1,5 @@
-"""Housekeeping: finished journal rows and old offloaded tool results are dropped on a schedule.
+"""Housekeeping: finished journal rows, old offloaded tool results and old files users
+sent (data/media/) are dropped on a schedule.
 
 The inbox and outbox keep finished rows only as long as dedup needs them (a platform
 redelivers within minutes, a reminder re-fires within its grace period); offloaded tool
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 
 from bot.agent.governor.offload import ToolResultOffload
 from bot.config import RetentionSettings
+from bot.media.files import MediaFiles
 from bot.messages import utcnow
 from bot.store.base import Inbox, Outbox
 
@@ -31,6 +33,7 @@ class Pruned:
     inbox: int
     outbox: int
     tool_results: int
+    media: int = 0
 
 
 class Housekeeping:
@@ -40,8 +43,11 @@ class Housekeeping:
         outbox: Outbox,
         offload: ToolResultOffload,
         settings: RetentionSettings,
+        *,
         clock: Callable[[], datetime] = utcnow,
+        media: MediaFiles | None = None,
     ) -> None:
+        self._media = media
         self._inbox = inbox
         self._outbox = outbox
         self._offload = offload
@@ -59,14 +65,21 @@ class Housekeeping:
             tool_results=await asyncio.to_thread(
                 self._offload.remove_older_than, now - timedelta(days=keep.tool_results_days)
             ),
+            media=0
+            if self._media is None
+            else await asyncio.to_thread(
+                self._media.remove_older_than, now - timedelta(days=keep.media_days)
+            ),
         )
         self.runs += 1
-        if pruned.inbox or pruned.outbox or pruned.tool_results:
+        if pruned.inbox or pruned.outbox or pruned.tool_results or pruned.media:
             log.info(
-                "housekeeping removed %d inbox rows, %d outbox rows, %d tool-result files",
+                "housekeeping removed %d inbox rows, %d outbox rows, %d tool-result files, "
+                "%d media files",
                 pruned.inbox,
                 pruned.outbox,
                 pruned.tool_results,
+                pruned.media,
             )
         return pruned
 

@@ -155,7 +155,8 @@ class SessionStore:
         """Like :meth:`history`, with each message's row id (summaries record how far they go)."""
         sid = await self.session_id(key)
         sql = (
-            "SELECT id, role, content, tool_calls, tool_call_id, name, created_at FROM messages"
+            "SELECT id, role, content, tool_calls, tool_call_id, name, media, created_at"
+            " FROM messages"
             " WHERE session_id = ? ORDER BY id DESC"
         )
         params: tuple[Any, ...] = (sid,)
@@ -219,10 +220,10 @@ class SessionStore:
 
 _INSERT = (
     "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id,"
-    " name, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " name, media, created_at, source_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SELECT_BEFORE = (
-    "SELECT id, role, content, tool_calls, tool_call_id, name FROM messages"
+    "SELECT id, role, content, tool_calls, tool_call_id, name, media FROM messages"
     " WHERE session_id = ? AND id > ? AND id < ? ORDER BY id DESC LIMIT ?"
 )
 
@@ -249,6 +250,7 @@ class TurnStart:
 
 def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tuple[Any, ...]:
     calls = json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None
+    media = json.dumps(m["media"], ensure_ascii=False) if m.get("media") else None
     content = _text(m.get("content"))
     return (
         sid,
@@ -257,6 +259,7 @@ def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tup
         calls,
         m.get("tool_call_id"),
         m.get("name"),
+        media,
         now,
         source_id,
     )
@@ -264,13 +267,24 @@ def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tup
 
 def _message(row: sqlite3.Row) -> tuple[int, Message]:
     decoded = _decoded(
-        row["role"], row["content"], row["tool_calls"], row["tool_call_id"], row["name"]
+        row["role"],
+        row["content"],
+        row["tool_calls"],
+        row["tool_call_id"],
+        row["name"],
+        media=row["media"],
     )
     return int(row["id"]), decoded
 
 
 def _decoded(
-    role: str, content: str | None, calls: str | None, call_id: str | None, name: str | None
+    role: str,
+    content: str | None,
+    calls: str | None,
+    call_id: str | None,
+    name: str | None,
+    *,
+    media: str | None = None,
 ) -> Message:
     """A stored message as reads return it (the cached tail builds the same)."""
     msg: Message = {"role": role, "content": content}
@@ -280,13 +294,15 @@ def _decoded(
         msg["tool_call_id"] = call_id
     if name is not None:
         msg["name"] = name
+    if media:  # a user message's attachments (bot/media/entries.py)
+        msg["media"] = json.loads(media)
     return msg
 
 
 def _read_back(row: tuple[Any, ...]) -> Message:
     """A row as :func:`_row` builds it, as a read of it would return it."""
-    _sid, role, content, calls, call_id, name = row[:6]
-    return _decoded(role, content, calls, call_id, name)
+    _sid, role, content, calls, call_id, name, media = row[:7]
+    return _decoded(role, content, calls, call_id, name, media=media)
 
 
 def _text(content: Any) -> str | None:

@@ -34,6 +34,7 @@ from channels.slack import normalize as norm
 from channels.slack.client import make_client
 from channels.slack.mrkdwn import MARKDOWN_BUDGET
 from channels.slack.preview import SlackPreviews
+from channels.slack.files import SlackFiles
 from channels.slack.receive import SlackReceiver
 from channels.slack.send import SlackSender
 from channels.slack.settings import SlackSettings
@@ -76,6 +77,7 @@ class SlackChannel:
         self.sender = SlackSender(
             self.client, max_wait_s=max_wait_s, state=state, previews=previews
         )
+        self.files = SlackFiles(self.client, token, settings.api_url)
         self.threads = Threads(self.client, state)
         # Bolt gets its own client without a token: our authorize() supplies it per event.
         self.receiver = SlackReceiver(
@@ -286,6 +288,13 @@ class SlackChannel:
         if msg.final:
             await self._clear_working(msg)
         return sent
+
+    async def download(self, file_id: str) -> bytes:
+        """A file a user shared (``Attachment.file_id`` is Slack's file id)."""
+        return await self.files.download(file_id)
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        return await self.files.upload(key, name, data, caption)
 
     async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
         await self.sender.in_doubt(msg, since)

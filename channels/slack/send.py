@@ -52,13 +52,6 @@ LOOKBACK_S = 600.0  # how far back a lost post is searched for
 LOOKUP_LIMIT = 100
 
 
-def _attachment_note(msg: OutboundMessage) -> str:
-    if not msg.attachments:
-        return ""
-    names = ", ".join(a.name or a.file_id for a in msg.attachments)
-    return f"\n\n_(could not attach: {names})_"
-
-
 class LostPost(ChannelError):
     """A post may have been accepted but its answer was lost and it is not found yet."""
 
@@ -87,7 +80,7 @@ class SlackSender:
         self._uncertain.whole(msg.delivery_key, since.timestamp())
 
     async def send(self, msg: OutboundMessage) -> Sent:
-        text = msg.text + _attachment_note(msg)
+        text = msg.text  # files: uploaded by delivery (channels/slack/files.py)
         chunks = render_chunks(text)
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)

@@ -241,6 +241,9 @@ class TelegramChannel:
     async def typing(self, key: ChatKey) -> None:
         await self.sender.typing(key)
 
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        return await self.sender.upload(key, name, data, caption)
+
     async def download(self, file_id: str) -> bytes:
         """A file the user sent (Attachment.file_id), fetched through getFile."""
         try:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from telegram import InputFile
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
@@ -34,6 +35,10 @@ from channels.telegram.rawbot import RawBot
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 4096  # Telegram's limit per message, in UTF-16 code units
+MAX_CAPTION = 1024  # a file's caption
+MAX_PHOTO_BYTES = 10_000_000  # sendPhoto; a larger picture goes as a document
+MAX_UPLOAD_BYTES = 50_000_000  # sendDocument through the Bot API
+PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 # Fenced blocks and inline code spans: left as written. Everywhere else a "<" is escaped,
 # because the converter drops inline HTML, and "/cancel <id>" or "Vec<String>" would lose
 # their words ("<id>" is an HTML tag to CommonMark).
@@ -133,6 +138,25 @@ class TelegramSender:
             return await self.call(lambda: self._bot.send_text(text=chunk, **common))
         except BadRequest as exc:
             raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        """A picture as a photo (sendPhoto: shown inline, at most 10 MB), anything else
+        as a document (sendDocument, at most 50 MB through the Bot API)."""
+        photo = name.lower().endswith(PHOTO_SUFFIXES) and len(data) <= MAX_PHOTO_BYTES
+        common: dict[str, Any] = {"chat_id": chat_ref(key.chat_id)}
+        if key.thread_id:
+            common["message_thread_id"] = int(key.thread_id)
+        if caption:
+            common["caption"] = caption[:MAX_CAPTION]
+        file = InputFile(data, filename=name)
+        try:
+            if photo:
+                sent = await self.call(lambda: self._bot.send_photo(photo=file, **common))
+            else:
+                sent = await self.call(lambda: self._bot.send_document(document=file, **common))
+        except BadRequest as exc:
+            raise DeliveryRejected(f"Telegram refused the file {name}: {exc.message}") from exc
+        return Sent((str(sent.message_id),))
 
     async def typing(self, key: ChatKey) -> None:
         thread = int(key.thread_id) if key.thread_id else None

@@ -241,6 +241,24 @@ async def test_append_history_round_trip_verbatim(storage: Storage) -> None:
     assert await storage.sessions.history(KEY) == messages
 
 
+async def test_a_user_message_keeps_its_attachments(storage: Storage) -> None:
+    """The ``media`` entries (bot/media/entries.py) come back from every read: the
+    append, a fresh history read and the turn that follows."""
+    media = [
+        {"kind": "image", "name": "cat.jpg", "size": 5, "path": "/d/m/1/x-cat.jpg", "see": True}
+    ]
+    first = {"role": "user", "content": "look", "media": media}
+    await storage.sessions.append(KEY, [first, {"role": "assistant", "content": "a cat"}])
+    assert (await storage.sessions.history(KEY))[0] == first
+    start = await storage.sessions.begin_turn(KEY, "m2", {"role": "user", "content": "and?"})
+    assert start.before[0][1] == first
+    again = await storage.sessions.begin_turn(
+        KEY, "m3", {"role": "user", "content": "x", "media": media}
+    )
+    assert again.before[-1][1] == {"role": "user", "content": "and?"}
+    assert (await storage.sessions.history(KEY))[-1]["media"] == media
+
+
 async def test_append_is_atomic_a_failing_row_rolls_back_the_earlier_ones(
     storage: Storage,
 ) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundMessage
+from bot.errors import ChannelError
+from bot.messages import Attachment, ChatKey, InboundMessage, MessageKind, OutboundMessage
 from channels.base import PutInbound, Sent
 
 
@@ -51,6 +52,7 @@ class FakeChannel:
         kind: MessageKind = MessageKind.USER,
         user_name: str = "",
         direct: bool = True,
+        attachments: tuple[Attachment, ...] = (),
     ) -> InboundMessage:
         assert self.put_inbound is not None, "channel not started"
         extra = {"message_id": message_id} if message_id else {}
@@ -61,6 +63,7 @@ class FakeChannel:
             kind=kind,
             user_name=user_name,
             direct=direct,
+            attachments=attachments,
             **extra,  # type: ignore[arg-type]
         )
         await self.put_inbound(msg)
@@ -87,3 +90,28 @@ class FakeChannel:
     async def ask(self, text: str, timeout: float = 10.0, **kw: object) -> OutboundMessage:
         msg = await self.say(text, **kw)  # type: ignore[arg-type]
         return await self.reply(msg, timeout)
+
+
+class FileChannel(FakeChannel):
+    """A FakeChannel that hands over files users sent and takes files the bot sends."""
+
+    def __init__(self, name: str = "test", *, trusted: bool = True) -> None:
+        super().__init__(name, trusted=trusted)
+        self.files: dict[str, bytes] = {}
+        self.downloads: list[str] = []
+        self.uploads: list[tuple[ChatKey, str, bytes, str]] = []
+
+    def add_file(self, file_id: str, data: bytes) -> None:
+        self.files[file_id] = data
+
+    async def download(self, file_id: str) -> bytes:
+        self.downloads.append(file_id)
+        if file_id not in self.files:
+            raise ChannelError(f"no file {file_id}")
+        return self.files[file_id]
+
+    async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        async with self._changed:
+            self.uploads.append((key, name, data, caption))
+            self._changed.notify_all()
+        return Sent((f"file-{len(self.uploads)}",))

@@ -18,6 +18,8 @@ Usage::
         fake.strict_tools = "mcp_"  # 400 when a tool named so breaks the schema rules
                                     # there (the subset every provider accepts)
         fake.alternating = True  # 400 for two user (or assistant) messages in a row
+        fake.hear("hello there")  # the next /v1/audio/transcriptions answer (whisper's JSON)
+        fake.transcriptions[0]    # (model, file name, bytes) of each transcription asked
         ...
         await fake.wait_requests(3)
         fake.requests[0].json["model"]
@@ -31,6 +33,8 @@ answers.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import itertools
 import json
 import time
@@ -192,6 +196,31 @@ def default_responder(request: Any) -> Reply:
     return text_reply(answer)
 
 
+def image_responder(request: Any) -> Reply:
+    """Answers about the pictures in the last user message (the digest and size of each
+    image part's bytes, decoded from its data URL), else :func:`default_responder`: a
+    model that checks the image arrived intact and says what it got."""
+    messages = request.get("messages") if isinstance(request, dict) else None
+    users = [m for m in messages or [] if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    parts = content if isinstance(content, list) else []
+    urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
+    if not urls:
+        return default_responder(request)
+    seen = []
+    for url in urls:
+        head, _, data = url.partition(",")
+        raw = base64.b64decode(data)
+        seen.append(f"{head}: {len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()[:16]}")
+    return tool_calls_reply([(FINAL_RESULT, {"answer": "; ".join(seen)})])
+
+
+def seen_as(data: bytes, mime: str) -> str:
+    """What :func:`image_responder` says about one picture of these bytes."""
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    return f"data:{mime};base64: {len(data)} bytes, sha256 {digest}"
+
+
 class ReplyQueue:
     """The scripting API, shared by the server and its per-model views."""
 
@@ -254,6 +283,8 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         self.requests: list[RecordedRequest] = []
         self._per_model: dict[str, ReplyQueue] = {}
         self._changed = asyncio.Condition()
+        self._heard: deque[tuple[int, str]] = deque()  # (status, text) per transcription
+        self.transcriptions: list[tuple[str, str, bytes]] = []
 
     @property
     def url(self) -> str:
@@ -281,6 +312,23 @@ class FakeLLM(LoopbackServer, ReplyQueue):
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+
+    def hear(self, text: str, status: int = 200) -> None:
+        """The next transcription's text (or an error status, OpenAI-style)."""
+        self._heard.append((status, text))
+
+    async def _transcribe(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's transcription endpoint: a multipart form with ``file`` and ``model``."""
+        form = await request.post()
+        upload, model = form.get("file"), str(form.get("model", ""))
+        if not isinstance(upload, web.FileField):
+            return web.json_response(error_reply(400).body, status=400)
+        self.transcriptions.append((model, upload.filename, upload.file.read()))
+        status, text = self._heard.popleft() if self._heard else (200, "")
+        if status != 200:
+            return web.json_response(error_reply(status).body, status=status)
+        return web.json_response({"text": text})
 
     def _next_reply(self, payload: Any, model: str | None) -> Reply:
         if model is not None and model in self._per_model:

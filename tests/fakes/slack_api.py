@@ -54,7 +54,7 @@ BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
 USER = "U0ALICE"
 
-_JSON_FIELDS = {"metadata", "blocks", "attachments", "chunks"}
+_JSON_FIELDS = {"metadata", "blocks", "attachments", "chunks", "files"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +111,11 @@ class FakeSlack(LoopbackServer):
         self.streaming = True
         self.streaming_error = "unknown_method"
         self.streams: set[tuple[str, str]] = set()  # (channel, ts) still streaming
+        self.files: dict[str, tuple[dict[str, Any], bytes]] = {}  # id -> (file object, bytes)
+        self.file_fetches: list[tuple[str, str]] = []  # (file id, Authorization header)
+        self.uploaded: dict[str, bytes] = {}  # upload URL's file id -> bytes received
+        self.shared: list[dict[str, Any]] = []  # files.completeUploadExternal calls
+        self._file_ids = itertools.count(1)
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -120,6 +125,8 @@ class FakeSlack(LoopbackServer):
     def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket", self._socket)
+        app.router.add_get("/files-pri/{id}/{name}", self._file)
+        app.router.add_post("/upload/v1/{id}", self._upload)
 
     async def stop(self) -> None:
         for ws in list(self.sockets):
@@ -227,6 +234,19 @@ class FakeSlack(LoopbackServer):
             "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
         }
+
+    def add_file(
+        self, name: str, data: bytes, mimetype: str, *, size: int | None = None, host: str = ""
+    ) -> dict[str, Any]:
+        """A shared file (as it appears in a message event's ``files``); ``size`` may
+        declare another size than the bytes, ``host`` another file host."""
+        file_id = f"F{next(self._file_ids):04d}"
+        url = f"{host or self.root}/files-pri/{file_id}/{name}"
+        obj = {"id": file_id, "name": name, "title": name, "mimetype": mimetype,
+               "size": len(data) if size is None else size,
+               "url_private": url, "url_private_download": url + "?download=1"}  # fmt: skip
+        self.files[file_id] = (obj, data)
+        return obj
 
     # -- inspection --------------------------------------------------------------------
     def calls_to(self, method: str) -> list[Call]:
@@ -344,6 +364,41 @@ class FakeSlack(LoopbackServer):
         if self.after_post is not None:
             self.after_post(msg)
         return self._ok(channel=channel, ts=msg["ts"], message=msg)
+
+    async def _m_files_info(self, params: dict[str, Any]) -> web.Response:
+        found = self.files.get(str(params.get("file", "")))
+        return self._ok(file=found[0]) if found else self._error("file_not_found")
+
+    async def _file(self, request: web.Request) -> web.Response:
+        auth = request.headers.get("Authorization", "")
+        self.file_fetches.append((request.match_info["id"], auth))
+        found = self.files.get(request.match_info["id"])
+        if auth != f"Bearer {self.bot_token}":  # Slack serves its sign-in page
+            return web.Response(text="<html>sign in</html>", content_type="text/html")
+        if found is None:
+            return web.Response(status=404)
+        return web.Response(body=found[1], content_type=found[0]["mimetype"])
+
+    async def _m_files_getUploadURLExternal(self, params: dict[str, Any]) -> web.Response:
+        file_id = f"F{next(self._file_ids):04d}"
+        return self._ok(upload_url=f"{self.root}/upload/v1/{file_id}", file_id=file_id)
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        self.uploaded[request.match_info["id"]] = await request.read()
+        return web.Response(text=f"OK - {len(self.uploaded[request.match_info['id']])}")
+
+    async def _m_files_completeUploadExternal(self, params: dict[str, Any]) -> web.Response:
+        files = params.get("files") or []
+        if any(f.get("id") not in self.uploaded for f in files):
+            return self._error("file_not_found")
+        self.shared.append(params)
+        channel = str(params.get("channel_id", ""))
+        msg = {"type": "message", "ts": self.next_ts(), "user": BOT_USER, "bot_id": BOT_ID,
+               "text": params.get("initial_comment", ""), "files": files}  # fmt: skip
+        if params.get("thread_ts"):
+            msg["thread_ts"] = str(params["thread_ts"])
+        self.messages.setdefault(channel, []).append(msg)
+        return self._ok(files=[{"id": f["id"], "title": f.get("title")} for f in files])
 
     def _find(self, channel: str, ts: str) -> dict[str, Any] | None:
         return next((m for m in self.messages.get(channel, []) if m["ts"] == ts), None)

@@ -79,7 +79,11 @@ async def _params(request: web.Request) -> dict[str, Any] | None:
             return None
         return body if isinstance(body, dict) else None
     form = await request.post()
-    return _decode({k: str(v) for k, v in form.items()})
+    params = _decode({k: str(v) for k, v in form.items() if not isinstance(v, web.FileField)})
+    for k, v in form.items():  # an uploaded file: its name and bytes
+        if isinstance(v, web.FileField):
+            params[k] = {"filename": v.filename, "data": v.file.read()}
+    return params
 
 
 class FakeTelegram(LoopbackServer):
@@ -336,6 +340,41 @@ class FakeTelegram(LoopbackServer):
             result["message_thread_id"] = params["message_thread_id"]
         return self._ok(result)
 
+    async def _m_sendPhoto(self, params: dict[str, Any]) -> web.Response:
+        return self._sent_file(params, "photo")
+
+    async def _m_sendDocument(self, params: dict[str, Any]) -> web.Response:
+        return self._sent_file(params, "document")
+
+    def _sent_file(self, params: dict[str, Any], field: str) -> web.Response:
+        upload = params.get(field)
+        if not isinstance(upload, dict):
+            return web.json_response(
+                {"ok": False, "error_code": 400, "description": "Bad Request: no file"},
+                status=400,
+            )
+        chat_id = int(params["chat_id"])
+        result: dict[str, Any] = {
+            "message_id": next(self._sent_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "caption": params.get("caption", ""),
+        }
+        file = {"file_id": f"sent-{result['message_id']}", "file_unique_id": "u",
+                "file_size": len(upload["data"])}  # fmt: skip
+        result[field] = [{**file, "width": 1, "height": 1}] if field == "photo" else file
+        return self._ok(result)
+
+    def uploads(self) -> list[tuple[str, str, bytes, dict[str, Any]]]:
+        """(method, file name, bytes, params) of each sendPhoto / sendDocument accepted."""
+        out = []
+        for c in self.calls:
+            field = {"sendPhoto": "photo", "sendDocument": "document"}.get(c.method)
+            if field and c.ok and isinstance(c.params.get(field), dict):
+                upload = c.params[field]
+                out.append((c.method, upload["filename"], upload["data"], c.params))
+        return out
+
     async def _m_sendChatAction(self, params: dict[str, Any]) -> web.Response:
         return self._ok(True)
 
@@ -416,6 +455,7 @@ async def telegram_daemon(
         state: Any = None,
         admins: list[str] | None = None,
         agent: dict[str, Any] | None = None,
+        media: dict[str, Any] | None = None,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = {
@@ -430,6 +470,7 @@ async def telegram_daemon(
             channels={"telegram": section},
             admins=admins or [],
             agent=agent or {},
+            media=media or {},
         )
         made: list[TelegramChannel] = []
 

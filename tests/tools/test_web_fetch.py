@@ -15,6 +15,7 @@ from bot.config.webtools import FetchSettings, SearchSettings
 from bot.documents import convert
 from bot.errors import ToolError
 from bot.messages import ChatKey
+from tests.fakes import documents
 from tests.fakes.web_sites import FakeSite
 from tools.loader import build_registry
 from tools.web.errors import TooLarge, WebTimeout
@@ -35,32 +36,6 @@ def inside(framed: str) -> str:
     match = FRAME.match(framed)
     assert match, framed[:300]
     return match.group(2)
-
-
-def minimal_pdf(text: str) -> bytes:
-    """A one-page PDF showing ``text`` (offsets computed, so pdfminer reads it)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for n, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
 
 
 async def test_news_article_becomes_markdown_of_its_main_content(
@@ -89,7 +64,7 @@ async def test_docs_page_in_a_legacy_charset(fake_site: FakeSite, loopback_only:
 
 async def test_pdf_json_and_text(fake_site: FakeSite, loopback_only: list[str]) -> None:
     pdf = fake_site.page(
-        "/report.pdf", minimal_pdf("Quarterly revenue rose 12 percent"), "application/pdf"
+        "/report.pdf", documents.pdf("Quarterly revenue rose 12 percent"), "application/pdf"
     )
     assert "Quarterly revenue rose 12 percent" in inside(await web().fetch(pdf))
     payload = {"temperature": 21.5, "city": "Lyon"}
@@ -132,7 +107,7 @@ async def test_endless_body_is_cut_at_max_bytes(
     text = await web(max_bytes=100_000, timeout_s=10).fetch(fake_site.root + "/endless")
     assert "[the page was cut at 100000 bytes ([fetch] max_bytes)]" in text
     assert len(text) < 110_000
-    big_pdf = fake_site.page("/big.pdf", minimal_pdf("x") + b" " * 200_000, "application/pdf")
+    big_pdf = fake_site.page("/big.pdf", documents.pdf("x") + b" " * 200_000, "application/pdf")
     with pytest.raises(TooLarge, match="larger than"):
         await web(max_bytes=100_000).fetch(big_pdf)
 

@@ -26,6 +26,10 @@ TextCounter = Callable[[str], int]
 
 MESSAGE_OVERHEAD = 4  # role and separators, as OpenAI's cookbook counts them
 CALL_OVERHEAD = 8  # id, type and the JSON around one tool call
+# One image as a vision model counts it, at most: providers scale a picture down to a
+# fixed size first (Anthropic's largest is about 1,600 tokens, OpenAI's high detail
+# about 1,100), so a photo costs this whatever its bytes.
+IMAGE_TOKENS = 1_600
 _CACHE_MAX = 50_000
 
 
@@ -86,8 +90,13 @@ def message_count(message: Mapping[str, Any], count: TextCounter) -> int:
     content = message.get("content")
     if isinstance(content, str):
         n += count(content)
+    elif isinstance(content, list):
+        n += _parts_count(content, count)
     elif content is not None:
         n += count(json.dumps(content, ensure_ascii=False, default=str))
+    media = message.get("media")  # a stored user message's attachments (bot/media)
+    if isinstance(media, list):
+        n += IMAGE_TOKENS * sum(1 for e in media if isinstance(e, dict) and e.get("see"))
     calls = message.get("tool_calls")
     if isinstance(calls, list):
         for call in calls:
@@ -101,6 +110,21 @@ def message_count(message: Mapping[str, Any], count: TextCounter) -> int:
         value = message.get(key)
         if isinstance(value, str):
             n += len(value) // 3 + 1  # short ids and names: not worth the tokenizer
+    return n
+
+
+def _parts_count(parts: list[Any], count: TextCounter) -> int:
+    """Content parts: texts counted, an image as :data:`IMAGE_TOKENS` (never its data
+    URL's length), anything else as its JSON."""
+    n = 0
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            n += count(part["text"])
+        elif kind == "image_url":
+            n += IMAGE_TOKENS
+        else:
+            n += count(json.dumps(part, ensure_ascii=False, default=str))
     return n
 
 

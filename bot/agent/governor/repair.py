@@ -258,7 +258,11 @@ def _joined(first: Any, second: Any) -> Any:
 def _merged(first: Message, second: Message) -> Message:
     """One message saying what both said; only an assistant's later message has calls
     (an assistant message with calls is always followed by its results)."""
-    return {**first, **second, "content": _joined(first.get("content"), second.get("content"))}
+    merged = {**first, **second, "content": _joined(first.get("content"), second.get("content"))}
+    media = [*(first.get("media") or ()), *(second.get("media") or ())]
+    if media:  # the attachments of both (bot/media): none is lost to the merge
+        merged["media"] = media
+    return merged
 
 
 def merge_consecutive_roles(messages: Sequence[Message]) -> list[Message]:

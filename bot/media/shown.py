@@ -1,0 +1,81 @@
+"""The images of the latest turns, put into the request as data URLs right before a
+model call; the ``media`` key of stored messages never reaches a provider.
+
+An image goes to the provider as its bytes (a data URL), never as the platform's file
+URL, which would hand the bot's token to the provider. Only the images of the latest
+``keep_images_turns`` user messages are sent; an older one stays as its attachment
+line, so a chat with many photos does not carry them all on every request. The
+governor counted each shown image at a fixed cost before this runs (budget.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import mimetypes
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bot.media.entries import MEDIA_KEY, seen_images
+from bot.media.files import MediaFiles
+
+log = logging.getLogger(__name__)
+
+_CACHED = 4  # data URLs kept: the steps of a turn send the same images again
+
+
+def data_url(data: bytes, mime: str, name: str = "") -> str:
+    if not mime.startswith("image/"):
+        mime = mimetypes.guess_type(name)[0] or "image/jpeg"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+class ImageParts:
+    def __init__(self, files: MediaFiles | None, keep_turns: int) -> None:
+        self._files = files
+        self._keep_turns = keep_turns
+        self._urls: OrderedDict[str, str] = OrderedDict()
+
+    async def shown(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` as sent: the latest turns' images as image parts, and no
+        message carrying its ``media`` entries. Unchanged when none has any."""
+        if not any(MEDIA_KEY in m for m in messages):
+            return messages
+        out: list[dict[str, Any]] = []
+        turns = 0
+        for message in reversed(messages):
+            turns += message.get("role") == "user"
+            if MEDIA_KEY not in message:
+                out.append(message)
+                continue
+            bare = {k: v for k, v in message.items() if k != MEDIA_KEY}
+            recent = turns <= self._keep_turns
+            parts = [await self._part(e) for e in seen_images(message)] if recent else []
+            images = [p for p in parts if p is not None]
+            if images:
+                text = bare.get("content")
+                bare["content"] = [{"type": "text", "text": text or ""}, *images]
+            out.append(bare)
+        out.reverse()
+        return out
+
+    async def _part(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        path = str(entry["path"])
+        url = self._urls.get(path)
+        if url is None:
+            if self._files is None or not self._files.owns(Path(path)):
+                return None
+            try:
+                data = await asyncio.to_thread(Path(path).read_bytes)
+            except OSError as exc:  # removed by housekeeping or a /new meanwhile
+                log.info("image %s not shown: %s", path, exc.strerror)
+                return None
+            url = data_url(data, str(entry.get("mime") or ""), str(entry.get("name") or ""))
+            self._urls[path] = url
+            if len(self._urls) > _CACHED:
+                self._urls.popitem(last=False)
+        self._urls.move_to_end(path)
+        return {"type": "image_url", "image_url": {"url": url}}

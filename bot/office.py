@@ -1,0 +1,128 @@
+"""Office files as text for the model: DOCX (python-docx), XLSX (openpyxl, read-only),
+PPTX (python-pptx).
+
+Each library is the maintained reader of its format, pure Python on lxml (which
+trafilatura already brings) and imported on first use. markitdown would cover all
+three, but it pulls onnxruntime and numpy for its file-type model (see documents.py).
+An Office file is a zip: its declared unpacked size is checked before any library
+opens it, so a zip bomb is refused without inflating a byte of it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+
+from bot.errors import ToolError
+
+log = logging.getLogger(__name__)
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+OFFICE_TYPES = {DOCX: "docx", XLSX: "xlsx", PPTX: "pptx"}
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted OOXML and old .doc/.xls/.ppt
+MAX_CELLS = 200_000  # a sheet's cells read at most; the rest is left out with a note
+
+
+class OfficeUnreadable(ToolError):
+    """Encrypted, damaged or too large to unpack."""
+
+
+def office_kind(data: bytes, content_type: str, name: str) -> str | None:
+    """docx, xlsx or pptx from the declared type or the file name; None: none of them."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    kind = OFFICE_TYPES.get(mime)
+    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    if kind is None and suffix in ("docx", "xlsx", "pptx"):
+        kind = suffix
+    if kind is not None and data.startswith(OLE_MAGIC):
+        raise OfficeUnreadable(
+            f"the {kind.upper()} file is password-protected (encrypted) or in an old format"
+        )
+    return kind
+
+
+def check_unpacked(data: bytes, max_bytes: int) -> None:
+    """Refuse a zip that would unpack past ``max_bytes`` (sizes as its directory says)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise OfficeUnreadable(f"the file is damaged (not a valid Office file: {exc})") from None
+    if total > max_bytes:
+        raise OfficeUnreadable(
+            f"the file would unpack to {total / 1e6:,.0f} MB, over the "
+            f"{max_bytes / 1e6:,.0f} MB limit (a zip bomb, or simply too large)"
+        )
+
+
+def office_text(data: bytes, kind: str, max_unpacked: int) -> str:
+    """The text of a docx, xlsx or pptx file."""
+    check_unpacked(data, max_unpacked)
+    read = {"docx": _docx, "xlsx": _xlsx, "pptx": _pptx}[kind]
+    try:
+        return "\n".join(read(io.BytesIO(data))).strip()
+    except OfficeUnreadable:
+        raise
+    except Exception as exc:  # each library raises its own kinds on a damaged file
+        log.info("%s not readable: %s: %s", kind, type(exc).__name__, exc)
+        raise OfficeUnreadable(
+            f"the {kind.upper()} file could not be read ({type(exc).__name__})"
+        ) from None
+
+
+def _docx(source: io.BytesIO) -> Iterator[str]:
+    import docx
+
+    document = docx.Document(source)
+    for paragraph in document.paragraphs:
+        style = (paragraph.style.name or "") if paragraph.style is not None else ""
+        level = style.removeprefix("Heading ").strip()
+        prefix = "#" * int(level) + " " if style.startswith("Heading ") and level.isdigit() else ""
+        yield prefix + paragraph.text
+    for table in document.tables:
+        yield ""
+        for row in table.rows:
+            yield "| " + " | ".join(cell.text.strip() for cell in row.cells) + " |"
+
+
+def _xlsx(source: io.BytesIO) -> Iterator[str]:
+    import openpyxl
+
+    book = openpyxl.load_workbook(source, read_only=True, data_only=True)
+    cells = 0
+    try:
+        for sheet in book.worksheets:
+            yield f"## Sheet: {sheet.title}"
+            for row in sheet.iter_rows(values_only=True):
+                cells += len(row)
+                if cells > MAX_CELLS:
+                    yield f"… [only the first {MAX_CELLS:,} cells were read]"
+                    return
+                if any(value is not None for value in row):
+                    yield "| " + " | ".join(_cell(v) for v in row) + " |"
+    finally:
+        book.close()
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value).replace("\n", " ").replace("|", "\\|")
+
+
+def _pptx(source: io.BytesIO) -> Iterator[str]:
+    import pptx
+
+    presentation = pptx.Presentation(source)
+    for number, slide in enumerate(presentation.slides, 1):
+        yield f"## Slide {number}"
+        for shape in slide.shapes:
+            if getattr(shape, "has_text_frame", False) and shape.text_frame.text.strip():
+                yield shape.text_frame.text
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+            notes = slide.notes_slide.notes_text_frame.text.strip()
+            if notes:
+                yield f"Notes: {notes}"

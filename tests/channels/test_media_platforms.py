@@ -1,0 +1,251 @@
+"""Pictures, voice notes and documents on every platform, through its real client
+library against the loopback fake: the download (Telegram getFile + file URL, Slack
+files.info + url_private with the bot token, Discord attachment URLs), what the model
+gets of each kind, the size cap, and files sent back (Telegram sendPhoto/sendDocument,
+Slack's external upload flow, Discord multipart attachments)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from bot.daemon import Daemon
+from bot.delivery import deliver
+from bot.messages import Attachment, ChatKey, OutboundMessage
+from tests.fakes import daemons, discord_api, documents, slack_api, telegram_api
+from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.llm_server import image_responder, seen_as
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.waiting import until
+
+fake_telegram = telegram_api.fake_telegram
+telegram_daemon = telegram_api.telegram_daemon
+fake_slack = slack_api.fake_slack
+fake_discord = discord_api.fake_discord
+platform_daemon = daemons.platform_daemon
+
+PNG = documents.png(4, 3, (10, 200, 10))
+DOCX = documents.docx("Invoice total: 99 euros.")
+
+
+def _media(fake_llm: Any) -> dict[str, Any]:
+    """Images shown to the chat model; voice through the fake's transcription endpoint."""
+    return {
+        "vision": "on",
+        "transcription_model": "openai/whisper-1",
+        "transcription_api_base": fake_llm.url,
+        "transcription_api_key": "sk-whisper",
+    }
+
+
+def _user_texts(fake_llm: Any) -> list[str]:
+    """The text of each chat request's last user message (parts joined)."""
+    out = []
+    for r in fake_llm.requests:
+        content = r.json["messages"][-1]["content"]
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        out.append(" ".join(p.get("text", "") for p in parts))
+    return out
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    """A picture and a document in a workspace's files folder, to send back."""
+    folder = tmp_path / "out"
+    folder.mkdir(exist_ok=True)
+    (folder / "chart.png").write_bytes(PNG)
+    (folder / "report.docx").write_bytes(DOCX)
+    return folder / "chart.png", folder / "report.docx"
+
+
+def _outgoing(key: ChatKey, tmp_path: Path) -> OutboundMessage:
+    chart, report = _files(tmp_path)
+    return OutboundMessage(
+        key,
+        "here are the files",
+        attachments=(
+            Attachment("photo", str(chart), "chart.png"),
+            Attachment("document", str(report), "report.docx"),
+        ),
+    )
+
+
+# -- Telegram ----------------------------------------------------------------------------
+async def test_telegram_photo_voice_document_and_a_file_too_large(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    await telegram_daemon(media=_media(fake_llm))
+    fake_llm.default = image_responder
+    fake_telegram.add_file("ph-big", PNG, "photos/file_1.png")
+    photo = fake_telegram.make_message(None)
+    photo["photo"] = [
+        {"file_id": "ph-small", "file_unique_id": "s", "width": 1, "height": 1, "file_size": 9},
+        {"file_id": "ph-big", "file_unique_id": "b", "width": 4, "height": 3,
+         "file_size": len(PNG)},
+    ]  # fmt: skip
+    fake_telegram.add_update({"message": photo})
+    [answer] = await fake_telegram.wait_sent(1)
+    assert answer.params["text"] == seen_as(PNG, "image/jpeg")  # Telegram's photos are JPEG
+
+    fake_telegram.add_file("vo", b"OggS opus", "voice/file_2.oga")
+    fake_llm.hear("buy milk tomorrow")
+    voice = fake_telegram.make_message(None)
+    voice["voice"] = {"file_id": "vo", "file_unique_id": "v", "duration": 2,
+                      "mime_type": "audio/ogg", "file_size": 9}  # fmt: skip
+    fake_telegram.add_update({"message": voice})
+    answer = (await fake_telegram.wait_sent(2))[-1]
+    assert answer.params["text"].startswith('🎤 "buy milk tomorrow"')
+    assert fake_llm.transcriptions[-1][2] == b"OggS opus"
+
+    fake_telegram.add_file("doc", DOCX, "documents/file_3.docx")
+    doc = fake_telegram.make_message(None, caption="total?")
+    doc["document"] = {"file_id": "doc", "file_unique_id": "d", "file_name": "inv.docx",
+                       "file_size": len(DOCX)}  # fmt: skip
+    fake_telegram.add_update({"message": doc})
+    await fake_telegram.wait_sent(3)
+    assert "Invoice total: 99 euros." in _user_texts(fake_llm)[-1]
+
+    big = fake_telegram.make_message(None)
+    big["document"] = {"file_id": "huge", "file_unique_id": "h", "file_name": "movie.pdf",
+                       "file_size": 21_000_000}  # fmt: skip
+    fake_telegram.add_update({"message": big})
+    answer = (await fake_telegram.wait_sent(4))[-1]
+    assert "over the 20 MB limit" in answer.params["text"]
+    fetched = [c.params["file_id"] for c in fake_telegram.calls_to("getFile")]
+    assert fetched == ["ph-big", "vo", "doc"]  # never the one over the cap
+
+
+async def test_telegram_sends_a_photo_and_a_document(
+    telegram_daemon, fake_telegram, tmp_path
+) -> None:
+    _, channel = await telegram_daemon()
+    sent = await deliver(channel, _outgoing(ChatKey("telegram", "42"), tmp_path))
+    assert len(sent.ids) == 3  # the text, then each file
+    uploads = fake_telegram.uploads()
+    assert [(m, n, d) for m, n, d, _ in uploads] == [
+        ("sendPhoto", "chart.png", PNG),
+        ("sendDocument", "report.docx", DOCX),
+    ]
+
+
+# -- Slack -------------------------------------------------------------------------------
+@pytest_asyncio.fixture
+async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemon:
+    values = {
+        "bot_token": fake_slack.bot_token,
+        "app_token": fake_slack.app_token,
+        "signing_secret": fake_slack.signing_secret,
+        "api_url": fake_slack.api_url,
+        "allow_from": ["*"],
+    }
+    daemon = await platform_daemon(
+        {"slack": values},
+        extras={"slack": {"ping_interval": 0.2, "max_wait_s": 2.0}},
+        media=_media(fake_llm),
+    )
+    await until(lambda: daemon.channels["slack"].connected, 10)
+    return daemon
+
+
+async def test_slack_files_are_fetched_with_the_bot_token_and_read(
+    slack_media: Daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    fake_llm.default = image_responder
+    fake_llm.hear("call the plumber")
+    files = [
+        fake_slack.add_file("shot.png", PNG, "image/png"),
+        fake_slack.add_file("memo.m4a", b"m4a audio", "audio/mp4"),
+        fake_slack.add_file("inv.docx", DOCX, "application/octet-stream"),
+    ]
+    event = fake_slack.message("", files=files)
+    await fake_slack.wait_acked(await fake_slack.push(event))
+    [post] = await fake_slack.wait_posts(1)
+    assert post["text"].startswith('🎤 "call the plumber"')
+    assert seen_as(PNG, "image/png") in post["text"]
+    request = fake_llm.requests[-1].json["messages"][-1]["content"]
+    assert "Invoice total: 99 euros." in request[0]["text"]
+    assert fake_llm.transcriptions[-1] == ("whisper-1", "memo.m4a", b"m4a audio")
+    token = f"Bearer {fake_slack.bot_token}"
+    assert fake_slack.file_fetches == [(f["id"], token) for f in files]
+
+
+async def test_slack_never_sends_its_token_elsewhere_and_refuses_large_files(
+    slack_media: Daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    elsewhere = fake_slack.add_file("x.png", PNG, "image/png", host="http://127.0.0.2:9")
+    large = fake_slack.add_file("big.pdf", b"%PDF-", "application/pdf", size=30_000_000)
+    event = fake_slack.message("look", files=[elsewhere, large])
+    await fake_slack.wait_acked(await fake_slack.push(event))
+    [post] = await fake_slack.wait_posts(1)
+    assert 'I could not take "x.png": the platform did not hand the file over.' in post["text"]
+    assert '"big.pdf" is 30.0 MB, over the 20 MB limit' in post["text"]
+    assert fake_slack.file_fetches == []  # neither was fetched, so no token went out
+
+
+async def test_slack_sends_files_through_the_external_upload_flow(
+    slack_media: Daemon, fake_slack: FakeSlack, tmp_path
+) -> None:
+    channel = slack_media.channels["slack"]
+    await deliver(channel, _outgoing(ChatKey("slack", "D0DM", "1700.1"), tmp_path))
+    assert list(fake_slack.uploaded.values()) == [PNG, DOCX]
+    assert [c.method for c in fake_slack.calls if c.method.startswith("files.")] == [
+        "files.getUploadURLExternal",
+        "files.completeUploadExternal",
+        "files.getUploadURLExternal",
+        "files.completeUploadExternal",
+    ]
+    assert [s["thread_ts"] for s in fake_slack.shared] == ["1700.1", "1700.1"]
+    texts = [p["text"] for p in fake_slack.posts("D0DM")]
+    assert texts[0] == "here are the files" and "could not" not in " ".join(texts)
+
+
+# -- Discord -----------------------------------------------------------------------------
+@pytest_asyncio.fixture
+async def discord_media(fake_discord: FakeDiscord, platform_daemon, fake_llm) -> Daemon:
+    values = {"token": fake_discord.token, "api_base": fake_discord.api_base,
+              "allow_from": ["*"]}  # fmt: skip
+    daemon = await platform_daemon(
+        {"discord": values},
+        extras={"discord": {"identify_delay_s": 0.01, "guild_ready_timeout": 0.05}},
+        media=_media(fake_llm),
+    )
+    await fake_discord.wait_session()
+    await until(lambda: daemon.channels["discord"].connected, 10)
+    return daemon
+
+
+def _attachment(fake: FakeDiscord, name: str, data: bytes, mime: str, **kw: Any) -> dict:
+    url = fake.add_file(name, data)
+    return {"id": str(discord_api.snowflake()), "filename": name, "size": len(data),
+            "url": url, "proxy_url": url, "content_type": mime, **kw}  # fmt: skip
+
+
+async def test_discord_attachments_of_every_kind(
+    discord_media: Daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    fake_llm.default = image_responder
+    fake_llm.hear("see you at noon")
+    attachments = [
+        _attachment(fake_discord, "pic.png", PNG, "image/png"),
+        _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg", flags=1 << 13),
+        _attachment(fake_discord, "inv.docx", DOCX, ""),
+        {**_attachment(fake_discord, "huge.bin", b"", ""), "size": 25_000_000},
+    ]
+    fake_discord.user_message("", attachments=attachments)
+    await fake_discord.wait_until(lambda: len(fake_discord.posts()) >= 1)
+    text = fake_discord.posts()[0].json["content"]
+    assert text.startswith('🎤 "see you at noon"')
+    assert '"huge.bin" is 25.0 MB, over the 20 MB limit' in text
+    assert seen_as(PNG, "image/png") in text
+    assert "Invoice total: 99 euros." in _user_texts(fake_llm)[-1]
+    assert fake_llm.transcriptions[-1][2] == b"OggS"
+
+
+async def test_discord_sends_files_as_multipart_attachments(
+    discord_media: Daemon, fake_discord: FakeDiscord, tmp_path
+) -> None:
+    channel = discord_media.channels["discord"]
+    await deliver(channel, _outgoing(ChatKey("discord", "4242"), tmp_path))
+    uploads = [p.files for p in fake_discord.posts() if p.files]
+    assert uploads == [{"chart.png": PNG}, {"report.docx": DOCX}]
