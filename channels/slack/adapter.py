@@ -32,9 +32,9 @@ from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Route, Sent, Sta
 from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import make_client
+from channels.slack.files import SlackFiles
 from channels.slack.mrkdwn import MARKDOWN_BUDGET
 from channels.slack.preview import SlackPreviews
-from channels.slack.files import SlackFiles
 from channels.slack.receive import SlackReceiver
 from channels.slack.send import SlackSender
 from channels.slack.settings import SlackSettings
