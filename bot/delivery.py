@@ -26,7 +26,8 @@ from pathlib import Path
 from bot.bus.base import Bus
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected
-from bot.messages import ChatKey, OutboundMessage, new_id, utcnow
+from bot.media.entries import size_text
+from bot.messages import Attachment, ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.retrying import backoff, retry_after_failure
 from bot.store.base import Outbox
@@ -70,8 +71,8 @@ async def deliver(
     """Send the text (capped at ``max_chars``), then upload each attachment where the
     channel can, and the whole text when it was capped.
 
-    A file the channel cannot take (no upload capability, or the file is gone) is never
-    dropped silently: the text tells the user which files could not be sent.
+    A file the channel cannot take (no upload capability, over the platform's size limit,
+    or the file is gone) is never dropped silently: the user is told which and why.
     """
     uploading = can_upload(channel)
     msg, full_text = cap_text(msg, max_chars, uploading)
@@ -83,19 +84,34 @@ async def deliver(
     sent = await channel.send(msg)
     for attachment in uploads:
         assert isinstance(channel, SupportsUpload)
-        try:
-            data = await asyncio.to_thread(Path(attachment.file_id).read_bytes)
-        except OSError as exc:
-            text = f"(Could not send the file {attachment.name}: {exc.strerror})"
-            more = await channel.send(replace(msg, text=text, attachments=(), reply_to=None))
-        else:
-            more = await channel.upload(msg.key, attachment.name, data)
+        more = await _upload(channel, channel, msg, attachment)
         sent = Sent(sent.ids + more.ids)
     if full_text:
         assert isinstance(channel, SupportsUpload)
         more = await channel.upload(msg.key, ANSWER_FILE, full_text.encode("utf-8"))
         sent = Sent(sent.ids + more.ids)
     return sent
+
+
+async def _upload(
+    channel: Channel, uploader: SupportsUpload, msg: OutboundMessage, attachment: Attachment
+) -> Sent:
+    """One file, its size checked against the platform's limit before it is read."""
+    path, limit = Path(attachment.file_id), uploader.upload_limit()
+    try:
+        size = (await asyncio.to_thread(path.stat)).st_size
+        if size > limit:
+            why = f"it is {size_text(size)}, over the {size_text(limit)} this platform takes"
+            raise ValueError(why)
+        data = await asyncio.to_thread(path.read_bytes)
+    except OSError as exc:
+        text = f"(Could not send the file {attachment.name}: {exc.strerror})"
+    except ValueError as exc:
+        text = f"(Could not send the file {attachment.name}: {exc})"
+    else:
+        return await uploader.upload(msg.key, attachment.name, data, attachment.caption)
+    note = replace(msg, text=text, attachments=(), reply_to=None, preview_id=None)
+    return await channel.send(note)
 
 
 class Delivery:

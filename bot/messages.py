@@ -57,13 +57,15 @@ class OutboundKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
-    """Metadata of a file the user sent; content is fetched on demand by tools."""
+    """Metadata of a file: one the user sent (``file_id`` is the platform's), or one the
+    bot sends (``file_id`` is its path on disk, ``caption`` the line shown with it)."""
 
     kind: str
     file_id: str
     name: str = ""
     mime_type: str = ""
     size: int | None = None
+    caption: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,9 @@ class OutboundMessage:
         text: str,
         kind: OutboundKind = OutboundKind.REPLY,
         extras: Mapping[str, Any] | None = None,
+        *,
         preview_id: str | None = None,
+        attachments: tuple[Attachment, ...] = (),
     ) -> OutboundMessage:
         """The answer to ``to``: same chat and thread, replying to its message id.
 
@@ -137,6 +141,7 @@ class OutboundMessage:
             extras=extras or {},
             idempotency_key=f"{kind.value}:{to.key}:{to.message_id}",
             preview_id=preview_id,
+            attachments=attachments,
         )
 
 

@@ -181,6 +181,10 @@ class SupportsUpload(Protocol):
         """Post a file into the chat (and thread) of ``key``."""
         ...
 
+    def upload_limit(self) -> int:
+        """The largest file in bytes the platform takes (checked before an upload)."""
+        ...
+
 
 @runtime_checkable
 class SupportsLookup(Protocol):

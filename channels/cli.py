@@ -149,6 +149,9 @@ class CLIChannel:
                 event.set()
         return Sent()
 
+    def upload_limit(self) -> int:
+        return 1 << 40  # a file on this machine's disk: no platform in between
+
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         """A file sent to the terminal is saved (owner-only) and its path printed."""
         prefix = "bot> " if self._interactive else ""

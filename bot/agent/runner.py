@@ -48,7 +48,7 @@ from bot.errors import ModelNotConfiguredError
 from bot.media.entries import MEDIA_KEY, Entry
 from bot.media.intake import MediaIntake, Taken
 from bot.media.shown import ImageParts
-from bot.messages import ChatKey, InboundMessage, utcnow
+from bot.messages import Attachment, ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
 from bot.text import valid_unicode
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
@@ -70,6 +70,7 @@ class TurnOutcome:
     steps: int = 0
     fallback: bool = False
     tool_calls: tuple[str, ...] = field(default=())
+    attachments: tuple[Attachment, ...] = ()  # files sent with the answer (send_file)
 
 
 @dataclass(slots=True)
@@ -80,6 +81,7 @@ class TurnNotes:
     history: Pending | None = None  # the unsummarized history the turn started from
     retracted: bool = False  # the turn's rows were removed: nothing to fold
     said: str = ""  # the text of the last model response, stored with it
+    outgoing: list[Attachment] = field(default_factory=list)  # the turn's ToolContext's
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -239,7 +241,7 @@ class AgentRunner:
                 await self._sessions.append(
                     skey, [{"role": "assistant", "content": outcome.answer}]
                 )
-            return outcome
+            return replace(outcome, attachments=tuple(notes.outgoing))
         except ModelNotConfiguredError:
             # Not processed (the user is told so): its words must not reach the model
             # merged into the chat's next message once a model is configured.
@@ -284,6 +286,7 @@ class AgentRunner:
             message_id=f"{msg.key}:{msg.message_id}",
             direct=msg.direct,
             chain_depth=msg.chain_depth,
+            outgoing=notes.outgoing,
         )
         definitions = self._tools.definitions(ctx.workspace_name)
         offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)

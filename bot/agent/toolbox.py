@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.messages import ChatKey
+from bot.messages import Attachment, ChatKey
 
 if TYPE_CHECKING:
     from bot.store.reminders import Reminder, ReminderKind
@@ -123,6 +123,9 @@ class ToolContext:
     # The turn's message's chain depth (InboundMessage.chain_depth): a follow-up set now
     # is one deeper.
     chain_depth: int = 0
+    # Files that go to the user with the turn's answer (send_file, MCP tools' images):
+    # they travel in the answer's outbox row, so they are sent exactly when it is.
+    outgoing: list[Attachment] = field(default_factory=list)
 
     def next_effect_id(self, kind: str) -> str:
         """``<message id>#<kind><n>`` for the n-th side effect of a kind in this turn."""

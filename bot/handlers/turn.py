@@ -25,7 +25,7 @@ from bot.errors import (
     ToolError,
 )
 from bot.handlers.commands import CommandRouter
-from bot.messages import InboundMessage, OutboundKind, OutboundMessage, new_id
+from bot.messages import Attachment, InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.ops.metrics import Metrics
 from channels.base import Channel, SupportsTyping, can_type
 
@@ -118,7 +118,7 @@ class TurnHandler:
             extras["structured_data"] = outcome.structured_data
         if outcome.next_actions:
             extras["next_actions"] = list(outcome.next_actions)
-        await self.reply(msg, outcome.answer, extras=extras)
+        await self.reply(msg, outcome.answer, extras=extras, attachments=outcome.attachments)
         return "fallback" if outcome.fallback else "ok"
 
     @staticmethod
@@ -167,7 +167,10 @@ class TurnHandler:
         text: str,
         kind: OutboundKind = OutboundKind.REPLY,
         extras: dict[str, Any] | None = None,
+        attachments: tuple[Attachment, ...] = (),
     ) -> None:
-        """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it)."""
+        """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it, and
+        its files with it)."""
         text = self.late_note(msg) + text
-        await self.bus.put_outbound(OutboundMessage.reply(msg, text, kind, extras))
+        answer = OutboundMessage.reply(msg, text, kind, extras, attachments=attachments)
+        await self.bus.put_outbound(answer)

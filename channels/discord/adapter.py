@@ -30,7 +30,7 @@ from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
 from channels.discord.preview import MIN_INTERVAL_S
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
-from channels.discord.send import MAX_CHARS, DiscordSender
+from channels.discord.send import MAX_CHARS, MAX_UPLOAD_BYTES, DiscordSender
 from channels.discord.settings import DiscordSettings
 from channels.remembered import Remembered
 
@@ -259,6 +259,9 @@ class DiscordChannel:
 
     async def unreact(self, key: ChatKey, message_id: str, emoji: str) -> None:
         await self.sender.unreact(key, message_id, emoji)
+
+    def upload_limit(self) -> int:
+        return MAX_UPLOAD_BYTES  # what any chat takes without a server boost
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         return await self.sender.upload(key, name, data, caption)

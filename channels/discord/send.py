@@ -42,6 +42,7 @@ from channels.format import PartsProgress, split_message
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # Discord's limit per message content
+MAX_UPLOAD_BYTES = 10_000_000  # a file in any chat without a server boost (more with one)
 UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT = 10008, 30046  # Discord's JSON error codes
 T = TypeVar("T")
 

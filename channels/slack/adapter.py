@@ -32,7 +32,7 @@ from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Route, Sent, Sta
 from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import make_client
-from channels.slack.files import SlackFiles
+from channels.slack.files import MAX_UPLOAD_BYTES, SlackFiles
 from channels.slack.mrkdwn import MARKDOWN_BUDGET
 from channels.slack.preview import SlackPreviews
 from channels.slack.receive import SlackReceiver
@@ -292,6 +292,9 @@ class SlackChannel:
     async def download(self, file_id: str) -> bytes:
         """A file a user shared (``Attachment.file_id`` is Slack's file id)."""
         return await self.files.download(file_id)
+
+    def upload_limit(self) -> int:
+        return MAX_UPLOAD_BYTES
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         return await self.files.upload(key, name, data, caption)

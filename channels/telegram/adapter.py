@@ -24,7 +24,7 @@ from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import PutInbound, Route, Sent, StateStore
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
 from channels.telegram.rawbot import RawBot
-from channels.telegram.send import TelegramSender, redact, retry_after_s
+from channels.telegram.send import MAX_UPLOAD_BYTES, TelegramSender, redact, retry_after_s
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.transport import AiohttpRequest
 from channels.telegram.webhook import TelegramWebhook
@@ -240,6 +240,9 @@ class TelegramChannel:
 
     async def typing(self, key: ChatKey) -> None:
         await self.sender.typing(key)
+
+    def upload_limit(self) -> int:
+        return MAX_UPLOAD_BYTES  # sendDocument through the Bot API
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         return await self.sender.upload(key, name, data, caption)

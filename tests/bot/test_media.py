@@ -290,3 +290,31 @@ def test_the_governor_counts_an_image_at_its_fixed_cost_never_its_bytes() -> Non
     governed = governor.prepare_for_model(messages, turn_start=len(messages) - 1)
     assert governed.tokens <= 4_000  # older photos snipped: the request fits the window
     assert governed.messages[-1] == stored
+
+
+async def test_send_file_goes_out_once_with_the_answer_through_the_outbox(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    daemon, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm)
+    files = tmp_path / "data" / "workspaces" / "default" / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    (files / "big.bin").write_bytes(b"x" * 2_000)
+    chat.max_upload_bytes = 1_000
+    fake_llm.reply_tool_calls(
+        [
+            ("send_file", {"content": "# Notes\n- milk\n", "name": "notes.md", "caption": "yours"}),
+            ("send_file", {"path": "big.bin"}),
+        ]
+    )
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Here they are."})])
+    reply = await chat.ask("send me my notes")
+    assert reply.text == "Here they are."
+    await chat.wait_for(lambda sent: len(sent) >= 2)
+    [(key, name, data, caption)] = chat.uploads
+    assert (key, name, data, caption) == (reply.key, "notes.md", b"# Notes\n- milk\n", "yours")
+    assert chat.sent[-1].text == (
+        "(Could not send the file big.bin: it is 2 KB, over the 1 KB this platform takes)"
+    )
+    [row] = await daemon.db.fetchall("SELECT payload, status FROM outbox WHERE channel = 'test'")
+    attached = json.loads(row["payload"])["attachments"]
+    assert [a["name"] for a in attached] == ["notes.md", "big.bin"] and row["status"] == "sent"

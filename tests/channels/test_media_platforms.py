@@ -59,16 +59,25 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     return folder / "chart.png", folder / "report.docx"
 
 
-def _outgoing(key: ChatKey, tmp_path: Path) -> OutboundMessage:
+def _outgoing(key: ChatKey, tmp_path: Path, limit: int) -> OutboundMessage:
+    """Two files to send, and one just over the platform's limit (sparse: no bytes
+    written, the size alone is checked before anything is read or uploaded)."""
     chart, report = _files(tmp_path)
+    big = tmp_path / "out" / "video.mp4"
+    with big.open("wb") as out:
+        out.truncate(limit + 1)
     return OutboundMessage(
         key,
         "here are the files",
         attachments=(
-            Attachment("photo", str(chart), "chart.png"),
+            Attachment("photo", str(chart), "chart.png", caption="the chart"),
             Attachment("document", str(report), "report.docx"),
+            Attachment("document", str(big), "video.mp4"),
         ),
     )
+
+
+TOO_LARGE = "(Could not send the file video.mp4: it is {}, over the {} this platform takes)"
 
 
 # -- Telegram ----------------------------------------------------------------------------
@@ -120,13 +129,16 @@ async def test_telegram_sends_a_photo_and_a_document(
     telegram_daemon, fake_telegram, tmp_path
 ) -> None:
     _, channel = await telegram_daemon()
-    sent = await deliver(channel, _outgoing(ChatKey("telegram", "42"), tmp_path))
-    assert len(sent.ids) == 3  # the text, then each file
+    sent = await deliver(channel, _outgoing(ChatKey("telegram", "42"), tmp_path, 50_000_000))
+    assert len(sent.ids) == 4  # the text, each file, the note on the one too large
     uploads = fake_telegram.uploads()
     assert [(m, n, d) for m, n, d, _ in uploads] == [
         ("sendPhoto", "chart.png", PNG),
         ("sendDocument", "report.docx", DOCX),
     ]
+    assert uploads[0][3]["caption"] == "the chart"
+    texts = [c.params["text"] for c in fake_telegram.sent()]
+    assert texts == ["here are the files", TOO_LARGE.format("50.0 MB", "50.0 MB")]
 
 
 # -- Slack -------------------------------------------------------------------------------
@@ -187,7 +199,7 @@ async def test_slack_sends_files_through_the_external_upload_flow(
     slack_media: Daemon, fake_slack: FakeSlack, tmp_path
 ) -> None:
     channel = slack_media.channels["slack"]
-    await deliver(channel, _outgoing(ChatKey("slack", "D0DM", "1700.1"), tmp_path))
+    await deliver(channel, _outgoing(ChatKey("slack", "D0DM", "1700.1"), tmp_path, 1_000_000_000))
     assert list(fake_slack.uploaded.values()) == [PNG, DOCX]
     assert [c.method for c in fake_slack.calls if c.method.startswith("files.")] == [
         "files.getUploadURLExternal",
@@ -196,8 +208,14 @@ async def test_slack_sends_files_through_the_external_upload_flow(
         "files.completeUploadExternal",
     ]
     assert [s["thread_ts"] for s in fake_slack.shared] == ["1700.1", "1700.1"]
+    assert [s.get("initial_comment") for s in fake_slack.shared] == ["the chart", None]
     texts = [p["text"] for p in fake_slack.posts("D0DM")]
-    assert texts[0] == "here are the files" and "could not" not in " ".join(texts)
+    assert texts == [
+        "here are the files",
+        "the chart",
+        "",
+        TOO_LARGE.format("1000.0 MB", "1000.0 MB"),
+    ]
 
 
 # -- Discord -----------------------------------------------------------------------------
@@ -246,6 +264,12 @@ async def test_discord_sends_files_as_multipart_attachments(
     discord_media: Daemon, fake_discord: FakeDiscord, tmp_path
 ) -> None:
     channel = discord_media.channels["discord"]
-    await deliver(channel, _outgoing(ChatKey("discord", "4242"), tmp_path))
-    uploads = [p.files for p in fake_discord.posts() if p.files]
-    assert uploads == [{"chart.png": PNG}, {"report.docx": DOCX}]
+    await deliver(channel, _outgoing(ChatKey("discord", "4242"), tmp_path, 10_000_000))
+    posts = fake_discord.posts()
+    assert [p.files for p in posts if p.files] == [{"chart.png": PNG}, {"report.docx": DOCX}]
+    assert [p.json.get("content") for p in posts] == [
+        "here are the files",
+        "the chart",
+        None,
+        TOO_LARGE.format("10.0 MB", "10.0 MB"),
+    ]

@@ -100,6 +100,7 @@ class FileChannel(FakeChannel):
         self.files: dict[str, bytes] = {}
         self.downloads: list[str] = []
         self.uploads: list[tuple[ChatKey, str, bytes, str]] = []
+        self.max_upload_bytes = 10_000_000
 
     def add_file(self, file_id: str, data: bytes) -> None:
         self.files[file_id] = data
@@ -109,6 +110,9 @@ class FileChannel(FakeChannel):
         if file_id not in self.files:
             raise ChannelError(f"no file {file_id}")
         return self.files[file_id]
+
+    def upload_limit(self) -> int:
+        return self.max_upload_bytes
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         async with self._changed:

@@ -99,6 +99,25 @@ async def test_calls_go_through_prepare_call(shared) -> None:
     assert json.loads(empty.content) == {"tool": "empty_schema", "args": {}}
 
 
+def _bytes(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+async def test_an_image_a_tool_returns_is_forwarded_to_the_user(shared, tmp_path: Path) -> None:
+    """Its bytes go with the answer (send_file's way), under the workspace's files folder."""
+    registry, _ = shared
+    ctx = ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1", workspace=tmp_path)
+    image = await call(registry, "mcp_fake_image", ctx=ctx)
+    assert image.content == (
+        "a chart\n[image: image/png, 8 bytes]\n"
+        "[image 1 (8 bytes) is sent to the user as image-1.png]"
+    )
+    [sent] = ctx.outgoing
+    assert (sent.name, sent.kind, sent.mime_type) == ("image-1.png", "photo", "image/png")
+    assert Path(sent.file_id) == tmp_path / "files" / "mcp" / "image-1.png"
+    assert _bytes(sent.file_id) == b"\x89PNG\r\n\x1a\n"
+
+
 async def test_results_error_results_and_timeouts(shared) -> None:
     registry, manager = shared
     image = await call(registry, "mcp_fake_image")

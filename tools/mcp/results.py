@@ -1,7 +1,8 @@
 """A ``tools/call`` result, read leniently from its raw JSON, as text for the model.
 
 Text parts are joined; images, audio and binary resources are described (kind, MIME
-type, size), never dumped as base64 into the context; embedded text resources are
+type, size), never dumped as base64 into the context, and their bytes are handed back
+(``CallOutcome.files``) to be forwarded to the user as attachments; embedded text resources are
 inlined; structured content is shown as JSON when there is no text. Anything the
 result holds that is not understood is described by its type, so an odd server
 never turns a call into an exception. The text is cut at ``max_chars`` while it is
@@ -21,10 +22,24 @@ from typing import Any
 NO_OUTPUT = "(no output)"
 
 
+MAX_FILES = 10  # files one result may forward
+MAX_FILE_BYTES = 50_000_000  # each, decoded
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFile:
+    """An image, audio clip or binary resource a tool returned: forwarded to the user."""
+
+    kind: str  # image, audio, resource
+    mime: str
+    data: bytes
+
+
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
     text: str
     is_error: bool
+    files: tuple[ResultFile, ...] = ()
 
 
 def render_result(raw: Any, max_chars: int = 100_000) -> CallOutcome:
@@ -45,7 +60,28 @@ def render_result(raw: Any, max_chars: int = 100_000) -> CallOutcome:
     if not texts and structured is not None:
         texts = [json.dumps(structured, ensure_ascii=False, default=str)]
     text = "\n".join(texts) or NO_OUTPUT
-    return CallOutcome(_capped(text, max_chars), raw.get("isError") is True)
+    files = tuple(f for f in map(_file, parts if isinstance(parts, list) else []) if f)
+    return CallOutcome(_capped(text, max_chars), raw.get("isError") is True, files[:MAX_FILES])
+
+
+def _file(part: Any) -> ResultFile | None:
+    """The bytes of an image, audio or blob part, when they decode and are not too big."""
+    if not isinstance(part, Mapping):
+        return None
+    kind, holder, key = part.get("type"), part, "data"
+    if kind == "resource" and isinstance(part.get("resource"), Mapping):
+        holder, key = part["resource"], "blob"
+    elif kind not in ("image", "audio"):
+        return None
+    data = holder.get(key)
+    if not isinstance(data, str) or len(data) > MAX_FILE_BYTES * 4 // 3 + 4:
+        return None
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    mime = holder.get("mimeType")
+    return ResultFile(str(kind), mime if isinstance(mime, str) else "", raw)
 
 
 def _capped(text: str, max_chars: int) -> str:

@@ -8,7 +8,9 @@ schema; arguments are validated against the ``check`` schema (nullability kept).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import mimetypes
 from collections.abc import Container
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,7 +18,9 @@ from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
 from tools.base import Tool
 from tools.mcp.names import tool_name
+from tools.mcp.results import ResultFile
 from tools.schema import UncleanableSchema, clean_schema
+from tools.send_file import attach, files_root, write_new
 
 if TYPE_CHECKING:
     from tools.mcp.server import MCPServer, RemoteTool
@@ -38,7 +42,21 @@ class MCPTool(Tool):
         outcome = await self.server.call(self.remote_name, kwargs, repeatable=self.repeatable)
         if outcome.is_error:
             raise ToolError(outcome.text)
-        return outcome.text
+        if not outcome.files or ctx.workspace is None:
+            return outcome.text
+        sent = [await self._forward(ctx, n, f) for n, f in enumerate(outcome.files, 1)]
+        return outcome.text + "\n" + "\n".join(sent)
+
+    async def _forward(self, ctx: ToolContext, n: int, file: ResultFile) -> str:
+        """A file the tool returned goes to the user with the answer (send_file's way)."""
+        suffix = mimetypes.guess_extension(file.mime) or ".bin"
+        name = f"{self.remote_name}-{n}{suffix}"
+        try:
+            path = await asyncio.to_thread(write_new, files_root(ctx) / "mcp", name, file.data)
+            attach(ctx, path, path.name, "")
+        except (ToolError, OSError) as exc:
+            return f"[{file.kind} {n} not sent to the user: {exc}]"
+        return f"[{file.kind} {n} ({len(file.data):,} bytes) is sent to the user as {path.name}]"
 
 
 def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> MCPTool | None:

@@ -1,0 +1,78 @@
+"""send_file: a file from the workspace's files folder, or content the model wrote, joins
+the turn's answer; anything outside the folder (a path out, a symbolic link) is refused."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.agent.toolbox import ToolCall, ToolContext
+from bot.messages import ChatKey
+from tools.loader import build_registry
+
+
+def _text(path: str) -> str:
+    return Path(path).read_text()
+
+
+def _ctx(workspace: Path) -> ToolContext:
+    return ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1", workspace=workspace)
+
+
+async def _send(ctx: ToolContext, **arguments: str) -> tuple[bool, str]:
+    result = await build_registry(extra_plugins=False).execute(
+        ToolCall("c1", "send_file", arguments), ctx
+    )
+    return result.is_error, result.content
+
+
+async def test_a_file_from_the_folder_and_written_content_join_the_answer(tmp_path: Path) -> None:
+    files = tmp_path / "ws" / "files"
+    (files / "charts").mkdir(parents=True)
+    (files / "charts" / "q3.png").write_bytes(b"\x89PNG data")
+    ctx = _ctx(tmp_path / "ws")
+    failed, said = await _send(ctx, path="charts/q3.png", caption="Q3 sales")
+    assert not failed and said == "q3.png (9 bytes) will be sent with your answer."
+    failed, said = await _send(ctx, content="a,b\n1,2\n", name="table.csv")
+    assert not failed
+    failed, said = await _send(ctx, content="again", name="table.csv")  # never overwritten
+    chart, table, again = ctx.outgoing
+    assert (chart.kind, chart.name, chart.caption, chart.size) == ("photo", "q3.png", "Q3 sales", 9)
+    assert Path(chart.file_id) == files / "charts" / "q3.png"
+    assert (table.kind, table.mime_type) == ("document", "text/csv")
+    assert _text(table.file_id) == "a,b\n1,2\n"
+    assert Path(again.file_id).name == "table-2.csv" and _text(again.file_id) == "again"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../secret.txt", "/etc/passwd", "~/.ssh/id_rsa", "link.txt", "linked/inner.txt", "none.txt"],
+)
+async def test_paths_outside_the_folder_and_links_are_refused(tmp_path: Path, path: str) -> None:
+    workspace = tmp_path / "ws"
+    files = workspace / "files"
+    files.mkdir(parents=True)
+    (workspace / "secret.txt").write_text("the config")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "inner.txt").write_text("x")
+    os.symlink(workspace / "secret.txt", files / "link.txt")
+    os.symlink(outside, files / "linked")
+    ctx = _ctx(workspace)
+    failed, said = await _send(ctx, path=path)
+    assert failed and said.startswith("Error: ")
+    assert ctx.outgoing == []
+
+
+async def test_a_files_folder_that_is_a_link_and_bad_arguments_are_refused(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    os.symlink(tmp_path, workspace / "files")
+    failed, said = await _send(_ctx(workspace), content="x", name="a.txt")
+    assert failed and "symbolic link" in said
+    failed, said = await _send(_ctx(tmp_path), path="a", content="b")
+    assert failed and "either path" in said
+    failed, said = await _send(_ctx(tmp_path), content="b", name=".bashrc")
+    assert failed and "needs a file name" in said

@@ -1,0 +1,121 @@
+"""``send_file``: a file goes to the user with the answer, from the workspace's
+``files`` folder or written from what the model produced.
+
+Nothing is posted by the tool itself: the file joins the turn's answer, which goes
+through the outbox like every answer (exactly once), and delivery uploads it where the
+platform can, checking the platform's size limit first. Only regular files inside the
+workspace's ``files`` folder are sent: an absolute path, a ``..`` that leaves it and a
+symbolic link anywhere on the way are refused, so the model cannot mail out the
+database, the config or a persona file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar
+
+from bot.agent.toolbox import ToolContext
+from bot.errors import ToolError
+from bot.messages import Attachment
+from tools.base import Tool
+
+FILES_DIR = "files"
+MAX_CONTENT_CHARS = 5_000_000
+MAX_FILES_PER_TURN = 10
+
+
+def files_root(ctx: ToolContext) -> Path:
+    if ctx.workspace is None:
+        raise ToolError("this chat has no workspace to send files from")
+    root = ctx.workspace / FILES_DIR
+    if root.is_symlink():
+        raise ToolError("the files folder is a symbolic link: nothing is sent from it")
+    return root
+
+
+def inside(root: Path, relative: str) -> Path:
+    """``root / relative`` when it stays inside ``root`` without following a link."""
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    if not parts or relative.startswith(("/", "~")) or ".." in parts:
+        raise ToolError(f"{relative!r} is not a path inside the files folder")
+    path = root
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            raise ToolError(f"{relative!r} goes through a symbolic link: not sent")
+    if not path.is_file():
+        raise ToolError(f"no file {relative!r} in the files folder")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ToolError(f"{relative!r} is outside the files folder")
+    return path
+
+
+def kind_of(name: str) -> tuple[str, str]:
+    mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return ("photo" if mime.startswith("image/") else "document"), mime
+
+
+def attach(ctx: ToolContext, path: Path, name: str, caption: str) -> Attachment:
+    """``path`` joins the answer of this turn."""
+    if len(ctx.outgoing) >= MAX_FILES_PER_TURN:
+        raise ToolError(f"at most {MAX_FILES_PER_TURN} files go with one answer")
+    kind, mime = kind_of(name)
+    attachment = Attachment(kind, str(path), name, mime, path.stat().st_size, caption)
+    ctx.outgoing.append(attachment)
+    return attachment
+
+
+def write_new(folder: Path, name: str, data: bytes) -> Path:
+    """``data`` as ``folder/name`` (``name-2`` ... when taken), never through a link."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem, suffix = Path(name).stem, Path(name).suffix
+    for n in range(1, 1000):
+        path = folder / (name if n == 1 else f"{stem}-{n}{suffix}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        return path
+    raise ToolError(f"too many files named {name!r}")
+
+
+class SendFileTool(Tool):
+    name = "send_file"
+    description = (
+        "Send a file to the user with your answer. Either path: a file in the workspace's "
+        "files folder (relative to it), or content plus name: text you wrote (a CSV, a "
+        "Markdown report, code), saved there and sent. caption: an optional line shown "
+        "with the file. The file goes out with your final_result answer."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "maxLength": 500},
+            "content": {"type": "string", "maxLength": MAX_CONTENT_CHARS},
+            "name": {"type": "string", "minLength": 1, "maxLength": 120},
+            "caption": {"type": "string", "maxLength": 1000},
+        },
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        root = files_root(ctx)
+        caption = str(kwargs.get("caption") or "")
+        if ("path" in kwargs) == ("content" in kwargs):
+            raise ToolError("give either path (a file in the files folder) or content and name")
+        if "path" in kwargs:
+            path = await asyncio.to_thread(inside, root, str(kwargs["path"]))
+            name = str(kwargs.get("name") or path.name)
+        else:
+            name = Path(str(kwargs.get("name") or "")).name
+            if not name or name.startswith("."):
+                raise ToolError("content needs a file name (name), e.g. 'report.md'")
+            data = str(kwargs["content"]).encode("utf-8")
+            path = await asyncio.to_thread(write_new, root, name, data)
+        sent = attach(ctx, path, name, caption)
+        return f"{name} ({sent.size:,} bytes) will be sent with your answer."
