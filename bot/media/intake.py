@@ -26,6 +26,7 @@ from bot.documents import UnreadableDocument
 from bot.errors import BotError, MediaError
 from bot.media.entries import Entry, size_text
 from bot.media.files import MediaFiles
+from bot.media.pictures import fit
 from bot.media.reading import DocumentReader
 from bot.media.transcribe import HOW_TO_CONFIGURE, Transcriber
 from bot.media.vision import Vision
@@ -207,15 +208,19 @@ class MediaIntake:
 
     async def _make(self, one: _One, data: bytes, sid: int, workspace: Path) -> None:
         """What the model gets of a downloaded file, into ``one``."""
-        kind, att = one.entry["kind"], one.att
+        kind, att, original = one.entry["kind"], one.att, data
         if kind == "image":
+            data, mime = await asyncio.to_thread(fit, data, att.mime_type)
             if await self._vision.chat_model_sees():
+                if data is not original:  # the smaller copy is the one shown
+                    path = await asyncio.to_thread(self.files.save, sid, f"{kind}.jpg", data)
+                    one.entry.update(path=str(path), mime=mime)
                 one.entry["see"] = True
                 one.entry["note"] = (
                     f"the image is shown for {self._keep_turns} turns, then only this line"
                 )
                 return
-            one.entry["text"] = await self._vision.describe(data, att.mime_type, att.name)
+            one.entry["text"] = await self._vision.describe(data, mime, att.name)
             one.entry["note"] = "you cannot see images: a description by another model follows"
         elif kind == "audio":
             one.heard = await self._transcriber.transcribe(att.name, data, att.mime_type)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.agent.context import RUNTIME_HEADER
-from bot.messages import Attachment
+from bot.messages import Attachment, ChatKey
 from tests.fakes import documents
 from tests.fakes.channel import FileChannel
 from tests.fakes.llm_server import image_responder, seen_as
@@ -318,3 +318,75 @@ async def test_send_file_goes_out_once_with_the_answer_through_the_outbox(
     [row] = await daemon.db.fetchall("SELECT payload, status FROM outbox WHERE channel = 'test'")
     attached = json.loads(row["payload"])["attachments"]
     assert [a["name"] for a in attached] == ["notes.md", "big.bin"] and row["status"] == "sent"
+
+
+async def test_auto_vision_follows_litellms_model_map(daemon_factory, fake_llm, tmp_path) -> None:
+    channel = FileChannel()
+    await daemon_factory(channel=channel, llm={"model": "openai/gpt-4o"})  # vision = "auto"
+    channel.add_file("p1", PNG)
+    fake_llm.default = image_responder
+    reply = await channel.ask("[photo]", attachments=(_photo(),))
+    assert reply.text == seen_as(PNG, "image/png")
+    assert fake_llm.requests[-1].model == "gpt-4o"
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG's signature, header and a stub of data: what Pillow reads to learn the size
+    (a decompression bomb declares billions of pixels in a few bytes)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = chunk(b"IDAT", zlib.compress(b"\0" * 64))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + idat + chunk(b"IEND", b"")
+
+
+async def test_large_pictures_are_made_smaller_and_bombs_refused(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    import io
+
+    from PIL import Image
+
+    _, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm, **SEEING)
+    chat.add_file("big", documents.png(3_000, 1_500))
+    await chat.ask("look", attachments=(_photo("big", None, "wide.png"),))
+    [url] = _images(fake_llm.requests[-1])
+    assert url.startswith("data:image/jpeg;base64,")
+    with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as shown:
+        assert shown.size == (1_568, 784)
+    chat.add_file("bomb", _png_header(20_000, 20_000))
+    chat.add_file("heic", b"\x00\x00\x00\x18ftypheic" + b"\x00" * 100)
+    bomb = Attachment("photo", "bomb", "bomb.png", "image/png")
+    heic = Attachment("document", "heic", "IMG_1.HEIC", "image/heic")
+    reply = await chat.ask("[photo]", attachments=(bomb, heic))
+    assert reply.text == (
+        'I could not take "bomb.png": it has more than 60,000,000 pixels.\n'
+        'I could not take "IMG_1.HEIC": it is not a picture I can read (damaged, or an '
+        "unknown format)."
+    )
+
+
+async def test_the_terminal_saves_a_file_it_is_sent_and_prints_its_path(tmp_path) -> None:
+    import io
+
+    from channels.cli import CLIChannel
+
+    out = io.StringIO()
+    terminal = CLIChannel(io.StringIO(), out, interactive=False, files=tmp_path / "files")
+    key = ChatKey("cli", "local")
+    assert terminal.upload_limit() > 10**12
+    first = await terminal.upload(key, "notes.md", b"# hi", "your notes")
+    second = await terminal.upload(key, "../notes.md", b"again")
+    saved = [Path(i) for i in first.ids + second.ids]
+    assert saved == [tmp_path / "files" / "notes.md", tmp_path / "files" / "notes-2.md"]
+    assert [p.read_bytes() for p in saved] == [b"# hi", b"again"]
+    assert stat.S_IMODE(saved[0].stat().st_mode) == 0o600
+    assert out.getvalue().splitlines() == [
+        f"[file saved: {saved[0]}] your notes",
+        f"[file saved: {saved[1]}]",
+    ]

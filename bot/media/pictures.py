@@ -1,0 +1,45 @@
+"""Pictures made fit for a vision model: at most 1,568 pixels on the long side (what
+Anthropic recommends; OpenAI scales to 2,048 x 768 for high detail anyway) and a few MB
+(providers refuse larger images: Anthropic 5 MB, OpenAI 20 MB), as JPEG when they had to
+be made smaller. A picture already within both goes as it is, byte for byte.
+
+Pillow reads the bytes (it arrives with python-pptx and is the maintained imaging
+library); a decompression bomb (a small file of billions of pixels) is refused by its
+pixel cap, an unknown format (HEIC without a plugin) or a damaged file is said plainly.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from bot.errors import MediaError
+
+log = logging.getLogger(__name__)
+
+MAX_SIDE = 1_568
+MAX_BYTES = 3_500_000
+MAX_PIXELS = 60_000_000  # about 8,000 x 7,500: a larger picture is refused unread
+SENT_AS_IS = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def fit(data: bytes, mime: str) -> tuple[bytes, str]:
+    """``data`` (and its type) as the model is sent it; :class:`MediaError` when it is
+    no picture Pillow reads. CPU-bound: run it on a thread."""
+    from PIL import Image, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            fmt = Image.MIME.get(image.format or "", mime)
+            if fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and len(data) <= MAX_BYTES:
+                return data, fmt
+            image.thumbnail((MAX_SIDE, MAX_SIDE))
+            out = io.BytesIO()
+            image.convert("RGB").save(out, "JPEG", quality=85)
+            return out.getvalue(), "image/jpeg"
+    except Image.DecompressionBombError:
+        raise MediaError(f"it has more than {MAX_PIXELS:,} pixels") from None
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        log.info("picture not readable: %s", exc)
+        raise MediaError("it is not a picture I can read (damaged, or an unknown format)") from None

@@ -1,0 +1,65 @@
+"""Every kind of document a user may send becomes text (bot/documents.py, bot/office.py),
+and what cannot be read says why; the page, unpack and time caps stop hostile files."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.config.media import MediaSettings
+from bot.documents import UnreadableDocument, convert_file
+from bot.media.reading import DocumentReader
+from tests.fakes import documents
+
+HTML = (
+    b"<html><head><title>T</title></head><body><nav>menu</nav><article><h1>Report</h1>"
+    + (b"<p>The harbour bridge reopens on Monday after repairs to the deck.</p>" * 5)
+    + b"</article></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "mime", "kind", "expected"),
+    [
+        ("a.pdf", documents.pdf("Hello PDF"), "application/pdf", "pdf", "Hello PDF"),
+        ("b.docx", documents.docx("Para one", heading="Plan"), "", "docx", "# Plan\nPara one"),
+        ("c.xlsx", documents.xlsx([["item", "cost"], ["tea", 3]]), "", "xlsx", "| tea | 3 |"),
+        ("d.pptx", documents.pptx("Quarterly review"), "", "pptx", "## Slide 1\nQuarterly review"),
+        ("e.html", HTML, "text/html", "html", "harbour bridge reopens on Monday"),
+        ("f.md", b"# Title\n\n- item", "text/markdown", "text", "# Title\n\n- item"),
+        ("g.csv", b"a,b\n1,2\n", "text/csv", "text", "a,b\n1,2"),
+        ("h.py", b"def f():\n    return 1\n", "text/x-python", "text", "def f():"),
+        ("i.rs", 'fn main() { println!("é"); }'.encode(), "", "text", "fn main()"),
+    ],
+)
+def test_every_kind_becomes_text(
+    name: str, data: bytes, mime: str, kind: str, expected: str
+) -> None:
+    document = convert_file(data, mime, name, max_pages=10, max_unpacked=10**8)
+    assert document.kind == kind and expected in document.text
+
+
+def test_a_ten_thousand_page_pdf_is_read_up_to_the_page_cap() -> None:
+    document = convert_file(
+        documents.many_page_pdf(10_000), "application/pdf", "x.pdf", max_pages=3, max_unpacked=1
+    )
+    assert document.text.count("page\n") == 3
+    assert document.text.endswith("[only the first 3 of its 10,000 pages were read]")
+
+
+def test_an_office_zip_bomb_is_refused_before_it_is_opened() -> None:
+    with pytest.raises(UnreadableDocument, match="would unpack to 50 MB, over the 1 MB limit"):
+        convert_file(documents.zip_bomb(50), "", "x.xlsx", max_pages=1, max_unpacked=1_000_000)
+
+
+async def test_a_slow_conversion_is_given_up_and_the_next_waits_for_its_thread() -> None:
+    reader = DocumentReader(MediaSettings(convert_timeout_s=0.01, max_pdf_pages=300))
+    slow = documents.many_page_pdf(300)
+    with pytest.raises(UnreadableDocument, match=r"took longer than 0\.01 s"):
+        await reader.read(slow, "application/pdf", "slow.pdf")
+    # One at a time: the next conversion starts only once the abandoned thread ended.
+    quick = DocumentReader(MediaSettings(convert_timeout_s=30))
+    quick._one_at_a_time = reader._one_at_a_time
+    document = await asyncio.wait_for(quick.read(b"hi", "text/plain", "a.txt"), 30)
+    assert document.text == "hi"
