@@ -59,3 +59,16 @@ def seen_images(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if not isinstance(entries, list):
         return []
     return [e for e in entries if isinstance(e, dict) and e.get("see") and e.get("path")]
+
+
+def described(entries: Iterable[Mapping[str, Any]]) -> str:
+    """The attachments in plain words, for a transcript (a fold of older turns): no
+    bracketed label, which the fold's own defusing would quote."""
+    lines = []
+    for entry in entries:
+        name = " ".join(str(entry.get("name") or "").split())
+        line = f"(attached {entry.get('kind') or 'file'} {json.dumps(name, ensure_ascii=False)}"
+        line += f", {size_text(entry.get('size'))})"
+        text = entry.get("text")
+        lines.append(f"{line} {text}" if isinstance(text, str) and text else line)
+    return "\n".join(lines)

@@ -390,3 +390,16 @@ async def test_the_terminal_saves_a_file_it_is_sent_and_prints_its_path(tmp_path
         f"[file saved: {saved[0]}] your notes",
         f"[file saved: {saved[1]}]",
     ]
+
+
+def test_a_fold_of_older_turns_reads_what_was_attached() -> None:
+    from bot.agent.governor.summary import transcript
+
+    media = [
+        {"kind": "image", "name": "red.png", "size": 73, "see": True, "path": "/x"},
+        {"kind": "document", "name": "plan.docx", "size": 2_000, "text": "Budget: 4,200 euros."},
+    ]
+    assert transcript([{"role": "user", "content": "", "media": media}]) == (
+        'User: (attached image "red.png", 73 bytes)\n'
+        '(attached document "plan.docx", 2 KB) Budget: 4,200 euros.'
+    )

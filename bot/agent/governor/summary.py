@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.governor.offload import head_tail
+from bot.media.entries import described
 
 Message = dict[str, Any]
 Row = tuple[int, Message]
@@ -104,6 +105,9 @@ def transcript(messages: Sequence[Message]) -> str:
                 if isinstance(c, dict)
             ]
             text = f"{text or ''} [called tools: {', '.join(names)}]".strip()
+        media = m.get("media")  # a user message's attachments (bot/media)
+        if isinstance(media, list) and media:
+            text = "\n".join(t for t in (text, described(media)) if t and t != "null")
         if text and text != "null":
             lines.append(f"{role}: {head_tail(text, MAX_MESSAGE_CHARS)}")
     return head_tail("\n".join(lines), MAX_TRANSCRIPT_CHARS)
