@@ -66,13 +66,19 @@ def cap_text(msg: OutboundMessage, max_chars: int, can_upload: bool) -> tuple[Ou
 
 
 async def deliver(
-    channel: Channel, msg: OutboundMessage, *, max_chars: int = DEFAULT_MAX_CHARS
+    channel: Channel,
+    msg: OutboundMessage,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    uploaded: set[int] | None = None,
 ) -> Sent:
     """Send the text (capped at ``max_chars``), then upload each attachment where the
     channel can, and the whole text when it was capped.
 
     A file the channel cannot take (no upload capability, over the platform's size limit,
     or the file is gone) is never dropped silently: the user is told which and why.
+    ``uploaded`` holds the indexes of the files a failed attempt already uploaded: a
+    retry skips them (the text's parts are resumed by the channel itself).
     """
     uploading = can_upload(channel)
     msg, full_text = cap_text(msg, max_chars, uploading)
@@ -82,9 +88,13 @@ async def deliver(
         note = "(Could not send here: " + ", ".join(unsent) + ")"
         msg = replace(msg, text=f"{msg.text}\n\n{note}".strip(), attachments=tuple(uploads))
     sent = await channel.send(msg)
-    for attachment in uploads:
+    done = uploaded if uploaded is not None else set()
+    for index, attachment in enumerate(uploads):
         assert isinstance(channel, SupportsUpload)
+        if index in done:
+            continue
         more = await _upload(channel, channel, msg, attachment)
+        done.add(index)
         sent = Sent(sent.ids + more.ids)
     if full_text:
         assert isinstance(channel, SupportsUpload)
@@ -138,6 +148,8 @@ class Delivery:
         self._sent_keys: list[str] = []
         self._marker: asyncio.Task[None] | None = None
         self._run_id = new_id()  # whose claims on outbox rows are ours
+        # Per answer being retried, the files an attempt already uploaded (by index).
+        self._uploaded: dict[str, set[int]] = {}
         self._handing_over = asyncio.Lock()  # held while a burst is claimed
         # Rows a dead run was sending: posted or not, nobody knows (key -> queued at).
         self._in_doubt: dict[str, datetime] = {}
@@ -220,11 +232,14 @@ class Delivery:
             if channel is None:
                 raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
             await self._look_up_first(channel, msg)
-            await deliver(channel, msg, max_chars=self._max_chars)
+            uploaded = self._uploaded.setdefault(msg.delivery_key, set())
+            await deliver(channel, msg, max_chars=self._max_chars, uploaded=uploaded)
+            self._uploaded.pop(msg.delivery_key, None)
         except DeliveryRejected as exc:
             self.failed += 1
             self._metrics.delivery_failed(msg.key.channel)
             log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
+            self._uploaded.pop(msg.delivery_key, None)
             await self._outbox.give_up(msg, str(exc))
             return
         except Exception as exc:
@@ -240,6 +255,7 @@ class Delivery:
                     attempts,
                     error,
                 )
+                self._uploaded.pop(msg.delivery_key, None)
                 await self._outbox.give_up(msg, error)
                 return
             delay = max(0.0, (due - utcnow()).total_seconds())

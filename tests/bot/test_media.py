@@ -403,3 +403,20 @@ def test_a_fold_of_older_turns_reads_what_was_attached() -> None:
         'User: (attached image "red.png", 73 bytes)\n'
         '(attached document "plan.docx", 2 KB) Budget: 4,200 euros.'
     )
+
+
+async def test_a_retried_answer_uploads_each_of_its_files_once(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    _, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm)
+    chat.fail_uploads.add("b.txt")  # the second file fails once: the answer is retried
+    fake_llm.reply_tool_calls(
+        [
+            ("send_file", {"content": "first", "name": "a.txt"}),
+            ("send_file", {"content": "second", "name": "b.txt"}),
+        ]
+    )
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Two files."})])
+    await chat.say("send both")
+    await chat.wait_for(lambda _: len(chat.uploads) >= 2, timeout=15)
+    assert [name for _, name, _, _ in chat.uploads] == ["a.txt", "b.txt"]

@@ -101,6 +101,7 @@ class FileChannel(FakeChannel):
         self.downloads: list[str] = []
         self.uploads: list[tuple[ChatKey, str, bytes, str]] = []
         self.max_upload_bytes = 10_000_000
+        self.fail_uploads: set[str] = set()  # names whose next upload fails (once each)
 
     def add_file(self, file_id: str, data: bytes) -> None:
         self.files[file_id] = data
@@ -115,6 +116,9 @@ class FileChannel(FakeChannel):
         return self.max_upload_bytes
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
+        if name in self.fail_uploads:
+            self.fail_uploads.discard(name)
+            raise ChannelError(f"upload of {name} failed")
         async with self._changed:
             self.uploads.append((key, name, data, caption))
             self._changed.notify_all()
