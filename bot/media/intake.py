@@ -148,7 +148,7 @@ class MediaIntake:
         text = "" if is_placeholder(msg.text, msg.attachments) else msg.text
         if heard:
             text = "\n\n".join([text, *heard]) if text else "\n\n".join(heard)
-        notes = tuple(one.note for one in ones if one.note)
+        notes = tuple(dict.fromkeys(one.note for one in ones if one.note))  # said once each
         return Taken(text, tuple(one.entry for one in ones), notes, tuple(heard))
 
     async def _take_one(

@@ -125,8 +125,9 @@ async def test_without_vision_the_bot_says_it_cannot_see_images(
 ) -> None:
     _, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm, vision="auto")
     chat.add_file("p1", PNG)
-    reply = await chat.ask("[photo]", attachments=(_photo(),))
+    reply = await chat.ask("[photo]", attachments=(_photo(), _photo("p2")))
     assert reply.text.startswith("I can't see images here")
+    assert reply.text.count("I can't see") == 1  # said once for both pictures
     assert fake_llm.requests == [] and chat.downloads == []  # fake-model: litellm says no
 
 
