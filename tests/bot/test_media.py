@@ -421,3 +421,13 @@ async def test_a_retried_answer_uploads_each_of_its_files_once(
     await chat.say("send both")
     await chat.wait_for(lambda _: len(chat.uploads) >= 2, timeout=15)
     assert [name for _, name, _, _ in chat.uploads] == ["a.txt", "b.txt"]
+
+
+def test_the_media_models_keys_are_secrets(tmp_path) -> None:
+    from bot.config.channels import secret_values
+    from tests.conftest import make_settings
+
+    media = {"vision_api_key": "sk-vision-key-1", "transcription_api_key": "sk-whisper-key-2"}
+    settings = make_settings(tmp_path, "http://127.0.0.1:9/v1", media=media)
+    assert {"sk-vision-key-1", "sk-whisper-key-2"} <= set(secret_values(settings))
+    assert "sk-vision-key-1" not in repr(settings.media)
