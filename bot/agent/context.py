@@ -118,9 +118,13 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
             late = f" (running late by {_field(late_by)})" if late_by else ""
             lines.append(f"Scheduled for: {_field(msg.extras['scheduled_for'])}{late}")
     for att in msg.attachments:
-        size = f", {att.size} bytes" if att.size is not None else ""
-        shown = _field(att.name or att.file_id)
-        lines.append(f"Attachment: {_field(att.kind)} {shown} (id {_field(att.file_id)}{size})")
+        # A file id that is a URL (Discord's CDN) is the platform's, never the provider's.
+        url = att.file_id.startswith(("http://", "https://"))
+        about = [] if url else [f"id {_field(att.file_id)}"]
+        about += [f"{att.size} bytes"] if att.size is not None else []
+        shown = _field(att.name or ("file" if url else att.file_id))
+        detail = f" ({', '.join(about)})" if about else ""
+        lines.append(f"Attachment: {_field(att.kind)} {shown}{detail}")
     return "\n".join(lines)
 
 

@@ -431,3 +431,19 @@ def test_the_media_models_keys_are_secrets(tmp_path) -> None:
     settings = make_settings(tmp_path, "http://127.0.0.1:9/v1", media=media)
     assert {"sk-vision-key-1", "sk-whisper-key-2"} <= set(secret_values(settings))
     assert "sk-vision-key-1" not in repr(settings.media)
+
+
+def test_the_runtime_block_never_hands_a_platform_file_url_to_the_provider() -> None:
+    from bot.agent.context import runtime_block
+    from bot.messages import InboundMessage, utcnow
+
+    cdn = "https://cdn.discordapp.com/attachments/1/2/pic.png?ex=1&is=2&hm=3"
+    msg = InboundMessage(
+        ChatKey("discord", "4242"),
+        "7",
+        "look",
+        attachments=(Attachment("photo", cdn, "pic.png", "image/png", 73), _photo("tg-id")),
+    )
+    block = runtime_block(msg, "UTC", utcnow())
+    assert "Attachment: photo pic.png (73 bytes)" in block and "cdn.discordapp" not in block
+    assert f"Attachment: photo tg-id (id tg-id, {len(PNG)} bytes)" in block
