@@ -96,3 +96,20 @@ def _ctx() -> Any:
     from bot.messages import ChatKey
 
     return ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1")
+
+
+async def test_an_image_an_mcp_tool_returns_reaches_the_user_with_the_answer(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    from tests.fakes.channel import FileChannel
+
+    channel = FileChannel()
+    daemon, _ = await daemon_factory(channel=channel, mcp=servers())
+    await until(lambda: "mcp_fake_image" in daemon.tools, 30)
+    fake_llm.reply_tool_calls([("mcp_fake_image", {})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Here is the chart."})])
+    reply = await channel.ask("draw it")
+    assert reply.text == "Here is the chart."
+    await channel.wait_for(lambda _: len(channel.uploads) == 1)
+    [(key, name, data, _)] = channel.uploads
+    assert (key, name, data) == (reply.key, "image-1.png", b"\x89PNG\r\n\x1a\n")
