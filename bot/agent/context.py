@@ -118,7 +118,7 @@ def runtime_block(msg: InboundMessage, tz_name: str, now: datetime) -> str:
             late = f" (running late by {_field(late_by)})" if late_by else ""
             lines.append(f"Scheduled for: {_field(msg.extras['scheduled_for'])}{late}")
     for att in msg.attachments:
-        # A file id that is a URL (Discord's CDN) is the platform's, never the provider's.
+        # A file id that is a URL (a platform's CDN link) is for us, never for the provider.
         url = att.file_id.startswith(("http://", "https://"))
         about = [] if url else [f"id {_field(att.file_id)}"]
         about += [f"{att.size} bytes"] if att.size is not None else []
