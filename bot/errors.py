@@ -41,6 +41,12 @@ class StoreError(BotError):
     """The SQLite store failed in a way the caller cannot retry."""
 
 
+class FencedOff(StoreError):
+    """A write (or send) for a lease this replica no longer holds: another replica took
+    it over (this one was frozen or cut off past the lease's TTL). The work is dropped,
+    never retried: the new holder runs it again from the journal."""
+
+
 class QuotaExceeded(BotError):
     """A write would pass a per-user limit; checked in the write's own transaction."""
 

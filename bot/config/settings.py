@@ -127,6 +127,20 @@ class LimitsSettings(Section):
     user_refill_s: float = Field(default=3, ge=0)  # 0: no limit
 
 
+class ClusterSettings(Section):
+    """Replicas on one PostgreSQL store (bot/cluster): leases on the server's clock.
+    Unused with SQLite, where one process runs everything."""
+
+    # A replica that stops renewing (killed, frozen, cut off) loses its chats and
+    # connections after this; the others take them within it plus one renewal.
+    lease_ttl_s: float = Field(default=10, ge=0.5, le=600)
+    renew_every_s: float = Field(default=0, ge=0)  # 0: a third of lease_ttl_s
+    partitions: int = Field(default=64, ge=1, le=4096)  # fixed: every replica must agree
+    replica: str = ""  # a label in `bot status` and /healthz; "" = the host name
+    # New messages are looked for this often; LISTEN/NOTIFY only wakes a replica sooner.
+    poll_s: float = Field(default=1.0, gt=0)
+
+
 class WebSettings(Section):
     """The operations endpoint: ``/healthz`` and ``/metrics``."""
 
@@ -172,6 +186,7 @@ class Settings(BaseSettings):
     weather: WeatherSettings = Field(default_factory=WeatherSettings)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

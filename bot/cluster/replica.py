@@ -1,0 +1,232 @@
+"""One replica among several on a shared PostgreSQL: its heartbeat and its leases.
+
+A background task, every ``renew_s`` (a third of the TTL by default), on a connection of
+its own (never queued behind turns): writes the heartbeat, renews what it holds, counts
+the live replicas, takes its fair share of chat partitions (``ceil(partitions / live)``)
+and any wanted single lease (a platform's poller) that is free, and gives surplus
+partitions back when they are idle so a replica that joins gets work.
+
+What a replica holds is trusted locally only until a deadline on its monotonic clock:
+the start of the last renewal that succeeded plus the TTL, less a margin. Monotonic time
+runs on while a process is frozen (SIGSTOP), so a replica resumed past its TTL sees at
+once that it holds nothing, before its renewal task even runs; the database fences its
+writes anyway (:mod:`bot.cluster.fence`). A renewal that fails (connection lost) is
+retried on the next tick; past the deadline the leases are dropped (``lost``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import secrets
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from bot.cluster.base import LeaseEvents
+from bot.cluster.fence import Fence
+from bot.cluster.leases import LeaseTable
+from bot.cluster.partitions import lease_name, partition_in, partition_of
+from bot.errors import FencedOff
+from bot.messages import ChatKey
+
+if TYPE_CHECKING:
+    import asyncpg
+
+log = logging.getLogger(__name__)
+
+MARGIN = 0.1  # of the TTL: a local deadline ends this much before the server's
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """``[cluster]`` in seconds."""
+
+    ttl_s: float = 10.0
+    renew_s: float = 0.0  # 0: a third of the TTL
+    partitions: int = 64
+
+    @property
+    def every_s(self) -> float:
+        return self.renew_s or self.ttl_s / 3
+
+
+class PgCluster:
+    """:class:`~bot.cluster.base.Cluster` over the lease table."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timing: Timing,
+        label: str = "",
+        singles: Sequence[str] = (),
+        web: str = "",
+    ) -> None:
+        self._url = url
+        self.timing = timing
+        # Unique per process even when two are given one label: a lease renewed by
+        # name must never be renewed by a stranger under the same name.
+        self.replica = f"{label or socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.singles = tuple(singles)
+        self._web = web
+        self._started_at = datetime.now(UTC).isoformat()
+        self._names = [lease_name(p) for p in range(timing.partitions)]
+        self._held: dict[str, int] = {}  # name -> token
+        self._deadline: dict[str, float] = {}  # name -> monotonic time it lapses locally
+        self._conn: asyncpg.Connection | None = None
+        self._events: LeaseEvents | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ticked = asyncio.Event()
+        self.live = 0  # replicas alive at the last tick
+
+    # -- what the daemon asks ---------------------------------------------------------
+
+    def holds(self, lease: str) -> bool:
+        return lease in self._held and time.monotonic() < self._deadline[lease]
+
+    def runs(self, key: ChatKey) -> bool:
+        return self.holds(lease_name(partition_of(key, self.timing.partitions)))
+
+    def fence(self, key: ChatKey) -> Fence:
+        name = lease_name(partition_of(key, self.timing.partitions))
+        if not self.holds(name):
+            raise FencedOff(f"{key} is not run by this replica ({name} not held)")
+        return Fence(name, self.replica, self._held[name])
+
+    def held(self) -> Mapping[str, int]:
+        now = time.monotonic()
+        return {n: t for n, t in sorted(self._held.items()) if now < self._deadline[n]}
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    async def start(self, events: LeaseEvents) -> None:
+        """Join: the first tick runs now (its leases are taken before this returns when
+        the database answers); later ones in the background."""
+        self._events = events
+        await self._tick_safely()
+        self._task = asyncio.create_task(self._run(), name="cluster")
+
+    async def stop(self) -> None:
+        """Leave cleanly: every lease released at once, so others need not wait the TTL."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for name in list(self._held):
+            await self._drop(name)
+        if self._conn is not None:
+            try:
+                await LeaseTable(self._conn, self.replica, self._ttl_ms).leave()
+            except Exception as exc:  # the leases lapse after the TTL anyway
+                log.warning("could not release the leases at stop: %s", exc)
+            await self._close()
+
+    async def wait_tick(self) -> None:
+        """Until the next tick ends (tests, and start-up waiting for a fair share)."""
+        self._ticked.clear()
+        await self._ticked.wait()
+
+    # -- the background task --------------------------------------------------------
+
+    @property
+    def _ttl_ms(self) -> int:
+        return int(self.timing.ttl_s * 1000)
+
+    async def _run(self) -> None:
+        every = self.timing.every_s
+        while True:
+            started = time.monotonic()
+            await self._tick_safely()
+            await asyncio.sleep(max(0.0, every - (time.monotonic() - started)))
+
+    async def _tick_safely(self) -> None:
+        try:
+            await asyncio.wait_for(self._tick(), timeout=self.timing.every_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("cluster: lease renewal failed (%s: %s)", type(exc).__name__, exc)
+            await self._close()
+        await self._lapse()
+        self._ticked.set()
+
+    async def _tick(self) -> None:
+        began = time.monotonic()
+        table = LeaseTable(await self._connection(), self.replica, self._ttl_ms)
+        await table.beat(socket.gethostname(), os.getpid(), self._started_at, self._web)
+        kept = await table.renew()
+        for name in list(self._held):
+            if kept.get(name) != self._held[name]:
+                log.warning("cluster: lease %s lapsed; no longer running it", name)
+                await self._drop(name)
+        stray = [n for n in kept if n not in self._held]
+        if stray:  # taken by a tick that timed out before it could record them
+            await table.release(stray)
+        self._extend(self._held, began)
+        self.live = max(1, await table.live_count())
+        await self._balance(table, began)
+        wanted = [n for n in self.singles if n not in self._held]
+        await self._gain(await table.take(wanted, len(wanted)), began)
+
+    async def _balance(self, table: LeaseTable, began: float) -> None:
+        fair = math.ceil(self.timing.partitions / self.live)
+        mine = [n for n in self._held if partition_in(n) is not None]
+        if len(mine) < fair:
+            free = [n for n in self._names if n not in self._held]
+            await self._gain(await table.take(free, fair - len(mine)), began)
+            return
+        events = self._events
+        surplus = [n for n in mine if events is None or events.idle(n)][: len(mine) - fair]
+        if surplus:
+            for name in surplus:
+                await self._drop(name)
+            await table.release(surplus)
+            log.info("cluster: %d partitions handed back (%d replicas)", len(surplus), self.live)
+
+    async def _gain(self, taken: Mapping[str, int], began: float) -> None:
+        self._held.update(taken)
+        self._extend(taken, began)
+        for name in sorted(taken):
+            log.info("cluster: %s taken (token %d)", name, taken[name])
+            if self._events is not None:
+                await self._events.gained(name)
+
+    def _extend(self, names: Mapping[str, int] | Sequence[str], began: float) -> None:
+        until = began + self.timing.ttl_s * (1 - MARGIN)
+        for name in names:
+            self._deadline[name] = until
+
+    async def _lapse(self) -> None:
+        """Drop what was not renewed in time (the database unreachable, a freeze)."""
+        now = time.monotonic()
+        for name in [n for n, d in self._deadline.items() if d <= now and n in self._held]:
+            log.warning("cluster: lease %s not renewed in time; no longer running it", name)
+            await self._drop(name)
+
+    async def _drop(self, name: str) -> None:
+        self._held.pop(name, None)
+        self._deadline.pop(name, None)
+        if self._events is not None:
+            try:
+                await self._events.lost(name)
+            except Exception:
+                log.exception("cluster: stopping the work of %s failed", name)
+
+    async def _connection(self) -> asyncpg.Connection:
+        if self._conn is None or self._conn.is_closed():
+            import asyncpg
+
+            self._conn = await asyncpg.connect(self._url, timeout=self.timing.every_s)
+        return self._conn
+
+    async def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()  # never waits on a connection that may be dead
