@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.bus.durable import DurableBus
+from bot.cluster.base import Cluster, SingleProcess
 from bot.config import Settings
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
+from bot.dispatcher.ownership import ChatOwnership
 from bot.errors import ChannelError
 from bot.handlers.commands import CommandRouter
 from bot.http import SharedHttp
@@ -115,6 +117,10 @@ class Daemon:
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
     supervisor: Supervisor = field(default_factory=Supervisor)  # restarts what dies
+    # Among replicas on PostgreSQL: the leases this process holds, and what it does when
+    # one comes or goes. One process (SQLite): everything is its own, nothing runs.
+    cluster: Cluster = field(default_factory=SingleProcess)
+    ownership: ChatOwnership | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -148,6 +154,8 @@ class Daemon:
         await self.db.open()
         self.workspaces.ensure()
         await self.http.start()
+        if self.ownership is not None:  # its first tick takes this replica's share
+            await self.cluster.start(self.ownership)
         # What the last run left unfinished is queued before the scheduler starts: a
         # reminder it fires now is in the outbox too, and must not be queued twice.
         inbound, outbound = await self.bus.replay()
@@ -215,9 +223,20 @@ class Daemon:
             state=self.state,
             writable=self.db.writable,
             channels={name: channel.connected for name, channel in self.channels.items()},
-            info={k: v for part in self._background() for k, v in part.states().items()},
+            info={**self._cluster_info(), **self._background_info()},
             tasks=self._task_states(),
         )
+
+    def _background_info(self) -> dict[str, str]:
+        return {k: v for part in self._background() for k, v in part.states().items()}
+
+    def _cluster_info(self) -> dict[str, str]:
+        """What this replica holds (name#token), where replicas share the database."""
+        if isinstance(self.cluster, SingleProcess):
+            return {}
+        held = self.cluster.held()
+        leases = " ".join(f"{name}#{token}" for name, token in held.items())
+        return {"replica": self.cluster.replica, "leases": leases or "none"}
 
     def _task_states(self) -> dict[str, str]:
         tasks = self.supervisor.states()
@@ -270,6 +289,9 @@ class Daemon:
                 await channel.stop()
             except Exception:
                 log.exception("channel %s did not stop cleanly", channel.name)
+        if self.ownership is not None:
+            await self.ownership.stop()
+        await self.cluster.stop()  # its leases released: the others take over at once
         if self.web is not None:
             await self.web.stop()
         await self.http.stop()

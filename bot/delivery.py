@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -134,8 +134,12 @@ class Delivery:
         max_concurrent: int = 64,  # sends at once: platforms rate-limit per bot, not per chat
         metrics: Metrics = NO_METRICS,
         max_chars: int = DEFAULT_MAX_CHARS,
+        runs: Callable[[ChatKey], bool] = lambda _key: True,
     ) -> None:
         self._outbox = outbox
+        # Among replicas: whether this one still runs the chat. A reply for a chat whose
+        # lease moved on is left to the replica that took it (its claim takes the row).
+        self._runs = runs
         self._max_chars = max_chars
         self._metrics = metrics
         self._channels = channels
@@ -227,6 +231,9 @@ class Delivery:
         lanes.submit(msg.key, msg)
 
     async def _send(self, msg: OutboundMessage) -> None:
+        if not self._runs(msg.key):
+            log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
+            return
         channel = self._channels.get(msg.key.channel)
         try:
             if channel is None:

@@ -47,9 +47,11 @@ def backoff(
     jitter: float = 1.0,
     attempts: int | None = None,
     before_sleep: Callable[[RetryCallState], None] | None = None,
+    final: tuple[type[Exception], ...] = (),
 ) -> Callable[[], AsyncRetrying]:
-    """A loop retrying any Exception with exponential backoff and jitter (``attempts``
-    None: until it succeeds or is cancelled), re-raising the last error when it stops."""
+    """A loop retrying any Exception but ``final`` ones with exponential backoff and
+    jitter (``attempts`` None: until it succeeds or is cancelled), re-raising the last
+    error when it stops."""
 
     def retrying() -> AsyncRetrying:
         import tenacity
@@ -58,6 +60,7 @@ def backoff(
             wait=tenacity.wait_exponential_jitter(initial=initial, max=max_s, jitter=jitter),
             stop=tenacity.stop_never if attempts is None else tenacity.stop_after_attempt(attempts),
             before_sleep=before_sleep,
+            retry=tenacity.retry_if_not_exception_type(final),
             reraise=True,
         )
 

@@ -7,24 +7,35 @@ outbox; :meth:`DurableBus.replay` re-queues what a previous run left unfinished.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 
 from bot.bus.base import InProcessBus
-from bot.messages import InboundMessage, OutboundMessage
+from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Inbox, Outbox
 
 log = logging.getLogger(__name__)
 
 
 class DurableBus(InProcessBus):
-    def __init__(self, inbox: Inbox, outbox: Outbox, max_inbound: int = 10_000) -> None:
+    def __init__(
+        self, inbox: Inbox, outbox: Outbox, max_inbound: int = 10_000, *, shared: bool = False
+    ) -> None:
         super().__init__(max_inbound)
         self.inbox = inbox
         self.outbox = outbox
+        # Shared by replicas: a message is only journaled here; the replica running its
+        # chat reads it from the inbox, in the inbox's order (see requeue).
+        self._shared = shared
+        self.journaled = asyncio.Event()  # set when this replica journaled one
 
     async def put_inbound(self, msg: InboundMessage) -> None:
         if await self.inbox.accept(msg):
-            await super().put_inbound(msg)
+            if self._shared:
+                self.journaled.set()
+            else:
+                await super().put_inbound(msg)
         else:
             log.info("message %s in %s already accepted; ignored", msg.message_id, msg.key)
 
@@ -50,10 +61,16 @@ class DurableBus(InProcessBus):
 
     async def replay(self) -> tuple[int, int]:
         """Re-queue what a previous run accepted but did not finish; (inbound, outbound)."""
-        inbound = await self.inbox.pending()
+        return await self.requeue(lambda _key: True)
+
+    async def requeue(self, keep: Callable[[ChatKey], bool]) -> tuple[int, int]:
+        """Queue the unfinished messages and replies of the chats ``keep`` selects (a
+        replica's partitions: taken over, or journaled by another replica); the
+        dispatcher and the outbox claims drop what is already queued or being sent."""
+        inbound = [m for m in await self.inbox.pending() if keep(m.key)]
         for msg in inbound:
             await super().put_inbound(msg)
-        outbound = await self.outbox.due(pending_all=True)
+        outbound = [m for m in await self.outbox.due(pending_all=True) if keep(m.key)]
         for out in outbound:
             await super().put_outbound(out)
         return len(inbound), len(outbound)

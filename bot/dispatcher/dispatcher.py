@@ -8,19 +8,28 @@ statement leaves its message pending instead of losing it or stopping the loop.
 Every message leaves the inbox journal once handled (or refused by a filter), so only
 unfinished turns are replayed; one whose turns keep dying (the process crashed or was
 killed mid-turn) is retired after ``max_attempts`` with one apology, and its chat moves on.
+
+Among replicas (:mod:`bot.cluster`), a replica runs only the chats whose partition it
+holds, each turn under that lease's fence: a write refused because the lease moved on
+(:class:`~bot.errors.FencedOff`) ends the turn at once, without a retry, an apology or a
+done mark, since the replica holding the lease now runs the message again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
 from bot.bus.base import Bus
+from bot.cluster.base import Cluster, SingleProcess
+from bot.cluster.fence import fenced
 from bot.dispatcher.lanes import KeyedSerial
+from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.retrying import backoff, retry_after_failure
 
@@ -37,6 +46,7 @@ Forget = Callable[[InboundMessage], Awaitable[object]]
 T = TypeVar("T")
 R = TypeVar("R")
 
+FINISHED_KEPT = 4096  # finished messages remembered against a second queueing
 MAX_ATTEMPTS = 3  # turns started but never finished before a message is given up
 GAVE_UP = (
     "Sorry, I could not answer that message: handling it failed several times. "
@@ -63,8 +73,15 @@ class Dispatcher:
         retry_s: float = 0.05,
         retry_max_s: float = 30.0,
         forget: Forget | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self._bus = bus
+        self._cluster = cluster or SingleProcess()
+        # Messages queued or running here, so a replica's look at the shared inbox
+        # (a partition taken over, a poll) never queues one twice.
+        self._inflight: set[tuple[ChatKey, str]] = set()
+        # ... and those just finished: a look at the inbox may have read one as pending.
+        self._finished: OrderedDict[tuple[ChatKey, str], None] = OrderedDict()
         self._forget = forget
         self._handler = handler
         self._filters = list(filters)
@@ -94,9 +111,38 @@ class Dispatcher:
             # Left in the inbox journal: answered after the next start.
             log.info("stopping; message %s in %s deferred", msg.message_id, msg.key)
             return
+        if not self._cluster.runs(msg.key):
+            return  # journaled: the replica running its chat reads it from the inbox
+        mark = (msg.key, msg.message_id)
+        if mark in self._inflight or mark in self._finished:
+            return
+        self._inflight.add(mark)
         self._workers.submit(msg.key, msg)
 
+    def idle(self, keep: Callable[[ChatKey], bool]) -> bool:
+        """Whether no chat ``keep`` selects has a turn queued or running here."""
+        return not any(keep(key) for key, _ in self._inflight)
+
+    async def forsake(self, keep: Callable[[ChatKey], bool]) -> None:
+        """Stop the chats ``keep`` selects: their lease went to another replica."""
+        await self._workers.cancel(keep)
+        self._inflight = {m for m in self._inflight if not keep(m[0])}
+
     async def _run_turn(self, msg: InboundMessage) -> None:
+        mark = (msg.key, msg.message_id)
+        try:
+            with fenced(self._cluster.fence(msg.key)):
+                await self._fenced_turn(msg)
+        except FencedOff as exc:
+            log.warning("turn in %s dropped: %s", msg.key, exc)
+        else:
+            self._finished[mark] = None
+            if len(self._finished) > FINISHED_KEPT:
+                self._finished.popitem(last=False)
+        finally:
+            self._inflight.discard(mark)
+
+    async def _fenced_turn(self, msg: InboundMessage) -> None:
         verdict = await self._steady(self._admit, msg)
         if verdict is Verdict.RUN:
             await self._turn(msg)
@@ -117,7 +163,7 @@ class Dispatcher:
     async def _turn(self, msg: InboundMessage) -> None:
         try:
             await self._handler(msg)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, FencedOff):
             raise
         except Exception:
             error_id = new_id()[:8]
@@ -166,7 +212,13 @@ class Dispatcher:
         initial, max_s = self._retry_s
         return await retry_after_failure(
             lambda _n: step(arg),
-            backoff(initial=initial, max_s=max_s, jitter=initial, before_sleep=report),
+            backoff(
+                initial=initial,
+                max_s=max_s,
+                jitter=initial,
+                before_sleep=report,
+                final=(FencedOff,),
+            ),
         )
 
     async def drain(self, timeout: float) -> bool:

@@ -94,6 +94,18 @@ class KeyedSerial(Generic[K, T]):
         async with asyncio.timeout(self._idle_s):
             return await queue.get()
 
+    async def cancel(self, keep: Callable[[K], bool]) -> None:
+        """Cancel the lanes of the keys ``keep`` selects, queued items and all."""
+        lanes = [(k, lane) for k, lane in self._lanes.items() if keep(k)]
+        for key, lane in lanes:
+            self._lanes.pop(key, None)
+            if lane.task is not None:
+                lane.task.cancel()
+        for _, lane in lanes:
+            if lane.task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await lane.task
+
     async def drain(self, timeout: float) -> bool:
         """Wait for every queued item; then cancel the lanes. True if all finished."""
         self.closing = True

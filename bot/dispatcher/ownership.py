@@ -1,0 +1,98 @@
+"""A replica's chats follow its partition leases (:mod:`bot.cluster`).
+
+A partition gained is read from the shared inbox and outbox at once (a dead replica's
+unanswered messages and unsent replies); one lost has its turns cancelled here (their
+writes would be refused anyway); every ``poll_s`` the held partitions are read again
+for messages other replicas journaled (at once for those this one journaled). Single
+leases (a platform poller) start and stop what the composition root tied to them.
+Idle means no turn queued or running, so a partition handed to a newcomer never splits
+a chat's turns across two replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from bot.bus.durable import DurableBus
+from bot.cluster.partitions import partition_in, partition_of
+from bot.dispatcher.dispatcher import Dispatcher
+from bot.messages import ChatKey
+
+log = logging.getLogger(__name__)
+
+Toggle = Callable[[bool], Awaitable[None]]  # a single lease's work, started or stopped
+
+
+class ChatOwnership:
+    """The daemon's :class:`~bot.cluster.base.LeaseEvents`."""
+
+    def __init__(
+        self,
+        bus: DurableBus,
+        dispatcher: Dispatcher,
+        *,
+        partitions: int,
+        poll_s: float,
+        singles: Mapping[str, Toggle] | None = None,
+    ) -> None:
+        self._bus = bus
+        self._dispatcher = dispatcher
+        self._count = partitions
+        self._poll_s = poll_s
+        self._singles = dict(singles or {})
+        self._held: set[int] = set()
+        self._poller: asyncio.Task[None] | None = None
+
+    def _in(self, partitions: set[int]) -> Callable[[ChatKey], bool]:
+        return lambda key: partition_of(key, self._count) in partitions
+
+    async def _partition(self, lease: str, held: bool) -> int | None:
+        """The partition ``lease`` stands for; for a single lease, None once its work
+        was started (``held``) or stopped."""
+        part = partition_in(lease)
+        if part is None and lease in self._singles:
+            await self._singles[lease](held)
+        return part
+
+    async def gained(self, lease: str) -> None:
+        part = await self._partition(lease, held=True)
+        if part is None:
+            return
+        self._held.add(part)
+        if self._poller is None:
+            self._poller = asyncio.create_task(self._poll(), name="cluster-poll")
+        inbound, outbound = await self._bus.requeue(self._in({part}))
+        if inbound or outbound:
+            log.info("%s: %d unanswered messages, %d unsent replies", lease, inbound, outbound)
+
+    async def lost(self, lease: str) -> None:
+        part = await self._partition(lease, held=False)
+        if part is not None:
+            self._held.discard(part)
+            await self._dispatcher.forsake(self._in({part}))
+
+    def idle(self, lease: str) -> bool:
+        part = partition_in(lease)
+        return part is None or self._dispatcher.idle(self._in({part}))
+
+    async def _poll(self) -> None:
+        """Read the held partitions' new rows: at once when this replica journaled one,
+        else every ``poll_s`` (what another replica journaled)."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._bus.journaled.wait(), self._poll_s)
+            self._bus.journaled.clear()
+            if self._held:
+                try:
+                    await self._bus.requeue(self._in(set(self._held)))
+                except Exception as exc:  # the next poll tries again
+                    log.warning("reading the shared inbox failed: %s", exc)
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
