@@ -198,6 +198,29 @@ def test_compose_mounts_volume_config_and_env_file() -> None:
     assert grace > Settings().agent.shutdown_timeout_s + 5
 
 
+def test_replicas_compose_runs_two_replicas_on_one_postgres() -> None:
+    """Every replica: the image, the config, the shared volume and the same database URL
+    (the compose service), distinct labels and host ports, started once PostgreSQL is up."""
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "docker-compose.replicas.yml").read_text())
+    services = compose["services"]
+    replicas = {name: s for name, s in services.items() if name != "postgres"}
+    assert len(replicas) == 2
+    config_path = json.loads(instructions("CMD")[0])[-1]
+    for bot in replicas.values():
+        assert bot["build"]["dockerfile"] == "deploy/Dockerfile"
+        assert bot["depends_on"]["postgres"]["condition"] == "service_healthy"
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in bot["volumes"]}
+        assert config_path in mounts and mounts[docker_env()["BOT_DATA_DIR"]] in compose["volumes"]
+        url = bot["environment"]["BOT_STORE__URL"]
+        assert url.startswith("postgresql://") and "@postgres:5432/" in url
+        assert float(bot["environment"]["BOT_CLUSTER__LEASE_TTL_S"]) > 0
+    assert len({b["environment"]["BOT_STORE__URL"] for b in replicas.values()}) == 1
+    assert len({b["environment"]["BOT_CLUSTER__REPLICA"] for b in replicas.values()}) == 2
+    assert len({b["ports"][0].split(":")[1] for b in replicas.values()}) == 2
+    assert "pg_isready" in services["postgres"]["healthcheck"]["test"]
+
+
 # -- systemd ---------------------------------------------------------------------------
 def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
     argv = shlex.split(unit_value("ExecStart"))
