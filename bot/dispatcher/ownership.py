@@ -5,6 +5,7 @@ unanswered messages and unsent replies); one lost has its turns cancelled here (
 writes would be refused anyway); every ``poll_s`` the held partitions are read again
 for messages other replicas journaled (at once for those this one journaled). Single
 leases (a platform poller) start and stop what the composition root tied to them.
+Reminders: the timer is refilled, so the chats' due ones fire here.
 Idle means no turn queued or running, so a partition handed to a newcomer never splits
 a chat's turns across two replicas.
 """
@@ -37,7 +38,10 @@ class ChatOwnership:
         partitions: int,
         poll_s: float,
         singles: Mapping[str, Toggle] | None = None,
+        refill: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        # The reminder timer, refilled from the table when chats come: theirs fire here.
+        self._refill = refill
         self._bus = bus
         self._dispatcher = dispatcher
         self._count = partitions
@@ -67,6 +71,8 @@ class ChatOwnership:
         inbound, outbound = await self._bus.requeue(self._in({part}))
         if inbound or outbound:
             log.info("%s: %d unanswered messages, %d unsent replies", lease, inbound, outbound)
+        if self._refill is not None:
+            await self._refill()
 
     async def lost(self, lease: str) -> None:
         part = await self._partition(lease, held=False)

@@ -13,6 +13,10 @@ Exactly once: a plain reminder goes to the outbox under the key
 re-fires into a key the outbox already has. A follow-up enters the inbox under a
 message id built the same way. A graceful stop waits for the fires in flight, so it
 never leaves a batch half recorded for the next start to sort out.
+
+Among replicas every replica has this timer, and each fires only the reminders of the
+chats it runs (their partition's lease): one fire per occurrence, and the delivery key
+refuses a second one should two ever overlap (a replica frozen past its lease).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.bus.base import Bus
-from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
+from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.timeparse import format_delay, format_local, next_occurrence
 from bot.store.base import Reminders
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
@@ -63,9 +67,13 @@ class ReminderScheduler:
         horizon: timedelta = timedelta(hours=1),
         clock: Callable[[], datetime] = utcnow,
         running: Callable[[str], bool] = lambda _channel: True,
+        runs: Callable[[ChatKey], bool] = lambda _key: True,
     ) -> None:
         self._store = store
         self._bus = bus
+        # Among replicas: whether this one runs the chat. Each replica's timer fires only
+        # its own chats' reminders; the replica that takes a chat over refills its timer.
+        self._runs = runs
         # Whether a channel is running: a reminder for one that is not stays pending.
         self._running = running
         self.held: dict[int, str] = {}  # reminder id -> the channel it waits for
@@ -160,14 +168,18 @@ class ReminderScheduler:
 
     async def fire_due(self, until: datetime) -> None:
         async with self._in_flight():
-            due = [r for r in await self._store.due(until) if r.id not in self._inflight]
+            due = [
+                r
+                for r in await self._store.due(until)
+                if r.id not in self._inflight and self._runs(r.key)
+            ]
             await self._fire_batch(due)
 
     async def fire(self, reminder_id: int, due: datetime) -> None:
         """Fire one occurrence if it is still the reminder's next one (else: stale)."""
         async with self._in_flight():
             reminder = await self._store.get(reminder_id)
-            if reminder is not None and reminder.next_fire_at == due:
+            if reminder is not None and reminder.next_fire_at == due and self._runs(reminder.key):
                 await self._fire_batch([reminder])
 
     @contextlib.asynccontextmanager

@@ -1,7 +1,8 @@
 """Chats across replicas: two dispatchers, each with its own PgCluster on the real
 PostgreSQL (leases) over one shared inbox and outbox. Every message journaled by either
 replica is answered once, in order per chat, by the replica holding the chat's
-partition, never two turns of one chat at once; a replica that stops renewing (frozen)
+partition, never two turns of one chat at once, and each due reminder fires once, on
+the replica running its chat; a replica that stops renewing (frozen)
 has its chats answered by the other after the TTL."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -21,9 +23,11 @@ from bot.cluster.partitions import lease_name, partition_of
 from bot.cluster.replica import PgCluster, Timing
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.ownership import ChatOwnership
-from bot.messages import ChatKey, InboundMessage
+from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
+from bot.reminders.scheduler import ReminderScheduler
 from bot.store.base import Storage
 from bot.store.db import Database
+from bot.store.reminders import ReminderKind
 from bot.store.sqlite import sqlite_storage
 from tests.fakes.pg_schema import cluster_schema
 from tests.fakes.waiting import until
@@ -161,3 +165,37 @@ async def test_a_frozen_replicas_chats_are_answered_by_the_other(
     assert log.per_chat() == {key: [0, 1] for key in chats}
     assert [name for name, _, number in log.turns if number == 1] == ["b"] * 10
     assert not log.overlaps
+
+
+async def drained(bus: DurableBus) -> list[OutboundMessage]:
+    out = []
+    while bus.outbound_depth():
+        out.append(await bus.get_outbound())
+    return out
+
+
+async def test_each_reminder_fires_once_on_the_replica_running_its_chat(
+    shared: tuple[str, Storage],
+) -> None:
+    url, storage = shared
+    chats = [ChatKey("telegram", f"r{n}") for n in range(20)]
+    due = utcnow() - timedelta(seconds=1)
+    for key in chats:
+        await storage.reminders.add(
+            key,
+            "u1",
+            content=key.chat_id,
+            kind=ReminderKind.REMINDER,
+            fire_at=due,
+            recurrence=None,
+            timezone="UTC",
+        )
+    async with two(url, storage, Log()) as (a, b):
+        timers = [ReminderScheduler(storage.reminders, r.bus, runs=r.cluster.runs) for r in (a, b)]
+        await asyncio.gather(*(t.fire_due(utcnow()) for t in timers))  # both timers fire
+        fired = {r.name: await drained(r.bus) for r in (a, b)}
+        runner = {key: ("a" if a.cluster.runs(key) else "b") for key in chats}
+    sent = [(name, m.key) for name, msgs in fired.items() for m in msgs]
+    assert sorted(k.chat_id for _, k in sent) == sorted(k.chat_id for k in chats)  # once each
+    assert all(name == runner[key] for name, key in sent)
+    assert not await storage.reminders.due(utcnow())
