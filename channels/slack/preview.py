@@ -5,8 +5,8 @@ Where the workspace offers them, a preview in a thread is a Slack stream
 client renders the growing Markdown itself. A stream can only grow, so when the text
 changes otherwise (a tool's status line replaced by the answer, a retried answer) the
 stream is stopped and the message edited from then on. DMs (answered at top level,
-where Slack does not stream) and workspaces that refuse ``chat.startStream`` get a
-posted message edited with ``chat.update`` (Tier 3).
+and a stream is always a thread reply) and workspaces that refuse ``chat.startStream``
+get a posted message edited with ``chat.update`` (Tier 3).
 
 Both allowances are per workspace, not per chat (see budget.py): every call is paid
 from the workspace's bucket first, and :meth:`SlackPreviews.interval` spreads one
