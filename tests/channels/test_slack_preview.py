@@ -224,3 +224,18 @@ async def test_a_stream_slack_will_not_stop_is_still_edited_into_the_answer(
     assert (await channel.send(_final(asked, "Stopped by the user, answered.", ts))).ids == (ts,)
     [post] = fake_slack.posts(asked.key.chat_id)
     assert post["text"] == "Stopped by the user, answered." and post["metadata"]
+
+
+async def test_after_a_restart_a_live_stream_is_finished_or_its_orphan_deleted(
+    fake_slack: FakeSlack, slack_channel: Any
+) -> None:
+    dead, asked = await _asked_in_thread(fake_slack, slack_channel)
+    ts = await dead.post_preview(asked.key, "Half of", None)
+    orphan = await dead.post_preview(asked.key, "An orphan", None)
+    await dead.stop()  # SIGKILL: the streams stay open at Slack, their state is gone
+    channel, _ = await slack_channel(app_token="", signing_secret="s")
+    await channel.delete_preview(asked.key, orphan)
+    assert (await channel.send(_final(asked, "Half of the answer.", ts))).ids == (ts,)
+    [post] = fake_slack.posts(asked.key.chat_id)
+    assert post["ts"] == ts and post["text"] == "Half of the answer."
+    assert not fake_slack.streams and post["metadata"]["event_type"] == "bot_delivery"
