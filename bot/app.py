@@ -17,9 +17,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.admin.auth import AdminAuth, base_url
+from bot.admin.command import admin_link_command
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.llm.setup_executor import install as install_setup_executor
-from bot.app_parts import ReadyParts
+from bot.app_parts import AdminParts, ReadyParts
 from bot.bus.durable import DurableBus
 from bot.config import Settings
 from bot.config.channels import allow_lists, enabled_channels, secret_values
@@ -32,7 +34,7 @@ from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
 from bot.dispatcher.screen import JournalScreen
 from bot.handlers.commands import CommandRouter
-from bot.handlers.pairing import register_pairing_commands
+from bot.handlers.pairing import PairingDecisions, register_pairing_commands
 from bot.handlers.session_commands import new_session_command
 from bot.http import SharedHttp
 from bot.media.files import MediaFiles
@@ -126,9 +128,18 @@ def build_daemon(
     )
     commands = CommandRouter()
     trusted = [c.name for c in channels if c.trusted]
-    routing, turn_workspace = wire_workspaces(settings, storage, workspaces, commands, trusted)
+    routing, turn_workspace, personas = wire_workspaces(
+        settings, storage, workspaces, commands, trusted
+    )
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
-    access, rate = _gatekeepers(settings, storage.access, bus, channels, commands)
+    access, rate, decisions = _gatekeepers(settings, storage.access, bus, channels, commands)
+    admin_auth = AdminAuth(storage.admin)
+
+    def admin_base() -> str:  # the bound port once the web app runs ([web] port = 0)
+        port = daemon.web.port if daemon.web is not None else settings.web.port
+        return base_url(settings.admin.public_url, settings.web.host, port)
+
+    commands.register(admin_link_command(settings, admin_auth, access.is_admin, admin_base))
     backlog = _catch_up(settings, channels)
     media = MediaFiles(settings.data_dir)
     storage.sessions.add_clear_hook(media.remove_session)  # a session's files go with it
@@ -197,12 +208,15 @@ def build_daemon(
     )
     web = settings.web
     if web.enabled if serve_web is None else serve_web:
+        routes = channel_routes(channels)
+        if settings.admin.enabled:  # jinja2 and the pages are imported only then
+            from bot.app_admin import admin_routes
+
+            routes += admin_routes(
+                AdminParts(daemon, storage, admin_auth, personas, decisions, metrics.activity)
+            )
         daemon.web = WebServer(
-            web.host,
-            web.port,
-            health=daemon.health,
-            metrics=metrics.render,
-            routes=channel_routes(channels),
+            web.host, web.port, health=daemon.health, metrics=metrics.render, routes=routes
         )
     return daemon
 
@@ -282,7 +296,7 @@ def _gatekeepers(
     bus: DurableBus,
     channels: Sequence[Channel],
     commands: CommandRouter,
-) -> tuple[AccessControl, RateLimit]:
+) -> tuple[AccessControl, RateLimit, PairingDecisions]:
     """Access (allow lists, pairing for strangers) and the per-user rate limit, with the
     admins' /approve and /deny."""
     pairing = Pairing.from_settings(store, settings.access)
@@ -294,10 +308,11 @@ def _gatekeepers(
         policy=settings.access.dm_policy,
         pairing=pairing,
     )
-    register_pairing_commands(commands, pairing, bus, access.is_admin)
+    decisions = PairingDecisions(pairing, bus)
+    register_pairing_commands(commands, decisions, access.is_admin)
     buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
     rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
-    return access, rate
+    return access, rate, decisions
 
 
 def wire_workspaces(
@@ -306,10 +321,11 @@ def wire_workspaces(
     folders: Workspaces,
     commands: CommandRouter,
     trusted: Sequence[str],
-) -> tuple[WorkspaceRouter, WorkspaceLookup]:
+) -> tuple[WorkspaceRouter, WorkspaceLookup, Personas]:
     """Routing, persona versions and their chat commands (``/new`` too: who may wipe a
-    group's history is the workspace's admins). Returns the router and the
-    lookup each agent turn uses (its workspace, with edits made on disk recorded first)."""
+    group's history is the workspace's admins). Returns the router, the lookup each
+    agent turn uses (its workspace, with edits made on disk recorded first) and the
+    persona service (the admin page edits through the same one: one lock per file)."""
     routing = WorkspaceRouter(settings.workspaces, storage.workspaces, folders)
     personas = Personas(
         folders,
@@ -326,7 +342,7 @@ def wire_workspaces(
         await personas.sync(name)
         return name
 
-    return routing, turn_workspace
+    return routing, turn_workspace, personas
 
 
 def channel_routes(channels: Sequence[Channel]) -> list[Route]:

@@ -35,6 +35,7 @@ from bot.ops.metrics import CountingToolBox, PrometheusMetrics, counters_by, lab
 from channels.files import ChannelFiles
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
+from tools.mcp import report as mcp_report
 from tools.registry import ToolRegistry
 from tools.weather import OpenMeteoWeather, weather_command
 from tools.web.service import WebTools
@@ -126,6 +127,9 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         handle=turns.handle,
         background=(mcp,),
         warmup=functools.partial(_warm_up, tools, llm, parts.metrics),
+        skills=skills,
+        memory=memory,
+        mcp_servers=functools.partial(mcp_report.reports, settings.mcp, mcp),
     )
 
 

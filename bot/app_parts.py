@@ -13,18 +13,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from bot.admin.auth import AdminAuth
     from bot.agent.governor.offload import ToolResultOffload
     from bot.agent.llm.response import ChatModel
     from bot.bus.durable import DurableBus
     from bot.config import Settings
+    from bot.daemon import Daemon
     from bot.handlers.commands import CommandRouter
+    from bot.handlers.pairing import PairingDecisions
     from bot.http import SharedHttp
     from bot.media.files import MediaFiles
     from bot.messages import InboundMessage
+    from bot.ops.activity import Activity
     from bot.ops.metrics import PrometheusMetrics
     from bot.reminders.service import ReminderService
     from bot.store.base import Storage
     from bot.workspaces.folders import Workspaces
+    from bot.workspaces.personas import Personas
     from bot.workspaces.routing import WorkspaceLookup, WorkspaceRouter
     from channels.base import Channel
 
@@ -51,3 +56,16 @@ class ReadyParts:
     model: ChatModel | None  # None: the configured litellm model
     # The line that starts the answer to a message said while the bot was away.
     late_note: Callable[[InboundMessage], str] = lambda _msg: ""
+
+
+@dataclass(frozen=True)
+class AdminParts:
+    """What :func:`bot.app.build_daemon` hands :mod:`bot.app_admin` (imported only when
+    ``[admin] enabled``): the built daemon and the services its chat commands use."""
+
+    daemon: Daemon
+    storage: Storage
+    auth: AdminAuth
+    personas: Personas
+    pairing: PairingDecisions
+    activity: Activity

@@ -38,7 +38,9 @@ from bot.workspaces.folders import Workspaces
 from channels.base import Channel
 
 if TYPE_CHECKING:
+    from bot.agent.memory.service import MemoryService
     from bot.agent.runner import AgentRunner
+    from bot.agent.skills.catalog import SkillCatalog
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,25 @@ class Background(Protocol):
     def states(self) -> Mapping[str, str]: ...
 
 
+class MCPView(Protocol):
+    """One MCP server as the admin page shows it (tools/mcp's report rows)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def state(self) -> str: ...  # "ready", or "failed: <the last error>", ...
+    @property
+    def tools(self) -> Sequence[str]: ...
+    @property
+    def skipped(self) -> Sequence[str]: ...
+
+
+def _no_servers() -> Sequence[MCPView]:
+    return ()
+
+
 @dataclass(frozen=True)
 class AgentSide:
     """What answers messages: the turn loop, its tools, and the parts that start after
@@ -64,6 +85,10 @@ class AgentSide:
     handle: Callable[[InboundMessage], Awaitable[None]]  # one turn (the dispatcher's)
     background: Sequence[Background] = ()
     warmup: Callable[[], None] = lambda: None  # right after it is built
+    # What the admin page shows and changes through the same services as the chat.
+    skills: SkillCatalog | None = None
+    memory: MemoryService | None = None
+    mcp_servers: Callable[[], Sequence[MCPView]] = _no_servers
 
 
 class LazyAgent:

@@ -41,6 +41,7 @@ SUBCOMMANDS: dict[str, Sub] = {
     "workspace": Sub("bot.cli.workspace"),
     "pairing": Sub("bot.cli.pairing"),
     "reminders": Sub("bot.cli.reminders"),
+    "admin": Sub("bot.cli.admin"),
 }
 
 

@@ -149,6 +149,24 @@ class WebSettings(Section):
     port: int = Field(default=8765, ge=0, le=65535)
 
 
+class AdminSettings(Section):
+    """The admin page at ``/admin`` on the ``[web]`` app (off unless enabled)."""
+
+    enabled: bool = False
+    # The address people open, e.g. "https://bot.example.com" behind a reverse proxy;
+    # empty: the [web] address. Login links are built from it; https makes the
+    # session cookie Secure.
+    public_url: str = ""
+
+    @field_validator("public_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
 def _channels_model() -> type[BaseModel]:
     """``[channels.<name>]`` for every registered platform, each its package's own model."""
     fields: dict[str, Any] = {
@@ -187,6 +205,7 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    admin: AdminSettings = Field(default_factory=AdminSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

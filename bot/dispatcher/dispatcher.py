@@ -100,6 +100,11 @@ class Dispatcher:
     def busy_workers(self) -> int:
         return self._workers.busy
 
+    @property
+    def queued(self) -> int:
+        """Messages waiting in chat lanes for the turn before them to finish."""
+        return self._workers.queued()
+
     async def run(self) -> None:
         """Consume the inbound side of the bus until cancelled."""
         while True:

@@ -132,6 +132,9 @@ class Pairing:
     async def approved(self) -> list[ApprovedUser]:
         return await self.store.approved_users()
 
+    async def approved_page(self, limit: int, offset: int = 0) -> list[ApprovedUser]:
+        return await self.store.approved_page(limit, offset)
+
     async def revoke(self, sender: str) -> str:
         """``"<channel>:<user id>"`` loses its approval; raises ToolError if it had none."""
         channel, sep, user_id = sender.strip().partition(":")

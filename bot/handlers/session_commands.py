@@ -16,11 +16,20 @@ import logging
 from collections.abc import Callable
 
 from bot.handlers.commands import Command
-from bot.messages import InboundMessage
+from bot.messages import ChatKey, InboundMessage
 from bot.store.base import Sessions
 from bot.workspaces.routing import WorkspaceOf, session_key, workspace_for
 
 log = logging.getLogger(__name__)
+
+
+async def fresh_session(sessions: Sessions, key: ChatKey) -> str:
+    """Forget the history stored under ``key`` (its session key in its workspace): what
+    ``/new`` and the admin page's Sessions do; says how much went."""
+    forgotten = await sessions.clear(key)
+    if not forgotten:
+        return "Started a fresh session (there was nothing to forget)."
+    return f"Started a fresh session; the {forgotten} earlier messages here are forgotten."
 
 
 def new_session_command(
@@ -37,10 +46,7 @@ def new_session_command(
                 "Only an admin can start a fresh session in a group (it forgets everyone's "
                 "messages here)."
             )
-        forgotten = await sessions.clear(session_key(msg.key, workspace))
-        if not forgotten:
-            return "Started a fresh session (there was nothing to forget)."
-        return f"Started a fresh session; the {forgotten} earlier messages here are forgotten."
+        return await fresh_session(sessions, session_key(msg.key, workspace))
 
     return Command(
         "new", "/new", "start a fresh session (forget this chat's history; groups: admins)", new

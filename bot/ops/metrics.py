@@ -17,6 +17,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bot.ops.activity import Activity
+
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
     from prometheus_client.core import Metric
@@ -130,6 +132,7 @@ class PrometheusMetrics(Metrics):
         self._readings = _Readings()
         self._refreshers: list[Callable[[], Awaitable[None]]] = []
         self._built: _Families | None = None
+        self.activity = Activity()  # the admin page's last hour
 
     @property
     def _families(self) -> _Families:
@@ -157,6 +160,7 @@ class PrometheusMetrics(Metrics):
 
     def turn(self, channel: str, kind: str, outcome: str, seconds: float) -> None:
         self._families.turns.labels(channel, kind, outcome).observe(seconds)
+        self.activity.record(outcome)
 
     def model_call(self, model: str, error: str | None) -> None:
         families = self._families

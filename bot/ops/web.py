@@ -1,4 +1,5 @@
-"""The one web app on ``[web] host:port``: ``/healthz``, ``/metrics`` and channels' webhooks.
+"""The one web app on ``[web] host:port``: ``/healthz``, ``/metrics``, channels' webhooks
+and the admin page (``/admin``, :mod:`bot.admin`, when enabled).
 
 It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health answer
 proves the loop is responsive; it stays off the hot path because nothing in a turn
@@ -100,13 +101,18 @@ class WebServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    async def start(self) -> None:
+    def build_app(self) -> web.Application:
+        """The app :meth:`start` serves (tests drive it with aiohttp's test client)."""
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics_view)
-        for route in self._routes:  # channels' webhooks share the one app and port
+        # Channels' webhooks and the admin page share the one app and port.
+        for route in self._routes:
             app.router.add_route(route.method, route.path, route.handler)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        return app
+
+    async def start(self) -> None:
+        runner = web.AppRunner(self.build_app(), access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
             await web.TCPSite(runner, self.host, self.port).start()

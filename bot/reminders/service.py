@@ -170,6 +170,10 @@ class ReminderService:
                 "cron expression, e.g. '*/30 * * * *'"
             )
 
+    async def page(self, limit: int, offset: int = 0) -> list[Reminder]:
+        """One page of every active reminder, by user and chat (the admin page)."""
+        return await self._store.active_page(limit, offset)
+
     async def list(
         self,
         channel: str,
@@ -185,6 +189,9 @@ class ReminderService:
         if chat is None:
             return active
         return [r for r in active if r.key.chat_id == chat.chat_id]
+
+    async def get(self, reminder_id: int) -> Reminder | None:
+        return await self._store.get(reminder_id)
 
     async def cancel(
         self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None

@@ -71,6 +71,19 @@ def _iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()
 
 
+_APPROVED = "SELECT channel, user_id, user_name, approved_by, approved_at FROM approved_users"
+
+
+def _approved(r: sqlite3.Row) -> ApprovedUser:
+    return ApprovedUser(
+        r["channel"],
+        r["user_id"],
+        r["user_name"],
+        r["approved_by"],
+        datetime.fromisoformat(r["approved_at"]),
+    )
+
+
 def _request(row: sqlite3.Row) -> PairingRequest:
     return PairingRequest(
         code=row["code"],
@@ -166,20 +179,16 @@ class AccessStore:
         return row is not None
 
     async def approved_users(self) -> list[ApprovedUser]:
+        rows = await self._db.fetchall(f"{_APPROVED} ORDER BY approved_at, channel, user_id")
+        return [_approved(r) for r in rows]
+
+    async def approved_page(self, limit: int, offset: int = 0) -> list[ApprovedUser]:
+        """One page of the approved users, oldest approval first."""
         rows = await self._db.fetchall(
-            "SELECT channel, user_id, user_name, approved_by, approved_at FROM approved_users"
-            " ORDER BY approved_at, channel, user_id"
+            f"{_APPROVED} ORDER BY approved_at, channel, user_id LIMIT ? OFFSET ?",
+            (limit, offset),
         )
-        return [
-            ApprovedUser(
-                r["channel"],
-                r["user_id"],
-                r["user_name"],
-                r["approved_by"],
-                datetime.fromisoformat(r["approved_at"]),
-            )
-            for r in rows
-        ]
+        return [_approved(r) for r in rows]
 
     async def revoke(self, channel: str, user_id: str) -> bool:
         removed = await self._db.execute_count(

@@ -102,6 +102,15 @@ class MemoryStore:
         rows = await self._db.fetchall(sql + " ORDER BY workspace, scope, owner, id", params)
         return [_fact(r) for r in rows]
 
+    async def facts_page(self, workspace: str, limit: int, offset: int = 0) -> list[Fact]:
+        """One page of a workspace's facts, by scope and owner (users, then chats)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ?"
+            " ORDER BY scope DESC, owner, id LIMIT ? OFFSET ?",
+            (workspace, limit, offset),
+        )
+        return [_fact(r) for r in rows]
+
     async def get(self, fact_id: int) -> Fact | None:
         row = await self._db.fetchone(
             f"SELECT {_COLUMNS} FROM memory_facts WHERE id = ?", (fact_id,)

@@ -176,6 +176,15 @@ class ReminderStore:
         )
         return [_row(r) for r in rows]
 
+    async def active_page(self, limit: int, offset: int = 0) -> list[Reminder]:
+        """One page of every active reminder, grouped by user and chat."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active'"
+            " ORDER BY channel, user_id, chat_id, next_fire_at, id LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [_row(r) for r in rows]
+
     async def active_for_user(
         self, channel: str, user_id: str, workspace: str | None = None
     ) -> list[Reminder]:

@@ -26,6 +26,15 @@ ClearHook = Callable[[int], None]
 _CACHED_SUMMARIES = 10_000
 
 
+@dataclass(frozen=True, slots=True)
+class ChatSession:
+    """One stored conversation as the admin page lists it."""
+
+    key: ChatKey
+    updated_at: str
+    messages: int
+
+
 class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -190,6 +199,23 @@ class SessionStore:
             except Exception:  # the history is gone either way; leftovers are only disk
                 log.warning("clear hook failed for session %d", sid, exc_info=True)
         return int(rows[0]["n"]) if rows else 0
+
+    async def recent(self, limit: int, offset: int = 0) -> list[ChatSession]:
+        """One page of the sessions, the most recently active first, with their size."""
+        rows = await self._db.fetchall(
+            "SELECT s.channel, s.chat_id, s.thread_id, s.updated_at, (SELECT COUNT(*) FROM"
+            " messages m WHERE m.session_id = s.id) AS n FROM sessions s"
+            " ORDER BY s.updated_at DESC, s.id DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [
+            ChatSession(
+                ChatKey(r["channel"], r["chat_id"], r["thread_id"] or None),
+                str(r["updated_at"]),
+                int(r["n"]),
+            )
+            for r in rows
+        ]
 
     async def summary(self, key: ChatKey) -> tuple[str, int] | None:
         """The archived summary of older turns and the last message id it covers."""

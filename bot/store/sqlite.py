@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.store.access import AccessStore
+from bot.store.admin import AdminTokenStore
 from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.inbox import InboxStore
@@ -30,4 +31,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         workspaces=WorkspaceStore(database),
         access=AccessStore(database),
         memory=MemoryStore(database),
+        admin=AdminTokenStore(database),
     )

@@ -103,6 +103,17 @@ class WorkspaceStore:
         )
         return [_row(r) for r in rows]
 
+    async def recent_versions(
+        self, workspace: str, file: str, limit: int, offset: int = 0
+    ) -> list[PersonaVersion]:
+        """One page of the history, newest first (the admin page never loads it all)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            " ORDER BY version DESC LIMIT ? OFFSET ?",
+            (workspace, file, limit, offset),
+        )
+        return [_row(r) for r in rows]
+
     async def refused(
         self, workspace: str, file: str, *, author: str, via: str, action: str, reason: str
     ) -> None:

@@ -94,7 +94,7 @@ class WorkspaceCommands:
             if not text.strip():
                 raise WorkspaceError(f"usage: /{_cmd(file)} {sub} <text>")
             edit = p.set if sub == "set" else p.append
-            return _saved(file, ws, await edit(ws, file, text, author=who, via=VIA), p)
+            return saved_note(file, ws, await edit(ws, file, text, author=who, via=VIA), p)
         if sub == "history":
             versions = await p.history(ws, file)
             shown = versions[-HISTORY_SHOWN:]
@@ -105,7 +105,7 @@ class WorkspaceCommands:
             if sub == "diff":  # fenced: chat apps would render "+", "-" lines as markup
                 return f"```diff\n{await p.diff(ws, file, number)}\n```"
             version = await p.rollback(ws, file, number, author=who, via=VIA)
-            return _saved(file, ws, version, p, f"version {number} restored")
+            return saved_note(file, ws, version, p, f"version {number} restored")
         raise WorkspaceError(
             f"usage: /{_cmd(file)} [set <text> | append <text> | history | diff <n> | rollback <n>]"
         )
@@ -142,7 +142,7 @@ def _number(text: str, usage: str) -> int:
     return int(value)
 
 
-def _saved(
+def saved_note(
     file: str, ws: str, version: PersonaVersion | None, personas: Personas, what: str = "saved"
 ) -> str:
     if version is None:

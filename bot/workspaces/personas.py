@@ -204,6 +204,20 @@ class Personas:
             await self.sync(workspace)
         return await self.records.versions(workspace, file)
 
+    async def history_page(
+        self, workspace: str, file: str, limit: int, offset: int = 0
+    ) -> list[PersonaVersion]:
+        """One page of the history, newest first, with edits on disk recorded first."""
+        workspace, file = _names(workspace, file)
+        if self._on_disk(workspace):
+            await self.sync(workspace)
+        return await self.records.recent_versions(workspace, file, limit, offset)
+
+    async def compare(self, workspace: str, file: str, number: int) -> tuple[str, str]:
+        """Version ``number``'s text and the current text (a side-by-side diff)."""
+        old = await self.version(workspace, file, number)
+        return old.text, await self.current(workspace, file)
+
     async def version(self, workspace: str, file: str, number: int) -> PersonaVersion:
         workspace, file = _names(workspace, file)
         found = await self.records.version(workspace, file, number)

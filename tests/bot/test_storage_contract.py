@@ -777,3 +777,72 @@ async def test_memory_speakers_and_failures(storage: Storage) -> None:
         ("telegram:100", 1, 8, "ValueError: garbage")
     ]
     assert await memory.failures("other") == []
+
+
+# --- pages the admin page reads (never every row) ----------------------------------------
+
+
+async def test_pages_are_bounded_ordered_and_complete(storage: Storage) -> None:
+    for n in range(5):
+        await storage.workspaces.add_version("w", "SOUL.md", f"v{n}", author="a", via="chat")
+        await _remind(storage, f"r{n}", T0 + timedelta(hours=n), user=f"u{n % 2}")
+        await storage.access.approve(_request(f"CODE{n}", f"p{n}"), "admin", T0 + timedelta(n))
+        await storage.memory.add("w", Scope.USER, f"telegram:u{n}", f"fact {n}", "cli")
+        await storage.sessions.append(
+            ChatKey("telegram", f"c{n}"), [{"role": "user", "content": "x"}]
+        )
+    await storage.memory.add("other", Scope.USER, "telegram:u0", "elsewhere", "cli")
+
+    versions = storage.workspaces.recent_versions
+    assert [v.version for v in await versions("w", "SOUL.md", 2)] == [5, 4]  # newest first
+    assert [v.version for v in await versions("w", "SOUL.md", 2, 4)] == [1]
+    reminders = storage.reminders.active_page
+    first, rest = await reminders(3), await reminders(3, 3)
+    assert len(first) == 3 and len(rest) == 2
+    assert [r.user_id for r in first + rest] == ["u0", "u0", "u0", "u1", "u1"]  # by user
+    approved = [u.user_id for u in await storage.access.approved_page(2, 1)]
+    assert approved == ["p1", "p2"]  # oldest approval first
+    facts = [f.text for f in await storage.memory.facts_page("w", 10)]
+    assert sorted(facts) == [f"fact {n}" for n in range(5)]  # only this workspace's
+    assert len(await storage.memory.facts_page("w", 2, 4)) == 1
+    recent = await storage.sessions.recent(2)
+    assert [s.key.chat_id for s in recent] == ["c4", "c3"] and recent[0].messages == 1
+    assert [s.key.chat_id for s in await storage.sessions.recent(2, 4)] == ["c0"]
+
+
+# --- admin page: login links and sessions ----------------------------------------------
+
+
+async def test_a_login_link_is_used_once_and_then_says_so(storage: Storage) -> None:
+    admin = storage.admin
+    await admin.add_token("h1", "link", "cli", T0, T0 + timedelta(minutes=10))
+    assert (await admin.check_link("h1", T0)).state == "valid"
+    used = await admin.use_link("h1", T0 + timedelta(minutes=1))
+    assert (used.state, used.admin) == ("valid", "cli")  # this call redeemed it
+    again = await admin.use_link("h1", T0 + timedelta(minutes=2))
+    assert (again.state, again.admin) == ("used", "cli")
+    assert (await admin.check_link("h1", T0)).state == "used"
+    assert (await admin.check_link("nope", T0)).state == "unknown"
+    await admin.add_token("h2", "link", "cli", T0, T0 + timedelta(minutes=10))
+    late = await admin.use_link("h2", T0 + timedelta(minutes=10))
+    assert late.state == "expired"
+    assert await admin.session("h2", T0, T0 + timedelta(hours=1)) is None  # a link is no session
+
+
+async def test_a_session_slides_and_ends(storage: Storage) -> None:
+    admin = storage.admin
+    await admin.add_token("s1", "session", "telegram:1", T0, T0 + timedelta(hours=12))
+    await admin.add_token("s2", "session", "cli", T0, T0 + timedelta(hours=12))
+    later = T0 + timedelta(hours=11)
+    assert await admin.session("s1", later, later + timedelta(hours=12)) == "telegram:1"
+    # Used at 11 h, so still alive at 20 h; s2 was idle past 12 h.
+    at20 = T0 + timedelta(hours=20)
+    assert await admin.session("s1", at20, at20 + timedelta(hours=12)) == "telegram:1"
+    assert await admin.session("s2", at20, at20 + timedelta(hours=12)) is None
+    assert await admin.session("link-hash", at20, at20) is None
+    assert await admin.end_sessions("s1") == 1
+    assert await admin.session("s1", at20, at20 + timedelta(hours=1)) is None
+    await admin.add_token("s3", "session", "cli", at20, at20 + timedelta(hours=12))
+    await admin.add_token("l1", "link", "cli", at20, at20 + timedelta(minutes=10))
+    assert await admin.end_sessions() == 2  # every session row (s2 lapsed); links stay
+    assert (await admin.check_link("l1", at20)).state == "valid"

@@ -32,30 +32,28 @@ async def probe(settings: MCPSettings) -> list[ServerReport]:
     manager = MCPManager(settings, ToolRegistry())
     try:
         await asyncio.gather(*(s.connect() for s in manager.servers.values()))
-        reports = []
-        for name, configured in sorted(settings.servers.items()):
-            server = manager.servers.get(name)
-            if server is None:
-                reports.append(ServerReport(name, "-", "off (no command or url)"))
-                continue
-            names = manager.tool_names(name)
-            listed = [t.name for t in server.status.tools]
-            capped = manager.capped.get(name, 0)
-            kept = {manager.remote_name(n) for n in names}
-            tried = listed[: len(listed) - capped]
-            reports.append(
-                ServerReport(
-                    name,
-                    configured.transport,
-                    server.state,
-                    names,
-                    [t for t in tried if t not in kept],
-                    capped,
-                )
-            )
-        return reports
+        return reports(settings, manager)
     finally:
         await manager.stop()
+
+
+def reports(settings: MCPSettings, manager: MCPManager) -> list[ServerReport]:
+    """Each configured server as ``manager`` has it now: the probe's, or the running
+    daemon's (the admin page's MCP list)."""
+    out = []
+    for name, configured in sorted(settings.servers.items()):
+        server = manager.servers.get(name)
+        if server is None:
+            out.append(ServerReport(name, "-", "off (no command or url)"))
+            continue
+        names = manager.tool_names(name)
+        listed = [t.name for t in server.status.tools]
+        capped = manager.capped.get(name, 0)
+        kept = {manager.remote_name(n) for n in names}
+        tried = listed[: len(listed) - capped]
+        skipped = [t for t in tried if t not in kept]
+        out.append(ServerReport(name, configured.transport, server.state, names, skipped, capped))
+    return out
 
 
 def checks(reports: list[ServerReport]) -> list[Check]:

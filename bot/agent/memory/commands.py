@@ -57,7 +57,7 @@ def register_memory_commands(
             gone: list[Fact] = list(known.user)
             if may_edit_chat(msg):
                 gone += known.chat
-            count = await memory.store.remove([f.id for f in gone])
+            count = await memory.forget(gone, by=msg.sender)
             kept = "" if may_edit_chat(msg) or not known.chat else " (this chat's need an admin)"
             return f"Forgot {count} fact{'s' if count != 1 else ''}{kept}."
         if not arg.isdigit():
@@ -69,7 +69,7 @@ def register_memory_commands(
         fact = numbered[index - 1]
         if fact.scope is Scope.CHAT and not may_edit_chat(msg):
             return "Only an admin can remove this chat's facts."
-        await memory.store.remove([fact.id])
+        await memory.forget([fact], by=msg.sender)
         return f"Forgot: {fact.text}"
 
     router.register(Command("memory", "/memory", "what I remember about you and this chat", show))

@@ -71,6 +71,19 @@ class MemoryService:
         )
         return Known(user, chat)
 
+    async def forget(self, facts: Sequence[Fact], *, by: str) -> int:
+        """Remove ``facts`` (``/forget`` and the admin page); how many were there."""
+        count = await self.store.remove([f.id for f in facts])
+        log.info("memory: %d fact(s) forgotten by %s", count, by)
+        return count
+
+    async def page(self, workspace: str, limit: int, offset: int = 0) -> list[Fact]:
+        """One page of a workspace's facts, users' then chats', by owner."""
+        return await self.store.facts_page(workspace, limit, offset)
+
+    async def of_owner(self, workspace: str, scope: Scope, owner: str) -> list[Fact]:
+        return await self.store.facts(workspace, scope, owner)
+
     async def prompt_section(self, workspace: str, key: ChatKey, user_id: str) -> str | None:
         """The capped section, newest facts kept; same facts give the same bytes."""
         if not self.enabled:

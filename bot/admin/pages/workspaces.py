@@ -1,0 +1,82 @@
+"""Workspaces: the routes, and per workspace the persona files (editor with the live
+size against the budget, history, a side-by-side diff of any version, rollback), all
+through :class:`~bot.workspaces.personas.Personas`, as ``/soul`` and friends."""
+
+from __future__ import annotations
+
+import difflib
+
+from aiohttp import web
+from markupsafe import Markup
+
+from bot.admin.site import PAGE_SIZE, PageRoute, View
+from bot.errors import WorkspaceError
+from bot.workspaces.commands import saved_note
+from bot.workspaces.files import PERSONA_FILES
+
+PATH = "/admin/workspaces"
+VIA = "web"
+
+
+def _file(view: View) -> str:
+    wanted = view.form.get("file") or view.request.query.get("file", "")
+    return wanted if wanted in PERSONA_FILES else "SOUL.md"
+
+
+def side_by_side(old: str, new: str, old_name: str, new_name: str) -> Markup:
+    """difflib's HTML table (it escapes the texts), changed lines with some context."""
+    table = difflib.HtmlDiff(tabsize=4, wrapcolumn=70).make_table(
+        old.splitlines(), new.splitlines(), old_name, new_name, context=True, numlines=3
+    )
+    return Markup(table)
+
+
+async def workspaces(view: View) -> web.StreamResponse:
+    personas, ws, file = view.services.personas, view.workspace, _file(view)
+    text = await personas.current(ws, file)
+    history = await personas.history_page(ws, file, PAGE_SIZE + 1, view.offset)
+    diff = None
+    wanted = view.request.query.get("diff", "")
+    if wanted.isdigit():
+        old, now = await personas.compare(ws, file, int(wanted))
+        diff = (int(wanted), side_by_side(old, now, f"{file} version {wanted}", f"{file} now"))
+    return view.render(
+        "workspaces.html",
+        routes=view.services.settings.workspaces.routes,
+        files=PERSONA_FILES,
+        file=file,
+        text=text,
+        max_chars=personas.max_chars,
+        history=history[:PAGE_SIZE],
+        more=len(history) > PAGE_SIZE,
+        diff=diff,
+    )
+
+
+async def save(view: View) -> web.StreamResponse:
+    ws, file = view.workspace, _file(view)
+    # A browser sends a textarea's lines with CRLF; the files keep what chat writes.
+    text = view.form.get("text", "").replace("\r\n", "\n")
+    if not text.strip():
+        raise WorkspaceError(f"{file} cannot be empty; nothing was changed")
+    personas = view.services.personas
+    version = await personas.set(ws, file, text, author=view.who, via=VIA)
+    return view.done(PATH, saved_note(file, ws, version, personas), file=file)
+
+
+async def rollback(view: View) -> web.StreamResponse:
+    ws, file = view.workspace, _file(view)
+    number = view.form.get("version", "")
+    if not number.isdigit():
+        raise WorkspaceError("choose a version to restore")
+    personas = view.services.personas
+    version = await personas.rollback(ws, file, int(number), author=view.who, via=VIA)
+    note = saved_note(file, ws, version, personas, f"version {number} restored")
+    return view.done(PATH, note, file=file)
+
+
+ROUTES = [
+    PageRoute("GET", PATH, workspaces),
+    PageRoute("POST", f"{PATH}/save", save, PATH),
+    PageRoute("POST", f"{PATH}/rollback", rollback, PATH),
+]

@@ -1,0 +1,200 @@
+"""The admin page's routes on the one ``[web]`` app: login, the guard every page passes
+(a live session; for a change, a POST with the session's CSRF token), and rendering.
+
+Pages live in :mod:`bot.admin.pages`, one module each; each handler gets a
+:class:`View` and calls the same service the matching chat command calls.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from bot.admin.auth import LOGIN_PATH, Session
+from bot.admin.render import HEADERS, Renderer
+from bot.admin.services import AdminServices
+from bot.errors import BotError, ToolError
+from bot.workspaces.folders import DEFAULT_WORKSPACE
+from channels.base import Route
+
+log = logging.getLogger(__name__)
+
+COOKIE = "bot_admin"
+PAGE_SIZE = 20
+KEPT = ("file",)  # form fields a refused change carries back to its page
+STATIC = frozenset({"admin.css", "admin.js"})
+_TYPES = {".css": "text/css", ".js": "text/javascript"}
+Handler = Callable[["View"], Awaitable[web.StreamResponse]]
+T = TypeVar("T")
+
+
+def available(part: T | None, what: str) -> T:
+    """A part of the agent side, or a refusal naming it (a daemon built without it)."""
+    if part is None:
+        raise ToolError(f"{what} is not available in this daemon")
+    return part
+
+
+@dataclass(frozen=True)
+class PageRoute:
+    """``back``: the page a refused change returns to (a POST's own path has no page)."""
+
+    method: str
+    path: str
+    handler: Handler
+    back: str = ""
+
+
+@dataclass(frozen=True)
+class View:
+    """One signed-in request: who, which workspace is selected, the form if posted."""
+
+    request: web.Request
+    session: Session
+    services: AdminServices
+    renderer: Renderer
+    form: Mapping[str, str]
+
+    @property
+    def who(self) -> str:
+        """How the change is recorded (a persona version's author): ``web:<admin>``."""
+        return f"web:{self.session.admin}"
+
+    @cached_property
+    def workspaces(self) -> list[str]:
+        known = {*self.services.folders.names(), *self.services.settings.workspaces.names()}
+        return sorted(known | {DEFAULT_WORKSPACE})
+
+    @cached_property
+    def workspace(self) -> str:
+        wanted = self.form.get("ws") or self.request.query.get("ws", "")
+        return wanted if wanted in self.workspaces else DEFAULT_WORKSPACE
+
+    @property
+    def page(self) -> int:
+        raw = self.request.query.get("page", "1")
+        return max(1, int(raw)) if raw.isdigit() else 1
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * PAGE_SIZE
+
+    def render(self, template: str, status: int = 200, **values: Any) -> web.Response:
+        values.setdefault("note", self.request.query.get("note", ""))
+        return self.renderer.response(
+            template,
+            status,
+            session=self.session,
+            csrf=self.session.csrf,
+            workspace=self.workspace,
+            workspaces=self.workspaces,
+            path=self.request.path,
+            page=self.page,
+            page_size=PAGE_SIZE,
+            **values,
+        )
+
+    def done(self, path: str, note: str, **query: str) -> web.Response:
+        """After a change: back to a page (a GET: reloading it changes nothing)."""
+        params = {"ws": self.workspace, **query, "note": note}
+        return see_other(f"{path}?{urlencode(params)}")
+
+
+class AdminSite:
+    def __init__(self, services: AdminServices, pages: list[PageRoute]) -> None:
+        self.services = services
+        self.renderer = Renderer(product="chatbot-daemon", version=services.version)
+        self._pages = pages
+
+    def routes(self) -> list[Route]:
+        routes = [
+            Route("GET", LOGIN_PATH, self._login_page),
+            Route("POST", LOGIN_PATH, self._login),
+            Route("GET", "/admin/static/{name}", self._static),
+            Route("POST", "/admin/logout", self._guard(_logout)),
+        ]
+        routes += [Route(p.method, p.path, self._guard(p.handler, p.back)) for p in self._pages]
+        return routes
+
+    def _guard(
+        self, handler: Handler, back: str = ""
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            session = await self.services.auth.session(request.cookies.get(COOKIE, ""))
+            if session is None:
+                status = 401 if request.method == "GET" else 403
+                return self.renderer.response("signed_out.html", status)
+            form: dict[str, str] = {}
+            if request.method == "POST":
+                posted = await request.post()
+                form = {k: v for k, v in posted.items() if isinstance(v, str)}
+                if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
+                    log.warning("admin page: %s %s refused: no valid CSRF token",
+                                request.method, request.path)  # fmt: skip
+                    return self.renderer.response("refused.html", 403)
+            view = View(request, session, self.services, self.renderer, form)
+            try:
+                return await handler(view)
+            except BotError as exc:  # a refusal, worded for people, as in chat
+                kept = {k: form[k] for k in KEPT if k in form}
+                return view.done(back or request.path, f"Error: {exc}", **kept)
+
+        return guarded
+
+    async def _login_page(self, request: web.Request) -> web.StreamResponse:
+        """The link opens a page with a button: a link previewer fetching the URL
+        must not spend it, and the POST from this page is same-site (the Strict
+        cookie then reaches the page it leads to)."""
+        if not self.services.limiter.allow(request.remote or "?"):
+            return self.renderer.response("login.html", 429, state="limited")
+        token = request.query.get("token", "")
+        found = await self.services.auth.check_link(token)
+        status = 200 if found.state == "valid" else 410 if found.admin else 404
+        return self.renderer.response("login.html", status, state=found.state, token=token)
+
+    async def _login(self, request: web.Request) -> web.StreamResponse:
+        if not self.services.limiter.allow(request.remote or "?"):
+            return self.renderer.response("login.html", 429, state="limited")
+        posted = await request.post()
+        token = posted.get("token", "")
+        found, session = await self.services.auth.log_in(token if isinstance(token, str) else "")
+        if session is None:
+            status = 410 if found.admin else 404
+            return self.renderer.response("login.html", status, state=found.state)
+        response = see_other("/admin")
+        response.set_cookie(
+            COOKIE,
+            session.token,
+            path="/admin",
+            httponly=True,
+            samesite="Strict",
+            secure=self.services.secure,
+        )
+        return response
+
+    async def _static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        body = resources.files("bot.admin").joinpath("static", name).read_bytes()
+        kind = _TYPES[name[name.rindex(".") :]]
+        return web.Response(body=body, content_type=kind, headers={"Cache-Control": "max-age=3600"})
+
+
+def see_other(location: str) -> web.Response:
+    return web.Response(status=303, headers={**HEADERS, "Location": location})
+
+
+async def _logout(view: View) -> web.StreamResponse:
+    await view.services.auth.log_out(view.session.token)
+    response = view.renderer.response("signed_out.html", 200, logged_out=True)
+    response.del_cookie(COOKIE, path="/admin")
+    return response

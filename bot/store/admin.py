@@ -1,0 +1,105 @@
+"""The admin page's login links and sessions (hashed tokens, see migration 0016).
+
+A link is redeemed once: the UPDATE that marks it used is the single point of truth, so
+two browsers racing with one link get one session. Sessions slide: each use moves their
+expiry, an idle one lapses. Expired rows are dropped when new ones are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from bot.store.db import Database
+
+
+class LinkState(StrEnum):
+    """What a login link is now: usable, already used, past its time, or unknown."""
+
+    VALID = "valid"
+    USED = "used"
+    EXPIRED = "expired"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkCheck:
+    state: LinkState
+    admin: str = ""
+
+
+LINK = "link"
+SESSION = "session"
+KEEP_EXPIRED = timedelta(days=1)
+
+
+def _iso(at: datetime) -> str:
+    return at.isoformat()
+
+
+class AdminTokenStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add_token(
+        self, token_hash: str, kind: str, admin: str, now: datetime, expires_at: datetime
+    ) -> None:
+        # Rows a day past their expiry go (until then a stale link still says why).
+        await self._db.execute(
+            "DELETE FROM admin_tokens WHERE expires_at < ?", (_iso(now - KEEP_EXPIRED),)
+        )
+        await self._db.execute(
+            "INSERT INTO admin_tokens (token_hash, kind, admin, created_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (token_hash, kind, admin, _iso(now), _iso(expires_at)),
+        )
+
+    async def check_link(self, token_hash: str, now: datetime) -> LinkCheck:
+        row = await self._db.fetchone(
+            "SELECT admin, expires_at, used_at FROM admin_tokens WHERE token_hash = ? AND kind = ?",
+            (token_hash, LINK),
+        )
+        if row is None:
+            return LinkCheck(LinkState.UNKNOWN)
+        if row["used_at"] is not None:
+            return LinkCheck(LinkState.USED, row["admin"])
+        if row["expires_at"] <= _iso(now):
+            return LinkCheck(LinkState.EXPIRED, row["admin"])
+        return LinkCheck(LinkState.VALID, row["admin"])
+
+    async def use_link(self, token_hash: str, now: datetime) -> LinkCheck:
+        """Mark a valid link used and say whose it was; otherwise why it cannot be."""
+        taken = await self._db.execute_count(
+            "UPDATE admin_tokens SET used_at = ? WHERE token_hash = ? AND kind = ?"
+            " AND used_at IS NULL AND expires_at > ?",
+            (_iso(now), token_hash, LINK, _iso(now)),
+        )
+        found = await self.check_link(token_hash, now)
+        if taken:
+            return LinkCheck(LinkState.VALID, found.admin)
+        return found
+
+    async def session(self, token_hash: str, now: datetime, idle_until: datetime) -> str | None:
+        """The admin of a live session (its expiry moved to ``idle_until``), else None."""
+        moved = await self._db.execute_count(
+            "UPDATE admin_tokens SET expires_at = ? WHERE token_hash = ? AND kind = ?"
+            " AND expires_at > ?",
+            (_iso(idle_until), token_hash, SESSION, _iso(now)),
+        )
+        if not moved:
+            return None
+        row = await self._db.fetchone(
+            "SELECT admin FROM admin_tokens WHERE token_hash = ?", (token_hash,)
+        )
+        return str(row["admin"]) if row else None
+
+    async def end_sessions(self, token_hash: str | None = None) -> int:
+        """End one session, or every session (``None``); returns how many ended."""
+        if token_hash is None:
+            return await self._db.execute_count(
+                "DELETE FROM admin_tokens WHERE kind = ?", (SESSION,)
+            )
+        return await self._db.execute_count(
+            "DELETE FROM admin_tokens WHERE token_hash = ? AND kind = ?", (token_hash, SESSION)
+        )

@@ -1,0 +1,353 @@
+"""The admin page's handlers through aiohttp's test client, on a running daemon's own
+web app: login links and sessions, CSRF, and each page calling the chat's services."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+from typer.testing import CliRunner
+
+from bot.admin.auth import AdminAuth
+from bot.cli.app import app as cli
+from bot.daemon import Daemon
+from bot.handlers.pairing import APPROVED, DENIED
+from bot.messages import ChatKey, utcnow
+from bot.store.access import PairingRequest
+from bot.store.memory import Scope
+from bot.store.reminders import ReminderStatus
+from bot.store.sqlite import sqlite_storage
+from tests.conftest import DaemonFactory
+from tests.fakes.admin import auth_of, csrf_of, new_link
+from tests.fakes.channel import FakeChannel
+from tests.fakes.waiting import until
+
+Site = Callable[..., Awaitable[tuple[Daemon, FakeChannel, TestClient[Any, Any]]]]
+
+
+@pytest_asyncio.fixture
+async def site(daemon_factory: DaemonFactory) -> AsyncIterator[Site]:
+    clients: list[TestClient[Any, Any]] = []
+
+    async def make(**overrides: Any) -> tuple[Daemon, FakeChannel, TestClient[Any, Any]]:
+        overrides.setdefault("admin", {"enabled": True})
+        daemon, channel = await daemon_factory(**overrides)
+        assert daemon.web is not None
+        client = TestClient(TestServer(daemon.web.build_app()))
+        await client.start_server()
+        clients.append(client)
+        return daemon, channel, client
+
+    yield make
+    for client in clients:
+        await client.close()
+
+
+async def logged_in(client: TestClient[Any, Any], daemon: Daemon) -> str:
+    """Log in with a fresh link; the CSRF token of the session."""
+    token = (await new_link(daemon)).split("token=")[1]
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert response.status == 303, await response.text()
+    page = await client.get("/admin")
+    assert page.status == 200
+    return csrf_of(await page.text())
+
+
+async def test_a_link_logs_in_once_with_a_strict_httponly_cookie(site: Site) -> None:
+    daemon, _, client = await site()
+    link = await new_link(daemon, "http://127.0.0.1:8765")
+    assert link.startswith("http://127.0.0.1:8765/admin/login?token=")
+    path = link.removeprefix("http://127.0.0.1:8765")
+    opened = await client.get(path)  # a link previewer's GET spends nothing
+    assert opened.status == 200 and "Log in" in await opened.text()
+    token = path.split("token=")[1]
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert response.status == 303 and response.headers["Location"] == "/admin"
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/admin" in cookie
+    assert "Secure" not in cookie  # plain http on loopback
+    assert (await client.get("/admin")).status == 200
+    again = await client.get(path)
+    assert again.status == 410 and "already used" in await again.text()
+    reused = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert reused.status == 410 and "already used" in await reused.text()
+    unknown = await client.get("/admin/login?token=forged")
+    assert unknown.status == 404 and "not a valid login link" in await unknown.text()
+
+
+async def test_an_expired_link_says_so_and_https_makes_the_cookie_secure(site: Site) -> None:
+    daemon, _, client = await site(admin={"enabled": True, "public_url": "https://bot.example"})
+    past = AdminAuth(
+        sqlite_storage(daemon.db).admin, clock=lambda: utcnow() - timedelta(minutes=11)
+    )
+    stale = (await past.new_link("cli", "")).split("token=")[1]
+    expired = await client.get(f"/admin/login?token={stale}")
+    assert expired.status == 410 and "expired" in await expired.text()
+    token = (await new_link(daemon)).split("token=")[1]
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert "Secure" in response.headers["Set-Cookie"]
+
+
+async def test_logins_are_rate_limited(site: Site) -> None:
+    _, _, client = await site()
+    statuses = [(await client.get("/admin/login?token=x")).status for _ in range(11)]
+    assert statuses == [404] * 10 + [429]
+
+
+PAGES = [
+    "/admin",
+    "/admin/workspaces",
+    "/admin/reminders",
+    "/admin/access",
+    "/admin/memory",
+    "/admin/skills",
+    "/admin/mcp",
+    "/admin/sessions",
+]
+POSTS = [
+    "/admin/workspaces/save",
+    "/admin/workspaces/rollback",
+    "/admin/reminders/cancel",
+    "/admin/access/approve",
+    "/admin/access/deny",
+    "/admin/access/revoke",
+    "/admin/memory/forget",
+    "/admin/memory/forget-all",
+    "/admin/skills/toggle",
+    "/admin/sessions/new",
+    "/admin/logout",
+]
+
+
+async def test_logged_out_visits_are_refused_and_csrf_less_posts_change_nothing(
+    site: Site, tmp_path: Path
+) -> None:
+    daemon, _, client = await site()
+    for path in PAGES:
+        response = await client.get(path)
+        assert response.status == 401 and "not logged in" in await response.text(), path
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    before = soul.read_text()
+    for path in POSTS:  # not even a valid token helps without a session
+        response = await client.post(path, data={"text": "x", "file": "SOUL.md"})
+        assert response.status == 403, path
+    csrf = await logged_in(client, daemon)
+    for data in ({"text": "evil"}, {"text": "evil", "csrf": "0" * 64}):
+        response = await client.post("/admin/workspaces/save", data={**data, "file": "SOUL.md"})
+        assert response.status == 403 and "nothing was changed" in await response.text()
+    assert soul.read_text() == before
+    versions = await sqlite_storage(daemon.db).workspaces.versions("default", "SOUL.md")
+    assert versions == []  # not even the template was recorded: no page read it
+    assert csrf  # the forms' token works (below)
+    logout = await client.post("/admin/logout", data={"csrf": csrf})
+    assert logout.status == 200 and "logged out" in await logout.text()
+    assert (await client.get("/admin")).status == 401
+
+
+async def test_logout_all_from_the_cli_ends_every_session(site: Site, tmp_path: Path) -> None:
+    daemon, _, client = await site()
+    await logged_in(client, daemon)
+    config = tmp_path / "bot.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n[admin]\nenabled = true\n')
+    printed = await asyncio.to_thread(
+        CliRunner().invoke, cli, ["admin", "link", "--config", str(config)]
+    )
+    assert printed.exit_code == 0, printed.output
+    url = printed.stdout.strip().splitlines()[0]
+    assert url.startswith("http://127.0.0.1:8765/admin/login?token=")
+    ended = await asyncio.to_thread(
+        CliRunner().invoke, cli, ["admin", "logout-all", "--config", str(config)]
+    )
+    assert ended.exit_code == 0 and "ended 1 admin session" in ended.output
+    assert (await client.get("/admin")).status == 401
+    token = url.split("token=")[1]  # the CLI's link opens a session in the daemon
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert response.status == 303
+    assert (await client.get("/admin/workspaces")).status == 200
+
+
+async def test_persona_edits_from_page_disk_and_chat_meet_in_one_history(
+    site: Site, tmp_path: Path
+) -> None:
+    daemon, channel, client = await site()
+    csrf = await logged_in(client, daemon)
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    saved = await client.post(
+        "/admin/workspaces/save",
+        data={"csrf": csrf, "ws": "default", "file": "SOUL.md", "text": "Be brief.\r\nAlways."},
+    )
+    assert saved.status == 200 and "saved as version 2" in await saved.text()
+    assert soul.read_text() == "Be brief.\nAlways."
+    records = sqlite_storage(daemon.db).workspaces
+    latest = await records.latest("default", "SOUL.md")
+    assert latest is not None and (latest.author, latest.via) == ("web:cli", "web")
+
+    soul.write_text("Edited on disk.")  # shows on the next page load, recorded via disk
+    page = await (await client.get("/admin/workspaces?file=SOUL.md")).text()
+    assert "Edited on disk." in page and ">disk<" in page and ">web:cli<" in page
+    msg = await channel.say("/soul set From chat.")
+    await channel.wait_for(lambda sent: bool(channel.replies_to(msg)))
+    page = await (await client.get("/admin/workspaces")).text()
+    assert "From chat." in page and ">chat<" in page
+
+    diff = await (await client.get("/admin/workspaces?file=SOUL.md&diff=2")).text()
+    assert 'class="diff"' in diff and "Always." in diff and "From chat." in diff
+    back = await client.post(
+        "/admin/workspaces/rollback", data={"csrf": csrf, "file": "SOUL.md", "version": "2"}
+    )
+    assert "version 2 restored as version 5" in await back.text()
+    assert soul.read_text() == "Be brief.\nAlways."
+
+    too_long = "x" * 8001
+    refused = await client.post(
+        "/admin/workspaces/save", data={"csrf": csrf, "file": "SOUL.md", "text": too_long}
+    )
+    assert refused.status == 200 and "over its budget" in await refused.text()
+    assert soul.read_text() == "Be brief.\nAlways."
+
+
+async def test_reminders_are_paginated_and_cancelled_through_the_service(site: Site) -> None:
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    await daemon.reminders.set_timezone("test", "u2", "Asia/Tokyo")
+    made = []
+    for n in range(21):
+        user = "u1" if n < 20 else "u2"
+        key = ChatKey("test", f"chat-{user}")
+        made.append(await daemon.reminders.create(key, user, f"task {n}", f"in {n + 1} hours"))
+    first = await (await client.get("/admin/reminders")).text()
+    assert first.count("task ") == 20 and "page=2" in first and "task 20" not in first
+    second = await (await client.get("/admin/reminders?page=2")).text()
+    assert "task 20" in second and "Asia/Tokyo" in second and "page=1" in second
+    target = made[3]
+    done = await client.post("/admin/reminders/cancel", data={"csrf": csrf, "id": str(target.id)})
+    assert f"Cancelled #{target.id} reminder" in await done.text()
+    found = await daemon.reminders.get(target.id)
+    assert found is not None and found.status is ReminderStatus.CANCELLED
+    again = await client.post("/admin/reminders/cancel", data={"csrf": csrf, "id": str(target.id)})
+    assert "Error: there is no active reminder" in await again.text()
+
+
+def _request(code: str, user: str) -> PairingRequest:
+    now = utcnow()
+    return PairingRequest(
+        code, ChatKey("test", f"dm-{user}"), user, f"@{user}", now, now + timedelta(hours=1)
+    )
+
+
+async def test_pairing_approve_deny_revoke_tell_the_stranger(site: Site) -> None:
+    daemon, channel, client = await site()
+    csrf = await logged_in(client, daemon)
+    access = sqlite_storage(daemon.db).access
+    for code, user in (("ABCD2345", "s1"), ("EFGH6789", "s2")):
+        assert await access.add_request(_request(code, user), max_pending=3)
+    page = await (await client.get("/admin/access")).text()
+    assert "ABCD2345" in page and "EFGH6789" in page and "expires in" in page
+    approved = await client.post("/admin/access/approve", data={"csrf": csrf, "code": "abcd-2345"})
+    assert "Approved test:s1 (@s1)." in await approved.text()
+    assert await access.is_approved("test", "s1")
+    denied = await client.post("/admin/access/deny", data={"csrf": csrf, "code": "EFGH6789"})
+    assert "Denied test:s2" in await denied.text()
+    await channel.wait_for(lambda sent: len(sent) >= 2)
+    told = {m.key.chat_id: m.text for m in channel.sent}
+    assert told == {"dm-s1": APPROVED, "dm-s2": DENIED}
+    users = await access.approved_users()
+    assert [(u.user_id, u.approved_by) for u in users] == [("s1", "web:cli")]
+    page = await (await client.get("/admin/access")).text()
+    assert "test:s1" in page and "none pending" in page
+    revoked = await client.post("/admin/access/revoke", data={"csrf": csrf, "user": "test:s1"})
+    assert "Revoked the approval of test:s1." in await revoked.text()
+    assert not await access.is_approved("test", "s1")
+
+
+async def test_memory_forget_one_and_all_of_an_owner(site: Site) -> None:
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    memory = sqlite_storage(daemon.db).memory
+    kept = await memory.add("default", Scope.CHAT, "test:c1", "the team meets on Mondays", "cli")
+    one = await memory.add("default", Scope.USER, "test:u1", "likes tea", "cli")
+    await memory.add("default", Scope.USER, "test:u1", "lives in Lyon", "cli")
+    await memory.add("other", Scope.USER, "test:u1", "elsewhere", "cli")
+    page = await (await client.get("/admin/memory")).text()
+    assert "likes tea" in page and "team meets" in page and "elsewhere" not in page
+    forgot = await client.post("/admin/memory/forget", data={"csrf": csrf, "id": str(one.id)})
+    assert "Forgot: likes tea" in await forgot.text()
+    all_of = await client.post(
+        "/admin/memory/forget-all", data={"csrf": csrf, "scope": "user", "owner": "test:u1"}
+    )
+    assert "Forgot 1 fact of test:u1." in await all_of.text()
+    assert [f.id for f in await memory.all_facts("default")] == [kept.id]
+    assert len(await memory.all_facts("other")) == 1
+
+
+async def test_skills_toggle_and_load_errors(site: Site, tmp_path: Path) -> None:
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    broken = tmp_path / "data" / "workspaces" / "default" / "skills" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "SKILL.md").write_text("no front matter here")
+    page = await (await client.get("/admin/skills")).text()
+    assert "broken" in page and "Load errors" in page
+    name = re.findall(r'name="name" value="([^"]+)"', page)[0]
+    off = await client.post(
+        "/admin/skills/toggle", data={"csrf": csrf, "name": name, "enable": "0"}
+    )
+    assert f"Skill {name} is now disabled." in await off.text()
+    disabled = broken.parent / "disabled.txt"
+    assert disabled.read_text() == f"{name}\n"  # the file /skills disable writes
+    on = await client.post("/admin/skills/toggle", data={"csrf": csrf, "name": name, "enable": "1"})
+    assert "is now enabled" in await on.text() and disabled.read_text() == ""
+
+
+async def test_overview_sessions_and_mcp_show_the_running_daemon(site: Site) -> None:
+    daemon, channel, client = await site(
+        mcp={"servers": {"gone": {"url": "http://127.0.0.1:9/mcp", "connect_timeout_s": 1}}}
+    )
+    csrf = await logged_in(client, daemon)
+    msg = await channel.say("hello")
+    await channel.wait_for(lambda sent: bool(channel.replies_to(msg)))
+    await until(lambda: sum(m.turns for m in daemon.metrics.activity.last_hour()) == 1)
+    overview = await (await client.get("/admin")).text()
+    assert "openai/fake-model" in overview and "healthy" in overview
+    assert "Last hour: 1 turns, 0 errors" in overview and "<svg" in overview
+    assert re.search(r"<th>test</th><td class=\"ok\">connected</td>", overview)
+
+    mcp = await (await client.get("/admin/mcp")).text()
+    assert "gone" in mcp and "http" in mcp
+
+    stored = len(await daemon.sessions.history(ChatKey("test", "c1")))
+    sessions = await (await client.get("/admin/sessions")).text()
+    assert "<td>test:c1</td>" in sessions and f"<td>{stored}</td>" in sessions
+    fresh = await client.post(
+        "/admin/sessions/new", data={"csrf": csrf, "channel": "test", "chat_id": "c1"}
+    )
+    assert f"the {stored} earlier messages here are forgotten" in await fresh.text()
+    assert await daemon.sessions.history(ChatKey("test", "c1")) == []
+
+
+async def test_admin_command_sends_a_link_to_an_admin_in_a_direct_chat_only(site: Site) -> None:
+    channel = FakeChannel("tg", trusted=False)
+    daemon, _, client = await site(
+        channel=channel, admins=["tg:boss"], access={"dm_policy": "open"}
+    )
+    group = await channel.say("/admin", user="boss", chat="g1", direct=False)
+    stranger = await channel.say("/admin", user="other", chat="c2")
+    direct = await channel.say("/admin", user="boss", chat="c1")
+    await channel.wait_for(
+        lambda sent: all(channel.replies_to(m) for m in (group, stranger, direct))
+    )
+    assert "one-to-one chat" in channel.replies_to(group)[0].text
+    assert "Only an admin" in channel.replies_to(stranger)[0].text
+    text = channel.replies_to(direct)[0].text
+    assert daemon.web is not None
+    link = re.search(r"http://127\.0\.0\.1:(\d+)/admin/login\?token=(\S+)", text)
+    assert link is not None and int(link.group(1)) == daemon.web.port  # the bound port
+    response = await client.post("/admin/login", data={"token": link.group(2)})
+    assert response.status == 200 and "tg:boss" in await response.text()
+    assert auth_of(daemon) is not None
