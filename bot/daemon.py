@@ -35,7 +35,7 @@ from bot.reminders.service import ReminderService
 from bot.store.base import Outbox, Sessions
 from bot.store.db import Database
 from bot.workspaces.folders import Workspaces
-from channels.base import Channel
+from channels.base import Channel, ReceivesAlone
 
 if TYPE_CHECKING:
     from bot.agent.memory.service import MemoryService
@@ -115,6 +115,41 @@ class LazyAgent:
         await self.get().handle(msg)
 
 
+class _Leases:
+    """The daemon's answer to its leases coming and going: a chat partition's go to
+    :class:`ChatOwnership`; a channel's receiving lease (one long poller per token)
+    turns that channel's receiving on or off, once the channels have started."""
+
+    def __init__(self, daemon: Daemon, chats: ChatOwnership) -> None:
+        self._daemon = daemon
+        self._chats = chats
+        self.started = False  # the channels: before, their start looks at the leases
+
+    def _channel(self, lease: str) -> ReceivesAlone | None:
+        for channel in self._daemon.channels.values():
+            if isinstance(channel, ReceivesAlone) and channel.receive_lease == lease:
+                return channel
+        return None
+
+    async def gained(self, lease: str) -> None:
+        channel = self._channel(lease)
+        if channel is None:
+            await self._chats.gained(lease)
+        elif self.started:
+            log.info("this replica holds %s: receiving", lease)
+            await channel.receive(True)
+
+    async def lost(self, lease: str) -> None:
+        channel = self._channel(lease)
+        if channel is None:
+            await self._chats.lost(lease)
+        else:
+            await channel.receive(False)
+
+    def idle(self, lease: str) -> bool:
+        return self._chats.idle(lease)
+
+
 @dataclass
 class Daemon:
     """The running daemon's parts, as the composition root wired them."""
@@ -179,8 +214,9 @@ class Daemon:
         await self.db.open()
         self.workspaces.ensure()
         await self.http.start()
-        if self.ownership is not None:  # its first tick takes this replica's share
-            await self.cluster.start(self.ownership)
+        leases = _Leases(self, self.ownership) if self.ownership is not None else None
+        if leases is not None:  # its first tick takes this replica's share
+            await self.cluster.start(leases)
         # What the last run left unfinished is queued before the scheduler starts: a
         # reminder it fires now is in the outbox too, and must not be queued twice.
         inbound, outbound = await self.bus.replay()
@@ -195,6 +231,8 @@ class Daemon:
         names = list(self.channels)
         connected = await asyncio.gather(*(self._start_channel(name) for name in names))
         up = [name for name, ok in zip(names, connected, strict=True) if ok]
+        if leases is not None:
+            await self._receive_where_held(leases)
         if not up:
             log.warning("%s", self._no_channel())
         self.ready_s = time.perf_counter() - started
@@ -215,6 +253,17 @@ class Daemon:
         side.warmup()
         for part in side.background:
             part.start()
+
+    async def _receive_where_held(self, leases: _Leases) -> None:
+        """Channels that receive on one replica at a time: on here if this one holds the
+        lease now; later gains and losses switch them (they started standing by)."""
+        leases.started = True
+        for channel in self.channels.values():
+            if not isinstance(channel, ReceivesAlone):
+                continue
+            lease = channel.receive_lease
+            if lease is not None and self.cluster.holds(lease):
+                await channel.receive(True)
 
     async def _start_channel(self, name: str) -> bool:
         try:

@@ -266,6 +266,19 @@ class Route:
 
 
 @runtime_checkable
+class ReceivesAlone(Protocol):
+    """A platform that hands updates to one connection at a time (Telegram's
+    getUpdates: a second poller gets 409 Conflict). Among replicas the one holding
+    ``receive_lease`` receives; the others start able to send and stand by. None: this
+    configuration receives from any replica (a webhook)."""
+
+    @property
+    def receive_lease(self) -> str | None: ...
+
+    async def receive(self, on: bool) -> None: ...
+
+
+@runtime_checkable
 class ProvidesRoutes(Protocol):
     def routes(self) -> Sequence[Route]:
         """Routes to mount on the ``[web]`` app (known before ``start``)."""
@@ -295,6 +308,8 @@ class ChannelContext:
     state: StateStore
     data_dir: Path
     extras: dict[str, Any] = field(default_factory=dict)
+    # Among replicas: a ReceivesAlone channel starts without receiving until told to.
+    standby: bool = False
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -16,7 +16,7 @@ from channels.telegram.settings import EXAMPLE, TelegramSettings
 def _create(settings: TelegramSettings, ctx: ChannelContext) -> Channel:
     from channels.telegram.adapter import TelegramChannel
 
-    return TelegramChannel(settings, state=ctx.state)
+    return TelegramChannel(settings, state=ctx.state, standby=ctx.standby)
 
 
 def _secrets(settings: TelegramSettings) -> list[SecretStr]:

@@ -63,8 +63,11 @@ class TelegramChannel:
         state: StateStore | None = None,
         poll_timeout: int = 30,
         backoff: Backoff = Backoff(),
+        standby: bool = False,
     ) -> None:
         self.settings = settings
+        # Among replicas: poll only while this replica holds the poller's lease.
+        self._standby = standby
         self.state = state  # where the polling offset survives restarts
         self._poll_timeout = poll_timeout
         self._backoff = backoff
@@ -89,8 +92,29 @@ class TelegramChannel:
 
     @property
     def connected(self) -> bool:
-        running = self.webhook.accepting or (self._task is not None and not self._task.done())
-        return self.me is not None and running
+        polling = self._task is not None and not self._task.done()
+        return self.me is not None and (self.webhook.accepting or polling or self._standby)
+
+    @property
+    def receive_lease(self) -> str | None:
+        """Long polling is one poller per token (a second gets 409); webhooks reach any."""
+        return "telegram:poll" if self.settings.mode == "polling" else None
+
+    async def receive(self, on: bool) -> None:
+        """Start polling from the offset the last poller committed, or stop."""
+        if self.settings.mode != "polling":
+            return
+        self._standby = not on
+        if on and self._task is None:
+            if self.me is not None and self.state is not None:
+                saved = await self.state.get(self.offset_key)
+                self._offset = int(saved) if saved else None
+            self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
+        elif not on and self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
 
     def routes(self) -> list[Route]:
         """Webhook mode: the webhook path on the daemon's shared web app."""
@@ -121,7 +145,7 @@ class TelegramChannel:
             log.warning("telegram unreachable at start (%s); retrying in the background", error)
         if webhook:
             await self._start_webhook(secret)
-        else:
+        elif not self._standby:
             self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
 
     async def _start_webhook(self, secret: str) -> None:
