@@ -17,6 +17,9 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
+
+from bot.errors import FencedOff
 
 # The server's clock, in milliseconds: leases never trust a replica's clock.
 NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
@@ -57,3 +60,11 @@ def fenced(fence: Fence | None) -> Iterator[None]:
         yield
     finally:
         _current.reset(reset)
+
+
+async def check(conn: Any) -> None:
+    """Inside a write's transaction on a shared store (``conn``: an asyncpg connection):
+    refuse the write when the running work's lease is no longer this replica's."""
+    fence = _current.get()
+    if fence is not None and await conn.fetchval(CHECK_SQL, *fence.args()) is None:
+        raise FencedOff(f"{fence.lease} moved on from token {fence.token}: write refused")

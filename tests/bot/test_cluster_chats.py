@@ -77,7 +77,7 @@ class Replica:
         await self.cluster.stop()
 
 
-def replica(name: str, url: str, storage: Storage, log: Log) -> Replica:
+def replica(name: str, url: str, storage: Storage, log: Log, ttl_s: float) -> Replica:
     bus = DurableBus(storage.inbox, storage.outbox, shared=True)
 
     async def turn(msg: InboundMessage) -> None:
@@ -93,7 +93,7 @@ def replica(name: str, url: str, storage: Storage, log: Log) -> Replica:
         finally:
             log.running.discard(msg.key)
 
-    timing = Timing(ttl_s=1.0, renew_s=0.1, partitions=PARTITIONS)
+    timing = Timing(ttl_s=ttl_s, renew_s=0.1, partitions=PARTITIONS)
     cluster = PgCluster(url, timing=timing, label=name)
     dispatcher = Dispatcher(bus, turn, cluster=cluster, retry_s=0.01)
     ownership = ChatOwnership(bus, dispatcher, partitions=PARTITIONS, poll_s=0.05)
@@ -116,8 +116,12 @@ async def say(bus: DurableBus, key: ChatKey, number: int) -> None:
 
 
 @contextlib.asynccontextmanager
-async def two(url: str, storage: Storage, log: Log) -> AsyncIterator[tuple[Replica, Replica]]:
-    a, b = replica("a", url, storage, log), replica("b", url, storage, log)
+async def two(
+    url: str, storage: Storage, log: Log, ttl_s: float = 30.0
+) -> AsyncIterator[tuple[Replica, Replica]]:
+    """Two replicas sharing the partitions. A long TTL unless a test waits for one to
+    lapse: a loaded machine must not move a lease in the middle of a test."""
+    a, b = replica("a", url, storage, log, ttl_s), replica("b", url, storage, log, ttl_s)
     await a.start()
     await b.start()
     try:
@@ -153,7 +157,7 @@ async def test_a_frozen_replicas_chats_are_answered_by_the_other(
     url, storage = shared
     log = Log()
     chats = [ChatKey("slack", f"C{n}", "1.2") for n in range(10)]
-    async with two(url, storage, log) as (a, b):
+    async with two(url, storage, log, ttl_s=1.0) as (a, b):
         for key in chats:
             await say(b.bus, key, 0)
         await until(lambda: len(log.turns) == 10, 10)

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from bot.cluster.base import SingleProcess
-from bot.cluster.fence import CHECK_SQL, NOW_MS, Fence, current, fenced
+from bot.cluster.fence import CHECK_SQL, NOW_MS, Fence, check, current, fenced
 from bot.cluster.leases import LeaseTable, leases, replicas
 from bot.cluster.partitions import lease_name, partition_of
 from bot.cluster.replica import PgCluster, Timing
@@ -92,6 +92,25 @@ async def test_a_write_fenced_by_a_lost_token_finds_no_lease_row(url: str) -> No
         assert await one.fetchval(CHECK_SQL, *fence.args()) is None  # lapsed: refused
         await LeaseTable(two, "b", ttl_ms=5000).take(["chats:1"], 1)
         assert await one.fetchval(CHECK_SQL, *fence.args()) is None  # and taken
+
+
+async def test_a_write_under_a_lost_fence_is_rolled_back(url: str) -> None:
+    async with connection(url) as one:
+        await one.execute("CREATE TABLE said (n INTEGER)")
+        token = (await LeaseTable(one, "a", ttl_ms=200).take(["chats:4"], 1))["chats:4"]
+
+        async def write(n: int) -> None:
+            async with one.transaction():
+                await check(one)
+                await one.execute("INSERT INTO said VALUES ($1)", n)
+
+        await write(0)  # unfenced (one process): never checked
+        with fenced(Fence("chats:4", "a", token)):
+            await write(1)
+            await lapse(one, "chats:4")
+            with pytest.raises(FencedOff):
+                await write(2)
+        assert [r["n"] for r in await one.fetch("SELECT n FROM said ORDER BY n")] == [0, 1]
 
 
 async def test_a_take_over_waits_for_a_fenced_write_in_progress(url: str) -> None:
