@@ -195,13 +195,20 @@ async def test_persona_edits_from_page_disk_and_chat_meet_in_one_history(
     await channel.wait_for(lambda sent: bool(channel.replies_to(msg)))
     page = await (await client.get("/admin/workspaces")).text()
     assert "From chat." in page and ">chat<" in page
+    config = tmp_path / "bot.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    args = ["workspace", "set", "default", "SOUL.md", "--config", str(config)]
+    made = await asyncio.to_thread(CliRunner().invoke, cli, args, input="From the CLI.")
+    assert made.exit_code == 0, made.output
+    page = await (await client.get("/admin/workspaces")).text()
+    assert "From the CLI." in page and ">cli<" in page
 
     diff = await (await client.get("/admin/workspaces?file=SOUL.md&diff=2")).text()
-    assert 'class="diff"' in diff and "Always." in diff and "From chat." in diff
+    assert 'class="diff"' in diff and "Always." in diff and "From the CLI." in diff
     back = await client.post(
         "/admin/workspaces/rollback", data={"csrf": csrf, "file": "SOUL.md", "version": "2"}
     )
-    assert "version 2 restored as version 5" in await back.text()
+    assert "version 2 restored as version 6" in await back.text()
     assert soul.read_text() == "Be brief.\nAlways."
 
     too_long = "x" * 8001
