@@ -199,7 +199,12 @@ def build_daemon(
         ),
         metrics=metrics,
         housekeeping=Housekeeping(
-            storage.inbox, storage.outbox, parts.offload, settings.retention, media=media
+            storage.inbox,
+            storage.outbox,
+            parts.offload,
+            settings.retention,
+            previews=storage.previews,
+            media=media,
         ),
         supervisor=Supervisor(metrics),
         web=None,

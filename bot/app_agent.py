@@ -23,6 +23,7 @@ from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
 from bot.app_parts import ReadyParts
 from bot.config import Settings
+from bot.config.channels import enabled_channels
 from bot.daemon import AgentSide
 from bot.handlers.turn import TurnHandler
 from bot.media.intake import MediaIntake
@@ -32,6 +33,7 @@ from bot.media.transcribe import Transcriber
 from bot.media.vision import Vision
 from bot.messages import InboundMessage
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics, counters_by, labelled_counters
+from bot.streaming.service import Streaming
 from channels.files import ChannelFiles
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
@@ -120,6 +122,14 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         metrics=parts.metrics,
         typing_after_s=settings.agent.typing_after_s,
         late_note=parts.late_note,
+        streaming=Streaming(
+            settings.streaming,
+            parts.channels,
+            parts.storage.previews,
+            off=[
+                spec.name for spec, section in enabled_channels(settings) if not _streams(section)
+            ],
+        ),
     )
     return AgentSide(
         runner=runner,
@@ -165,6 +175,11 @@ def _warm_up(tools: ToolRegistry, llm: LLMClient | None, metrics: PrometheusMetr
     tools.prepare()
     if llm is not None:
         llm.start_warmup()
+
+
+def _streams(section: object) -> bool:
+    """``[channels.<name>] streaming`` (true where a section has no such key)."""
+    return bool(getattr(section, "streaming", True))
 
 
 def _require(llm: LLMClient | None) -> LLMClient:

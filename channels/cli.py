@@ -56,6 +56,8 @@ class CLIChannel:
         self._pending: dict[str, asyncio.Event] = {}
         self._thinking: set[str] = set()  # turns whose "thinking…" line was printed
         self._task: asyncio.Task[None] | None = None
+        self._shown: dict[str, str] = {}  # streamed previews: id -> the text printed
+        self._previews = itertools.count(1)
         self.finished = asyncio.Event()
 
     @property
@@ -140,9 +142,45 @@ class CLIChannel:
             self._thinking.update(waiting)
             self._write(THINKING)
 
+    # -- streamed previews: at a terminal the answer is printed as it is written ------
+
+    def preview_limit(self, key: ChatKey) -> int:
+        return 1 << 30
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        return 0.0  # no platform to spare: every growth is printed as it comes
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        message_id = f"preview-{next(self._previews)}"
+        self._shown[message_id] = ""
+        await self.edit_preview(key, message_id, text)
+        return message_id
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        """The new words after what is on screen; a rewrite (a status line replaced, a
+        retried answer) starts a fresh line. Piped output stays one line per answer."""
+        if not self._interactive:
+            return
+        self._write(self._continue(message_id, text), end="")
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        if self._shown.pop(message_id, ""):
+            self._write("")
+
+    def _continue(self, message_id: str, text: str) -> str:
+        shown = self._shown.get(message_id, "")
+        self._shown[message_id] = text
+        if shown and text.startswith(shown):
+            return text[len(shown) :]
+        return ("\n" if shown else "") + "bot> " + text
+
     async def send(self, msg: OutboundMessage) -> Sent:
         prefix = "bot> " if self._interactive else ""
-        self._write(f"{prefix}{msg.text}")
+        if msg.preview_id is not None and self._interactive:
+            self._write(self._continue(msg.preview_id, msg.text))
+            self._shown.pop(msg.preview_id, None)
+        else:
+            self._write(f"{prefix}{msg.text}")
         if msg.final and msg.reply_to is not None:
             event = self._pending.pop(msg.reply_to, None)
             if event is not None:

@@ -30,7 +30,7 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
 from bot.agent.history import SentHistory, SentTails
-from bot.agent.llm.response import ChatModel, LLMResponse
+from bot.agent.llm.response import AnswerSink, ChatModel, LLMResponse, StreamingModel
 from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
@@ -113,6 +113,10 @@ class AgentRunner:
         self._model = model
         self.media = media  # None: attachments stay lines in the runtime block
         self._images = images or ImageParts(None, 0)
+        # Asked once: a turn with a preview streams only through a model that can.
+        self._streaming: StreamingModel | None = (
+            model if isinstance(model, StreamingModel) else None
+        )
         self._max_tool_calls = max_tool_calls
         self._tools = tools
         self._sessions = sessions
@@ -201,13 +205,14 @@ class AgentRunner:
             messages[-1][MEDIA_KEY] = list(media)
         return messages, history
 
-    async def run_turn(self, msg: InboundMessage) -> TurnOutcome:
+    async def run_turn(self, msg: InboundMessage, sink: AnswerSink | None = None) -> TurnOutcome:
+        """One turn; ``sink`` (a streamed preview) watches the answer being written."""
         workspace = await workspace_for(self.workspace_of, msg)
         skey = session_key(msg.key, workspace)  # each workspace keeps its own history
         taken = await self._take_media(msg, workspace, skey)
         if taken is not None and not taken.answerable:
             return TurnOutcome(answer=taken.preface)  # nothing a model could answer
-        outcome = await self._run_stored(msg, workspace, skey, taken)
+        outcome = await self._run_stored(msg, workspace, skey, taken, sink)
         if taken is not None and taken.preface:
             outcome = replace(outcome, answer=f"{taken.preface}\n\n{outcome.answer}")
         return outcome
@@ -220,7 +225,12 @@ class AgentRunner:
         return await self.media.take(msg, sid, self._workspaces.path(workspace))
 
     async def _run_stored(
-        self, msg: InboundMessage, workspace: str, skey: ChatKey, taken: Taken | None
+        self,
+        msg: InboundMessage,
+        workspace: str,
+        skey: ChatKey,
+        taken: Taken | None,
+        sink: AnswerSink | None,
     ) -> TurnOutcome:
         user_row: dict[str, Any] = {"role": "user", "content": turn_text(msg)}
         media: tuple[Entry, ...] = ()
@@ -233,7 +243,9 @@ class AgentRunner:
         start = await self._sessions.begin_turn(skey, msg.message_id, user_row, self._history_limit)
         notes = TurnNotes()
         try:
-            outcome = await self._run_turn(msg, workspace, skey, start.before, notes, media=media)
+            outcome = await self._run_turn(
+                msg, workspace, skey, start.before, notes, media=media, sink=sink
+            )
             if outcome.fallback and outcome.answer != notes.said:
                 # The user saw this answer: without it the history would hold no reply
                 # (the failed calls are dropped as malformed), and the next message
@@ -269,6 +281,7 @@ class AgentRunner:
         notes: TurnNotes,
         *,
         media: Sequence[Entry] = (),
+        sink: AnswerSink | None = None,
     ) -> TurnOutcome:
         tz = await self._tz(msg)
         messages, history = await self._opening(msg, workspace, tz, rows, media)
@@ -303,7 +316,7 @@ class AgentRunner:
             if step == 1 and governed.untouched:
                 notes.request_bound = governed.tokens
             sent = await self._images.shown(governed.messages)
-            resp = await self._model.complete(sent, definitions or None)
+            resp = await self._ask(sent, definitions or None, sink)
             notes.said = (resp.content or "").strip()
             if notes.said:
                 last_text = notes.said
@@ -357,6 +370,18 @@ class AgentRunner:
         return TurnOutcome(
             answer=answer, steps=self._max_steps, fallback=True, tool_calls=tuple(called)
         )
+
+    async def _ask(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        sink: AnswerSink | None,
+    ) -> LLMResponse:
+        if sink is None or self._streaming is None:
+            return await self._model.complete(messages, tools)
+        resp = await self._streaming.stream(messages, tools, sink)
+        _show_tools(sink, resp)  # they run next
+        return resp
 
     def _plain(self, text: str, step: int, called: list[str]) -> TurnOutcome:
         if not text:
@@ -419,6 +444,15 @@ def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
             for c in resp.tool_calls
         ],
     }
+
+
+def _show_tools(sink: AnswerSink, resp: LLMResponse) -> None:
+    """The preview says which tools run (not final_result: its answer is the preview)."""
+    names = tuple(
+        c.name for c in resp.tool_calls if isinstance(c.name, str) and c.name != FINAL_RESULT
+    )
+    if names:
+        sink.tools_running(names)
 
 
 def _refused(call: ToolCall, cap: int) -> ToolResult:

@@ -65,6 +65,19 @@ class AgentSettings(Section):
     typing_after_s: float = Field(default=1.0, ge=0)
 
 
+class StreamingSettings(Section):
+    """Answers that appear as they are written: a preview edited in place (bot/streaming)."""
+
+    enabled: bool = True
+    # The least time between two preview calls (post or edit) in one chat; the latest text
+    # wins, edits are never queued. Also how long a turn runs before its first preview.
+    private_interval_s: float = Field(default=1.0, ge=0.05)
+    group_interval_s: float = Field(default=3.0, ge=0.05)
+    min_chars: int = Field(default=20, ge=1)  # no preview before this much answer text
+    # Preview calls that may fail (rate limits included) before a turn stops previewing.
+    max_failures: int = Field(default=3, ge=1)
+
+
 class RemindersSettings(Section):
     missed_grace_h: float = Field(default=24, ge=0)
     max_active_per_user: int = Field(default=100, ge=1)
@@ -198,6 +211,7 @@ class Settings(BaseSettings):
     event_loop: EventLoopChoice = "auto"  # bot/ops/loop.py
     llm: LLMSettings = Field(default_factory=LLMSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    streaming: StreamingSettings = Field(default_factory=StreamingSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     reminders: RemindersSettings = Field(default_factory=RemindersSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)

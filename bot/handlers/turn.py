@@ -27,6 +27,8 @@ from bot.errors import (
 from bot.handlers.commands import CommandRouter
 from bot.messages import Attachment, InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.ops.metrics import Metrics
+from bot.streaming.preview import PreviewStream
+from bot.streaming.service import Streaming
 from channels.base import Channel, SupportsTyping, can_type
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,9 @@ class TurnHandler:
         metrics: Metrics,
         typing_after_s: float = TYPING_AFTER_S,
         late_note: Callable[[InboundMessage], str] = lambda _msg: "",
+        streaming: Streaming | None = None,
     ) -> None:
+        self.streaming = streaming  # None: no channel streams (every answer sent whole)
         self.bus = bus
         self.late_note = late_note  # said while the bot was away: the answer says so
         self.typing_after_s = typing_after_s
@@ -86,9 +90,20 @@ class TurnHandler:
             self.metrics.turn(msg.key.channel, kind, outcome, time.perf_counter() - started)
 
     async def _agent_turn(self, msg: InboundMessage) -> str:
+        preview = await self.streaming.open(msg) if self.streaming is not None else None
+        try:
+            return await self._answer(msg, preview)
+        finally:
+            if preview is not None:  # an answer queued it already; else kept for a replay
+                await preview.abandon()
+
+    async def _answer(self, msg: InboundMessage, preview: PreviewStream | None) -> str:
         try:
             async with self.typing(msg):
-                outcome = await self.runner.run_turn(msg)
+                if preview is None:
+                    outcome = await self.runner.run_turn(msg)
+                else:
+                    outcome = await self.runner.run_turn(msg, preview)
         except CredentialsRejectedError as exc:
             error_id = self._logged(msg, exc)
             await self.reply(
@@ -97,11 +112,12 @@ class TurnHandler:
                 f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')} "
                 + NOT_PROCESSED,
                 OutboundKind.ERROR,
+                preview=preview,
             )
             return "model_not_configured"
         except ModelNotConfiguredError as exc:
             # Built from the model's name and fixed hints only: how to configure it.
-            await self.reply(msg, f"{exc} {NOT_PROCESSED}", OutboundKind.ERROR)
+            await self.reply(msg, f"{exc} {NOT_PROCESSED}", OutboundKind.ERROR, preview=preview)
             return "model_not_configured"
         except ModelUnavailableError as exc:
             error_id = self._logged(msg, exc)
@@ -111,6 +127,7 @@ class TurnHandler:
                 + (f"; {exc.hint}" if exc.hint else "")
                 + "). Your message is saved; please try again in a little while.",
                 OutboundKind.ERROR,
+                preview=preview,
             )
             return "model_unavailable"
         extras: dict[str, Any] = {}
@@ -118,7 +135,9 @@ class TurnHandler:
             extras["structured_data"] = outcome.structured_data
         if outcome.next_actions:
             extras["next_actions"] = list(outcome.next_actions)
-        await self.reply(msg, outcome.answer, extras=extras, attachments=outcome.attachments)
+        await self.reply(
+            msg, outcome.answer, extras=extras, attachments=outcome.attachments, preview=preview
+        )
         return "fallback" if outcome.fallback else "ok"
 
     @staticmethod
@@ -167,10 +186,16 @@ class TurnHandler:
         text: str,
         kind: OutboundKind = OutboundKind.REPLY,
         extras: dict[str, Any] | None = None,
+        *,
         attachments: tuple[Attachment, ...] = (),
+        preview: PreviewStream | None = None,
     ) -> None:
         """Queue an answer to ``msg`` on the bus (durable: the outbox delivers it, and
-        its files with it)."""
+        its files with it). With a streamed ``preview``, previews stop first and the
+        answer replaces it in place."""
         text = self.late_note(msg) + text
-        answer = OutboundMessage.reply(msg, text, kind, extras, attachments=attachments)
+        preview_id = await preview.finish() if preview is not None else None
+        answer = OutboundMessage.reply(
+            msg, text, kind, extras, attachments=attachments, preview_id=preview_id
+        )
         await self.bus.put_outbound(answer)

@@ -21,7 +21,7 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.config import RetentionSettings
 from bot.media.files import MediaFiles
 from bot.messages import utcnow
-from bot.store.base import Inbox, Outbox
+from bot.store.base import Inbox, Outbox, Previews
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ class Pruned:
     outbox: int
     tool_results: int
     media: int = 0
+    previews: int = 0
 
 
 class Housekeeping:
@@ -46,8 +47,10 @@ class Housekeeping:
         *,
         clock: Callable[[], datetime] = utcnow,
         media: MediaFiles | None = None,
+        previews: Previews | None = None,
     ) -> None:
         self._media = media
+        self._previews = previews  # streamed previews' ids: kept as long as the inbox's
         self._inbox = inbox
         self._outbox = outbox
         self._offload = offload
@@ -70,6 +73,9 @@ class Housekeeping:
             else await asyncio.to_thread(
                 self._media.remove_older_than, now - timedelta(days=keep.media_days)
             ),
+            previews=await self._previews.prune(now - timedelta(days=keep.inbox_days))
+            if self._previews is not None
+            else 0,
         )
         self.runs += 1
         if pruned.inbox or pruned.outbox or pruned.tool_results or pruned.media:

@@ -17,6 +17,7 @@ from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.access import Admission, ApprovedUser, PairingHold, PairingRequest
 from bot.store.admin import LinkCheck
 from bot.store.memory import Fact, Failure, Scope
+from bot.store.previews import PreviewRecord
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.sessions import ChatSession, TurnStart
 from bot.store.workspaces import PersonaVersion
@@ -217,6 +218,16 @@ class Backend(Protocol):
     async def writable(self) -> bool: ...
 
 
+class Previews(Protocol):
+    """Each streamed preview's platform message id, by the turn it answers, saved before
+    its first edit: a restarted run finishes that message instead of posting another."""
+
+    async def save(self, turn: str, key: ChatKey, message_id: str) -> None: ...
+    async def get(self, turn: str) -> PreviewRecord | None: ...
+    async def finalize(self, turn: str) -> None: ...
+    async def prune(self, older_than: datetime) -> int: ...
+
+
 class KeyValue(Protocol):
     async def get(self, key: str, default: str | None = None) -> str | None: ...
     async def set(self, key: str, value: str) -> None: ...
@@ -238,3 +249,4 @@ class Storage:
     access: Access
     memory: Memory
     admin: AdminTokens
+    previews: Previews

@@ -12,6 +12,7 @@ from bot.store.inbox import InboxStore
 from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
 from bot.store.outbox import OutboxStore
+from bot.store.previews import PreviewStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
 from bot.store.workspaces import WorkspaceStore
@@ -32,4 +33,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         access=AccessStore(database),
         memory=MemoryStore(database),
         admin=AdminTokenStore(database),
+        previews=PreviewStore(database),
     )

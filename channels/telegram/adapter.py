@@ -23,8 +23,15 @@ from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import PutInbound, Route, Sent, StateStore
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
+from channels.telegram.preview import TelegramPreviews
 from channels.telegram.rawbot import RawBot
-from channels.telegram.send import MAX_UPLOAD_BYTES, TelegramSender, redact, retry_after_s
+from channels.telegram.send import (
+    MAX_CHARS,
+    MAX_UPLOAD_BYTES,
+    TelegramSender,
+    redact,
+    retry_after_s,
+)
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.transport import AiohttpRequest
 from channels.telegram.webhook import TelegramWebhook
@@ -82,6 +89,7 @@ class TelegramChannel:
             get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
         )
         self.sender = TelegramSender(self.bot, state=state)
+        self.previews = TelegramPreviews(self.bot)
         self.me: BotIdentity | None = None
         self._put_inbound: PutInbound | None = None
         self._offset: int | None = None
@@ -270,6 +278,23 @@ class TelegramChannel:
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         return await self.sender.upload(key, name, data, caption)
+
+    # -- streamed previews (SupportsPreview; the final goes through send) ------------
+
+    def preview_limit(self, key: ChatKey) -> int:
+        return MAX_CHARS
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        return configured
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        return await self.previews.post(key, text, reply_to)
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        await self.previews.edit(key, message_id, text)
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        await self.previews.delete(key, message_id)
 
     async def download(self, file_id: str) -> bytes:
         """A file the user sent (Attachment.file_id), fetched through getFile."""

@@ -27,3 +27,7 @@ class RawBot(Bot):
         """sendMessage with ``params`` as the Bot API names them; the new message's id."""
         result = await self._post("sendMessage", params)
         return str(result["message_id"])
+
+    async def edit_text(self, **params: Any) -> None:
+        """editMessageText with ``params`` as the Bot API names them (answer not parsed)."""
+        await self._post("editMessageText", params)

@@ -14,6 +14,7 @@ list is left out rather than sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import re
@@ -84,6 +85,18 @@ def render(chunk: str) -> tuple[str, list[dict[str, Any]]]:
     return text, [e.to_dict() for e in entities]  # the Bot API's MessageEntity objects
 
 
+GONE = ("message to edit not found", "message to delete not found", "message can't be edited")
+
+
+def not_modified(exc: BadRequest) -> bool:
+    return "not modified" in exc.message.lower()
+
+
+def gone(exc: BadRequest) -> bool:
+    """The message cannot be edited any more: deleted, too old, never ours."""
+    return any(words in exc.message.lower() for words in GONE)
+
+
 def _is_format_error(exc: BadRequest) -> bool:
     text = exc.message.lower()
     return "parse entities" in text or "entity" in text or "entities" in text
@@ -111,11 +124,38 @@ class TelegramSender:
             log.info("empty reply to %s not sent", msg.key)
             return Sent()
         reply_to = int(msg.reply_to) if msg.reply_to and msg.reply_to.isdigit() else None
-        return await self._parts.post(
-            msg.delivery_key,
-            len(chunks),
-            lambda i: self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None),
-        )
+        preview = msg.preview_id
+
+        def post_part(i: int) -> Awaitable[str]:
+            if i == 0 and preview is not None:
+                return self._replace(msg.key, preview, chunks[0], reply_to)
+            return self._send_chunk(msg.key, chunks[i], reply_to if i == 0 else None)
+
+        return await self._parts.post(msg.delivery_key, len(chunks), post_part)
+
+    async def _replace(self, key: ChatKey, preview: str, chunk: str, reply_to: int | None) -> str:
+        """The answer's first part edited into the streamed preview (not modified is
+        success); a preview that is gone is deleted and the part posted new."""
+        text, entities = render(chunk)
+        params: dict[str, Any] = {"chat_id": chat_ref(key.chat_id), "message_id": int(preview)}
+        attempts = [{"text": text, **({"entities": entities} if entities else {})}]
+        if entities:
+            attempts.append({"text": chunk})  # Telegram refused the formatting
+        for body in attempts:
+            try:
+                await self.call(lambda body=body: self._bot.edit_text(**params, **body))  # type: ignore[misc]
+                return preview
+            except BadRequest as exc:
+                if not_modified(exc):
+                    return preview
+                if gone(exc):
+                    break
+                if not _is_format_error(exc):
+                    raise DeliveryRejected(f"Telegram refused the edit: {exc.message}") from exc
+        log.info("preview %s in %s is gone; the answer is posted new", preview, key)
+        with contextlib.suppress(TelegramError):
+            await self._bot.delete_message(chat_ref(key.chat_id), int(preview))
+        return await self._send_chunk(key, chunk, reply_to)
 
     async def _send_chunk(self, key: ChatKey, chunk: str, reply_to: int | None) -> str:
         text, entities = render(chunk)

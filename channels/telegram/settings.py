@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from bot.config.section import Section
+from bot.config.section import ChannelSection
 
 
-class TelegramSettings(Section):
+class TelegramSettings(ChannelSection):
     token: SecretStr = SecretStr("")
     base_url: str = "https://api.telegram.org/bot"
     allow_from: list[str] = Field(default=[])
@@ -31,4 +31,5 @@ webhook_port = 8443          # webhook mode: local port of the webhook server (b
 webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bot-Api-Secret-Token
 group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
                              # "all" = every message
+streaming = true             # false: no growing preview here, the final answer only ([streaming])
 """

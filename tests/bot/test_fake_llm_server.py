@@ -70,9 +70,18 @@ async def test_tool_call_shapes(fake_llm: FakeLLM) -> None:
     assert first["id"] != second["id"]
 
 
-async def test_stream_and_bad_json_are_rejected(fake_llm: FakeLLM) -> None:
-    assert (await post(fake_llm, ask("x", stream=True)))[0] == 400
+async def test_bad_json_is_rejected(fake_llm: FakeLLM) -> None:
     assert (await post(fake_llm, "not an object"))[0] == 400
+
+
+async def test_a_streamed_reply_is_the_same_answer_in_sse_events() -> None:
+    from tests.fakes.llm_server import sse_events, text_reply
+
+    reply = text_reply("hello world")
+    events = sse_events(reply.body, reply)
+    deltas = [e["choices"][0]["delta"].get("content", "") for e in events if e["choices"]]
+    assert "".join(deltas) == "hello world"
+    assert events[-1]["usage"]["total_tokens"] > 0
 
 
 async def test_custom_default_and_no_choices(fake_llm: FakeLLM) -> None:

@@ -569,6 +569,24 @@ async def test_key_value_round_trip(storage: Storage) -> None:
     assert await kv.get("offset") is None
 
 
+async def test_preview_ids_are_kept_per_turn_until_final_and_pruned(storage: Storage) -> None:
+    previews = storage.previews
+    assert await previews.get("telegram:100:7") is None
+    await previews.save("telegram:100:7", KEY, "5001")
+    await previews.finalize("telegram:100:8")  # no such turn: nothing happens
+    record = await previews.get("telegram:100:7")
+    assert record is not None and (record.message_id, record.final) == ("5001", False)
+    await previews.finalize("telegram:100:7")
+    record = await previews.get("telegram:100:7")
+    assert record is not None and (record.message_id, record.final) == ("5001", True)
+    await previews.save("telegram:100:7", KEY, "5002")  # a new preview reopens the turn
+    record = await previews.get("telegram:100:7")
+    assert record is not None and (record.message_id, record.final) == ("5002", False)
+    assert await previews.prune(utcnow() - timedelta(days=1)) == 0
+    assert await previews.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert await previews.get("telegram:100:7") is None
+
+
 # --- workspaces --------------------------------------------------------------------------
 
 

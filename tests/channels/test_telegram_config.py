@@ -71,6 +71,7 @@ def test_example_config_documents_every_key():
         "webhook_port",
         "webhook_secret",
         "group_policy",
+        "streaming",
     }
 
 

@@ -62,6 +62,12 @@ class Reply:
     body: Any = None
     delay: float = 0.0
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Streamed (a request with stream=true): seconds between SSE events, characters of
+    # content or arguments per event, or the exact argument fragments of each call (a
+    # list per call; one fragment = a provider that sends whole arguments at once).
+    pace: float = 0.0
+    piece: int = 24
+    fragments: tuple[tuple[str, ...], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +287,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         self.alternating = False
         self.rejected: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
+        self.streamed: list[tuple[float, float]] = []  # (first, last) event of each stream
         self._per_model: dict[str, ReplyQueue] = {}
         self._changed = asyncio.Condition()
         self._heard: deque[tuple[int, str]] = deque()  # (status, text) per transcription
@@ -359,10 +366,6 @@ class FakeLLM(LoopbackServer, ReplyQueue):
             self._changed.notify_all()
         if not isinstance(payload, dict):
             return web.json_response(error_reply(400, None).body, status=400)
-        if payload.get("stream"):
-            body = error_reply(400).body
-            body["error"]["message"] = "FakeLLM does not support stream=true"
-            return web.json_response(body, status=400)
         if self.strict or self.alternating:
             messages = payload.get("messages")
             broken = violations(messages) if self.strict else []
@@ -393,7 +396,68 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         body = reply.body
         if reply.status == 200 and isinstance(body, dict) and isinstance(model, str):
             body = {**body, "model": model}
+        if payload.get("stream") and reply.status == 200 and isinstance(body, dict):
+            return await _stream(request, body, reply, self.streamed)
         return web.json_response(body, status=reply.status, headers=reply.headers)
+
+
+def sse_events(body: Mapping[str, Any], reply: Reply) -> list[dict[str, Any]]:
+    """A chat.completion body as the chat.completion.chunk events a provider streams:
+    the role, the content in pieces, each tool call's id and name, then its arguments
+    in pieces, the finish reason, and the usage."""
+    choice = body["choices"][0] if body.get("choices") else None
+    head = {k: body[k] for k in ("id", "created", "model") if k in body}
+    head["object"] = "chat.completion.chunk"
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    if choice is None:
+        return [{**head, "choices": []}]
+    message, step = choice["message"], max(1, reply.piece)
+    events = [event({"role": "assistant", "content": ""})]
+    content = message.get("content") or ""
+    events += [event({"content": content[i : i + step]}) for i in range(0, len(content), step)]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        first = {"index": index, "id": call["id"], "type": "function", "function": {}}
+        first["function"] = {"name": function.get("name"), "arguments": ""}
+        events.append(event({"tool_calls": [first]}))
+        raw = function.get("arguments") or ""
+        parts = (
+            reply.fragments[index]
+            if reply.fragments is not None
+            else [raw[i : i + step] for i in range(0, len(raw), step)]
+        )
+        events += [
+            event({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in parts
+        ]
+    events.append(event({}, choice.get("finish_reason") or "stop"))
+    events.append({**head, "choices": [], "usage": body.get("usage") or usage()})
+    return events
+
+
+async def _stream(
+    request: web.Request, body: Mapping[str, Any], reply: Reply, log: list[tuple[float, float]]
+) -> web.StreamResponse:
+    """Server-sent events, each written in two halves (split mid-UTF-8 where the cut
+    falls in a character: the client must join bytes, not decode each read)."""
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **reply.headers})
+    await response.prepare(request)
+    first = time.monotonic()
+    events = sse_events(body, reply)
+    for number, event in enumerate(events):
+        if number and reply.pace:
+            await asyncio.sleep(reply.pace)
+        if number == len(events) - 2:  # the finish: before the client can have it
+            log.append((first, time.monotonic()))
+        data = f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+        half = len(data) // 2
+        await response.write(data[:half])
+        await response.write(data[half:])
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
 
 
 @pytest_asyncio.fixture

@@ -94,6 +94,8 @@ class FakeTelegram(LoopbackServer):
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []  # queued, not yet confirmed
         self.files: dict[str, tuple[str, bytes]] = {}
+        # What a user sees: the bot's messages by (chat id, message id), as edited.
+        self.texts: dict[tuple[int, int], str] = {}
         self.webhook: dict[str, Any] = {}
         self._failures: dict[str, deque[Failure]] = {}
         self._update_ids = itertools.count(1000)
@@ -202,6 +204,18 @@ class FakeTelegram(LoopbackServer):
         self.files[file_id] = (path, data)
 
     # -- inspection ------------------------------------------------------------------
+    def visible(self, chat_id: int) -> list[str]:
+        """The texts of the bot's messages in a chat, oldest first, as edited now."""
+        return [text for (chat, _), text in sorted(self.texts.items()) if chat == chat_id]
+
+    def counted(self, chat_id: int) -> int:
+        """sendMessage and editMessageText calls in a chat (the streaming budget)."""
+        return sum(
+            1
+            for c in self.calls
+            if c.method in ("sendMessage", "editMessageText") and c.params.get("chat_id") == chat_id
+        )
+
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
@@ -338,6 +352,7 @@ class FakeTelegram(LoopbackServer):
         }
         if "message_thread_id" in params:
             result["message_thread_id"] = params["message_thread_id"]
+        self.texts[(chat_id, result["message_id"])] = result["text"]
         return self._ok(result)
 
     async def _m_sendPhoto(self, params: dict[str, Any]) -> web.Response:
@@ -378,7 +393,26 @@ class FakeTelegram(LoopbackServer):
     async def _m_sendChatAction(self, params: dict[str, Any]) -> web.Response:
         return self._ok(True)
 
+    def _bad(self, description: str) -> web.Response:
+        body = {"ok": False, "error_code": 400, "description": f"Bad Request: {description}"}
+        return web.json_response(body, status=400)
+
+    async def _m_deleteMessage(self, params: dict[str, Any]) -> web.Response:
+        if self.texts.pop((params.get("chat_id", 0), params.get("message_id", 0)), None) is None:
+            return self._bad("message to delete not found")
+        return self._ok(True)
+
     async def _m_editMessageText(self, params: dict[str, Any]) -> web.Response:
+        where = (params.get("chat_id", 0), params.get("message_id", 0))
+        if where in self.texts or where[1] >= 50_000:  # one of ours: kept as edited
+            if self.texts.get(where) == params.get("text", ""):
+                return self._bad(
+                    "message is not modified: specified new message content and "
+                    "reply markup are exactly the same"
+                )
+            if where not in self.texts:
+                return self._bad("message to edit not found")
+            self.texts[where] = params.get("text", "")
         return self._ok(
             {
                 "message_id": params.get("message_id", 0),
@@ -456,6 +490,8 @@ async def telegram_daemon(
         admins: list[str] | None = None,
         agent: dict[str, Any] | None = None,
         media: dict[str, Any] | None = None,
+        streaming: dict[str, Any] | None = None,
+        streaming_off: bool = False,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = {
@@ -463,6 +499,7 @@ async def telegram_daemon(
             "base_url": fake_telegram.base_url,
             "allow_from": ["*"],
             **telegram,
+            **({"streaming": False} if streaming_off else {}),
         }
         settings = make_settings(
             data_dir or tmp_path / "data",
@@ -471,6 +508,7 @@ async def telegram_daemon(
             admins=admins or [],
             agent=agent or {},
             media=media or {},
+            streaming=streaming or {},
         )
         made: list[TelegramChannel] = []
 

@@ -48,9 +48,10 @@ from bot.agent.llm.loader import (
     start_warmup,
 )
 from bot.agent.llm.loader import loader as _loader
-from bot.agent.llm.response import LLMResponse, parse_response
+from bot.agent.llm.response import AnswerSink, EmptyResponse, LLMResponse, parse_response
 from bot.agent.llm.setup_executor import PURE_SETUP_PROVIDERS, provider_of, setup_inline
 from bot.agent.llm.setup_executor import install as install_setup_executor
+from bot.agent.llm.stream import AnswerStream
 from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
 from bot.retrying import retry_after_failure
 
@@ -66,6 +67,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _Loader = LitellmLoader  # the names tests reach for: llm._Loader() and llm._loader
+_STREAMED: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
+
+
+async def _read_stream(resp: Any, model: str, sink: AnswerSink) -> LLMResponse:
+    """Every chunk of a streamed answer, assembled; an empty stream is retried."""
+    assembled = AnswerStream(model, sink)
+    async for chunk in resp:
+        assembled.feed(chunk)
+    if not assembled.chunks:
+        raise EmptyResponse("the provider streamed no chunks")
+    return assembled.response()
 
 
 class LLMClient:
@@ -124,6 +136,22 @@ class LLMClient:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> LLMResponse:
         """One model answer, after retries and fallbacks; raises an :class:`LLMError`."""
+        return await self._answer(messages, tools, None)
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sink: AnswerSink
+    ) -> LLMResponse:
+        """:meth:`complete`, streamed (``stream=True``): ``sink`` watches the
+        ``final_result`` answer grow (:mod:`bot.agent.llm.stream`). A retry or a
+        fallback model streams its answer afresh, replacing what ``sink`` was shown."""
+        return await self._answer(messages, tools, sink)
+
+    async def _answer(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        sink: AnswerSink | None,
+    ) -> LLMResponse:
         try:
             litellm = await _loader.aload()
         except ImportError as exc:
@@ -140,7 +168,7 @@ class LLMClient:
                 last = (model, "not configured", err)
                 continue
             try:
-                return await self._call_with_retries(litellm, model, messages, tools)
+                return await self._call_with_retries(litellm, model, messages, tools, sink)
             except ModelNotConfiguredError:
                 raise
             except Exception as err:
@@ -176,11 +204,12 @@ class LLMClient:
         model: str,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
+        sink: AnswerSink | None = None,
     ) -> LLMResponse:
         attempts = 1 + self.max_retries
         return await retry_after_failure(
             lambda number: self._attempt(
-                litellm, model, messages, tools, number=number, attempts=attempts
+                litellm, model, messages, tools, number=number, attempts=attempts, sink=sink
             ),
             lambda: AsyncRetrying(
                 stop=stop_after_attempt(attempts),
@@ -209,6 +238,7 @@ class LLMClient:
         *,
         number: int,
         attempts: int,
+        sink: AnswerSink | None = None,
     ) -> LLMResponse:
         try:
             # litellm enforces timeout_s itself; this outer guard only catches a hang
@@ -223,8 +253,12 @@ class LLMClient:
                         api_key=self._api_key or None,
                         timeout=self.timeout_s,
                         num_retries=0,
+                        **_STREAMED if sink is not None else {},
                     )
-            parsed = parse_response(resp, model)
+                if sink is None:
+                    parsed = parse_response(resp, model)
+                else:
+                    parsed = await _read_stream(resp, model, sink)
         except Exception as exc:
             failure = classify(litellm, exc)
             self._observe(model, failure.kind)

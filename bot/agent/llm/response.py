@@ -8,9 +8,9 @@ dicts, missing fields, tool calls without ids) is one small, testable unit, and 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from bot.agent.toolbox import ToolCall
 
@@ -31,6 +31,33 @@ class ChatModel(Protocol):
 
     async def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> LLMResponse: ...
+
+
+AnswerReader = Callable[[], str]
+"""The answer text written so far by the model call being streamed (parsed when called)."""
+
+
+class AnswerSink(Protocol):
+    """Who watches a turn's answer grow (the streaming preview of one chat)."""
+
+    def answer_grew(self, read: AnswerReader) -> None:
+        """The ``final_result`` answer of the current model call grew; ``read()`` gives
+        its text. A new call's reader replaces the last (a retry rewrites what shows)."""
+        ...
+
+    def tools_running(self, names: tuple[str, ...]) -> None:
+        """The model called these tools (not ``final_result``); they run now."""
+        ...
+
+
+@runtime_checkable
+class StreamingModel(Protocol):
+    """A model that can stream its answer (litellm ``stream=True``); a test's fake
+    model need not, and a turn without a preview never asks for it."""
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sink: AnswerSink
     ) -> LLMResponse: ...
 
 
@@ -56,7 +83,7 @@ def _parse_tool_call(raw: Any) -> ToolCall:
     )
 
 
-def _parse_usage(raw: Any) -> dict[str, int]:
+def parse_usage(raw: Any) -> dict[str, int]:
     usage: dict[str, int] = {}
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = get_field(raw, key) if raw is not None else None
@@ -80,5 +107,5 @@ def parse_response(resp: Any, model: str) -> LLMResponse:
         tool_calls=tuple(_parse_tool_call(c) for c in raw_calls),
         model=model,
         finish_reason=finish if isinstance(finish, str) else None,
-        usage=_parse_usage(get_field(resp, "usage")),
+        usage=parse_usage(get_field(resp, "usage")),
     )

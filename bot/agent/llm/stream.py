@@ -1,0 +1,118 @@
+"""A streamed model answer (litellm ``stream=True``, Chat Completions) put back together.
+
+Tool calls arrive as fragments keyed by ``index``: the id and name on the first, the
+arguments as pieces of a string. They are assembled here by index rather than by
+``litellm.stream_chunk_builder``, whose history of dropped and merged calls (Groq's
+whole-call chunks, calls after content) the turn cannot afford.
+
+While the ``final_result`` call's arguments grow, :class:`AnswerStream` lets a listener
+read the answer written so far: the buffer is parsed as partial JSON by pydantic-core
+(``allow_partial="trailing-strings"``: a half-sent escape, a split surrogate pair or a
+cut UTF-8 byte yield the last complete prefix). It is parsed only when the listener
+asks (at most once per preview edit), never per fragment. Free ``content`` is never
+offered: the turn's contract may still reject it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic_core
+
+from bot.agent.llm.response import AnswerSink, LLMResponse, get_field, parse_usage
+from bot.agent.toolbox import FINAL_RESULT, ToolCall
+
+
+def partial_answer(buffer: bytes) -> str:
+    """The ``answer`` string in a possibly unfinished ``final_result`` arguments text."""
+    if not buffer.strip():
+        return ""
+    try:
+        value = pydantic_core.from_json(buffer, allow_partial="trailing-strings")
+    except ValueError:  # not JSON at all (a provider's odd encoding): nothing to show
+        return ""
+    answer = value.get("answer") if isinstance(value, dict) else None
+    return answer if isinstance(answer, str) else ""
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str | None = None
+    name: str | None = None
+    parts: list[str] = field(default_factory=list)
+
+
+class AnswerStream:
+    """Chunks of one streamed response in; an :class:`LLMResponse` out."""
+
+    def __init__(self, model: str, sink: AnswerSink | None) -> None:
+        self._model = model
+        self._sink = sink
+        self._content: list[str] = []
+        self._calls: dict[int, _Call] = {}
+        self._finish: str | None = None
+        self._usage: dict[str, int] = {}
+        self._answer: _Call | None = None  # the final_result call, once named
+        self.chunks = 0
+
+    def feed(self, chunk: Any) -> None:
+        self.chunks += 1
+        usage = get_field(chunk, "usage")
+        if usage:
+            self._usage = parse_usage(usage)
+        for choice in get_field(chunk, "choices") or ():
+            if (get_field(choice, "index") or 0) != 0:
+                continue
+            finish = get_field(choice, "finish_reason")
+            if isinstance(finish, str):
+                self._finish = finish
+            delta = get_field(choice, "delta")
+            if delta is None:
+                continue
+            content = get_field(delta, "content")
+            if isinstance(content, str) and content:
+                self._content.append(content)
+            for raw in get_field(delta, "tool_calls") or ():
+                self._feed_call(raw)
+
+    def _feed_call(self, raw: Any) -> None:
+        index = get_field(raw, "index")
+        call = self._calls.setdefault(
+            index if isinstance(index, int) else len(self._calls), _Call()
+        )
+        call_id = get_field(raw, "id")
+        if isinstance(call_id, str) and call_id and call.id is None:
+            call.id = call_id
+        function = get_field(raw, "function")
+        name = get_field(function, "name") if function is not None else None
+        if isinstance(name, str) and name and call.name is None:
+            call.name = name
+        arguments = get_field(function, "arguments") if function is not None else None
+        if isinstance(arguments, str) and arguments:
+            call.parts.append(arguments)
+            if call.name == FINAL_RESULT and self._sink is not None:
+                self._answer = call
+                self._sink.answer_grew(self._read_answer)
+
+    def _read_answer(self) -> str:
+        call = self._answer
+        return partial_answer("".join(call.parts).encode()) if call is not None else ""
+
+    def response(self) -> LLMResponse:
+        calls = tuple(
+            ToolCall(
+                id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+                name=call.name,
+                arguments="".join(call.parts),
+            )
+            for _index, call in sorted(self._calls.items())
+        )
+        return LLMResponse(
+            content="".join(self._content) or None,
+            tool_calls=calls,
+            model=self._model,
+            finish_reason=self._finish,
+            usage=self._usage,
+        )

@@ -1,0 +1,211 @@
+"""One turn's preview: the answer so far, shown in one message, edited at a pace.
+
+The rules, from the peers' bugs (see docs in the README's streaming section):
+
+- At most one preview call per ``interval`` in a chat (1 s in DMs, 3 s in groups), and
+  the first one no sooner than one interval into the turn: an answer ready within it is
+  sent once, with no preview. Latest text wins: nothing is queued; when the time comes
+  the answer is read (parsed) once and shown whole.
+- One call in flight at a time. :meth:`PreviewStream.finish` closes the stream, cancels
+  the next scheduled call and waits for the one in flight before the final answer is
+  queued: the closed flag is the generation check every call passes before it starts,
+  so no preview edit can land after (and over) the final.
+- The preview's message id is saved (:class:`bot.store.base.Previews`) right after the
+  post and before any edit. A turn replayed after a crash adopts it (edits it, then the
+  final replaces it); once the final is on its way (``final``), a replay shows no preview.
+- A rate limit pauses this chat's previews (:class:`.pauses.ChatPauses`); after
+  ``max_failures`` failed calls the turn stops previewing and the final comes alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.agent.llm.response import AnswerReader
+from bot.errors import PreviewRateLimited
+from bot.messages import ChatKey
+from bot.store.base import Previews
+from bot.store.previews import PreviewRecord
+from bot.streaming.pauses import ChatPauses
+from bot.streaming.status import status_line
+from channels.base import SupportsPreview
+
+log = logging.getLogger(__name__)
+
+FINISH_WAIT_S = 10.0  # the most the final waits for a preview call in flight
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewPlan:
+    """Where and how fast one turn previews."""
+
+    key: ChatKey
+    reply_to: str | None
+    interval: float
+    min_chars: int
+    limit: int
+    max_failures: int
+
+
+class PreviewStream:
+    """The :class:`bot.agent.llm.response.AnswerSink` of one turn."""
+
+    def __init__(
+        self,
+        channel: SupportsPreview,
+        plan: PreviewPlan,
+        *,
+        turn: str,
+        previews: Previews,
+        pauses: ChatPauses,
+        record: PreviewRecord | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._channel = channel
+        self._plan = plan
+        self._turn = turn
+        self._previews = previews
+        self._pauses = pauses
+        self._clock = clock
+        self.message_id = record.message_id if record is not None else None
+        self._final_saved = record is not None and record.final
+        self._closed = self._final_saved  # the final is on its way already: hands off
+        self._reader: AnswerReader | None = None
+        self._status: str | None = None
+        self._dirty = False
+        self._shown: str | None = None
+        self._full = False  # the text reached the length limit: shown cut, left alone
+        self._next_at = clock() + plan.interval
+        self._timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.failures = 0
+        self.calls = 0  # preview calls made (posts and edits)
+
+    # -- AnswerSink ------------------------------------------------------------------
+
+    def answer_grew(self, read: AnswerReader) -> None:
+        self._reader = read
+        self._status = None
+        self._poke()
+
+    def tools_running(self, names: tuple[str, ...]) -> None:
+        self._status = status_line(names)
+        self._poke()
+
+    # -- pacing ----------------------------------------------------------------------
+
+    def _poke(self) -> None:
+        self._dirty = True
+        if self._closed or self._full or self._timer is not None or self._task is not None:
+            return  # a call in flight looks again when it ends
+        due = max(self._next_at, self._pauses.until(self._plan.key))
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_at(loop.time() + max(0.0, due - self._clock()), self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if not self._closed:
+            self._task = asyncio.create_task(self._show(), name=f"preview:{self._plan.key}")
+
+    async def _show(self) -> None:
+        try:
+            self._dirty = False
+            text = self._text()
+            if text is not None and text != self._shown and not self._closed:
+                started = self._clock()
+                await self._call(text)
+                self._next_at = max(self._next_at, started + self._plan.interval)
+        finally:
+            self._task = None
+        if self._dirty:
+            self._poke()
+
+    def _text(self) -> str | None:
+        """What to show now; None while there is too little answer for a first preview."""
+        if self._status is not None:
+            text = self._status
+        elif self._reader is not None:
+            text = self._reader().strip()
+            if len(text) < self._plan.min_chars and self._shown is None:
+                return None
+        else:
+            return None
+        if len(text) > self._plan.limit:
+            text = text[: self._plan.limit].rstrip()
+            self._full = True
+        return text or None
+
+    async def _call(self, text: str) -> None:
+        plan = self._plan
+        self.calls += 1
+        try:
+            if self.message_id is None:
+                self.message_id = await self._channel.post_preview(plan.key, text, plan.reply_to)
+                await self._save()
+            else:
+                await self._channel.edit_preview(plan.key, self.message_id, text)
+            self._shown = text
+            return
+        except PreviewRateLimited as exc:
+            self._pauses.pause(plan.key, exc.retry_after)
+            log.info("previews in %s paused %.1f s (rate limit)", plan.key, exc.retry_after)
+        except Exception as exc:  # cosmetic: the final answer still arrives
+            log.warning("preview in %s failed: %s", plan.key, exc)
+        self.failures += 1
+        if self.failures >= plan.max_failures:
+            log.warning(
+                "previews in %s failed %d times; the answer comes whole", plan.key, self.failures
+            )
+            self._closed = True
+
+    async def _save(self) -> None:
+        """Durable before the first edit: a run that dies now leaves an id the next run
+        finishes, not an orphan. If it cannot be saved the preview is edited no more."""
+        assert self.message_id is not None
+        try:
+            await self._previews.save(self._turn, self._plan.key, self.message_id)
+        except Exception:
+            log.exception("preview id in %s could not be saved; no more edits", self._plan.key)
+            self._full = True
+
+    # -- the end ---------------------------------------------------------------------
+
+    async def finish(self) -> str | None:
+        """Stop previewing, wait for the call in flight, mark the preview final; the id
+        the final answer replaces in place (None: no preview, post the answer)."""
+        self._stop()
+        task = self._task
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), FINISH_WAIT_S)
+            except TimeoutError:
+                task.cancel()
+                log.warning("a preview call in %s hung; the final goes without it", self._plan.key)
+        if self.message_id is not None and not self._final_saved:
+            try:
+                await self._previews.finalize(self._turn)
+                self._final_saved = True
+            except Exception:  # the final carries the id anyway; a replay may edit once
+                log.exception("preview in %s could not be marked final", self._plan.key)
+        return self.message_id
+
+    async def abandon(self) -> None:
+        """The turn stopped without an answer (shutdown): the preview stays, and the
+        replayed turn adopts it from the store."""
+        self._stop()
+        task = self._task
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _stop(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -1,0 +1,215 @@
+"""Streamed answers at unit level: the partial-JSON answer, tool calls assembled by index
+from the real litellm's streamed chunks (fake SSE server), and one turn's preview pacing
+against an in-memory preview channel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from bot.agent.llm.client import LLMClient
+from bot.agent.llm.response import AnswerReader
+from bot.agent.llm.stream import partial_answer
+from bot.errors import PreviewRateLimited
+from bot.messages import ChatKey
+from bot.store.previews import PreviewRecord
+from bot.streaming.pauses import ChatPauses
+from bot.streaming.preview import PreviewPlan, PreviewStream
+from tests.fakes.llm_server import FINAL_RESULT, FakeLLM, tool_calls_reply
+
+KEY = ChatKey("fake", "1")
+ANSWER = 'café 😀 "quoted" \\ done'
+# The arguments as a provider escapes them, cut inside \u00e9, between the two halves of
+# a surrogate pair, inside \" and inside \\.
+FRAGMENTS = (
+    '{"ans',
+    'wer": "caf',
+    "\\u00",
+    "e9 \\ud83d",
+    '\\ude00 \\"q',
+    "uoted\\",
+    '" \\',
+    '\\ done"}',
+)
+
+
+class Seen:
+    """An AnswerSink that reads the answer at every growth."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.tools: list[tuple[str, ...]] = []
+
+    def answer_grew(self, read: AnswerReader) -> None:
+        self.texts.append(read())
+
+    def tools_running(self, names: tuple[str, ...]) -> None:
+        self.tools.append(names)
+
+
+def test_partial_answer_is_the_last_complete_prefix() -> None:
+    joined = ""
+    for fragment in FRAGMENTS:
+        joined += fragment
+        text = partial_answer(joined.encode())
+        assert ANSWER.startswith(text)
+        text.encode("utf-8")  # no lone surrogate
+    assert partial_answer(joined.encode()) == ANSWER
+    assert partial_answer(b'{"answer": "caf\xc3') == "caf"  # a cut UTF-8 byte
+    assert partial_answer(b"") == partial_answer(b"not json") == ""
+    assert partial_answer(b'{"next_actions": ["a"], "answ') == ""
+
+
+async def test_stream_assembles_calls_by_index_and_shows_only_the_answer(fake_llm: FakeLLM) -> None:
+    reply = tool_calls_reply(
+        [("get_weather", {"city": "Paris"}), (FINAL_RESULT, json.loads("".join(FRAGMENTS)))],
+        content="thinking aloud",
+    )
+    raw_weather = json.dumps({"city": "Paris"})
+    fragments = ((raw_weather[:5], raw_weather[5:]), FRAGMENTS)
+    fake_llm.reply(reply.__class__(**{**_fields(reply), "fragments": fragments, "piece": 3}))
+    llm = LLMClient("openai/fake-model", api_base=fake_llm.url, api_key="sk-test")
+    seen = Seen()
+    resp = await llm.stream([{"role": "user", "content": "hi"}], None, seen)
+    assert fake_llm.requests[0].json["stream"] is True
+    assert resp.content == "thinking aloud"  # kept for the turn, never shown
+    assert [c.name for c in resp.tool_calls] == ["get_weather", FINAL_RESULT]
+    assert json.loads(resp.tool_calls[0].arguments) == {"city": "Paris"}
+    assert json.loads(resp.tool_calls[1].arguments)["answer"] == ANSWER
+    assert resp.usage["total_tokens"] > 0
+    assert seen.texts[-1] == ANSWER
+    assert all(ANSWER.startswith(t) for t in seen.texts)
+    assert len(set(seen.texts)) > 3  # it grew in steps
+
+
+def _fields(reply: Any) -> dict[str, Any]:
+    return {name: getattr(reply, name) for name in reply.__dataclass_fields__}
+
+
+class Chat:
+    """An in-memory SupportsPreview: what the user sees, and every call made."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, str] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.gate: asyncio.Event | None = None
+        self.limited = 0
+
+    def preview_limit(self, key: ChatKey) -> int:
+        return 30
+
+    def preview_interval(self, key: ChatKey, configured: float) -> float:
+        return configured
+
+    async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
+        self.calls.append(("post", text))
+        self.messages[str(len(self.messages) + 1)] = text
+        return str(len(self.messages))
+
+    async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
+        self.calls.append(("edit", text))
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.limited:
+            self.limited -= 1
+            raise PreviewRateLimited("429", 60)
+        self.messages[message_id] = text
+
+    async def delete_preview(self, key: ChatKey, message_id: str) -> None:
+        self.messages.pop(message_id, None)
+
+
+class Ids:
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[str, bool]] = {}
+
+    async def save(self, turn: str, key: ChatKey, message_id: str) -> None:
+        self.rows[turn] = (message_id, False)
+
+    async def get(self, turn: str) -> PreviewRecord | None:
+        row = self.rows.get(turn)
+        return PreviewRecord(*row) if row else None
+
+    async def finalize(self, turn: str) -> None:
+        self.rows[turn] = (self.rows[turn][0], True)
+
+    async def prune(self, older_than: Any) -> int:
+        return 0
+
+
+def stream(chat: Chat, ids: Ids, pauses: ChatPauses | None = None, **kw: Any) -> PreviewStream:
+    plan = PreviewPlan(KEY, None, interval=0.0, min_chars=5, limit=30, max_failures=3)
+    return PreviewStream(chat, plan, turn="t", previews=ids, pauses=pauses or ChatPauses(), **kw)
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_status_line_then_answer_then_no_edit_after_finish() -> None:
+    chat, ids = Chat(), Ids()
+    preview = stream(chat, ids)
+    preview.tools_running(("get_weather",))
+    await _settle()
+    assert chat.messages == {"1": "⏳ get weather…"}
+    assert ids.rows == {"t": ("1", False)}  # saved before any edit
+    preview.answer_grew(lambda: "It is sunny")
+    chat.gate = asyncio.Event()
+    await _settle()  # the edit is in flight, held
+    preview.answer_grew(lambda: "It is sunny and warm")  # latest text: not queued
+    finishing = asyncio.create_task(preview.finish())
+    await _settle()
+    assert not finishing.done()  # the final waits for the edit in flight
+    chat.gate.set()
+    assert await finishing == "1"
+    assert ids.rows == {"t": ("1", True)}
+    preview.answer_grew(lambda: "a late growth never shows")
+    await _settle()
+    assert chat.calls == [("post", "⏳ get weather…"), ("edit", "It is sunny")]
+
+
+async def test_a_retry_overwrites_and_a_long_answer_is_cut_once() -> None:
+    chat, ids = Chat(), Ids()
+    preview = stream(chat, ids)
+    preview.answer_grew(lambda: "a rejected answer")
+    await _settle()
+    preview.answer_grew(lambda: "the retried answer")
+    await _settle()
+    assert chat.messages == {"1": "the retried answer"}
+    preview.answer_grew(lambda: "x" * 50)
+    await _settle()
+    preview.answer_grew(lambda: "x" * 60)
+    await _settle()
+    assert chat.messages == {"1": "x" * 30}
+    assert len(chat.calls) == 3
+
+
+async def test_rate_limit_pauses_the_chat_and_failures_end_previews() -> None:
+    chat, ids, pauses = Chat(), Ids(), ChatPauses()
+    preview = stream(chat, ids, pauses)
+    preview.answer_grew(lambda: "first text")
+    await _settle()
+    chat.limited = 1
+    preview.answer_grew(lambda: "second text")
+    await _settle()
+    assert pauses.until(KEY) > 0  # that chat paused for the retry_after
+    preview.answer_grew(lambda: "third text")
+    await _settle()
+    assert len(chat.calls) == 2  # nothing while paused
+    assert await preview.finish() == "1"
+
+
+async def test_replayed_turn_adopts_the_saved_preview_or_keeps_hands_off() -> None:
+    chat, ids = Chat(), Ids()
+    chat.messages["7"] = "half an ans"
+    preview = stream(chat, ids, record=PreviewRecord("7"))
+    preview.answer_grew(lambda: "the whole answer now")
+    await _settle()
+    assert chat.calls == [("edit", "the whole answer now")]  # the same message, no post
+    assert await preview.finish() == "7"
+    done = stream(chat, ids, record=PreviewRecord("7", final=True))
+    done.answer_grew(lambda: "replayed after the final was queued")
+    await _settle()
+    assert len(chat.calls) == 1 and await done.finish() == "7"
