@@ -53,6 +53,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.base import Access, Storage
 from bot.store.db import Database
+from bot.store.location import storage_for
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.admins import WorkspaceAdmins
 from bot.workspaces.commands import WorkspaceCommands
@@ -111,12 +112,12 @@ def build_daemon(
 
     ``channels`` None means ``local`` ones (the terminal) plus every configured
     platform; a factory gets the :class:`ChannelContext` whose state (polling offsets)
-    lives in this daemon's store. ``stores`` builds the repositories over the database.
+    lives in this daemon's store. ``stores`` builds the repositories over a SQLite
+    database (``[store] url`` names PostgreSQL or SQLite).
     """
     _protect_logs(settings)
     metrics = PrometheusMetrics()
-    db = Database(settings.data_dir / "bot.db")
-    storage = stores(db)
+    storage = storage_for(settings.store.url.get_secret_value(), settings.data_dir, stores)
     channels = _channels(settings, storage, channels, local)
     by_name = {c.name: c for c in channels}
     bus = DurableBus(storage.inbox, storage.outbox)
@@ -178,7 +179,7 @@ def build_daemon(
     )
     daemon = Daemon(
         settings=settings,
-        db=db,
+        db=storage.backend,
         bus=bus,
         outbox=storage.outbox,
         sessions=storage.sessions,

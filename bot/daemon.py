@@ -32,8 +32,7 @@ from bot.ops.supervisor import Supervisor
 from bot.ops.web import Health, WebServer, probe_health
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
-from bot.store.base import Outbox, Sessions
-from bot.store.db import Database
+from bot.store.base import Backend, Outbox, Sessions
 from bot.workspaces.folders import Workspaces
 from channels.base import Channel, ReceivesAlone
 
@@ -155,7 +154,7 @@ class Daemon:
     """The running daemon's parts, as the composition root wired them."""
 
     settings: Settings
-    db: Database
+    db: Backend  # the store's connection: SQLite's database or PostgreSQL's pool
     bus: DurableBus
     outbox: Outbox
     sessions: Sessions

@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-for _var in [v for v in os.environ if v.startswith("BOT_")]:
+for _var in [v for v in os.environ if v.startswith("BOT_") and not v.startswith("BOT_TEST_")]:
     del os.environ[_var]
 
 from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
@@ -20,7 +20,12 @@ from bot.store.base import Storage  # noqa: E402
 from bot.store.db import Database  # noqa: E402
 from tests.fakes.channel import FakeChannel  # noqa: E402
 
-pytest_plugins = ("tests.fakes.llm_server", "tests.fakes.open_meteo", "tests.fakes.web_sites")
+pytest_plugins = (
+    "tests.fakes.llm_server",
+    "tests.fakes.open_meteo",
+    "tests.fakes.web_sites",
+    "tests.fakes.postgres",
+)
 
 if TYPE_CHECKING:
     from tests.fakes.llm_server import FakeLLM

@@ -1,5 +1,5 @@
 """``bot admin link | logout-all``: a one-time login link to the admin page, and ending
-every admin session. Works on the database directly, also while the daemon runs
+every admin session. Works on the store directly, also while the daemon runs
 (the daemon reads sessions and links from the same table)."""
 
 from __future__ import annotations
@@ -7,10 +7,9 @@ from __future__ import annotations
 import typer
 
 from bot.admin.auth import LINK_TTL, AdminAuth, base_url
-from bot.cli.shared import ConfigOpt, with_database
+from bot.cli.shared import ConfigOpt, with_storage
 from bot.config import Settings
-from bot.store.db import Database
-from bot.store.sqlite import sqlite_storage
+from bot.store.base import Storage
 
 app = typer.Typer(no_args_is_help=True, help="The admin page: login links and sessions.")
 
@@ -19,12 +18,12 @@ app = typer.Typer(no_args_is_help=True, help="The admin page: login links and se
 def link(config: ConfigOpt = None) -> None:
     """Print a login link for the admin page (works once, for 10 minutes)."""
 
-    async def run(settings: Settings, db: Database) -> tuple[Settings, str]:
+    async def run(settings: Settings, storage: Storage) -> tuple[Settings, str]:
         web = settings.web
         base = base_url(settings.admin.public_url, web.host, web.port)
-        return settings, await AdminAuth(sqlite_storage(db).admin).new_link("cli", base)
+        return settings, await AdminAuth(storage.admin).new_link("cli", base)
 
-    settings, url = with_database(config, run)
+    settings, url = with_storage(config, run)
     if not settings.admin.enabled:
         typer.echo("note: [admin] enabled is false: the daemon does not serve /admin", err=True)
     typer.echo(url)
@@ -35,8 +34,8 @@ def link(config: ConfigOpt = None) -> None:
 def logout_all(config: ConfigOpt = None) -> None:
     """End every admin page session (each browser must log in again)."""
 
-    async def run(settings: Settings, db: Database) -> int:
-        return await AdminAuth(sqlite_storage(db).admin).log_out_all()
+    async def run(settings: Settings, storage: Storage) -> int:
+        return await AdminAuth(storage.admin).log_out_all()
 
-    ended = with_database(config, run)
+    ended = with_storage(config, run)
     typer.echo(f"ended {ended} admin session{'s' if ended != 1 else ''}")

@@ -42,6 +42,7 @@ SUBCOMMANDS: dict[str, Sub] = {
     "pairing": Sub("bot.cli.pairing"),
     "reminders": Sub("bot.cli.reminders"),
     "admin": Sub("bot.cli.admin"),
+    "store": Sub("bot.cli.store"),
 }
 
 

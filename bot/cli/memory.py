@@ -9,9 +9,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, fail, with_database
+from bot.cli.shared import ConfigOpt, fail, with_storage
 from bot.store.base import Memory
-from bot.store.memory import MemoryStore
 
 T = TypeVar("T")
 
@@ -21,7 +20,7 @@ WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="workspace 
 
 
 def _with_memory(config: Path | None, job: Callable[[Memory], Awaitable[T]]) -> T:
-    return with_database(config, lambda _settings, db: job(MemoryStore(db)))
+    return with_storage(config, lambda _settings, storage: job(storage.memory))
 
 
 @app.command("list")

@@ -1,9 +1,9 @@
 """``bot pairing list | approve <code> | deny <code> | revoke <channel>:<user id>``.
 
-Works on the database directly, also while the daemon runs (SQLite allows a second
-connection): the daemon reads approvals per message, so a change takes effect at the
-user's next message. An approved stranger is told by the daemon only when approved from
-chat; from here the operator tells them, or they simply write again.
+Works on the store directly, also while the daemon runs (SQLite allows a second
+connection, PostgreSQL many): the daemon reads approvals per message, so a change takes
+effect at the user's next message. An approved stranger is told by the daemon only when
+approved from chat; from here the operator tells them, or they simply write again.
 """
 
 from __future__ import annotations
@@ -14,22 +14,21 @@ from typing import TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, with_database
+from bot.cli.shared import ConfigOpt, with_storage
 from bot.config import Settings
 from bot.dispatcher.pairing import Pairing, describe_request
 from bot.messages import utcnow
-from bot.store.db import Database
-from bot.store.sqlite import sqlite_storage
+from bot.store.base import Storage
 
 app = typer.Typer(no_args_is_help=True, help="Pairing codes and approved users.")
 T = TypeVar("T")
 
 
 def _with_pairing(config: Path | None, work: Callable[[Pairing], Awaitable[T]]) -> T:
-    async def run(settings: Settings, db: Database) -> T:
-        return await work(Pairing.from_settings(sqlite_storage(db).access, settings.access))
+    async def run(settings: Settings, storage: Storage) -> T:
+        return await work(Pairing.from_settings(storage.access, settings.access))
 
-    return with_database(config, run)
+    return with_storage(config, run)
 
 
 @app.command("list")

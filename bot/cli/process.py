@@ -20,7 +20,7 @@ from bot.ops.redaction import protect_logs
 if TYPE_CHECKING:
     from bot.config import Settings
 
-_NOISY = ("LiteLLM", "litellm", "httpx", "aiosqlite", "asyncio", "apscheduler")
+_NOISY = ("LiteLLM", "litellm", "httpx", "asyncpg", "asyncio", "apscheduler")
 
 
 def setup_logging(level: str, quiet: bool = False) -> None:

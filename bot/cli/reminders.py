@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli.shared import ConfigOpt, with_database
+from bot.cli.shared import ConfigOpt, with_storage
 from bot.config import Settings
 from bot.messages import utcnow
 from bot.reminders.service import describe
-from bot.store.db import Database
-from bot.store.reminders import Reminder, ReminderStatus, ReminderStore
+from bot.store.base import Storage
+from bot.store.reminders import Reminder, ReminderStatus
 
 app = typer.Typer(no_args_is_help=True, help="Reminders and follow-ups of every chat.")
 
@@ -20,11 +20,11 @@ app = typer.Typer(no_args_is_help=True, help="Reminders and follow-ups of every 
 def list_(config: ConfigOpt = None) -> None:
     """Every active reminder: id, when, chat, text; overdue ones are marked."""
 
-    async def run(settings: Settings, db: Database) -> list[Reminder]:
-        return await ReminderStore(db).active()
+    async def run(settings: Settings, storage: Storage) -> list[Reminder]:
+        return await storage.reminders.active()
 
     now = utcnow()
-    active = with_database(config, run)
+    active = with_storage(config, run)
     if not active:
         typer.echo("no active reminders")
     for r in active:
@@ -37,15 +37,15 @@ def list_(config: ConfigOpt = None) -> None:
 def cancel(reminder_id: int, config: ConfigOpt = None) -> None:
     """Cancel reminder ``reminder_id`` (see ``bot reminders list``)."""
 
-    async def run(settings: Settings, db: Database) -> Reminder | None:
-        store = ReminderStore(db)
+    async def run(settings: Settings, storage: Storage) -> Reminder | None:
+        store = storage.reminders
         found = await store.get(reminder_id)
         if found is not None and found.status is ReminderStatus.ACTIVE:
             await store.set_status(reminder_id, ReminderStatus.CANCELLED)
             return found
         return None
 
-    found = with_database(config, run)
+    found = with_storage(config, run)
     if found is None:
         typer.echo(f"error: there is no active reminder #{reminder_id}", err=True)
         raise typer.Exit(2)

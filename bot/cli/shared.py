@@ -18,7 +18,7 @@ from bot.errors import BotError
 
 if TYPE_CHECKING:
     from bot.config import Settings
-    from bot.store.db import Database
+    from bot.store.base import Storage
 
 T = TypeVar("T")
 
@@ -43,26 +43,26 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def with_database(
+def with_storage(
     config: Path | None,
-    work: Callable[[Settings, Database], Awaitable[T]],
+    work: Callable[[Settings, Storage], Awaitable[T]],
     *,
     refusal_exit: int = 1,
 ) -> T:
-    """Open the daemon's database (also while it runs: SQLite takes a second connection),
-    run ``work``, close it. A refusal (any BotError) is one line on stderr and
-    ``refusal_exit``; a config error is exit code 2."""
-    from bot.store.db import Database
+    """Open the daemon's store (``[store] url``; also while it runs: SQLite takes a
+    second connection, PostgreSQL many), run ``work``, close it. A refusal (any
+    BotError) is one line on stderr and ``refusal_exit``; a config error is exit code 2."""
+    from bot.store.location import storage_for
 
     settings = load_or_exit(config, data_dir=True)
 
     async def run() -> T:
-        db = Database(settings.data_dir / "bot.db")
-        await db.open()
+        storage = storage_for(settings.store.url.get_secret_value(), settings.data_dir)
+        await storage.backend.open()
         try:
-            return await work(settings, db)
+            return await work(settings, storage)
         finally:
-            await db.close()
+            await storage.backend.close()
 
     try:
         return asyncio.run(run())

@@ -18,10 +18,10 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, fail, load_or_exit, with_database
+from bot.cli.shared import ConfigOpt, fail, load_or_exit, with_storage
 from bot.config import Settings
-from bot.store.db import Database
-from bot.store.workspaces import PersonaVersion, WorkspaceStore
+from bot.store.base import Storage
+from bot.store.workspaces import PersonaVersion
 from bot.workspaces.folders import Workspaces
 from bot.workspaces.personas import Personas, describe
 
@@ -47,17 +47,17 @@ def _author() -> str:
 def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]) -> T:
     """Open the store, run ``work``, close; a refusal is one line and exit code 2."""
 
-    async def run(settings: Settings, db: Database) -> T:
+    async def run(settings: Settings, storage: Storage) -> T:
         folders = Workspaces(settings.data_dir / "workspaces")
         personas = Personas(
             folders,
-            WorkspaceStore(db),
+            storage.workspaces,
             max_chars=settings.workspaces.max_file_chars,
             configured=settings.workspaces.names(),
         )
         return await work(personas)
 
-    return with_database(config, run, refusal_exit=2)
+    return with_storage(config, run, refusal_exit=2)
 
 
 def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
@@ -43,5 +44,6 @@ def secret_values(settings: Settings) -> list[str]:
         secrets += spec.secrets(channel_section(settings, spec.name))
     for server in settings.mcp.servers.values():
         secrets += server.secrets()
-    values = (s.get_secret_value() for s in secrets)
+    values = [s.get_secret_value() for s in secrets]
+    values.append(urlsplit(settings.store.url.get_secret_value()).password or "")
     return sorted({v for v in values if v}, key=len, reverse=True)

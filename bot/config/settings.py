@@ -154,6 +154,24 @@ class ClusterSettings(Section):
     poll_s: float = Field(default=1.0, gt=0)
 
 
+class StoreSettings(Section):
+    """Where the daemon keeps its state: "" is SQLite in ``data_dir`` (nothing else to
+    run); ``postgresql://user[:password]@host[:port]/db[?search_path=schema]`` is a
+    PostgreSQL server, which several replicas may share. Secret: it may hold a password."""
+
+    url: SecretStr = SecretStr("")
+
+    @field_validator("url")
+    @classmethod
+    def _known_backend(cls, value: SecretStr) -> SecretStr:
+        url = value.get_secret_value()
+        if url and not url.startswith(("postgresql://", "postgres://", "sqlite:")):
+            raise ValueError(
+                'expected "" (SQLite in data_dir), "sqlite:PATH" or "postgresql://..."'
+            )
+        return value
+
+
 class WebSettings(Section):
     """The operations endpoint: ``/healthz`` and ``/metrics``."""
 
@@ -220,6 +238,7 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     workspaces: WorkspacesSettings = Field(default_factory=WorkspacesSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

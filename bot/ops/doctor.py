@@ -23,9 +23,11 @@ import aiohttp
 from bot.agent.llm.client import LLMClient
 from bot.config import Settings, load_settings
 from bot.config.channels import enabled_channels, secret_values
-from bot.errors import ConfigError, LLMError, ModelNotConfiguredError
+from bot.errors import ConfigError, LLMError, ModelNotConfiguredError, StoreError
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from bot.ops.redaction import maskable
+from bot.store.location import describe, peek_version
+from bot.store.schema import MIGRATIONS
 
 CHECK_CITY = "Berlin"
 MIN_FREE_BYTES = 100 * 1024 * 1024
@@ -85,6 +87,31 @@ async def check_model(settings: Settings) -> Check:
     return ok(name, f"answered in {time.perf_counter() - started:.1f} s")
 
 
+async def check_store(settings: Settings) -> Check:
+    """The store answers, at a schema version this release can run (read, not migrated)."""
+    url = settings.store.url.get_secret_value()
+    where = describe(url, settings.data_dir)
+    name = "store"
+    try:
+        version = await peek_version(url, settings.data_dir)
+    except StoreError as exc:
+        return failed(
+            name, str(exc), "check [store] url (BOT_STORE__URL): server running, user allowed"
+        )
+    latest = len(MIGRATIONS)
+    if version is None:
+        return ok(name, f"{where} (new: created at the first start)")
+    if version > latest:
+        return failed(
+            name,
+            f"{where}: schema version {version} is newer than this release ({latest})",
+            "upgrade the daemon (or point [store] url at this release's database)",
+        )
+    if version < latest:
+        return ok(name, f"{where}: schema version {version}, migrated to {latest} at next start")
+    return ok(name, f"{where}: schema version {version} (latest)")
+
+
 ExtraChecks = Callable[[Settings], Awaitable[list[Check]]]
 
 
@@ -99,7 +126,7 @@ async def run_checks(
     config_check, settings = check_config(config)
     if settings is None:
         return [config_check]
-    checks = [config_check, check_data_dir(settings.data_dir)]
+    checks = [config_check, check_data_dir(settings.data_dir), await check_store(settings)]
     if offline:
         skipped = Check("internet", "skipped", "--offline: platforms, weather, MCP servers")
         local = _is_local(settings.llm.api_base)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from bot.messages import ChatKey
 from bot.store.db import Database
+from bot.store.rows import Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,20 +72,10 @@ def _iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()
 
 
-_APPROVED = "SELECT channel, user_id, user_name, approved_by, approved_at FROM approved_users"
+APPROVED = "SELECT channel, user_id, user_name, approved_by, approved_at FROM approved_users"
 
 
-def _approved(r: sqlite3.Row) -> ApprovedUser:
-    return ApprovedUser(
-        r["channel"],
-        r["user_id"],
-        r["user_name"],
-        r["approved_by"],
-        datetime.fromisoformat(r["approved_at"]),
-    )
-
-
-def _request(row: sqlite3.Row) -> PairingRequest:
+def pairing_request(row: Row) -> PairingRequest:
     return PairingRequest(
         code=row["code"],
         key=ChatKey(row["channel"], row["chat_id"], row["thread_id"] or None),
@@ -95,7 +86,17 @@ def _request(row: sqlite3.Row) -> PairingRequest:
     )
 
 
-_REQUEST_COLUMNS = "code, channel, chat_id, thread_id, user_id, user_name, created_at, expires_at"
+def approved_user(row: Row) -> ApprovedUser:
+    return ApprovedUser(
+        row["channel"],
+        row["user_id"],
+        row["user_name"],
+        row["approved_by"],
+        datetime.fromisoformat(row["approved_at"]),
+    )
+
+
+REQUEST_COLUMNS = "code, channel, chat_id, thread_id, user_id, user_name, created_at, expires_at"
 
 
 class AccessStore:
@@ -138,30 +139,30 @@ class AccessStore:
 
     async def request_of(self, channel: str, user_id: str, now: datetime) -> PairingRequest | None:
         row = await self._db.fetchone(
-            f"SELECT {_REQUEST_COLUMNS} FROM pairing_requests"
+            f"SELECT {REQUEST_COLUMNS} FROM pairing_requests"
             " WHERE channel = ? AND user_id = ? AND expires_at > ?",
             (channel, user_id, _iso(now)),
         )
-        return _request(row) if row else None
+        return pairing_request(row) if row else None
 
     async def pending_requests(self, now: datetime) -> list[PairingRequest]:
         rows = await self._db.fetchall(
-            f"SELECT {_REQUEST_COLUMNS} FROM pairing_requests WHERE expires_at > ?"
+            f"SELECT {REQUEST_COLUMNS} FROM pairing_requests WHERE expires_at > ?"
             " ORDER BY created_at, code",
             (_iso(now),),
         )
-        return [_request(r) for r in rows]
+        return [pairing_request(r) for r in rows]
 
     async def take_request(self, code: str, now: datetime) -> PairingRequest | None:
         """Remove the live request with ``code`` and return it (None: unknown or expired)."""
         row = await self._db.fetchone(
-            f"SELECT {_REQUEST_COLUMNS} FROM pairing_requests WHERE code = ? AND expires_at > ?",
+            f"SELECT {REQUEST_COLUMNS} FROM pairing_requests WHERE code = ? AND expires_at > ?",
             (code, _iso(now)),
         )
         if row is None:
             return None
         taken = await self._db.execute_count("DELETE FROM pairing_requests WHERE code = ?", (code,))
-        return _request(row) if taken else None  # another caller took it first
+        return pairing_request(row) if taken else None  # another caller took it first
 
     async def approve(self, request: PairingRequest, by: str, at: datetime) -> None:
         await self._db.execute(
@@ -179,16 +180,16 @@ class AccessStore:
         return row is not None
 
     async def approved_users(self) -> list[ApprovedUser]:
-        rows = await self._db.fetchall(f"{_APPROVED} ORDER BY approved_at, channel, user_id")
-        return [_approved(r) for r in rows]
+        rows = await self._db.fetchall(f"{APPROVED} ORDER BY approved_at, channel, user_id")
+        return [approved_user(r) for r in rows]
 
     async def approved_page(self, limit: int, offset: int = 0) -> list[ApprovedUser]:
         """One page of the approved users, oldest approval first."""
         rows = await self._db.fetchall(
-            f"{_APPROVED} ORDER BY approved_at, channel, user_id LIMIT ? OFFSET ?",
+            f"{APPROVED} ORDER BY approved_at, channel, user_id LIMIT ? OFFSET ?",
             (limit, offset),
         )
-        return [_approved(r) for r in rows]
+        return [approved_user(r) for r in rows]
 
     async def revoke(self, channel: str, user_id: str) -> bool:
         removed = await self._db.execute_count(
@@ -213,7 +214,7 @@ class AccessStore:
         return {(r["channel"], r["name"]): r["user_id"] for r in rows}
 
 
-def _request_params(request: PairingRequest) -> tuple[str, ...]:
+def request_params(request: PairingRequest) -> tuple[str, ...]:
     key = request.key
     return (
         request.code,
@@ -242,8 +243,10 @@ def _hold_of(c: sqlite3.Connection, channel: str, user_id: str) -> PairingHold |
         "SELECT reason, held_until FROM pairing_holds WHERE channel = ? AND user_id = ?",
         (channel, user_id),
     ).fetchone()
-    if row is None:
-        return None
+    return hold_row(channel, user_id, row) if row is not None else None
+
+
+def hold_row(channel: str, user_id: str, row: Row) -> PairingHold:
     return PairingHold(channel, user_id, row["reason"], datetime.fromisoformat(row["held_until"]))
 
 
@@ -257,19 +260,19 @@ def _admit(c: sqlite3.Connection, request: PairingRequest, *, max_pending: int) 
     if hold is not None:
         return Admission(False, hold=hold)
     live = c.execute(
-        f"SELECT {_REQUEST_COLUMNS} FROM pairing_requests WHERE channel = ?"
+        f"SELECT {REQUEST_COLUMNS} FROM pairing_requests WHERE channel = ?"
         " ORDER BY created_at, code",
         (channel,),
     ).fetchall()
     if any(row["user_id"] == request.user_id for row in live):
         return Admission(False)
-    evicted = tuple(_request(row) for row in live[: max(0, len(live) - max_pending + 1)])
+    evicted = tuple(pairing_request(row) for row in live[: max(0, len(live) - max_pending + 1)])
     for old in evicted:
         c.execute("DELETE FROM pairing_requests WHERE code = ?", (old.code,))
         _put_hold(c, PairingHold(channel, old.user_id, EVICTED, old.expires_at))
     added = c.execute(
-        f"INSERT OR IGNORE INTO pairing_requests ({_REQUEST_COLUMNS})"
+        f"INSERT OR IGNORE INTO pairing_requests ({REQUEST_COLUMNS})"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        _request_params(request),
+        request_params(request),
     ).rowcount
     return Admission(added == 1, evicted)

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from bot.store.db import Database
+from bot.store.rows import Row
 
 
 class LinkState(StrEnum):
@@ -38,6 +39,17 @@ def _iso(at: datetime) -> str:
     return at.isoformat()
 
 
+def link_check(row: Row | None, now: datetime) -> LinkCheck:
+    """What a link's row (admin, expires_at, used_at) says of it at ``now``."""
+    if row is None:
+        return LinkCheck(LinkState.UNKNOWN)
+    if row["used_at"] is not None:
+        return LinkCheck(LinkState.USED, row["admin"])
+    if row["expires_at"] <= _iso(now):
+        return LinkCheck(LinkState.EXPIRED, row["admin"])
+    return LinkCheck(LinkState.VALID, row["admin"])
+
+
 class AdminTokenStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -60,13 +72,7 @@ class AdminTokenStore:
             "SELECT admin, expires_at, used_at FROM admin_tokens WHERE token_hash = ? AND kind = ?",
             (token_hash, LINK),
         )
-        if row is None:
-            return LinkCheck(LinkState.UNKNOWN)
-        if row["used_at"] is not None:
-            return LinkCheck(LinkState.USED, row["admin"])
-        if row["expires_at"] <= _iso(now):
-            return LinkCheck(LinkState.EXPIRED, row["admin"])
-        return LinkCheck(LinkState.VALID, row["admin"])
+        return link_check(row, now)
 
     async def use_link(self, token_hash: str, now: datetime) -> LinkCheck:
         """Mark a valid link used and say whose it was; otherwise why it cannot be."""

@@ -8,7 +8,7 @@ one storage test class against each of its storages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -234,6 +234,20 @@ class KeyValue(Protocol):
     async def delete(self, key: str) -> None: ...
 
 
+class Tables(Protocol):
+    """Every row of every table as stored (ids included), for ``bot store copy``: what
+    one backend reads, the other writes, whatever tables later migrations add."""
+
+    async def names(self) -> list[str]: ...  # a table after those it references
+    async def columns(self, table: str) -> list[str]: ...
+    async def count(self, table: str) -> int: ...
+    def read(self, table: str, columns: Sequence[str]) -> AsyncIterator[list[tuple[Any, ...]]]: ...
+    async def write(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None: ...
+    async def settle(self) -> None: ...  # after writing: new rows get ids past the copied
+
+
 @dataclass(frozen=True)
 class Storage:
     """Every repository of one backend, opened and closed together."""
@@ -250,3 +264,4 @@ class Storage:
     memory: Memory
     admin: AdminTokens
     previews: Previews
+    tables: Tables

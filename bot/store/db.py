@@ -11,17 +11,16 @@ import asyncio
 import contextlib
 import functools
 import logging
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.errors import StoreError
 from bot.messages import utcnow
+from bot.store import schema
 from bot.store.group import GroupCommit
 from bot.store.transaction import transaction
 from bot.store.worker import DatabaseThread
@@ -30,34 +29,15 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MIGRATIONS_DIR = "migrations"
 HEALTH_PROBE_KEY = "health:probe"  # the row /healthz rewrites in the kv table
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 def load_migrations(directory: Traversable | None = None) -> tuple[str, ...]:
-    """The schema migrations, ``NNNN_name.sql`` in order; file N upgrades version N-1 to N.
-
-    Numbered files rather than one list: a migration is added as one new file (never
-    edited), and two branches adding one each collide on the number, not silently.
-    """
-    folder = directory or resources.files("bot.store").joinpath(MIGRATIONS_DIR)
-    found: dict[int, str] = {}
-    for entry in folder.iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match is None:
-            continue
-        number = int(match.group(1))
-        if number in found:
-            raise StoreError(f"two migrations are numbered {number:04d}")
-        found[number] = entry.read_text(encoding="utf-8")
-    expected = list(range(1, len(found) + 1))
-    if sorted(found) != expected:
-        raise StoreError(f"migrations must be numbered 0001..{len(found):04d} without gaps")
-    return tuple(found[n] for n in expected)
+    """The schema migrations as SQLite runs them (:mod:`bot.store.schema`), in order."""
+    return tuple(m.sql for m in schema.load(directory))
 
 
-MIGRATIONS: tuple[str, ...] = load_migrations()
+MIGRATIONS: tuple[str, ...] = tuple(m.sql for m in schema.MIGRATIONS)
 
 
 class Database:
@@ -270,6 +250,18 @@ class Database:
             return True
         except (sqlite3.Error, StoreError):
             return False
+
+
+def sqlite_version(path: Path) -> int:
+    """The schema version of the database at ``path``, opened read-only (nothing migrated)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read database {path}: {exc}") from exc
 
 
 def _run_work(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:

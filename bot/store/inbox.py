@@ -18,7 +18,7 @@ from bot.store.group import GroupCommit
 _ROW = "channel = ? AND chat_id = ? AND thread_id = ? AND message_id = ?"
 
 
-def _row_key(msg: InboundMessage) -> tuple[str, str, str, str]:
+def row_key(msg: InboundMessage) -> tuple[str, str, str, str]:
     return (msg.key.channel, msg.key.chat_id, msg.key.thread_id or "", msg.message_id)
 
 
@@ -55,7 +55,7 @@ class InboxStore:
     async def accept(self, msg: InboundMessage) -> bool:
         """Journal a message; False when the same (chat, message id) was seen before."""
         return await self._journal.submit(
-            (*_row_key(msg), to_json(msg), msg.received_at.isoformat())
+            (*row_key(msg), to_json(msg), msg.received_at.isoformat())
         )
 
     async def done(self, msg: InboundMessage) -> None:
@@ -67,10 +67,10 @@ class InboxStore:
 
     async def started(self, msg: InboundMessage) -> int:
         """Count one more turn attempt (committed before the turn runs); returns the count."""
-        return await self._db.run_together(functools.partial(_count_attempt, key=_row_key(msg)))
+        return await self._db.run_together(functools.partial(_count_attempt, key=row_key(msg)))
 
     async def _finish(self, msg: InboundMessage, status: str) -> None:
-        row = (status, utcnow().isoformat(), *_row_key(msg))
+        row = (status, utcnow().isoformat(), *row_key(msg))
         await self._db.run_together(functools.partial(_finish, row=row))
 
     async def pending(self) -> list[InboundMessage]:

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
+from bot.store.rows import Row
 
 
 class Scope(StrEnum):
@@ -52,7 +53,7 @@ def chat_owner(key: ChatKey) -> str:
     return f"{key.channel}:{key.chat_id}"
 
 
-_COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at, author"
+COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at, author"
 
 
 _SPEAKER = "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)"
@@ -64,7 +65,7 @@ def _note(conn: sqlite3.Connection, row: tuple[str, int, str]) -> None:
 
 def _facts_of_both(conn: sqlite3.Connection, params: tuple[str, ...]) -> list[sqlite3.Row]:
     sql = (
-        f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
+        f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
         "(scope = ? AND owner = ?) OR (scope = ? AND owner = ?)) ORDER BY id"
     )
     return conn.execute(sql, params).fetchall()
@@ -77,11 +78,11 @@ class MemoryStore:
     async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]:
         """Oldest first, so numbering stays put while facts are added."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ? AND scope = ?"
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = ? AND scope = ?"
             " AND owner = ? ORDER BY id",
             (workspace, scope.value, owner),
         )
-        return [_fact(r) for r in rows]
+        return [fact_of(r) for r in rows]
 
     async def facts_of_both(
         self, workspace: str, user_owner: str, chat_owner: str
@@ -89,33 +90,33 @@ class MemoryStore:
         """A user's facts and a chat's, oldest first, in one query (read every turn)."""
         params = (workspace, Scope.USER.value, user_owner, Scope.CHAT.value, chat_owner)
         rows = await self._db.run_together(functools.partial(_facts_of_both, params=params))
-        facts = [_fact(r) for r in rows]
+        facts = [fact_of(r) for r in rows]
         return [f for f in facts if f.scope is Scope.USER], [
             f for f in facts if f.scope is Scope.CHAT
         ]
 
     async def all_facts(self, workspace: str | None = None) -> list[Fact]:
-        sql = f"SELECT {_COLUMNS} FROM memory_facts"
+        sql = f"SELECT {COLUMNS} FROM memory_facts"
         params: tuple[str, ...] = ()
         if workspace is not None:
             sql, params = sql + " WHERE workspace = ?", (workspace,)
         rows = await self._db.fetchall(sql + " ORDER BY workspace, scope, owner, id", params)
-        return [_fact(r) for r in rows]
+        return [fact_of(r) for r in rows]
 
     async def facts_page(self, workspace: str, limit: int, offset: int = 0) -> list[Fact]:
         """One page of a workspace's facts, by scope and owner (users, then chats)."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM memory_facts WHERE workspace = ?"
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = ?"
             " ORDER BY scope DESC, owner, id LIMIT ? OFFSET ?",
             (workspace, limit, offset),
         )
-        return [_fact(r) for r in rows]
+        return [fact_of(r) for r in rows]
 
     async def get(self, fact_id: int) -> Fact | None:
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM memory_facts WHERE id = ?", (fact_id,)
+            f"SELECT {COLUMNS} FROM memory_facts WHERE id = ?", (fact_id,)
         )
-        return _fact(row) if row else None
+        return fact_of(row) if row else None
 
     async def add(
         self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
@@ -171,19 +172,20 @@ class MemoryStore:
             " WHERE workspace = ? ORDER BY id",
             (workspace,),
         )
-        return [
-            Failure(
-                str(r["chat"]),
-                int(r["from_id"]),
-                int(r["through_id"]),
-                str(r["error"]),
-                str(r["created_at"]),
-            )
-            for r in rows
-        ]
+        return [failure_of(r) for r in rows]
 
 
-def _fact(r: sqlite3.Row) -> Fact:
+def failure_of(r: Row) -> Failure:
+    return Failure(
+        str(r["chat"]),
+        int(r["from_id"]),
+        int(r["through_id"]),
+        str(r["error"]),
+        str(r["created_at"]),
+    )
+
+
+def fact_of(r: Row) -> Fact:
     return Fact(
         id=int(r["id"]),
         workspace=str(r["workspace"]),

@@ -14,6 +14,7 @@ from enum import StrEnum
 from bot.errors import QuotaExceeded
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
+from bot.store.rows import Row
 
 
 class ReminderKind(StrEnum):
@@ -48,7 +49,7 @@ class Reminder:
     chain_depth: int = 0
 
 
-_COLUMNS = (
+COLUMNS = (
     "id, channel, chat_id, thread_id, user_id, content, kind, next_fire_at, recurrence,"
     " timezone, status, created_at, last_fired_at, attempts, workspace, chain_depth"
 )
@@ -58,7 +59,7 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def _row(row: sqlite3.Row) -> Reminder:
+def reminder_of(row: Row) -> Reminder:
     return Reminder(
         id=int(row["id"]),
         key=ChatKey(row["channel"], row["chat_id"], row["thread_id"] or None),
@@ -75,6 +76,22 @@ def _row(row: sqlite3.Row) -> Reminder:
         workspace=row["workspace"],
         chain_depth=int(row["chain_depth"]),
     )
+
+
+def fired_rows(
+    entries: list[tuple[int, datetime, datetime | None, bool]],
+) -> list[tuple[str, str | None, str, int]]:
+    """(last fired, next fire, status, id) per firing: the next occurrence, else done (or
+    missed when it was never delivered)."""
+    rows = []
+    for reminder_id, fired_at, nxt, missed in entries:
+        status = ReminderStatus.ACTIVE if nxt else ReminderStatus.DONE
+        if missed and nxt is None:
+            status = ReminderStatus.MISSED
+        rows.append(
+            (fired_at.isoformat(), nxt.isoformat() if nxt else None, status.value, reminder_id)
+        )
+    return rows
 
 
 _INSERT = (
@@ -139,15 +156,15 @@ class ReminderStore:
 
     async def get(self, reminder_id: int) -> Reminder | None:
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM reminders WHERE id = ?", (reminder_id,)
+            f"SELECT {COLUMNS} FROM reminders WHERE id = ?", (reminder_id,)
         )
-        return _row(row) if row else None
+        return reminder_of(row) if row else None
 
     async def by_source(self, source: str) -> Reminder | None:
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM reminders WHERE source = ?", (source,)
+            f"SELECT {COLUMNS} FROM reminders WHERE source = ?", (source,)
         )
-        return _row(row) if row else None
+        return reminder_of(row) if row else None
 
     async def due_times(self, until: datetime) -> list[datetime]:
         """Distinct fire times of active reminders up to ``until`` (overdue ones included)."""
@@ -160,11 +177,11 @@ class ReminderStore:
 
     async def due(self, until: datetime) -> list[Reminder]:
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' AND next_fire_at <= ?"
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active' AND next_fire_at <= ?"
             " ORDER BY next_fire_at, id",
             (until.isoformat(),),
         )
-        return [_row(r) for r in rows]
+        return [reminder_of(r) for r in rows]
 
     async def count_active(self) -> int:
         row = await self._db.fetchone("SELECT COUNT(*) AS n FROM reminders WHERE status = 'active'")
@@ -172,29 +189,29 @@ class ReminderStore:
 
     async def active(self) -> list[Reminder]:
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' ORDER BY next_fire_at"
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active' ORDER BY next_fire_at"
         )
-        return [_row(r) for r in rows]
+        return [reminder_of(r) for r in rows]
 
     async def active_page(self, limit: int, offset: int = 0) -> list[Reminder]:
         """One page of every active reminder, grouped by user and chat."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active'"
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active'"
             " ORDER BY channel, user_id, chat_id, next_fire_at, id LIMIT ? OFFSET ?",
             (limit, offset),
         )
-        return [_row(r) for r in rows]
+        return [reminder_of(r) for r in rows]
 
     async def active_for_user(
         self, channel: str, user_id: str, workspace: str | None = None
     ) -> list[Reminder]:
         """The user's active reminders; with ``workspace``, only those set in it."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
             " AND user_id = ? AND (? IS NULL OR workspace = ?) ORDER BY next_fire_at",
             (channel, user_id, workspace, workspace),
         )
-        return [_row(r) for r in rows]
+        return [reminder_of(r) for r in rows]
 
     async def count_active_for_user(self, channel: str, user_id: str) -> int:
         row = await self._db.fetchone(
@@ -206,19 +223,7 @@ class ReminderStore:
 
     async def fired_many(self, entries: list[tuple[int, datetime, datetime | None, bool]]) -> None:
         """Record a batch of firings (id, fired at, next fire or None, missed) at once."""
-        rows = []
-        for reminder_id, fired_at, nxt, missed in entries:
-            status = ReminderStatus.ACTIVE if nxt else ReminderStatus.DONE
-            if missed and nxt is None:
-                status = ReminderStatus.MISSED
-            rows.append(
-                (
-                    fired_at.isoformat(),
-                    nxt.isoformat() if nxt else None,
-                    status.value,
-                    reminder_id,
-                )
-            )
+        rows = fired_rows(entries)
         await self._db.executemany(
             "UPDATE reminders SET last_fired_at = ?, next_fire_at = ?, status = ?,"
             " attempts = attempts + 1 WHERE id = ?",

@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
+from bot.store.rows import Row
 from bot.store.tails import TailCache
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class SessionStore:
             return
         sid = await self.session_id(key)
         now = utcnow().isoformat()
-        rows = [_row(sid, m, now, source_id) for m in messages]
+        rows = [message_row(sid, m, now, source_id) for m in messages]
         # One transaction: all rows or none.
         ids = await self._db.run_together(functools.partial(_insert, sid=sid, rows=rows, now=now))
         self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
@@ -89,7 +90,7 @@ class SessionStore:
         if summary_known and known is not None:
             cached, tail = self._summaries[known], self._tails.newest(known, limit)
         now = utcnow().isoformat()
-        stored = _row(0, user, now, source_id)  # the session id goes in on the thread
+        stored = message_row(0, user, now, source_id)  # the session id goes in on the thread
 
         def work(c: sqlite3.Connection) -> _Begun:
             sid = known if known is not None else _session_row(c, key, now)
@@ -107,7 +108,7 @@ class SessionStore:
                 return _Begun(sid, user_row, False, None, summary)
             through = summary[1] if summary is not None else 0
             params = (sid, through, user_row, -1 if limit is None else limit)
-            read = [_message(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
+            read = [message_of(r) for r in reversed(c.execute(_SELECT_BEFORE, params).fetchall())]
             return _Begun(sid, user_row, found is not None, read, summary)
 
         if tail is not None:  # writes and a row or two: may share a commit on the loop
@@ -173,7 +174,7 @@ class SessionStore:
             sql += " LIMIT ?"
             params = (sid, limit)
         rows = await self._db.fetchall(sql, params)
-        return [_message(row) for row in reversed(rows)]
+        return [message_of(row) for row in reversed(rows)]
 
     async def raw_rows(self, key: ChatKey) -> list[tuple[Any, ...]]:
         """Every stored column of a session, for audits and tests."""
@@ -193,11 +194,7 @@ class SessionStore:
         await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
         self._summaries.pop(sid, None)
         self._tails.drop(sid)
-        for hook in self._clear_hooks:
-            try:
-                hook(sid)
-            except Exception:  # the history is gone either way; leftovers are only disk
-                log.warning("clear hook failed for session %d", sid, exc_info=True)
+        run_clear_hooks(self._clear_hooks, sid)
         return int(rows[0]["n"]) if rows else 0
 
     async def recent(self, limit: int, offset: int = 0) -> list[ChatSession]:
@@ -208,14 +205,7 @@ class SessionStore:
             " ORDER BY s.updated_at DESC, s.id DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
-        return [
-            ChatSession(
-                ChatKey(r["channel"], r["chat_id"], r["thread_id"] or None),
-                str(r["updated_at"]),
-                int(r["n"]),
-            )
-            for r in rows
-        ]
+        return [chat_session(r) for r in rows]
 
     async def summary(self, key: ChatKey) -> tuple[str, int] | None:
         """The archived summary of older turns and the last message id it covers."""
@@ -254,6 +244,23 @@ _SELECT_BEFORE = (
 )
 
 
+def chat_session(r: Row) -> ChatSession:
+    return ChatSession(
+        ChatKey(r["channel"], r["chat_id"], r["thread_id"] or None),
+        str(r["updated_at"]),
+        int(r["n"]),
+    )
+
+
+def run_clear_hooks(hooks: Sequence[ClearHook], sid: int) -> None:
+    """Each hook for a session just cleared; one that fails is logged, the rest run."""
+    for hook in hooks:
+        try:
+            hook(sid)
+        except Exception:  # the history is gone either way; leftovers are only disk
+            log.warning("clear hook failed for session %d", sid, exc_info=True)
+
+
 @dataclass(frozen=True, slots=True)
 class _Begun:
     """What :meth:`SessionStore.begin_turn` learned on the database thread."""
@@ -274,7 +281,7 @@ class TurnStart:
     resumed: bool  # it was stored already: the turn is a replay
 
 
-def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tuple[Any, ...]:
+def message_row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tuple[Any, ...]:
     calls = json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None
     media = json.dumps(m["media"], ensure_ascii=False) if m.get("media") else None
     content = _text(m.get("content"))
@@ -291,7 +298,7 @@ def _row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tup
     )
 
 
-def _message(row: sqlite3.Row) -> tuple[int, Message]:
+def message_of(row: Row) -> tuple[int, Message]:
     decoded = _decoded(
         row["role"],
         row["content"],
@@ -326,7 +333,7 @@ def _decoded(
 
 
 def _read_back(row: tuple[Any, ...]) -> Message:
-    """A row as :func:`_row` builds it, as a read of it would return it."""
+    """A row as :func:`message_row` builds it, as a read of it would return it."""
     _sid, role, content, calls, call_id, name, media = row[:7]
     return _decoded(role, content, calls, call_id, name, media=media)
 

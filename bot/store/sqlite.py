@@ -15,6 +15,7 @@ from bot.store.outbox import OutboxStore
 from bot.store.previews import PreviewStore
 from bot.store.reminders import ReminderStore, UserSettingsStore
 from bot.store.sessions import SessionStore
+from bot.store.tables import SqliteTables
 from bot.store.workspaces import WorkspaceStore
 
 
@@ -34,4 +35,5 @@ def sqlite_storage(db: Database | Path) -> Storage:
         memory=MemoryStore(database),
         admin=AdminTokenStore(database),
         previews=PreviewStore(database),
+        tables=SqliteTables(database),
     )

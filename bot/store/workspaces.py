@@ -7,12 +7,12 @@ row with the full text, so any version can be shown, diffed and restored.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
 from bot.messages import utcnow
 from bot.store.db import Database
+from bot.store.rows import Row
 
 
 def text_hash(text: str) -> str:
@@ -31,10 +31,10 @@ class PersonaVersion:
     created_at: datetime
 
 
-_COLUMNS = "workspace, file, version, text, sha256, author, via, created_at"
+COLUMNS = "workspace, file, version, text, sha256, author, via, created_at"
 
 
-def _row(row: sqlite3.Row) -> PersonaVersion:
+def version_of(row: Row) -> PersonaVersion:
     return PersonaVersion(
         workspace=row["workspace"],
         file=row["file"],
@@ -59,7 +59,7 @@ class WorkspaceStore:
         daemon) adding a version at the same time cannot be given the same one."""
         number = await self._db.run(
             lambda c: c.execute(
-                f"INSERT INTO persona_versions ({_COLUMNS}) SELECT ?, ?,"
+                f"INSERT INTO persona_versions ({COLUMNS}) SELECT ?, ?,"
                 " COALESCE(MAX(version), 0) + 1, ?, ?, ?, ?, ? FROM persona_versions"
                 " WHERE workspace = ? AND file = ? RETURNING version",
                 (
@@ -81,38 +81,38 @@ class WorkspaceStore:
 
     async def latest(self, workspace: str, file: str) -> PersonaVersion | None:
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            f"SELECT {COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
             " ORDER BY version DESC LIMIT 1",
             (workspace, file),
         )
-        return _row(row) if row else None
+        return version_of(row) if row else None
 
     async def version(self, workspace: str, file: str, number: int) -> PersonaVersion | None:
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            f"SELECT {COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
             " AND version = ?",
             (workspace, file, number),
         )
-        return _row(row) if row else None
+        return version_of(row) if row else None
 
     async def versions(self, workspace: str, file: str) -> list[PersonaVersion]:
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            f"SELECT {COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
             " ORDER BY version",
             (workspace, file),
         )
-        return [_row(r) for r in rows]
+        return [version_of(r) for r in rows]
 
     async def recent_versions(
         self, workspace: str, file: str, limit: int, offset: int = 0
     ) -> list[PersonaVersion]:
         """One page of the history, newest first (the admin page never loads it all)."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
+            f"SELECT {COLUMNS} FROM persona_versions WHERE workspace = ? AND file = ?"
             " ORDER BY version DESC LIMIT ? OFFSET ?",
             (workspace, file, limit, offset),
         )
-        return [_row(r) for r in rows]
+        return [version_of(r) for r in rows]
 
     async def refused(
         self, workspace: str, file: str, *, author: str, via: str, action: str, reason: str

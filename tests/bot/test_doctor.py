@@ -88,14 +88,15 @@ async def test_every_check_ok_exits_zero(
     assert [(c.name, c.status) for c in checks] == [
         ("config", "ok"),
         ("data dir", "ok"),
+        ("store", "ok"),
         ("telegram", "ok"),
         ("slack", "ok"),
         ("discord", "ok"),
         ("model openai/fake-model", "ok"),
         ("weather", "ok"),
     ], checks
-    assert "@test_bot" in checks[2].detail and "testbot" in checks[4].detail
-    assert "52.52" in checks[6].detail
+    assert "@test_bot" in checks[3].detail and "testbot" in checks[5].detail
+    assert "52.52" in checks[7].detail
     assert fake_llm.requests, "the model check made a real call"
     assert code == 0, out
     assert "all checks passed" in out and "FAILED" not in out
@@ -118,6 +119,7 @@ async def test_every_check_failing_names_reason_and_fix(
         config = _config(
             tmp_path,
             data_dir=str(blocker / "data"),
+            store={"url": _dead_url("/bot").replace("http://", "postgresql://pg:pw-wrong@")},
             llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-wrong"},
             weather={"geocoding_url": weather.settings().geocoding_url},
             channels={
@@ -136,6 +138,7 @@ async def test_every_check_failing_names_reason_and_fix(
     assert {n: c.status for n, c in checks.items()} == {
         "config": "ok",
         "data dir": "failed",
+        "store": "failed",
         "telegram": "failed",
         "slack": "failed",
         "discord": "failed",
@@ -143,6 +146,7 @@ async def test_every_check_failing_names_reason_and_fix(
         "weather": "failed",
     }
     assert "not writable" in checks["data dir"].detail
+    assert "cannot connect to PostgreSQL" in checks["store"].detail
     assert "401" in checks["telegram"].detail and "BotFather" in checks["telegram"].fix
     assert "invalid_auth" in checks["slack"].detail and "xoxb" in checks["slack"].fix
     assert "401" in checks["discord"].detail
@@ -150,8 +154,8 @@ async def test_every_check_failing_names_reason_and_fix(
     assert "HTTP 500" in checks["weather"].detail
     assert all(c.fix for c in checks.values() if c.status == "failed")
     assert code == 1
-    assert out.count("FAILED") == 6 and out.count("fix: ") == 6 and "6 check(s) failed" in out
-    assert "wrong-secret" not in out and "sk-wrong" not in out
+    assert out.count("FAILED") == 7 and out.count("fix: ") == 7 and "7 check(s) failed" in out
+    assert "wrong-secret" not in out and "sk-wrong" not in out and "pw-wrong" not in out
 
 
 async def test_dead_ports_and_missing_slack_mode(tmp_path):
@@ -194,7 +198,7 @@ async def test_offline_skips_what_needs_the_internet_and_exits_zero(tmp_path, fa
 
     remote = _config(tmp_path, llm={"api_base": "https://api.example.com/v1"}, **unreachable)
     names = [c.name for c in await doctor.run_checks(remote, offline=True)]
-    assert names == ["config", "data dir", "internet"]
+    assert names == ["config", "data dir", "store", "internet"]
 
 
 async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):

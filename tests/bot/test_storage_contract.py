@@ -7,7 +7,9 @@ unchanged. Tests use only the Protocols of :mod:`bot.store.base`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,26 +23,72 @@ from bot.store.access import DENIED, EVICTED, Admission, PairingHold, PairingReq
 from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.memory import Scope
+from bot.store.postgres import postgres_storage
+from bot.store.postgres.database import PostgresDatabase
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
+from tests.fakes.postgres import emptied_schema
 
 KEY = ChatKey("telegram", "100")
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 
-async def _sqlite(tmp_path: Path) -> Storage:
-    return sqlite_storage(tmp_path / "contract.db")
+@dataclass(frozen=True)
+class Backend:
+    """How the suite gets a backend: ``opened`` (a fresh, empty database, open), and
+    ``again`` (more repositories over the same database with nothing cached: what a
+    restarted daemon, or another replica, finds)."""
+
+    opened: Callable[[Path], contextlib.AbstractAsyncContextManager[Storage]]
+    again: Callable[[Storage], Storage]
 
 
-BACKENDS: dict[str, Callable[[Path], Awaitable[Storage]]] = {"sqlite": _sqlite}
+@contextlib.asynccontextmanager
+async def _open(storage: Storage) -> AsyncIterator[Storage]:
+    await storage.backend.open()
+    try:
+        yield storage
+    finally:
+        await storage.backend.close()
 
 
-@pytest_asyncio.fixture(params=sorted(BACKENDS))
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await BACKENDS[request.param](tmp_path)
-    await opened.backend.open()
-    yield opened
-    await opened.backend.close()
+@contextlib.asynccontextmanager
+async def _sqlite(tmp_path: Path) -> AsyncIterator[Storage]:
+    async with _open(sqlite_storage(tmp_path / "contract.db")) as storage:
+        yield storage
+
+
+def _sqlite_again(storage: Storage) -> Storage:
+    assert isinstance(storage.backend, Database)
+    return sqlite_storage(storage.backend)
+
+
+@contextlib.asynccontextmanager
+async def _postgres(tmp_path: Path) -> AsyncIterator[Storage]:
+    async with _open(postgres_storage(await emptied_schema())) as storage:
+        yield storage
+
+
+def _postgres_again(storage: Storage) -> Storage:
+    assert isinstance(storage.backend, PostgresDatabase)
+    return postgres_storage(storage.backend)
+
+
+BACKENDS: dict[str, Backend] = {
+    "sqlite": Backend(_sqlite, _sqlite_again),
+    "postgres": Backend(_postgres, _postgres_again),
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param]
+
+
+@pytest_asyncio.fixture
+async def storage(backend: Backend, tmp_path: Path) -> AsyncIterator[Storage]:
+    async with backend.opened(tmp_path) as opened:
+        yield opened
 
 
 def inbound(message_id: str, key: ChatKey = KEY) -> InboundMessage:
@@ -389,7 +437,7 @@ async def test_begin_turn_stores_the_user_message_once_and_reads_what_came_befor
 
 
 async def test_begin_turn_reads_only_what_the_archived_summary_does_not_cover(
-    storage: Storage,
+    storage: Storage, backend: Backend
 ) -> None:
     """The prompt sends only the turns after the summary's cursor: the rows before it
     are not read at all, whether the summary is cached or read in the same trip."""
@@ -400,8 +448,7 @@ async def test_begin_turn_reads_only_what_the_archived_summary_does_not_cover(
     start = await sessions.begin_turn(KEY, "m1", {"role": "user", "content": "hi"}, 100)
     assert [m["content"] for _, m in start.before] == ["4", "5"]
     # A daemon just started: the summary is not cached yet and is read in the same trip.
-    assert isinstance(storage.backend, Database)
-    restarted = sqlite_storage(storage.backend).sessions
+    restarted = backend.again(storage).sessions
     start = await restarted.begin_turn(KEY, "m2", {"role": "user", "content": "ho"}, 100)
     assert [m["content"] for _, m in start.before] == ["4", "5", "hi"]
     assert await restarted.summary(KEY) == ("they counted to three", rows[3][0])
@@ -413,19 +460,17 @@ async def test_begin_turn_reads_only_what_the_archived_summary_does_not_cover(
 
 
 async def test_begin_turn_from_the_cached_tail_is_what_a_fresh_read_finds(
-    storage: Storage,
+    storage: Storage, backend: Backend
 ) -> None:
     """The store keeps each session's unsummarized tail in memory; through appends,
     summaries, replays, ``/new`` and a limit smaller than the history, every turn's
     ``before`` must equal what a store with nothing cached reads from the database."""
     sessions = storage.sessions
-    assert isinstance(storage.backend, Database)
-    fresh = sqlite_storage(storage.backend).sessions  # caches nothing of this chat yet
 
     async def expected(user_row: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
+        fresh = backend.again(storage).sessions  # caches nothing of this chat yet
         summary = await fresh.summary(KEY)
         through = summary[1] if summary else 0
-        fresh._summaries.clear()  # read it again next time
         rows = [r for r in await fresh.history_rows(KEY) if through < r[0] < user_row]
         return rows[-limit:]
 

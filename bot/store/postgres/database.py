@@ -1,0 +1,178 @@
+"""The PostgreSQL connection pool and its schema version.
+
+asyncpg (see ARCHITECTURE.md for the choice): a pool of connections, each statement a
+prepared one cached per connection. The tables live in the first schema of the URL's
+``search_path`` (``?search_path=bot``; else the user's default, ``public``), so one
+server can hold several bots, or a test's throwaway schema.
+
+The schema version is the highest row of ``schema_migrations`` (one row per applied
+migration, with its name and time). Every replica migrates at start; an advisory lock
+held by the migrating transaction makes the others wait, then find nothing to do. DDL is
+transactional in PostgreSQL: a failed step leaves the previous version whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from bot.errors import StoreError
+from bot.messages import utcnow
+from bot.store import schema
+
+log = logging.getLogger(__name__)
+
+HEALTH_PROBE_KEY = "health:probe"  # the row /healthz rewrites in the kv table
+_MIGRATION_LOCK = 0x626F74_6D6967  # pg_advisory_xact_lock key: b"bot" b"mig"
+_VERSIONS = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY,"
+    ' name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)'
+)
+# What a refused or failed connection raises (a bad URL is a ValueError).
+_CONNECT_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+Record = Any  # asyncpg.Record: indexed by column name like sqlite3.Row (bot.store.rows)
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresDatabase:
+    """A pool of connections to one database, at the latest schema version once open."""
+
+    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+        self.url = url
+        self._max = max_connections
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StoreError("database is not open")
+        return self._pool
+
+    async def open(self) -> None:
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=1, max_size=self._max, timeout=10
+            )
+        except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:
+            raise StoreError(
+                f"cannot connect to PostgreSQL at {safe_url(self.url)}: {exc}"
+            ) from exc
+        try:
+            await self._migrate()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def schema_version(self) -> int:
+        """The version the database is at; 0 when no migration ever ran."""
+        async with self.pool.acquire() as conn:
+            return await _version(conn)
+
+    async def _migrate(self) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await conn.execute(_VERSIONS)
+            current, latest = await _version(conn), len(schema.MIGRATIONS)
+            if current > latest:
+                raise StoreError(
+                    f"database schema version {current} is newer than this release "
+                    f"({latest}); upgrade the daemon"
+                )
+            if current == latest:
+                return
+            log.info(
+                "migrating database %s from schema version %d to %d",
+                safe_url(self.url),
+                current,
+                latest,
+            )
+            for step in schema.MIGRATIONS[current:]:
+                await conn.execute(step.postgres)  # no arguments: several statements
+                await conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                    step.number,
+                    step.name,
+                    utcnow().isoformat(),
+                )
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
+        """One connection of the pool inside one transaction (rolled back on an error)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            yield conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[Record]:
+        return list(await self.pool.fetch(sql, *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> Record | None:
+        return await self.pool.fetchrow(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        return await self.pool.fetchval(sql, *args)
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        """Run one statement; the rows it changed (0: none, e.g. a conflict ignored)."""
+        return changed(await self.pool.execute(sql, *args))
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement over many rows, in one transaction."""
+        if rows:
+            async with self.transaction() as conn:
+                await conn.executemany(sql, rows)
+
+    async def writable(self) -> bool:
+        """Health probe: can a row be committed right now?"""
+        try:
+            await self.execute(
+                "INSERT INTO kv (key, value) VALUES ($1, $2)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                HEALTH_PROBE_KEY,
+                utcnow().isoformat(),
+            )
+            return True
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, StoreError):
+            return False
+
+
+async def peek_version(url: str) -> int:
+    """The schema version at ``url``, read over one connection without migrating."""
+    try:
+        conn = await asyncpg.connect(url, timeout=10)
+    except _CONNECT_ERRORS as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {safe_url(url)}: {exc}") from exc
+    try:
+        return await _version(conn)
+    finally:
+        await conn.close()
+
+
+def changed(status: str) -> int:
+    """The row count of a command status such as ``INSERT 0 1`` or ``DELETE 3``."""
+    count = status.rsplit(" ", 1)[-1]
+    return int(count) if count.isdigit() else 0
+
+
+async def _version(conn: asyncpg.Connection) -> int:
+    exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+    if not exists:
+        return 0
+    return int(await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"))

@@ -1,0 +1,137 @@
+"""Remembered facts, speakers and failed folds on PostgreSQL (see :mod:`bot.store.memory`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.messages import ChatKey, utcnow
+from bot.store.memory import COLUMNS, Fact, Failure, Scope, fact_of, failure_of
+from bot.store.postgres.database import PostgresDatabase
+
+
+class PgMemory:
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+
+    async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]:
+        rows = await self._db.fetch(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND scope = $2"
+            " AND owner = $3 ORDER BY id",
+            workspace,
+            scope.value,
+            owner,
+        )
+        return [fact_of(r) for r in rows]
+
+    async def facts_of_both(
+        self, workspace: str, user_owner: str, chat_owner: str
+    ) -> tuple[list[Fact], list[Fact]]:
+        rows = await self._db.fetch(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ("
+            "(scope = $2 AND owner = $3) OR (scope = $4 AND owner = $5)) ORDER BY id",
+            workspace,
+            Scope.USER.value,
+            user_owner,
+            Scope.CHAT.value,
+            chat_owner,
+        )
+        facts = [fact_of(r) for r in rows]
+        users = [f for f in facts if f.scope is Scope.USER]
+        return users, [f for f in facts if f.scope is Scope.CHAT]
+
+    async def all_facts(self, workspace: str | None = None) -> list[Fact]:
+        rows = await self._db.fetch(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE ($1::text IS NULL OR workspace = $1)"
+            " ORDER BY workspace, scope, owner, id",
+            workspace,
+        )
+        return [fact_of(r) for r in rows]
+
+    async def facts_page(self, workspace: str, limit: int, offset: int = 0) -> list[Fact]:
+        rows = await self._db.fetch(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1"
+            " ORDER BY scope DESC, owner, id LIMIT $2 OFFSET $3",
+            workspace,
+            limit,
+            offset,
+        )
+        return [fact_of(r) for r in rows]
+
+    async def get(self, fact_id: int) -> Fact | None:
+        row = await self._db.fetchrow(f"SELECT {COLUMNS} FROM memory_facts WHERE id = $1", fact_id)
+        return fact_of(row) if row else None
+
+    async def add(
+        self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
+    ) -> Fact:
+        now = utcnow().isoformat()
+        row = await self._db.fetchrow(
+            "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
+            f" updated_at, author) VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING {COLUMNS}",
+            workspace,
+            scope.value,
+            owner,
+            text,
+            source,
+            now,
+            author,
+        )
+        assert row is not None  # RETURNING of an INSERT without ON CONFLICT: always a row
+        return fact_of(row)
+
+    async def update(self, fact_id: int, text: str) -> bool:
+        changed = await self._db.execute(
+            "UPDATE memory_facts SET fact = $1, updated_at = $2 WHERE id = $3",
+            text,
+            utcnow().isoformat(),
+            fact_id,
+        )
+        return changed > 0
+
+    async def remove(self, fact_ids: Sequence[int]) -> int:
+        if not fact_ids:
+            return 0
+        return await self._db.execute(
+            "DELETE FROM memory_facts WHERE id = ANY($1::bigint[])", list(fact_ids)
+        )
+
+    async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:
+        await self._db.execute(
+            "INSERT INTO memory_speakers (chat, message_id, user_id) VALUES ($1, $2, $3)"
+            " ON CONFLICT (chat, message_id) DO UPDATE SET user_id = excluded.user_id",
+            str(key),
+            message_id,
+            user_id,
+        )
+
+    async def speakers(self, key: ChatKey, first_id: int, last_id: int) -> dict[int, str]:
+        rows = await self._db.fetch(
+            "SELECT message_id, user_id FROM memory_speakers WHERE chat = $1"
+            " AND message_id BETWEEN $2 AND $3",
+            str(key),
+            first_id,
+            last_id,
+        )
+        return {int(r["message_id"]): str(r["user_id"]) for r in rows}
+
+    async def record_failure(
+        self, workspace: str, key: ChatKey, from_id: int, through_id: int, error: str
+    ) -> None:
+        await self._db.execute(
+            "INSERT INTO memory_failures (workspace, chat, from_id, through_id, error,"
+            " created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            workspace,
+            str(key),
+            from_id,
+            through_id,
+            error[:2_000],
+            utcnow().isoformat(),
+        )
+
+    async def failures(self, workspace: str) -> list[Failure]:
+        rows = await self._db.fetch(
+            "SELECT chat, from_id, through_id, error, created_at FROM memory_failures"
+            " WHERE workspace = $1 ORDER BY id",
+            workspace,
+        )
+        return [failure_of(r) for r in rows]

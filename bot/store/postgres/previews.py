@@ -1,0 +1,40 @@
+"""Streamed previews' message ids on PostgreSQL (see :mod:`bot.store.previews`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.messages import ChatKey, utcnow
+from bot.store.postgres.database import PostgresDatabase
+from bot.store.previews import PreviewRecord
+
+
+class PgPreviews:
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+
+    async def save(self, turn: str, key: ChatKey, message_id: str) -> None:
+        await self._db.execute(
+            "INSERT INTO previews (turn, channel, chat_id, message_id, final, created_at)"
+            " VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT (turn) DO UPDATE SET"
+            " message_id = excluded.message_id, final = 0",
+            turn,
+            key.channel,
+            key.chat_id,
+            message_id,
+            utcnow().isoformat(),
+        )
+
+    async def get(self, turn: str) -> PreviewRecord | None:
+        row = await self._db.fetchrow(
+            "SELECT message_id, final FROM previews WHERE turn = $1", turn
+        )
+        return PreviewRecord(str(row["message_id"]), bool(row["final"])) if row else None
+
+    async def finalize(self, turn: str) -> None:
+        await self._db.execute("UPDATE previews SET final = 1 WHERE turn = $1", turn)
+
+    async def prune(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM previews WHERE created_at < $1", older_than.isoformat()
+        )
