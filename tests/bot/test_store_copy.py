@@ -52,6 +52,7 @@ async def _fill(storage: Storage) -> None:
                              author="telegram:u1")  # fmt: skip
     await storage.memory.note_speaker(KEY, start.user_row, "u1")
     await storage.memory.record_failure("team", KEY, 1, 2, "ValueError")
+    await storage.previews.save(f"{KEY}:m1", KEY, "555")
     await storage.admin.add_token("h" * 64, "session", "telegram:1", T0, T0 + timedelta(days=3650))
 
 
