@@ -77,7 +77,6 @@ async def test_stream_assembles_calls_by_index_and_shows_only_the_answer(fake_ll
     assert [c.name for c in resp.tool_calls] == ["get_weather", FINAL_RESULT]
     assert json.loads(resp.tool_calls[0].arguments) == {"city": "Paris"}
     assert json.loads(resp.tool_calls[1].arguments)["answer"] == ANSWER
-    assert resp.usage["total_tokens"] > 0
     assert seen.texts[-1] == ANSWER
     assert all(ANSWER.startswith(t) for t in seen.texts)
     assert len(set(seen.texts)) > 3  # it grew in steps
