@@ -93,6 +93,10 @@ class TurnHandler:
         preview = await self.streaming.open(msg) if self.streaming is not None else None
         try:
             return await self._answer(msg, preview)
+        except Exception:
+            if preview is not None:
+                await preview.discard()
+            raise
         finally:
             if preview is not None:  # an answer queued it already; else kept for a replay
                 await preview.abandon()

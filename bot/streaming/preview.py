@@ -204,6 +204,17 @@ class PreviewStream:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
+    async def discard(self) -> None:
+        """The turn failed (a bug; the dispatcher apologizes and may replay it): the half
+        answer is deleted rather than left beside the apology. A replay that adopts the
+        id finds it gone and its final is posted new."""
+        await self.abandon()
+        if self.message_id is not None:
+            try:
+                await self._channel.delete_preview(self._plan.key, self.message_id)
+            except Exception as exc:  # cosmetic: at worst the half answer stays
+                log.warning("preview in %s could not be deleted: %s", self._plan.key, exc)
+
     def _stop(self) -> None:
         self._closed = True
         if self._timer is not None:

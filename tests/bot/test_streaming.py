@@ -212,3 +212,13 @@ async def test_replayed_turn_adopts_the_saved_preview_or_keeps_hands_off() -> No
     done.answer_grew(lambda: "replayed after the final was queued")
     await _settle()
     assert len(chat.calls) == 1 and await done.finish() == "7"
+
+
+async def test_a_failed_turn_deletes_its_half_answer() -> None:
+    chat, ids = Chat(), Ids()
+    preview = stream(chat, ids)
+    preview.answer_grew(lambda: "half of an answer")
+    await _settle()
+    assert chat.messages == {"1": "half of an answer"}
+    await preview.discard()
+    assert chat.messages == {}
