@@ -23,6 +23,7 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.llm.setup_executor import install as install_setup_executor
 from bot.app_parts import AdminParts, ReadyParts
 from bot.bus.durable import DurableBus
+from bot.cluster.base import Cluster, SingleProcess
 from bot.config import Settings
 from bot.config.channels import allow_lists, enabled_channels, secret_values
 from bot.daemon import AgentSide, Daemon, LazyAgent
@@ -30,6 +31,7 @@ from bot.delivery import Delivery
 from bot.dispatcher.backlog import Backlog
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.middlewares import AccessControl, SizeGuard
+from bot.dispatcher.ownership import ChatOwnership
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
 from bot.dispatcher.screen import JournalScreen
@@ -53,7 +55,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.base import Access, Storage
 from bot.store.db import Database
-from bot.store.location import storage_for
+from bot.store.location import is_postgres, storage_for
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.admins import WorkspaceAdmins
 from bot.workspaces.commands import WorkspaceCommands
@@ -66,6 +68,7 @@ from channels.base import (
     Channel,
     ChannelContext,
     ProvidesRoutes,
+    ReceivesAlone,
     Route,
 )
 from channels.registry import SPECS
@@ -117,15 +120,18 @@ def build_daemon(
     """
     _protect_logs(settings)
     metrics = PrometheusMetrics()
-    storage = storage_for(settings.store.url.get_secret_value(), settings.data_dir, stores)
-    channels = _channels(settings, storage, channels, local)
+    url = settings.store.url.get_secret_value()
+    storage = storage_for(url, settings.data_dir, stores)
+    shared = is_postgres(url)  # replicas may share it: see bot/cluster
+    channels = _channels(settings, storage, channels, local, standby=shared)
     by_name = {c.name: c for c in channels}
-    bus = DurableBus(storage.inbox, storage.outbox)
+    bus = DurableBus(storage.inbox, storage.outbox, shared=shared)
+    cluster = _replica(settings, url, channels) if shared else SingleProcess()
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
     failed: set[str] = set()  # channels whose start failed (the daemon records them)
     scheduler, reminders = _reminders(
-        settings, storage, bus, lambda name: name in by_name and name not in failed
+        settings, storage, bus, lambda name: name in by_name and name not in failed, cluster
     )
     commands = CommandRouter()
     trusted = [c.name for c in channels if c.trusted]
@@ -170,9 +176,25 @@ def build_daemon(
         idle_s=settings.agent.worker_idle_s,
         filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
         forget=lambda msg: storage.sessions.retract(msg.key, msg.message_id),
+        cluster=cluster,
     )
     delivery = Delivery(
-        storage.outbox, by_name, metrics=metrics, max_chars=settings.agent.max_answer_chars
+        storage.outbox,
+        by_name,
+        metrics=metrics,
+        max_chars=settings.agent.max_answer_chars,
+        runs=cluster.runs,
+    )
+    ownership = (
+        ChatOwnership(
+            bus,
+            dispatcher,
+            partitions=settings.cluster.partitions,
+            poll_s=settings.cluster.poll_s,
+            refill=scheduler.refill,
+        )
+        if shared
+        else None
     )
     bind_metrics(
         metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=storage.outbox, channels=by_name
@@ -211,6 +233,8 @@ def build_daemon(
         web=None,
         # The loop's default executor, before anything uses it (a turn's litellm set-up).
         prepare_loop=install_setup_executor if model is None else lambda: None,
+        cluster=cluster,
+        ownership=ownership,
     )
     web = settings.web
     if web.enabled if serve_web is None else serve_web:
@@ -251,15 +275,33 @@ def _channels(
     storage: Storage,
     channels: Sequence[Channel] | ChannelsFactory | None,
     local: Sequence[Channel],
+    standby: bool = False,
 ) -> list[Channel]:
     """The channels given, or built by the factory, or ``local`` plus every configured
     platform; their state (polling offsets, seen threads) lives in this daemon's store."""
-    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir)
+    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir, standby=standby)
     if channels is None:
         return [*local, *platform_channels(settings, ctx)]
     if callable(channels):
         return list(channels(ctx))
     return list(channels)
+
+
+def _replica(settings: Settings, url: str, channels: Sequence[Channel]) -> Cluster:
+    """This process as one replica of the bot on a shared PostgreSQL: its leases (chat
+    partitions, and each channel that receives on one replica at a time) on the server's
+    clock, renewed on a connection of their own."""
+    from bot.cluster.replica import PgCluster, Timing
+
+    cfg = settings.cluster
+    singles = [
+        lease
+        for c in channels
+        if isinstance(c, ReceivesAlone) and (lease := c.receive_lease) is not None
+    ]
+    web = f"{settings.web.host}:{settings.web.port}" if settings.web.enabled else ""
+    timing = Timing(ttl_s=cfg.lease_ttl_s, renew_s=cfg.renew_every_s, partitions=cfg.partitions)
+    return PgCluster(url, timing=timing, label=cfg.replica, singles=singles, web=web)
 
 
 def _catch_up(settings: Settings, channels: Sequence[Channel]) -> Backlog:
@@ -275,7 +317,11 @@ def _catch_up(settings: Settings, channels: Sequence[Channel]) -> Backlog:
 
 
 def _reminders(
-    settings: Settings, storage: Storage, bus: DurableBus, running: Callable[[str], bool]
+    settings: Settings,
+    storage: Storage,
+    bus: DurableBus,
+    running: Callable[[str], bool],
+    cluster: Cluster,
 ) -> tuple[ReminderScheduler, ReminderService]:
     """The reminder table's timer (its jobs carry it in their arguments) and its service;
     ``running`` tells whether a channel runs (reminders for others stay pending)."""
@@ -284,6 +330,7 @@ def _reminders(
         bus,
         grace=timedelta(hours=settings.reminders.missed_grace_h),
         running=running,
+        runs=cluster.runs,
     )
     reminders = ReminderService(
         storage.reminders,

@@ -74,7 +74,7 @@ class PgCluster:
         # Unique per process even when two are given one label: a lease renewed by
         # name must never be renewed by a stranger under the same name.
         self.replica = f"{label or socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
-        self.singles = tuple(singles)
+        self.singles: Sequence[str] = tuple(singles)
         self._web = web
         self._started_at = datetime.now(UTC).isoformat()
         self._names = [lease_name(p) for p in range(timing.partitions)]
@@ -148,7 +148,9 @@ class PgCluster:
 
     async def _tick_safely(self) -> None:
         try:
-            await asyncio.wait_for(self._tick(), timeout=self.timing.every_s)
+            # Bounded well inside the TTL: a tick stuck on a dead connection is abandoned
+            # (and the connection dropped) while the leases still hold.
+            await asyncio.wait_for(self._tick(), timeout=self.timing.ttl_s / 2)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -223,7 +225,7 @@ class PgCluster:
         if self._conn is None or self._conn.is_closed():
             import asyncpg
 
-            self._conn = await asyncpg.connect(self._url, timeout=self.timing.every_s)
+            self._conn = await asyncpg.connect(self._url, timeout=self.timing.ttl_s / 2)
         return self._conn
 
     async def _close(self) -> None:

@@ -78,7 +78,7 @@ class PlatformDaemons:
 
     async def stop_all(self) -> None:
         for daemon in self.started:
-            if daemon.db._conn is not None:
+            if daemon.state != "stopped":  # a test may have stopped it
                 await daemon.stop(timeout=2)
 
 

@@ -36,3 +36,16 @@ async def cluster_schema(url: str = PG_URL) -> AsyncIterator[str]:
     finally:
         await admin.execute(f"DROP SCHEMA {schema} CASCADE")
         await admin.close()
+
+
+@contextlib.asynccontextmanager
+async def empty_schema(url: str = PG_URL) -> AsyncIterator[str]:
+    """A fresh empty schema (a store opened on its URL migrates it); dropped after."""
+    schema = f"t_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(url)
+    try:
+        await admin.execute(f"CREATE SCHEMA {schema}")
+        yield in_schema(url, schema)
+    finally:
+        await admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        await admin.close()

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from bot.cluster import fence
 from bot.errors import StoreError
 from bot.messages import utcnow
 from bot.store import schema
@@ -116,8 +117,11 @@ class PostgresDatabase:
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
-        """One connection of the pool inside one transaction (rolled back on an error)."""
+        """One connection of the pool inside one transaction (rolled back on an error).
+        Under a replica's fence (a chat's turn, bot/cluster) the lease is checked first,
+        in the same transaction, so a replica that lost the chat commits nothing."""
         async with self.pool.acquire() as conn, conn.transaction():
+            await fence.check(conn)
             yield conn
 
     async def fetch(self, sql: str, *args: Any) -> list[Record]:
@@ -127,11 +131,19 @@ class PostgresDatabase:
         return await self.pool.fetchrow(sql, *args)
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        return await self.pool.fetchval(sql, *args)
+        """One value; a write's (``UPDATE ... RETURNING``) under a fence is checked."""
+        if fence.current() is None:
+            return await self.pool.fetchval(sql, *args)
+        async with self.transaction() as conn:
+            return await conn.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: Any) -> int:
-        """Run one statement; the rows it changed (0: none, e.g. a conflict ignored)."""
-        return changed(await self.pool.execute(sql, *args))
+        """Run one statement; the rows it changed (0: none, e.g. a conflict ignored).
+        Under a fence, in a transaction that checks the lease first."""
+        if fence.current() is None:
+            return changed(await self.pool.execute(sql, *args))
+        async with self.transaction() as conn:
+            return changed(await conn.execute(sql, *args))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """One statement over many rows, in one transaction."""

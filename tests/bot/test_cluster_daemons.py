@@ -1,0 +1,118 @@
+"""Two daemons, as `bot run` builds them, on one PostgreSQL store with the fake Telegram
+and the fake model: one polls (the other stands by), chats are split between them,
+every message is answered once and in order, /healthz names each one's leases, and when
+the poller stops the other takes polling over and answers what follows."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from bot.cluster.fence import NOW_MS, Fence, fenced
+from bot.cluster.leases import LeaseTable
+from bot.errors import FencedOff
+from bot.messages import ChatKey, InboundMessage, OutboundMessage
+from bot.store.postgres import postgres_storage
+from tests.fakes import daemons, telegram_api
+from tests.fakes.pg_schema import empty_schema
+from tests.fakes.waiting import until
+
+fake_telegram = telegram_api.fake_telegram
+platform_daemon = daemons.platform_daemon
+
+CHATS = range(101, 107)
+
+
+def answers(fake_telegram: Any) -> dict[int, list[str]]:
+    said: dict[int, list[str]] = defaultdict(list)
+    for call in fake_telegram.sent():
+        said[int(call.params["chat_id"])].append(call.params["text"])
+    return said
+
+
+def leases(daemon: Any) -> set[str]:
+    return set(daemon.cluster.held())
+
+
+async def test_two_replicas_on_one_store_are_one_bot(
+    platform_daemon: Any, fake_telegram: Any, tmp_path: Path
+) -> None:
+    channels = {
+        "telegram": {
+            "token": fake_telegram.token,
+            "base_url": fake_telegram.base_url,
+            "allow_from": ["*"],
+        }
+    }
+    async with empty_schema() as url:
+        common: dict[str, Any] = {
+            "store": {"url": url},
+            "cluster": {"lease_ttl_s": 2, "renew_every_s": 0.2, "partitions": 8, "poll_s": 0.1},
+        }
+        a = await platform_daemon(channels, data_dir=tmp_path / "a", **common)
+        b = await platform_daemon(channels, data_dir=tmp_path / "b", **common)
+        await until(
+            lambda: len(leases(a) - {"telegram:poll"}) == 4 == len(leases(b) - {"telegram:poll"}),
+            10,
+        )
+        pollers = [d for d in (a, b) if "telegram:poll" in leases(d)]
+        assert len(pollers) == 1
+        poller, standby = pollers[0], (b if pollers[0] is a else a)
+        for n in range(3):
+            for chat in CHATS:
+                fake_telegram.message(f"m{chat}-{n}", chat_id=chat)
+        await until(lambda: sum(map(len, answers(fake_telegram).values())) == 18, 20)
+        expected = {c: [f"echo: m{c}-{n}" for n in range(3)] for c in CHATS}
+        assert answers(fake_telegram) == expected
+        health = (await poller.health()).body()
+        assert "telegram:poll#" in str(health["leases"]) and health["status"] == "ok"
+        assert "telegram:poll" not in str((await standby.health()).body()["leases"])
+        await poller.stop(timeout=2)  # its leases released: the other takes them over
+        await until(lambda: "telegram:poll" in leases(standby) and len(leases(standby)) == 9, 10)
+        fake_telegram.message("after", chat_id=CHATS[0])
+        await until(lambda: answers(fake_telegram)[CHATS[0]][-1] == "echo: after", 10)
+        await standby.stop(timeout=2)
+    assert sum(map(len, answers(fake_telegram).values())) == 19
+
+
+async def test_the_shared_store_refuses_a_turns_writes_once_its_lease_moved_on() -> None:
+    """Session append, outbox add and inbox done under a fence whose lease lapsed and
+    was taken by another replica: each refused, nothing of them committed."""
+    async with empty_schema() as url:
+        storage = postgres_storage(url)
+        await storage.backend.open()
+        try:
+            msg = InboundMessage(ChatKey("telegram", "5"), "u1", "hi", message_id="m1")
+            assert await storage.inbox.accept(msg)
+            conn = await asyncpg.connect(url)
+            try:
+                token = (await LeaseTable(conn, "a", ttl_ms=300).take(["chats:1"], 1))["chats:1"]
+                with fenced(Fence("chats:1", "a", token)):
+                    await storage.sessions.append(msg.key, [{"role": "user", "content": "hi"}])
+                    await until_lapsed(conn)
+                    await LeaseTable(conn, "b", ttl_ms=60_000).take(["chats:1"], 1)
+                    with pytest.raises(FencedOff):
+                        await storage.sessions.append(msg.key, [{"role": "user", "content": "x"}])
+                    with pytest.raises(FencedOff):
+                        await storage.outbox.add(OutboundMessage.reply(msg, "late"))
+                    with pytest.raises(FencedOff):
+                        await storage.inbox.done(msg)
+            finally:
+                await conn.close()
+            assert [m["content"] for m in await storage.sessions.history(msg.key)] == ["hi"]
+            assert await storage.outbox.depth() == 0
+            assert [m.message_id for m in await storage.inbox.pending()] == ["m1"]
+        finally:
+            await storage.backend.close()
+
+
+async def until_lapsed(conn: Any) -> None:
+    while await conn.fetchval(  # noqa: ASYNC110 (the server's clock: no event to await)
+        f"SELECT expires_ms > {NOW_MS} FROM cluster_leases WHERE name = 'chats:1'"
+    ):
+        await asyncio.sleep(0.02)
