@@ -95,7 +95,7 @@ class _NoState:
     async def get(self, key: str, default: str | None = None) -> str | None:
         return default
 
-    async def set(self, key: str, value: str) -> None:
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
         return None
 
     async def delete(self, key: str) -> None:
@@ -222,8 +222,7 @@ def build_daemon(
         ),
         metrics=metrics,
         housekeeping=Housekeeping(
-            storage.inbox,
-            storage.outbox,
+            storage,
             parts.offload,
             settings.retention,
             previews=storage.previews,

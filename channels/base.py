@@ -285,12 +285,20 @@ class ProvidesRoutes(Protocol):
         ...
 
 
+# How long the state of a post in progress (parts already posted, a post whose outcome is
+# unknown) outlives its last write if nothing finishes it: longer than any outbox retry.
+IN_FLIGHT_KEEP = timedelta(days=30)
+
+
 class StateStore(Protocol):
     """Small durable key-value state (polling offsets, resolved ids) that survives restarts."""
 
     async def get(self, key: str, default: str | None = None) -> str | None: ...
 
-    async def set(self, key: str, value: str) -> None: ...
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
+        """Store ``key``; with ``keep_for`` it is dropped that long after this write (state
+        that grows with use: joined threads, notices given, posts in progress)."""
+        ...
 
     async def delete(self, key: str) -> None:
         """Forget ``key`` (state that was only needed until something finished)."""

@@ -107,6 +107,7 @@ class CLIChannel:
         history: History = InMemoryHistory()
         if self._history is not None:
             self._history.parent.mkdir(parents=True, exist_ok=True)
+            trim_history(self._history)
             history = FileHistory(str(self._history))
         session: PromptSession[str] = PromptSession(history=history)
         try:
@@ -227,3 +228,19 @@ def _save(folder: Path, name: str, data: bytes) -> Path:
             out.write(data)
         return path.resolve()
     raise AssertionError("unreachable")
+
+
+HISTORY_KEPT = 1000  # lines typed at the terminal that up-arrow can bring back
+
+
+def trim_history(path: Path, keep: int = HISTORY_KEPT) -> None:
+    """Keep the newest ``keep`` entries of prompt_toolkit's history file, which it only
+    ever appends to (each entry: a ``# <time>`` line, then its lines prefixed ``+``)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return
+    entries = text.split("\n# ")
+    if len(entries) - 1 <= keep:
+        return
+    path.write_text("".join("\n# " + e for e in entries[-keep:]), encoding="utf-8")

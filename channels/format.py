@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from bot.errors import DeliveryRejected
-from channels.base import Sent, StateStore
+from channels.base import IN_FLIGHT_KEEP, Sent, StateStore
 
 Measure = Callable[[str], int]
 
@@ -323,7 +323,9 @@ class PartsProgress:
 
     async def _save(self, delivery_key: str, ids: list[str]) -> None:
         if self._state is not None:
-            await self._state.set(self._prefix + delivery_key, ",".join(ids))
+            await self._state.set(
+                self._prefix + delivery_key, ",".join(ids), keep_for=IN_FLIGHT_KEEP
+            )
 
     async def _forget(self, delivery_key: str, count: int) -> None:
         self._done.pop(delivery_key, None)

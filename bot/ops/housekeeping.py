@@ -1,17 +1,22 @@
-"""Housekeeping: finished journal rows, old offloaded tool results and old files users
-sent (data/media/) are dropped on a schedule.
+"""Housekeeping: everything that grows with use is dropped on a schedule once unneeded.
 
 The inbox and outbox keep finished rows only as long as dedup needs them (a platform
 redelivers within minutes, a reminder re-fires within its grace period); offloaded tool
-outputs only as long as a conversation may still refer to them. Without this the
-database and the workspaces grow forever. Runs once at start, then every
-``retention.every_h`` hours; a failed run is logged and retried at the next tick.
+outputs only as long as a conversation may still refer to them; files users sent, chat
+messages a summary already stands for, finished reminders and the records kept for
+admins (refused persona edits, failed folds) for a set number of days; who wrote a
+message only until a fold has covered it or ``/new`` removed it; expired pairing codes
+and holds; adapter state whose ``keep_for`` ran out (threads joined, notices given,
+posts in progress). The README's "What is kept and for how long" lists every rule.
+Runs once at start, then every ``retention.every_h`` hours; a
+failed run is logged and retried at the next tick.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +26,7 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.config import RetentionSettings
 from bot.media.files import MediaFiles
 from bot.messages import utcnow
-from bot.store.base import Inbox, Outbox, Previews
+from bot.store.base import Previews, Storage
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +40,19 @@ class Pruned:
     tool_results: int
     media: int = 0
     previews: int = 0
+    messages: int = 0
+    reminders: int = 0
+    persona_refusals: int = 0
+    memory_failures: int = 0
+    memory_speakers: int = 0
+    pairing: int = 0
+    channel_state: int = 0
 
 
 class Housekeeping:
     def __init__(
         self,
-        inbox: Inbox,
-        outbox: Outbox,
+        storage: Storage,
         offload: ToolResultOffload,
         settings: RetentionSettings,
         *,
@@ -51,8 +62,7 @@ class Housekeeping:
     ) -> None:
         self._media = media
         self._previews = previews  # streamed previews' ids: kept as long as the inbox's
-        self._inbox = inbox
-        self._outbox = outbox
+        self._storage = storage
         self._offload = offload
         self._settings = settings
         self._clock = clock
@@ -61,32 +71,35 @@ class Housekeeping:
 
     async def prune(self) -> Pruned:
         """One pass over every kind of retained data."""
-        now, keep = self._clock(), self._settings
+        now, keep, s = self._clock(), self._settings, self._storage
+
+        def days(n: float) -> datetime:
+            return now - timedelta(days=n)
+
         pruned = Pruned(
-            inbox=await self._inbox.prune(now - timedelta(days=keep.inbox_days)),
-            outbox=await self._outbox.prune(now - timedelta(days=keep.outbox_days)),
+            inbox=await s.inbox.prune(days(keep.inbox_days)),
+            outbox=await s.outbox.prune(days(keep.outbox_days)),
             tool_results=await asyncio.to_thread(
-                self._offload.remove_older_than, now - timedelta(days=keep.tool_results_days)
+                self._offload.remove_older_than, days(keep.tool_results_days)
             ),
             media=0
             if self._media is None
-            else await asyncio.to_thread(
-                self._media.remove_older_than, now - timedelta(days=keep.media_days)
-            ),
-            previews=await self._previews.prune(now - timedelta(days=keep.inbox_days))
-            if self._previews is not None
-            else 0,
+            else await asyncio.to_thread(self._media.remove_older_than, days(keep.media_days)),
+            previews=0
+            if self._previews is None
+            else await self._previews.prune(days(keep.inbox_days)),
+            messages=await s.sessions.prune_summarized(days(keep.history_days)),
+            reminders=await s.reminders.prune(days(keep.reminders_days)),
+            persona_refusals=await s.workspaces.prune_refusals(days(keep.records_days)),
+            memory_failures=await s.memory.prune_failures(days(keep.records_days)),
+            memory_speakers=await s.memory.prune_speakers(),
+            pairing=await s.access.prune_pairing(now),
+            channel_state=await s.kv.prune(now),
         )
         self.runs += 1
-        if pruned.inbox or pruned.outbox or pruned.tool_results or pruned.media:
-            log.info(
-                "housekeeping removed %d inbox rows, %d outbox rows, %d tool-result files, "
-                "%d media files",
-                pruned.inbox,
-                pruned.outbox,
-                pruned.tool_results,
-                pruned.media,
-            )
+        removed = {k: v for k, v in dataclasses.asdict(pruned).items() if v}
+        if removed:
+            log.info("housekeeping removed %s", ", ".join(f"{n} {k}" for k, n in removed.items()))
         return pruned
 
     def start(self) -> None:

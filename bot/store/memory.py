@@ -11,6 +11,7 @@ import functools
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from bot.messages import ChatKey, utcnow
@@ -156,6 +157,21 @@ class MemoryStore:
             (str(key), first_id, last_id),
         )
         return {int(r["message_id"]): str(r["user_id"]) for r in rows}
+
+    async def prune_speakers(self) -> int:
+        """Forget who wrote messages that no fold will read again: gone (``/new``, a
+        retracted turn) or already covered by their session's summary."""
+        return await self._db.execute_count(
+            "DELETE FROM memory_speakers WHERE NOT EXISTS (SELECT 1 FROM messages m"
+            " WHERE m.id = memory_speakers.message_id AND m.id > COALESCE((SELECT"
+            " s.through_id FROM summaries s WHERE s.session_id = m.session_id), 0))"
+        )
+
+    async def prune_failures(self, older_than: datetime) -> int:
+        """Forget failed folds recorded before ``older_than`` (kept for an admin to read)."""
+        return await self._db.execute_count(
+            "DELETE FROM memory_failures WHERE created_at < ?", (older_than.isoformat(),)
+        )
 
     async def record_failure(
         self, workspace: str, key: ChatKey, from_id: int, through_id: int, error: str

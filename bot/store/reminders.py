@@ -246,6 +246,15 @@ class ReminderStore:
             "UPDATE reminders SET status = ? WHERE id = ?", (status.value, reminder_id)
         )
 
+    async def prune(self, older_than: datetime) -> int:
+        """Forget finished reminders (done, cancelled, missed) whose last fire, or
+        creation, came before ``older_than``; active ones are never touched."""
+        return await self._db.execute_count(
+            "DELETE FROM reminders WHERE status != 'active'"
+            " AND COALESCE(last_fired_at, created_at) < ?",
+            (older_than.isoformat(),),
+        )
+
 
 class UserSettingsStore:
     """Per-user preferences; for now the time zone."""

@@ -13,6 +13,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.messages import ChatKey, utcnow
@@ -220,6 +221,16 @@ class SessionStore:
         if len(self._summaries) >= _CACHED_SUMMARIES:
             self._summaries.clear()
         self._summaries[sid] = found
+
+    async def prune_summarized(self, older_than: datetime) -> int:
+        """Forget messages written before ``older_than`` that their session's summary
+        already stands for: no prompt sends them again (the in-memory tails hold only
+        rows after the summary, so nothing cached goes stale)."""
+        return await self._db.execute_count(
+            "DELETE FROM messages WHERE created_at < ? AND id <= COALESCE((SELECT"
+            " s.through_id FROM summaries s WHERE s.session_id = messages.session_id), 0)",
+            (older_than.isoformat(),),
+        )
 
     async def save_summary(self, key: ChatKey, summary: str, through_id: int) -> None:
         sid = await self.session_id(key)

@@ -132,6 +132,13 @@ class WorkspaceStore:
         )
         return [(r["file"], r["author"], r["action"], r["reason"]) for r in rows]
 
+    async def prune_refusals(self, older_than: datetime) -> int:
+        """Forget refused edit attempts made before ``older_than``: one row per refused
+        command, so a persistent caller would otherwise grow the table without end."""
+        return await self._db.execute_count(
+            "DELETE FROM persona_refusals WHERE created_at < ?", (older_than.isoformat(),)
+        )
+
     async def chat_workspace(self, channel: str, chat_id: str) -> str | None:
         row = await self._db.fetchone(
             "SELECT workspace FROM chat_workspaces WHERE channel = ? AND chat_id = ?",

@@ -37,7 +37,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import Sent, StateStore
+from channels.base import IN_FLIGHT_KEEP, Sent, StateStore
 from channels.format import PartsProgress
 from channels.slack.errors import SlackRateLimited, api_error, error_of, retry_after_s
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
@@ -284,7 +284,7 @@ class InDoubt:
         while len(self._since) > 1000:
             self._since.pop(next(iter(self._since)))
         if self._state is not None:
-            await self._state.set(self.PREFIX + part, f"{started:.6f}")
+            await self._state.set(self.PREFIX + part, f"{started:.6f}", keep_for=IN_FLIGHT_KEEP)
 
     async def settle(self, part: str) -> None:
         if self._since.pop(part, None) is not None and self._state is not None:

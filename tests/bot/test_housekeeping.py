@@ -9,10 +9,13 @@ from pathlib import Path
 from bot.agent.governor.offload import RESULTS_DIR, ToolResultOffload
 from bot.config import RetentionSettings
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
-from bot.ops.housekeeping import Housekeeping
+from bot.ops.housekeeping import Housekeeping, Pruned
+from bot.store.access import DENIED, PairingHold
+from bot.store.base import Storage
 from bot.store.db import Database
-from bot.store.inbox import InboxStore
-from bot.store.outbox import OutboxStore
+from bot.store.reminders import ReminderKind, ReminderStatus
+from bot.store.sqlite import sqlite_storage
+from channels.remembered import Remembered
 from tests.fakes.waiting import until
 
 KEY = ChatKey("test", "c1")
@@ -23,14 +26,15 @@ def _aged(path: Path, days: float) -> None:
     os.utime(path, (old, old))
 
 
-async def _stores(tmp_path: Path) -> tuple[Database, InboxStore, OutboxStore]:
+async def _stores(tmp_path: Path) -> tuple[Database, Storage]:
     db = Database(tmp_path / "bot.db")
     await db.open()
-    return db, InboxStore(db), OutboxStore(db)
+    return db, sqlite_storage(db)
 
 
 async def test_prune_drops_old_finished_rows_and_files_only(tmp_path: Path) -> None:
-    db, inbox, outbox = await _stores(tmp_path)
+    db, storage = await _stores(tmp_path)
+    inbox, outbox = storage.inbox, storage.outbox
     try:
         done, pending = (InboundMessage(KEY, "u1", t, message_id=t) for t in ("old", "open"))
         for msg in (done, pending):
@@ -49,8 +53,7 @@ async def test_prune_drops_old_finished_rows_and_files_only(tmp_path: Path) -> N
 
         later = lambda: utcnow() + timedelta(days=8)  # noqa: E731
         keeper = Housekeeping(
-            inbox,
-            outbox,
+            storage,
             ToolResultOffload(tmp_path / "workspaces", 1000),
             RetentionSettings(),
             clock=later,
@@ -62,25 +65,75 @@ async def test_prune_drops_old_finished_rows_and_files_only(tmp_path: Path) -> N
         assert [m.text for m in await outbox.due(pending_all=True)] == ["queued"]
         assert not old_file.exists() and new_file.exists()
         # A second run has nothing left to remove: only finished, old data goes.
-        assert await keeper.prune() == type(pruned)(0, 0, 0)
+        assert await keeper.prune() == Pruned(0, 0, 0)
     finally:
         await db.close()
 
 
 async def test_retention_is_configurable_and_recent_rows_stay(tmp_path: Path) -> None:
-    db, inbox, outbox = await _stores(tmp_path)
+    db, storage = await _stores(tmp_path)
+    inbox = storage.inbox
     try:
         msg = InboundMessage(KEY, "u1", "hi", message_id="m1")
         await inbox.accept(msg)
         await inbox.done(msg)
         soon = lambda: utcnow() + timedelta(days=2)  # noqa: E731
         offload = ToolResultOffload(tmp_path / "workspaces", 1000)
-        week = Housekeeping(inbox, outbox, offload, RetentionSettings(), clock=soon)
+        week = Housekeeping(storage, offload, RetentionSettings(), clock=soon)
         assert (await week.prune()).inbox == 0
-        day = Housekeeping(inbox, outbox, offload, RetentionSettings(inbox_days=1), clock=soon)
+        day = Housekeeping(storage, offload, RetentionSettings(inbox_days=1), clock=soon)
         assert (await day.prune()).inbox == 1
         # Gone from the journal: the same message id is accepted again.
         assert await inbox.accept(msg)
+    finally:
+        await db.close()
+
+
+async def _grown(storage: Storage) -> None:
+    """One of each thing that grows with use and that a run 40 days on should drop."""
+    now = utcnow()
+    cancelled = await storage.reminders.add(
+        KEY, "u1", content="x", kind=ReminderKind.REMINDER, fire_at=now,
+        recurrence=None, timezone="UTC",
+    )  # fmt: skip
+    await storage.reminders.set_status(cancelled.id, ReminderStatus.CANCELLED)
+    await storage.workspaces.refused(
+        "team", "SOUL.md", author="t:9", via="chat", action="set", reason="not an admin"
+    )
+    await storage.memory.record_failure("default", KEY, 1, 2, "ValueError: x")
+    await storage.sessions.append(KEY, [{"role": "user", "content": "hi"}])
+    [(row, _)] = await storage.sessions.history_rows(KEY)
+    await storage.memory.note_speaker(KEY, row, "u1")
+    await storage.sessions.clear(KEY)  # /new: the speaker row is left behind
+    folded = ChatKey("test", "c2")
+    await storage.sessions.append(folded, [{"role": "user", "content": "old"}])
+    [(row, _)] = await storage.sessions.history_rows(folded)
+    await storage.sessions.save_summary(folded, "they said old", row)
+    await storage.access.hold(PairingHold("test", "u9", DENIED, now + timedelta(days=1)))
+    await Remembered(storage.kv, "slack:thread").add("C1:1.0")
+
+
+async def test_every_rule_drops_what_grew_and_keeps_the_rest(tmp_path: Path) -> None:
+    """Folded messages, reminders, refused edits, failed folds, speakers, pairing holds and
+    channel state each have a rule; a run inside a period (the records' 90 days) keeps."""
+    db, storage = await _stores(tmp_path)
+    try:
+        await _grown(storage)
+        kept = Remembered(storage.kv, "discord:thread", keep_for=timedelta(days=60))
+        await kept.add("42")
+        offload = ToolResultOffload(tmp_path / "workspaces", 1000)
+        later = lambda: utcnow() + timedelta(days=40)  # noqa: E731
+        pruned = await Housekeeping(storage, offload, RetentionSettings(), clock=later).prune()
+        assert pruned == Pruned(0, 0, 0, messages=1, reminders=1, memory_speakers=1, pairing=1,
+                                channel_state=1)  # fmt: skip
+        assert await storage.workspaces.refusals("team") != []  # records: 90 days
+        assert await Remembered(storage.kv, "discord:thread").has("42")
+        assert not await Remembered(storage.kv, "slack:thread").has("C1:1.0")
+        records = RetentionSettings(records_days=30)
+        pruned = await Housekeeping(storage, offload, records, clock=later).prune()
+        assert (pruned.persona_refusals, pruned.memory_failures) == (1, 1)
+        assert await storage.workspaces.refusals("team") == []
+        assert await storage.memory.failures("default") == []
     finally:
         await db.close()
 

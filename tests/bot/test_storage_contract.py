@@ -590,7 +590,21 @@ async def test_set_status_cancels(storage: Storage) -> None:
     assert await storage.reminders.count_active() == 0
 
 
-# --- user settings and key-value -------------------------------------------------------
+async def test_prune_forgets_finished_reminders_only(storage: Storage) -> None:
+    fired = await _remind(storage, "fired", T0)
+    cancelled = await _remind(storage, "cancelled", T0)
+    active = await _remind(storage, "active", T0)
+    await storage.reminders.fired(fired.id, T0, None)
+    await storage.reminders.set_status(cancelled.id, ReminderStatus.CANCELLED)
+    assert await storage.reminders.prune(utcnow() - timedelta(minutes=1)) == 0
+    # The cancelled one never fired: its creation (now) counts.
+    assert await storage.reminders.prune(utcnow() + timedelta(seconds=1)) == 1
+    assert await storage.reminders.get(cancelled.id) is None
+    assert await storage.reminders.prune(T0) == 0  # the other last fired at T0
+    assert await storage.reminders.prune(T0 + timedelta(seconds=1)) == 1
+    assert await storage.reminders.get(fired.id) is None
+    assert await storage.reminders.prune(T0 + timedelta(days=9999)) == 0
+    assert [r.id for r in await storage.reminders.active()] == [active.id]
 
 
 async def test_user_timezone_round_trip(storage: Storage) -> None:
@@ -632,6 +646,24 @@ async def test_preview_ids_are_kept_per_turn_until_final_and_pruned(storage: Sto
     assert await previews.get("telegram:100:7") is None
 
 
+async def test_key_value_keep_for_runs_out_and_a_write_renews_it(storage: Storage) -> None:
+    kv = storage.kv
+    await kv.set("offset", "1")  # kept until deleted
+    await kv.set("slack:thread:C1:1.0", "1", keep_for=timedelta(days=30))
+    await kv.set("slack:thread:C1:2.0", "1", keep_for=timedelta(days=1))
+    now = utcnow()
+    assert await kv.prune(now) == 0
+    assert await kv.prune(now + timedelta(days=2)) == 1
+    assert await kv.get("slack:thread:C1:2.0") is None
+    await kv.set("slack:thread:C1:1.0", "1", keep_for=timedelta(days=30))  # used again
+    assert await kv.prune(now + timedelta(days=29)) == 0
+    assert await kv.prune(now + timedelta(days=31)) == 1
+    await kv.set("slack:thread:C1:3.0", "1", keep_for=timedelta(days=1))
+    await kv.set("slack:thread:C1:3.0", "2")  # set without keep_for: kept for good
+    assert await kv.prune(now + timedelta(days=9999)) == 0
+    assert await kv.get("offset") == "1" and await kv.get("slack:thread:C1:3.0") == "2"
+
+
 # --- workspaces --------------------------------------------------------------------------
 
 
@@ -655,6 +687,9 @@ async def test_refusals_and_chat_workspace_round_trip(storage: Storage) -> None:
     await ws.refused("team", "SOUL.md", author="telegram:9", via="chat", action="/soul set",
                      reason="not an admin")  # fmt: skip
     assert await ws.refusals("team") == [("SOUL.md", "telegram:9", "/soul set", "not an admin")]
+    assert await ws.prune_refusals(utcnow() - timedelta(minutes=1)) == 0
+    assert await ws.prune_refusals(utcnow() + timedelta(seconds=1)) == 1
+    assert await ws.refusals("team") == []
     assert await ws.chat_workspace("telegram", "5") is None
     await ws.set_chat_workspace("telegram", "5", "team", set_by="telegram:1")
     await ws.set_chat_workspace("telegram", "5", "other", set_by="telegram:1")
@@ -840,6 +875,9 @@ async def test_memory_speakers_and_failures(storage: Storage) -> None:
         ("telegram:100", 1, 8, "ValueError: garbage")
     ]
     assert await memory.failures("other") == []
+    assert await memory.prune_failures(utcnow() - timedelta(minutes=1)) == 0
+    assert await memory.prune_failures(utcnow() + timedelta(seconds=1)) == 1
+    assert await memory.failures("default") == []
 
 
 # --- pages the admin page reads (never every row) ----------------------------------------
@@ -909,3 +947,36 @@ async def test_a_session_slides_and_ends(storage: Storage) -> None:
     await admin.add_token("l1", "link", "cli", at20, at20 + timedelta(minutes=10))
     assert await admin.end_sessions() == 2  # every session row (s2 lapsed); links stay
     assert (await admin.check_link("l1", at20)).state == "valid"
+
+
+async def test_prune_summarized_forgets_old_folded_messages_only(storage: Storage) -> None:
+    sessions = storage.sessions
+    await sessions.append(KEY, [{"role": "user", "content": f"m{n}"} for n in range(3)])
+    ids = [i for i, _ in await sessions.history_rows(KEY)]
+    soon = utcnow() + timedelta(seconds=1)
+    assert await sessions.prune_summarized(soon) == 0  # no summary: all unsummarized
+    await sessions.save_summary(KEY, "folded", ids[1])
+    assert await sessions.prune_summarized(utcnow() - timedelta(minutes=1)) == 0  # recent
+    assert await sessions.prune_summarized(soon) == 2
+    assert [m["content"] for m in await sessions.history(KEY)] == ["m2"]
+    assert await sessions.summary(KEY) == ("folded", ids[1])
+
+
+async def test_prune_speakers_keeps_only_those_a_fold_will_read(storage: Storage) -> None:
+    """A speaker row outlives neither its message (``/new``) nor the fold covering it."""
+    sessions, memory = storage.sessions, storage.memory
+    other = ChatKey("telegram", "200")
+    for key in (KEY, other):
+        await sessions.append(key, [{"role": "user", "content": f"m{n}"} for n in range(3)])
+    ids = {key: [i for i, _ in await sessions.history_rows(key)] for key in (KEY, other)}
+    for key in (KEY, other):
+        for row in ids[key]:
+            await memory.note_speaker(key, row, "u1")
+    assert await memory.prune_speakers() == 0
+    await sessions.save_summary(KEY, "folded", ids[KEY][1])  # the first two are covered
+    assert await memory.prune_speakers() == 2
+    assert await memory.speakers(KEY, 0, 10**9) == {ids[KEY][2]: "u1"}
+    await sessions.clear(other)
+    assert await memory.prune_speakers() == 3
+    assert await memory.speakers(other, 0, 10**9) == {}
+    assert await memory.speakers(KEY, 0, 10**9) == {ids[KEY][2]: "u1"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
@@ -30,7 +31,7 @@ class _NoState:
     async def get(self, key: str, default: str | None = None) -> str | None:
         return default
 
-    async def set(self, key: str, value: str) -> None:
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
         return None
 
 

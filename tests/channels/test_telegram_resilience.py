@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import socket
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -50,7 +51,7 @@ class MemoryState:
     async def get(self, key: str, default: str | None = None) -> str | None:
         return self.data.get(key, default)
 
-    async def set(self, key: str, value: str) -> None:
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
         self.events.append(("commit", value))
         self.data[key] = value
         self.changed.set()

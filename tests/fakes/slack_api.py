@@ -39,6 +39,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -701,7 +702,7 @@ class MemoryState:
     async def get(self, key: str, default: str | None = None) -> str | None:
         return self.data.get(key, default)
 
-    async def set(self, key: str, value: str) -> None:
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
         self.data[key] = value
 
     async def delete(self, key: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from bot.messages import ChatKey, utcnow
 from bot.store.memory import COLUMNS, Fact, Failure, Scope, fact_of, failure_of
@@ -135,3 +136,15 @@ class PgMemory:
             workspace,
         )
         return [failure_of(r) for r in rows]
+
+    async def prune_speakers(self) -> int:
+        return await self._db.execute(
+            "DELETE FROM memory_speakers WHERE NOT EXISTS (SELECT 1 FROM messages m"
+            " WHERE m.id = memory_speakers.message_id AND m.id > COALESCE((SELECT"
+            " s.through_id FROM summaries s WHERE s.session_id = m.session_id), 0))"
+        )
+
+    async def prune_failures(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM memory_failures WHERE created_at < $1", older_than.isoformat()
+        )

@@ -159,6 +159,13 @@ class PgReminders:
             "UPDATE reminders SET status = $1 WHERE id = $2", status.value, reminder_id
         )
 
+    async def prune(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM reminders WHERE status != 'active'"
+            " AND COALESCE(last_fired_at, created_at) < $1",
+            older_than.isoformat(),
+        )
+
 
 class PgUserSettings:
     """Per-user preferences, read from the database each time (another replica may

@@ -9,6 +9,7 @@ transaction of a few statements.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -193,4 +194,11 @@ class PgSessions:
             summary,
             through_id,
             utcnow().isoformat(),
+        )
+
+    async def prune_summarized(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM messages WHERE created_at < $1 AND id <= COALESCE((SELECT"
+            " s.through_id FROM summaries s WHERE s.session_id = messages.session_id), 0)",
+            older_than.isoformat(),
         )

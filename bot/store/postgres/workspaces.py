@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.messages import utcnow
 from bot.store.postgres.database import PostgresDatabase
 from bot.store.workspaces import COLUMNS, PersonaVersion, text_hash, version_of
@@ -101,4 +103,9 @@ class PgWorkspaces:
             workspace,
             set_by,
             utcnow().isoformat(),
+        )
+
+    async def prune_refusals(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM persona_refusals WHERE created_at < $1", older_than.isoformat()
         )
