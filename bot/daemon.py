@@ -34,7 +34,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.base import Backend, Outbox, Sessions
 from bot.workspaces.folders import Workspaces
-from channels.base import Channel, ReceivesAlone
+from channels.base import Channel, ReceivesAlone, channel_health
 
 if TYPE_CHECKING:
     from bot.agent.memory.service import MemoryService
@@ -295,7 +295,7 @@ class Daemon:
         return await probe_health(
             state=self.state,
             writable=self.db.writable,
-            channels={name: channel.connected for name, channel in self.channels.items()},
+            channels={name: channel_health(c).state for name, c in self.channels.items()},
             info={**self._cluster_info(), **self._background_info()},
             tasks=self._task_states(),
         )

@@ -196,6 +196,39 @@ class SupportsLookup(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ChannelHealth:
+    """Whether a channel works now and, when it does not, why (for ``/healthz``, ``bot
+    status`` and the metric). ``ok`` means its last exchange with the platform (a poll,
+    a delivery check, the gateway) succeeded recently, not merely that it was started."""
+
+    ok: bool
+    reason: str = ""
+
+    @property
+    def state(self) -> str:
+        """``ok``, or the reason (what ``/healthz`` shows for ``channel:<name>``)."""
+        return "ok" if self.ok else self.reason or "not connected"
+
+
+@runtime_checkable
+class ReportsHealth(Protocol):
+    def health(self) -> ChannelHealth:
+        """The channel's state now; a channel that keeps failing says why."""
+        ...
+
+
+def channel_health(channel: Channel) -> ChannelHealth:
+    """A channel's own report where it gives one, else ``connected`` with no reason."""
+    if _reports_health(channel):
+        return channel.health()
+    return ChannelHealth(True) if channel.connected else ChannelHealth(False, "not connected")
+
+
+def _reports_health(channel: object) -> TypeGuard[ReportsHealth]:
+    return _class_has(type(channel), ReportsHealth)
+
+
 def can_lookup(channel: object) -> TypeGuard[SupportsLookup]:
     """``isinstance(channel, SupportsLookup)``, decided once per adapter class."""
     return _class_has(type(channel), SupportsLookup)

@@ -13,7 +13,7 @@ from bot.dispatcher.dispatcher import Dispatcher
 from bot.ops.metrics import PrometheusMetrics, Sample, as_sample, channel_states
 from bot.reminders.scheduler import ReminderScheduler
 from bot.store.base import Outbox
-from channels.base import Channel
+from channels.base import Channel, channel_health
 
 log = logging.getLogger(__name__)
 
@@ -45,5 +45,7 @@ def bind_metrics(
 
     metrics.read_counters(reminders)
     metrics.read_gauges(workers)
-    metrics.read_metrics(channel_states(lambda: {n: c.connected for n, c in channels.items()}))
+    metrics.read_metrics(
+        channel_states(lambda: {n: channel_health(c).ok for n, c in channels.items()})
+    )
     metrics.refresh_before_scrape(outbox_depth)

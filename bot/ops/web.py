@@ -5,9 +5,9 @@ It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health a
 proves the loop is responsive; it stays off the hot path because nothing in a turn
 touches it, and each request does only a database probe or a registry render.
 ``/healthz`` is 200 only when the daemon is ready, the database is writable, every
-long-lived task is running and every enabled channel is connected; otherwise 503
-naming what failed, as JSON. Optional parts (MCP servers) are listed with their state
-but never fail it.
+long-lived task is running and every enabled channel works (its own report,
+:func:`channels.base.channel_health`); otherwise 503 naming what failed, as JSON.
+Optional parts (MCP servers) are listed with their state but never fail it.
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ async def probe_health(
     *,
     state: str,
     writable: Callable[[], Awaitable[bool]],
-    channels: Mapping[str, bool],
+    channels: Mapping[str, str],
     tasks: Mapping[str, str] | None = None,
     timeout: float | None = None,
     info: Mapping[str, str] | None = None,
 ) -> Health:
-    """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` name -> up;
-    ``tasks`` name -> ``ok`` or why that long-lived task is not running."""
+    """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` and
+    ``tasks``: name -> ``ok`` or why that channel or long-lived task does not work."""
     timeout = PROBE_TIMEOUT_S if timeout is None else timeout
     parts: dict[str, str] = {
         "daemon": "ok" if state == "ready" else state,
@@ -73,8 +73,8 @@ async def probe_health(
         parts["database"] = f"no answer within {timeout:g} s"
     for name, task_state in sorted((tasks or {}).items()):
         parts[f"task:{name}"] = task_state
-    for name, up in sorted(channels.items()):
-        parts[f"channel:{name}"] = "ok" if up else "not connected"
+    for name, channel_state in sorted(channels.items()):
+        parts[f"channel:{name}"] = channel_state
     return Health(parts, dict(sorted((info or {}).items())))
 
 

@@ -18,13 +18,14 @@ import contextlib
 import dataclasses
 import logging
 from datetime import UTC, datetime
+from logging import ERROR
 
 import aiohttp
 import discord
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, OutboundMessage
-from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Sent, StateStore
+from channels.base import CAUGHT_UP, CatchUpWindow, ChannelHealth, PutInbound, Sent, StateStore
 from channels.catchup import Cursors, catch_up
 from channels.discord.client import GatewayClient, intents
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
@@ -32,6 +33,7 @@ from channels.discord.preview import MIN_INTERVAL_S
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
 from channels.discord.send import MAX_CHARS, MAX_UPLOAD_BYTES, DiscordSender
 from channels.discord.settings import DiscordSettings
+from channels.health import LinkHealth
 from channels.remembered import Remembered
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,7 @@ class DiscordChannel:
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._gateway_up = False
+        self.link = LinkHealth(CHANNEL, "gateway connection", degrade_after=1)
         self._state_changed = asyncio.Event()
         self._order = asyncio.Lock()  # discord.py runs each event as a task: keep arrival order
         # Threads the bot posted into count as addressed; channels told once that the bot
@@ -93,6 +96,14 @@ class DiscordChannel:
     def connected(self) -> bool:
         """True between READY/RESUMED and the next disconnect."""
         return self._gateway_up and not self.client.is_closed()
+
+    def health(self) -> ChannelHealth:
+        """Up, or why not: the last failure of the connection loop, else that discord.py
+        is reconnecting a dropped session on its own."""
+        if self.connected:
+            return ChannelHealth(True)
+        failing = self.link.report()
+        return failing if not failing.ok else ChannelHealth(False, "gateway not connected")
 
     def on_gateway_state(self, up: bool) -> None:
         if up != self._gateway_up:
@@ -147,16 +158,17 @@ class DiscordChannel:
                 await self.client.connect(reconnect=True)
             except discord.PrivilegedIntentsRequired:
                 if not self.client.intents.message_content:
-                    log.error("discord refused a privileged intent; the channel stays off")
+                    self.link.failed("a privileged intent refused; the channel stays off", ERROR)
                     return
                 await self._without_content()
             except discord.LoginFailure as exc:
-                log.error("discord token refused (%s); set channels.discord.token", exc)
+                self.link.failed(f"token refused ({exc}); set channels.discord.token", ERROR)
                 return
             except Exception as exc:  # network, 5xx, a close code discord.py gives up on
                 failures = 1 if self._gateway_up else failures + 1
                 delay = min(RETRY_S[1], RETRY_S[0] * 2.0 ** (failures - 1))
-                log.warning("discord gateway failed (%r); retry in %.1f s", exc, delay)
+                self.link.failed(repr(exc))  # logged once per streak, with the reason
+                log.debug("discord gateway: retry in %.1f s", delay)
                 await asyncio.sleep(delay)
             finally:
                 self.on_gateway_state(False)
@@ -178,6 +190,7 @@ class DiscordChannel:
         """READY or RESUMED: catch up before any message of the session is handled
         (discord.py dispatched this event first, so it takes the order lock first)."""
         self.on_gateway_state(True)
+        self.link.succeeded()
         if self._window is None:
             return
         async with self._order:

@@ -28,7 +28,15 @@ from slack_sdk.errors import SlackApiError
 
 from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
-from channels.base import CAUGHT_UP, CatchUpWindow, PutInbound, Route, Sent, StateStore
+from channels.base import (
+    CAUGHT_UP,
+    CatchUpWindow,
+    ChannelHealth,
+    PutInbound,
+    Route,
+    Sent,
+    StateStore,
+)
 from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import make_client
@@ -105,11 +113,16 @@ class SlackChannel:
     # -- lifecycle ---------------------------------------------------------------------
     @property
     def connected(self) -> bool:
+        return self.health().ok
+
+    def health(self) -> ChannelHealth:
+        """Identified, and its Socket Mode connection (when configured) open. The HTTP
+        Events API alone cannot tell a quiet workspace from an unreachable address."""
         if self.me is None:
-            return False
+            return ChannelHealth(False, "not identified yet (auth.test not answered; retrying)")
         if self.settings.app_token.get_secret_value() and not self.receiver.socket_up:
-            return False
-        return bool(self.receiver.accepting)
+            return ChannelHealth(False, "Socket Mode connection down (reconnecting)")
+        return ChannelHealth(True) if self.receiver.accepting else ChannelHealth(False, "stopped")
 
     def routes(self) -> list[Route]:
         """HTTP Events API: ``POST http_path`` on the daemon's shared web app."""

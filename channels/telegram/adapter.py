@@ -12,16 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from telegram import WebhookInfo
 from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
-from channels.base import PutInbound, Route, Sent, StateStore
+from channels.base import ChannelHealth, PutInbound, Route, Sent, StateStore
+from channels.health import LinkHealth
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
 from channels.telegram.preview import TelegramPreviews
 from channels.telegram.rawbot import RawBot
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message"]
 READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
+POLL_FAILURES_DEGRADE = 3  # failed polls in a row before /healthz reports the channel
+WEBHOOK_CHECK_S = 60.0  # between getWebhookInfo checks in webhook mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,7 @@ class TelegramChannel:
         poll_timeout: int = 30,
         backoff: Backoff = Backoff(),
         standby: bool = False,
+        webhook_check_s: float = WEBHOOK_CHECK_S,
     ) -> None:
         self.settings = settings
         # Among replicas: poll only while this replica holds the poller's lease.
@@ -78,6 +84,8 @@ class TelegramChannel:
         self.state = state  # where the polling offset survives restarts
         self._poll_timeout = poll_timeout
         self._backoff = backoff
+        self._webhook_check_s = webhook_check_s
+        self.link = self._link(settings.mode == "webhook")
         self.bot = RawBot(
             settings.token.get_secret_value(),
             base_url=settings.base_url,
@@ -94,14 +102,36 @@ class TelegramChannel:
         self._put_inbound: PutInbound | None = None
         self._offset: int | None = None
         self._task: asyncio.Task[None] | None = None
+        self._worked = 0.0  # when a webhook delivery last worked (epoch seconds)
         secret = settings.webhook_secret.get_secret_value()
         path = urlsplit(settings.webhook_url).path or "/"
         self.webhook = TelegramWebhook(path, secret, self._put)
 
+    def _link(self, webhook: bool) -> LinkHealth:
+        """Polling: every getUpdates answers within its long-poll timeout, so a success
+        older than three of them is news too. Webhook: a delivery or a getWebhookInfo
+        check that finds no delivery error since the last one that worked."""
+        if webhook:
+            return LinkHealth(CHANNEL, "webhook delivery", degrade_after=2)
+        stale = 3 * (self._poll_timeout + READ_TIMEOUT_S)
+        return LinkHealth(CHANNEL, "polling", degrade_after=POLL_FAILURES_DEGRADE,
+                          stale_after_s=stale)  # fmt: skip
+
     @property
     def connected(self) -> bool:
+        """Started, and its last polls (or webhook checks) worked (see :meth:`health`)."""
+        return self.health().ok
+
+    def health(self) -> ChannelHealth:
+        """A standby replica (another polls) is healthy once identified."""
+        if self._standby:
+            return ChannelHealth(self.me is not None, "not connected")
+        link = self.link.report()
+        if not link.ok:
+            return link
         polling = self._task is not None and not self._task.done()
-        return self.me is not None and (self.webhook.accepting or polling or self._standby)
+        running = self.webhook.accepting or polling
+        return link if self.me is not None and running else ChannelHealth(False, "not connected")
 
     @property
     def receive_lease(self) -> str | None:
@@ -153,6 +183,7 @@ class TelegramChannel:
             log.warning("telegram unreachable at start (%s); retrying in the background", error)
         if webhook:
             await self._start_webhook(secret)
+            self._task = asyncio.create_task(self._watch_webhook(), name="telegram-webhook")
         elif not self._standby:
             self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
 
@@ -178,7 +209,6 @@ class TelegramChannel:
         log.info("telegram: connected as @%s (id %d)", self.me.username, self.me.id)
 
     async def _poll_loop(self) -> None:
-        failures = 0
         cleared = False
         while True:
             try:
@@ -188,7 +218,7 @@ class TelegramChannel:
                     await self.bot.delete_webhook()  # polling and a webhook exclude each other
                     cleared = True
                 await self._accept(await self._fetch())
-                failures = 0
+                self.link.succeeded()
             except asyncio.CancelledError:
                 raise
             except RetryAfter as exc:
@@ -196,12 +226,33 @@ class TelegramChannel:
                 log.warning("telegram flood control on getUpdates: waiting %.1f s", wait)
                 await asyncio.sleep(wait)
             except Exception as exc:  # network, 5xx, conflict, store: back off and retry
-                failures += 1
-                delay = self._backoff.delay(failures)
                 level = logging.ERROR if isinstance(exc, InvalidToken) else logging.WARNING
-                error = redact(exc, self.bot.token)
-                log.log(level, "telegram polling failed (%s); retry in %.1f s", error, delay)
+                # Logged once per streak (LinkHealth), not once per failed poll.
+                self.link.failed(_why(exc, self.bot.token), level)
+                delay = self._backoff.delay(self.link.failures)
+                log.debug("telegram polling: retry in %.1f s", delay)
                 await asyncio.sleep(delay)
+
+    async def _watch_webhook(self) -> None:
+        """Webhook mode: Telegram says in getWebhookInfo whether its deliveries to us fail
+        (our address unreachable, a 5xx) or the webhook was replaced; a quiet chat alone
+        proves nothing either way."""
+        started = time.time()
+        while True:
+            await asyncio.sleep(self._webhook_check_s)
+            try:
+                info = await self.bot.get_webhook_info()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                level = logging.ERROR if isinstance(exc, InvalidToken) else logging.WARNING
+                self.link.failed(f"getWebhookInfo: {_why(exc, self.bot.token)}", level)
+                continue
+            problem = webhook_problem(info, self.settings.webhook_url, max(started, self._worked))
+            if problem:
+                self.link.failed(problem)
+            else:
+                self.link.succeeded()
 
     async def _fetch(self) -> list[dict[str, Any]]:
         """Raw getUpdates: read one by one, so one update we cannot read blocks nothing."""
@@ -266,6 +317,8 @@ class TelegramChannel:
         assert self._put_inbound is not None
         if (msg := self._read(data)) is not None:
             await self._put_inbound(msg)
+        self._worked = time.time()
+        self.link.succeeded()
 
     async def send(self, msg: OutboundMessage) -> Sent:
         return await self.sender.send(msg)
@@ -313,3 +366,22 @@ class TelegramChannel:
         self.webhook.accepting = False
         with contextlib.suppress(TelegramError, RuntimeError):
             await self.bot.shutdown()
+
+
+def _why(exc: BaseException, token: str) -> str:
+    """A failure's kind and text, without the token (``Conflict: terminated by other
+    getUpdates request ...``, ``NetworkError: aiohttp...``)."""
+    return f"{type(exc).__name__}: {redact(exc, token)}"
+
+
+def webhook_problem(info: WebhookInfo, url: str, worked_at: float) -> str:
+    """What getWebhookInfo says is wrong with our webhook ("" when nothing): it points
+    elsewhere, or Telegram's last delivery failed after the last one that reached us."""
+    if info.url != url:
+        now = info.url or "no webhook (something switched the bot to polling)"
+        return f"Telegram's webhook is now {now}, not {url}"
+    failed = info.last_error_date
+    if failed is not None and failed.timestamp() > worked_at:
+        pending = info.pending_update_count
+        return f"Telegram cannot deliver ({pending} updates waiting): {info.last_error_message}"
+    return ""

@@ -243,7 +243,7 @@ async def test_healthz_names_discord_while_its_gateway_is_down(discord_daemon, f
     await fake_discord.stop()
     await until(lambda: not daemon.channels["discord"].connected)
     down = await channel_state(daemon, "discord")
-    assert down == (503, ["channel:discord"], "not connected", 0)
+    assert down == (503, ["channel:discord"], "gateway not connected", 0)
     await fake_discord.start()  # the same port: discord.py's reconnect loop finds it
     await _up(daemon, fake_discord)
     assert (await daemon.health()).ok

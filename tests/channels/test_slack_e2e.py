@@ -222,7 +222,7 @@ async def test_healthz_names_slack_while_its_socket_is_down(slack_daemon, fake_s
     await fake_slack.drop_sockets()
     await until(lambda: not daemon.channels["slack"].connected)
     down = await channel_state(daemon, "slack")
-    assert down == (503, ["channel:slack"], "not connected", 0)
+    assert down == (503, ["channel:slack"], "Socket Mode connection down (reconnecting)", 0)
     fake_slack._failures.clear()
     await until(lambda: daemon.channels["slack"].connected, 10)
     assert (await daemon.health()).ok

@@ -97,6 +97,9 @@ class FakeTelegram(LoopbackServer):
         # What a user sees: the bot's messages by (chat id, message id), as edited.
         self.texts: dict[tuple[int, int], str] = {}
         self.webhook: dict[str, Any] = {}
+        # getWebhookInfo's last delivery error: (unix time, message), as Telegram keeps it.
+        self.webhook_error: tuple[int, str] | None = None
+        self.pending_updates = 0
         self._failures: dict[str, deque[Failure]] = {}
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(1)
@@ -132,6 +135,10 @@ class FakeTelegram(LoopbackServer):
         }.get(status, "Bad Request: error")
         queue = self._failures.setdefault(method, deque())
         queue.extend(Failure(status, text, retry_after, match) for _ in range(times))
+
+    def clear_failures(self, method: str) -> None:
+        """The scripted failures of ``method`` not yet used are dropped: it works again."""
+        self._failures.pop(method, None)
 
     def add_update(self, update: dict[str, Any]) -> dict[str, Any]:
         update.setdefault("update_id", next(self._update_ids))
@@ -325,6 +332,16 @@ class FakeTelegram(LoopbackServer):
         self.webhook = params
         return self._ok(True)
 
+    async def _m_getWebhookInfo(self, params: dict[str, Any]) -> web.Response:
+        info: dict[str, Any] = {
+            "url": self.webhook.get("url", ""),
+            "has_custom_certificate": False,
+            "pending_update_count": self.pending_updates,
+        }
+        if self.webhook_error is not None:
+            info["last_error_date"], info["last_error_message"] = self.webhook_error
+        return self._ok(info)
+
     async def _m_getUpdates(self, params: dict[str, Any]) -> web.Response:
         offset = params.get("offset")
         limit = int(params.get("limit", 100))
@@ -486,6 +503,7 @@ async def telegram_daemon(
         *,
         data_dir: Path | None = None,
         poll_timeout: int = 1,
+        webhook_check_s: float = 60.0,
         state: Any = None,
         admins: list[str] | None = None,
         agent: dict[str, Any] | None = None,
@@ -519,6 +537,7 @@ async def telegram_daemon(
                     state=state if state is not None else ctx.state,
                     poll_timeout=poll_timeout,
                     backoff=Backoff(base=0.05, cap=0.4),
+                    webhook_check_s=webhook_check_s,
                 )
             )
             return made
