@@ -46,7 +46,7 @@ from bot.agent.toolbox import (
 from bot.config import ContextSettings
 from bot.errors import ModelNotConfiguredError
 from bot.media.entries import MEDIA_KEY, Entry
-from bot.media.intake import MediaIntake, Taken
+from bot.media.intake import MediaIntake, Prefaced, Taken
 from bot.media.shown import ImageParts
 from bot.messages import Attachment, ChatKey, InboundMessage, utcnow
 from bot.store.base import Sessions
@@ -212,6 +212,8 @@ class AgentRunner:
         taken = await self._take_media(msg, workspace, skey)
         if taken is not None and not taken.answerable:
             return TurnOutcome(answer=taken.preface)  # nothing a model could answer
+        if sink is not None and taken is not None and taken.preface:
+            sink = Prefaced(sink, taken.preface)
         outcome = await self._run_stored(msg, workspace, skey, taken, sink)
         if taken is not None and taken.preface:
             outcome = replace(outcome, answer=f"{taken.preface}\n\n{outcome.answer}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from bot.agent.llm.response import AnswerReader, AnswerSink
 from bot.agent.toolbox import FileAccess
 from bot.config.media import MediaSettings
 from bot.documents import UnreadableDocument
@@ -106,6 +107,21 @@ class _One:
     def shown(self) -> str:
         """How the user's reply names it."""
         return f'"{self.att.name}"' if self.att.name else f"the {self.entry['kind']}"
+
+
+@dataclass(frozen=True, slots=True)
+class Prefaced:
+    """A streamed preview that starts with what the final answer starts with (what was
+    heard, what could not be taken), so the text does not jump when the final lands."""
+
+    sink: AnswerSink
+    preface: str
+
+    def answer_grew(self, read: AnswerReader) -> None:
+        self.sink.answer_grew(lambda: f"{self.preface}\n\n{read()}")
+
+    def tools_running(self, names: tuple[str, ...]) -> None:
+        self.sink.tools_running(names)
 
 
 class Offload(Protocol):

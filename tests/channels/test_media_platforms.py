@@ -6,6 +6,7 @@ Slack's external upload flow, Discord multipart attachments)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from bot.delivery import deliver
 from bot.messages import Attachment, ChatKey, OutboundMessage
 from tests.fakes import daemons, discord_api, documents, slack_api, telegram_api
 from tests.fakes.discord_api import FakeDiscord
-from tests.fakes.llm_server import image_responder, seen_as
+from tests.fakes.llm_server import FINAL_RESULT, image_responder, seen_as, tool_calls_reply
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.waiting import until
 
@@ -28,6 +29,12 @@ platform_daemon = daemons.platform_daemon
 
 PNG = documents.png(4, 3, (10, 200, 10))
 DOCX = documents.docx("Invoice total: 99 euros.")
+
+
+# These tests check what the final answer holds. On a loaded machine a turn that reads
+# files can outlast the first preview interval, and a preview would race the
+# assertions; the streamed preview of a voice note has its own test below.
+NO_PREVIEW = {"enabled": False}
 
 
 def _media(fake_llm: Any) -> dict[str, Any]:
@@ -84,7 +91,7 @@ TOO_LARGE = "(Could not send the file video.mp4: it is {}, over the {} this plat
 async def test_telegram_photo_voice_document_and_a_file_too_large(
     telegram_daemon, fake_telegram, fake_llm
 ) -> None:
-    await telegram_daemon(media=_media(fake_llm))
+    await telegram_daemon(media=_media(fake_llm), streaming=NO_PREVIEW)
     fake_llm.default = image_responder
     fake_telegram.add_file("ph-big", PNG, "photos/file_1.png")
     photo = fake_telegram.make_message(None)
@@ -125,6 +132,27 @@ async def test_telegram_photo_voice_document_and_a_file_too_large(
     assert fetched == ["ph-big", "vo", "doc"]  # never the one over the cap
 
 
+async def test_a_streamed_answer_to_a_voice_note_shows_what_was_heard_from_the_start(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    await telegram_daemon(media=_media(fake_llm), streaming={"private_interval_s": 0.05})
+    answer = "noted: milk is on the list for tomorrow morning, " * 3
+    fake_llm.default = lambda request: replace(
+        tool_calls_reply([(FINAL_RESULT, {"answer": answer})]), pace=0.05, piece=8
+    )
+    fake_telegram.add_file("vo", b"OggS opus", "voice/file_2.oga")
+    fake_llm.hear("buy milk tomorrow")
+    voice = fake_telegram.make_message(None)
+    voice["voice"] = {"file_id": "vo", "file_unique_id": "v", "duration": 2,
+                      "mime_type": "audio/ogg", "file_size": 9}  # fmt: skip
+    fake_telegram.add_update({"message": voice})
+    final = f'🎤 "buy milk tomorrow"\n\n{answer.strip()}'
+    await until(lambda: fake_telegram.visible(voice["chat"]["id"]) == [final], 15)
+    [preview, *_] = fake_telegram.sent()
+    assert preview.params["text"].startswith('🎤 "buy milk tomorrow"')  # heard, first
+    assert len(fake_telegram.calls_to("editMessageText")) >= 2  # it grew in place
+
+
 async def test_telegram_sends_a_photo_and_a_document(
     telegram_daemon, fake_telegram, tmp_path
 ) -> None:
@@ -155,6 +183,7 @@ async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemo
         {"slack": values},
         extras={"slack": {"ping_interval": 0.2, "max_wait_s": 2.0}},
         media=_media(fake_llm),
+        streaming=NO_PREVIEW,
     )
     await until(lambda: daemon.channels["slack"].connected, 10)
     return daemon
@@ -227,6 +256,7 @@ async def discord_media(fake_discord: FakeDiscord, platform_daemon, fake_llm) ->
         {"discord": values},
         extras={"discord": {"identify_delay_s": 0.01, "guild_ready_timeout": 0.05}},
         media=_media(fake_llm),
+        streaming=NO_PREVIEW,
     )
     await fake_discord.wait_session()
     await until(lambda: daemon.channels["discord"].connected, 10)
