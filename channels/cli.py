@@ -135,13 +135,15 @@ class CLIChannel:
         self._thinking.discard(msg.message_id)
 
     async def typing(self, key: ChatKey) -> None:
-        """A turn is taking a while: say so once (at a terminal only)."""
+        """A turn is taking a while: say so once (at a terminal only), unless its answer
+        is already being printed as it is written (the line would land inside it)."""
         if not self._interactive:
             return
         waiting = [m for m in self._pending if m not in self._thinking]
         if waiting:
             self._thinking.update(waiting)
-            self._write(THINKING)
+            if not any(self._shown.values()):  # an answer being written says it already
+                self._write(THINKING)
 
     # -- streamed previews: at a terminal the answer is printed as it is written ------
 

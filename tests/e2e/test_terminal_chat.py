@@ -1,7 +1,8 @@
 """`bot chat` at a real terminal (a pseudo-terminal): the log stays off the screen, a
 reminder that arrives while the user types is printed above the prompt, which comes
-back with the half-typed line, the arrow keys recall history, and a slow turn says
-"thinking…". (Piped input is tests/e2e/test_cli_process.py.)"""
+back with the half-typed line, the arrow keys recall history, a slow turn says
+"thinking…", and a streamed answer is printed as the model writes it, on one line.
+(Piped input is tests/e2e/test_cli_process.py.)"""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.llm_server import FakeLLM, tool_calls_reply
+from tests.fakes.llm_server import FINAL_RESULT, FakeLLM, tool_calls_reply
 from tests.fakes.process import bot_env
 
 pytestmark = pytest.mark.slow  # a subprocess on a pseudo-terminal, and real time
@@ -82,10 +84,16 @@ class Terminal:
     def lines(self) -> list[str]:
         return [line for line in screen(self.raw) if line]
 
-    async def expect(self, needle: str, timeout: float = 30.0) -> None:
+    async def expect(self, needle: str, timeout: float = 30.0, *, last: bool = False) -> None:
+        """Until a line holds ``needle`` (``last``: the last line is ``needle``)."""
+
+        def seen() -> bool:
+            shown = self.lines()
+            return shown[-1:] == [needle] if last else any(needle in line for line in shown)
+
         try:
             async with asyncio.timeout(timeout):
-                while not any(needle in line for line in screen(self.raw)):
+                while not seen():
                     try:
                         self.raw += os.read(self.master, 65536).decode(errors="replace")
                     except BlockingIOError:
@@ -126,6 +134,7 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
         await term.expect("you> slow one")
         assert "^[[A" not in term.raw
         term.type("\x15")
+        await _streams_as_written(term, fake_llm)
         assert await term.close() == 0
     finally:
         if term.proc.poll() is None:
@@ -134,3 +143,21 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
     assert not [s for s in shown if " INFO " in s or " WARNING " in s], shown
     assert shown[0].startswith(f"(logs: {data / 'bot.log'}")
     assert (data / "bot.log").is_file()  # `bot chat` logs warnings only; `bot run` all
+
+
+STORY = " ".join(f"word{n}" for n in range(60))  # 60 distinct words, about 400 characters
+
+
+async def _streams_as_written(term: Terminal, fake_llm: FakeLLM) -> None:
+    """The model writes the answer over about 2 s: its first words are on screen while
+    the rest is still being written, and the whole answer ends up on one ``bot>`` line."""
+    reply = tool_calls_reply([(FINAL_RESULT, {"answer": STORY})])
+    fake_llm.reply(replace(reply, pace=2.0 / (len(STORY) // 8 + 6), piece=8))
+    finished = len(fake_llm.streamed)  # one (first, last) event per stream written
+    term.type("tell me a story\r")
+    await term.expect("word5 ")
+    assert len(fake_llm.streamed) == finished, "the first words showed after the model finished"
+    assert not any("word59" in line for line in term.lines()), term.lines()
+    await term.expect("you>", last=True)  # the final answer came: the prompt is back
+    assert f"bot> {STORY}" in term.lines(), "\n".join(term.lines())
+    assert not [line for line in term.lines() if "word59" in line and "word0 " not in line]
