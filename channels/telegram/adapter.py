@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import ChannelHealth, PutInbound, Route, Sent, StateStore
 from channels.health import LinkHealth
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
-from channels.telegram.preview import TelegramPreviews
+from channels.telegram.preview import TelegramPreviews, is_draft
 from channels.telegram.rawbot import RawBot
 from channels.telegram.send import (
     MAX_CHARS,
@@ -97,7 +98,7 @@ class TelegramChannel:
             get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
         )
         self.sender = TelegramSender(self.bot, state=state)
-        self.previews = TelegramPreviews(self.bot)
+        self.previews = TelegramPreviews(self.bot, drafts=settings.telegram_drafts)
         self.me: BotIdentity | None = None
         self._put_inbound: PutInbound | None = None
         self._offset: int | None = None
@@ -321,6 +322,8 @@ class TelegramChannel:
         self.link.succeeded()
 
     async def send(self, msg: OutboundMessage) -> Sent:
+        if is_draft(msg.preview_id):  # a draft is no message to edit: the answer is posted
+            msg = dataclasses.replace(msg, preview_id=None)
         return await self.sender.send(msg)
 
     async def typing(self, key: ChatKey) -> None:

@@ -18,6 +18,9 @@ class TelegramSettings(ChannelSection):
     webhook_port: int = Field(default=8443, ge=0, le=65535)
     webhook_secret: SecretStr = SecretStr("")
     group_policy: Literal["mention", "all"] = "mention"
+    # Private chats preview with sendMessageDraft (Bot API 9.5) instead of a message
+    # that is edited; the final answer is then posted as a new message.
+    telegram_drafts: bool = False
 
 
 EXAMPLE = """\
@@ -32,4 +35,6 @@ webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bo
 group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
                              # "all" = every message
 streaming = true             # false: no growing preview here, the final answer only ([streaming])
+telegram_drafts = false      # true: private chats preview as a draft (sendMessageDraft), and the
+                             # final answer arrives as a new message; groups always edit
 """

@@ -72,6 +72,7 @@ def test_example_config_documents_every_key():
         "webhook_secret",
         "group_policy",
         "streaming",
+        "telegram_drafts",
     }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.waiting import until
 
 fake_telegram = telegram_api.fake_telegram
 telegram_daemon = telegram_api.telegram_daemon
@@ -51,6 +52,7 @@ async def test_dm_preview_grows_then_becomes_the_answer_within_budget(
     assert len(fake_telegram.sent(chat_id=42)) == 1  # one message: the preview, finalized
     assert any(len(t) < len(ANSWER) and ANSWER.startswith(t) for t in edits)  # it grew
     assert edits[-1] == ANSWER
+    await until(lambda: fake_llm.streamed, 15)  # the whole answer may show before the stream ends
     (first, last) = fake_llm.streamed[0]
     assert fake_telegram.counted(42) <= (last - first) / 0.1 + 2
 
@@ -63,6 +65,7 @@ async def test_budget_holds_at_the_issue_ratio_under_a_fast_model(
     await telegram_daemon(streaming={"private_interval_s": 0.2})
     fake_telegram.message("go", chat_id=42)
     await _answered(fake_telegram, 42, ANSWER)
+    await until(lambda: fake_llm.streamed, 15)
     (first, last), interval = fake_llm.streamed[0], 0.2
     # The issue's figure: 10 s of writing at 1 s costs at most 12 calls: one post, an
     # edit per interval, the final. Here the same ratio over the time it really took.
@@ -96,6 +99,7 @@ async def test_group_preview_is_paced_by_the_group_interval(
     fake_telegram.message("story", chat_id=-100)
     await _answered(fake_telegram, -100, ANSWER)
     assert len(fake_telegram.sent(chat_id=-100)) == 1
+    await until(lambda: fake_llm.streamed, 15)
     (first, last) = fake_llm.streamed[0]
     assert fake_telegram.counted(-100) <= (last - first) / 0.3 + 2
 
@@ -144,3 +148,60 @@ async def test_a_turn_cut_off_mid_stream_finishes_its_preview_after_a_restart(
     await telegram_daemon(streaming=FAST, data_dir=tmp_path / "d")
     await _answered(fake_telegram, 42, ANSWER)
     assert len(fake_telegram.sent(chat_id=42)) == 1  # the same message, finished
+
+
+# -- drafts (telegram_drafts = true): private chats preview with sendMessageDraft ----------
+def _drafted(tg: FakeTelegram, chat_id: int) -> list[Any]:
+    return [c for c in tg.calls_to("sendMessageDraft") if c.ok and c.params["chat_id"] == chat_id]
+
+
+async def test_a_dm_drafts_while_it_streams_and_the_answer_is_sent_once(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    fake_llm.reply(paced())
+    await telegram_daemon(streaming=FAST, telegram_drafts=True)
+    asked = fake_telegram.message("tell me a story", chat_id=42)["message"]
+    (final,) = await fake_telegram.wait_sent(1, chat_id=42)
+    drafts = _drafted(fake_telegram, 42)
+    (first, last) = fake_llm.streamed[0]
+    assert len(drafts) >= 3 and drafts[0].at < last  # shown while the model wrote
+    texts = [c.params["text"] for c in drafts]
+    assert all(ANSWER.startswith(t) and t != ANSWER for t in texts[:-1])  # it grew
+    assert texts == sorted(texts, key=len)
+    assert {c.params["draft_id"] for c in drafts} == {asked["message_id"]}  # one draft
+    assert all(c.at < final.at for c in drafts)  # none after the answer
+    assert final.params["text"] == ANSWER
+    assert final.params["reply_parameters"]["message_id"] == asked["message_id"]
+    assert fake_telegram.calls_to("editMessageText") == []  # nothing edited: no message was
+    assert fake_telegram.visible(42) == [ANSWER] and fake_telegram.draft(42) is None
+    assert len(drafts) <= (last - first) / 0.1 + 2  # paced like edits
+
+
+async def test_groups_still_post_and_edit_with_drafts_on(telegram_daemon, fake_llm, fake_telegram):
+    fake_llm.reply(paced())
+    await telegram_daemon(streaming=FAST, telegram_drafts=True, group_policy="all")
+    fake_telegram.message("story", chat_id=-100)
+    await _answered(fake_telegram, -100, ANSWER)
+    assert fake_telegram.calls_to("sendMessageDraft") == []
+    assert len(fake_telegram.sent(chat_id=-100)) == 1
+
+
+async def test_a_draft_cut_off_mid_stream_ends_in_one_message_after_a_restart(
+    telegram_daemon, fake_llm, fake_telegram, tmp_path
+):
+    """A draft is no message: the dead run leaves nothing to delete, the replayed turn
+    drafts into the same draft and the answer is posted once."""
+    fake_llm.reply(paced(seconds=8.0, piece=4))
+    first, _ = await telegram_daemon(streaming=FAST, data_dir=tmp_path / "d", telegram_drafts=True)
+    asked = fake_telegram.message("tell me a story", chat_id=42)["message"]
+    await fake_telegram.wait_for("sendMessageDraft", 2)
+    await first.stop(timeout=0)
+    half = fake_telegram.draft(42)
+    assert half and ANSWER.startswith(half) and half != ANSWER
+    assert fake_telegram.visible(42) == []  # no message yet, only the draft
+    fake_llm.reply(paced(seconds=1.0))
+    await telegram_daemon(streaming=FAST, data_dir=tmp_path / "d", telegram_drafts=True)
+    (final,) = await fake_telegram.wait_sent(1, chat_id=42)
+    assert final.params["text"] == ANSWER and fake_telegram.visible(42) == [ANSWER]
+    assert {c.params["draft_id"] for c in _drafted(fake_telegram, 42)} == {asked["message_id"]}
+    assert fake_telegram.draft(42) is None and fake_telegram.calls_to("editMessageText") == []

@@ -34,8 +34,11 @@ from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
 
+DRAFT_LAPSE_S = 30.0  # a draft not updated for this long is no longer shown
+
 # Form fields PTB JSON-encodes (every non-string value); the rest stay strings.
-_INT_FIELDS = {"chat_id", "message_id", "message_thread_id", "offset", "limit", "timeout"}
+_INT_FIELDS = {"chat_id", "message_id", "message_thread_id", "draft_id", "offset", "limit",
+               "timeout"}  # fmt: skip
 _JSON_FIELDS = {"reply_parameters", "entities", "allowed_updates", "reply_markup"}
 
 
@@ -96,6 +99,10 @@ class FakeTelegram(LoopbackServer):
         self.files: dict[str, tuple[str, bytes]] = {}
         # What a user sees: the bot's messages by (chat id, message id), as edited.
         self.texts: dict[tuple[int, int], str] = {}
+        # Drafts being shown (sendMessageDraft, private chats): chat id -> (draft id, text,
+        # when last updated). A message the bot sends there replaces its draft; a draft
+        # not updated for DRAFT_LAPSE_S is gone.
+        self.drafts: dict[int, tuple[int, str, float]] = {}
         self.webhook: dict[str, Any] = {}
         # getWebhookInfo's last delivery error: (unix time, message), as Telegram keeps it.
         self.webhook_error: tuple[int, str] | None = None
@@ -214,6 +221,13 @@ class FakeTelegram(LoopbackServer):
     def visible(self, chat_id: int) -> list[str]:
         """The texts of the bot's messages in a chat, oldest first, as edited now."""
         return [text for (chat, _), text in sorted(self.texts.items()) if chat == chat_id]
+
+    def draft(self, chat_id: int) -> str | None:
+        """The draft shown in a private chat now, if any."""
+        shown = self.drafts.get(chat_id)
+        if shown is None or time.monotonic() - shown[2] > DRAFT_LAPSE_S:
+            return None
+        return shown[1]
 
     def counted(self, chat_id: int) -> int:
         """sendMessage and editMessageText calls in a chat (the streaming budget)."""
@@ -370,7 +384,17 @@ class FakeTelegram(LoopbackServer):
         if "message_thread_id" in params:
             result["message_thread_id"] = params["message_thread_id"]
         self.texts[(chat_id, result["message_id"])] = result["text"]
+        self.drafts.pop(chat_id, None)  # the message the draft was becoming
         return self._ok(result)
+
+    async def _m_sendMessageDraft(self, params: dict[str, Any]) -> web.Response:
+        chat_id, draft_id = params.get("chat_id", 0), params.get("draft_id", 0)
+        if not isinstance(chat_id, int) or chat_id <= 0:
+            return self._bad("TEXTDRAFT_PEER_INVALID")  # drafts: private chats only
+        if not isinstance(draft_id, int) or draft_id == 0:
+            return self._bad("draft_id must be non-zero")
+        self.drafts[chat_id] = (draft_id, params.get("text", ""), time.monotonic())
+        return self._ok(True)
 
     async def _m_sendPhoto(self, params: dict[str, Any]) -> web.Response:
         return self._sent_file(params, "photo")
