@@ -38,7 +38,7 @@ class ConfigError(BotError):
 
 
 class StoreError(BotError):
-    """The SQLite store failed in a way the caller cannot retry."""
+    """The store (SQLite or PostgreSQL) failed in a way the caller cannot retry."""
 
 
 class FencedOff(StoreError):
