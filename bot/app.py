@@ -48,6 +48,7 @@ from bot.ops.housekeeping import Housekeeping
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.redaction import MIN_SECRET, protect_logs, url_secrets
 from bot.ops.signals import stop_on_signals
+from bot.ops.status import live_status
 from bot.ops.supervisor import Supervisor
 from bot.ops.web import WebServer
 from bot.reminders.commands import register_reminder_commands
@@ -245,7 +246,12 @@ def build_daemon(
                 AdminParts(daemon, storage, admin_auth, personas, decisions, metrics.activity)
             )
         daemon.web = WebServer(
-            web.host, web.port, health=daemon.health, metrics=metrics.render, routes=routes
+            web.host,
+            web.port,
+            health=daemon.health,
+            metrics=metrics.render,
+            status=functools.partial(live_status, daemon),
+            routes=routes,
         )
     return daemon
 

@@ -175,6 +175,7 @@ class Daemon:
     prepare_loop: Callable[[], object] = lambda: None  # before anything uses the loop's executor
     state: str = "starting"  # -> ready -> stopping -> stopped; /healthz reports it
     ready_s: float | None = None
+    ready_at: float | None = None  # wall clock at ready:, for /status
     supervisor: Supervisor = field(default_factory=Supervisor)  # restarts what dies
     # Among replicas on PostgreSQL: the leases this process holds, and what it does when
     # one comes or goes. One process (SQLite): everything is its own, nothing runs.
@@ -235,6 +236,7 @@ class Daemon:
         if not up:
             log.warning("%s", self._no_channel())
         self.ready_s = time.perf_counter() - started
+        self.ready_at = time.time()
         self.state = "ready"
         log.info(
             "ready: channels=%s model=%s reminders=%d data_dir=%s web=%s loop=%s (%.0f ms)",

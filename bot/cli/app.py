@@ -35,6 +35,7 @@ class Sub:
 SUBCOMMANDS: dict[str, Sub] = {
     "init": Sub("bot.cli.init", group=False),
     "doctor": Sub("bot.cli.doctor", group=False),
+    "status": Sub("bot.cli.status", group=False),
     "mcp": Sub("bot.cli.mcp"),
     "memory": Sub("bot.cli.memory"),
     "skills": Sub("bot.cli.skills"),

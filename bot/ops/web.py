@@ -1,5 +1,6 @@
-"""The one web app on ``[web] host:port``: ``/healthz``, ``/metrics``, channels' webhooks
-and the admin page (``/admin``, :mod:`bot.admin`, when enabled).
+"""The one web app on ``[web] host:port``: ``/healthz``, ``/metrics``, ``/status`` (for
+``bot status``: :mod:`bot.ops.status`), channels' webhooks and the admin page
+(``/admin``, :mod:`bot.admin`, when enabled).
 
 It runs on the daemon's own event loop (an aiohttp ``AppRunner``), so a health answer
 proves the loop is responsive; it stays off the hot path because nothing in a turn
@@ -88,12 +89,14 @@ class WebServer:
         *,
         health: Callable[[], Awaitable[Health]],
         metrics: Callable[[], Awaitable[bytes]],
+        status: Callable[[], Awaitable[Mapping[str, object]]] | None = None,
         routes: Sequence[Route] = (),
     ) -> None:
         self.host = host
         self.port = port
         self._health = health
         self._metrics = metrics
+        self._status = status
         self._routes = list(routes)
         self._runner: web.AppRunner | None = None
 
@@ -106,6 +109,8 @@ class WebServer:
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics_view)
+        if self._status is not None:
+            app.router.add_get("/status", self._status_view)
         # Channels' webhooks and the admin page share the one app and port.
         for route in self._routes:
             app.router.add_route(route.method, route.path, route.handler)
@@ -125,7 +130,7 @@ class WebServer:
             ) from None
         self._runner = runner
         self.port = int(runner.addresses[0][1])
-        log.info("serving /healthz and /metrics on %s", self.url)
+        log.info("serving /healthz, /metrics and /status on %s", self.url)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -138,6 +143,10 @@ class WebServer:
         body = health.body()
         body["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return web.json_response(body, status=200 if health.ok else 503)
+
+    async def _status_view(self, request: web.Request) -> web.Response:
+        report = await self._status() if self._status is not None else {}
+        return web.json_response(dict(report))
 
     async def _metrics_view(self, request: web.Request) -> web.Response:
         payload = await self._metrics()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typer.testing import CliRunner
 
 from bot.cli.app import SUBCOMMANDS, app
@@ -14,6 +16,7 @@ def test_help_lists_every_group_with_its_help() -> None:
         assert name in result.output
     assert "Show and edit workspace persona files." in result.output
     assert "Pairing codes and approved users." in result.output
+    assert re.search(r"^  status +Whether the daemon runs, and what it is", result.output, re.M)
 
 
 def test_a_group_is_reachable_by_name() -> None:

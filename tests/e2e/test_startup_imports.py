@@ -55,6 +55,8 @@ NOT_BEFORE_READY = (
     "bot.cli.memory",  # admin sub-commands
     "bot.cli.workspace",
     "bot.cli.pairing",
+    "bot.cli.status",  # `bot status` and what it reads
+    "bot.cli.status_store",
     "jsonschema",  # tool schemas are checked right after ready
     "yaml",  # skill files are parsed at the first prompt
     "litellm",  # its warm-up starts after ready

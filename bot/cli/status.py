@@ -1,0 +1,142 @@
+"""``bot status``: whether the daemon runs and what it is doing, for a person or a script.
+
+Two sources, each read without changing anything: the running daemon's ``GET /status``
+on its ``[web]`` address (:mod:`bot.ops.status`: health, channels, model, queues, MCP
+servers), and the store (reminders, the inbox and outbox when no daemon answers, and
+with PostgreSQL every replica's heartbeat and leases from the cluster tables). A missing
+SQLite file is not created and a schema behind this release is not migrated.
+
+Exit codes (see :data:`EXIT_CODES`): 0 running and healthy, 1 running with a failing
+part (what ``/healthz`` answers 503 for), 2 a configuration or usage error, 3 not
+running, 4 cannot tell from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli.shared import ConfigOpt, load_or_exit
+from bot.cli.status_store import stored
+from bot.cli.status_text import render
+from bot.config import Settings
+
+HEALTHY, FAILING, NOT_RUNNING, UNKNOWN = 0, 1, 3, 4
+EXIT_CODES = {
+    HEALTHY: "running and healthy",
+    FAILING: "running, a part failing",
+    2: "a configuration or usage error",
+    NOT_RUNNING: "not running",
+    UNKNOWN: "cannot tell from here",
+}
+FETCH_TIMEOUT_S = 5.0
+
+app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    help="Whether the daemon runs, and what it is doing.",
+)
+
+
+@app.command()
+def status(
+    config: ConfigOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object, for scripts.")] = False,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="The daemon's [web] address (default: from the config)."),
+    ] = None,
+    reminders: Annotated[int, typer.Option(min=0, help="Upcoming reminders to list.")] = 5,
+) -> None:
+    """Whether the daemon runs, and what it is doing: its channels, model, inbox and
+    outbox, the next reminders (and due ones waiting for a channel that is not running),
+    MCP servers and, with PostgreSQL, the replicas and their leases. Exit code: 0 running
+    and healthy, 1 running with a failing part, 2 a config error, 3 not running, 4 cannot
+    tell ([web] disabled, or only other replicas seen)."""
+    settings = load_or_exit(config)
+    address = url if url is not None else web_address(settings)
+    report = asyncio.run(collect(settings, address, reminders))
+    typer.echo(json.dumps(report, indent=2) if as_json else render(report))
+    raise typer.Exit(int(report["exit_code"]))
+
+
+def web_address(settings: Settings) -> str | None:
+    """Where this host reaches the configured ``[web]`` app (a wildcard bind through
+    loopback); None when it is disabled."""
+    web = settings.web
+    if not web.enabled:
+        return None
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(web.host, web.host)
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{web.port}"
+
+
+async def fetch_live(url: str) -> tuple[dict[str, Any] | None, str]:
+    """The daemon's ``/status`` body, or None and why nothing usable answered."""
+    import aiohttp
+
+    timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_S)
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as http,
+            http.get(url.rstrip("/") + "/status") as resp,
+        ):
+            if resp.status != 200:
+                return None, f"{url} answers /status with HTTP {resp.status}: not this bot?"
+            body = await resp.json(content_type=None)
+    except TimeoutError:
+        return None, f"no answer from {url} within {FETCH_TIMEOUT_S:g} s"
+    except aiohttp.ClientConnectorError as exc:
+        return None, f"nothing answers at {url} ({exc.os_error.strerror or 'cannot connect'})"
+    except aiohttp.ClientError as exc:
+        return None, f"nothing usable answers at {url} ({type(exc).__name__})"
+    except ValueError:
+        return None, f"{url} answers /status with something that is not JSON: not this bot?"
+    if not isinstance(body, dict) or "status" not in body:
+        return None, f"{url} answers /status without a status: not this bot?"
+    return body, ""
+
+
+async def collect(settings: Settings, url: str | None, shown: int) -> dict[str, Any]:
+    """The report: the live daemon's view when one answers, the store's always."""
+    live, why = await fetch_live(url) if url is not None else (None, "[web] is disabled")
+    store = await stored(settings, shown, running=_running_channels(live))
+    replicas = store.get("replicas")
+    beating = [r for r in replicas or () if r["live"]]
+    if live is not None:
+        state, code = "running", HEALTHY if live["status"] == "ok" else FAILING
+    elif beating:
+        state, code = "running elsewhere", UNKNOWN
+        why += f"; {len(beating)} replica(s) beat in the store"
+    elif replicas is not None or url is not None:
+        state, code = "not running", NOT_RUNNING
+    else:
+        state, code = "unknown", UNKNOWN
+        why += ": enable it or pass --url to tell whether the daemon runs"
+    return {
+        "daemon": state,
+        "exit_code": code,
+        "web": url,
+        "why": why,
+        "model": live["model"] if live else settings.llm.model,
+        "live": live,
+        "channels": live["channels"] if live else _configured_channels(settings),
+        "mcp": live["mcp"] if live else dict.fromkeys(sorted(settings.mcp.servers), "not running"),
+        **store,
+    }
+
+
+def _running_channels(live: dict[str, Any] | None) -> set[str] | None:
+    """The channels a live daemon runs; None when none answered."""
+    if live is None:
+        return None
+    return {name for name, state in live.get("channels", {}).items() if state == "ok"}
+
+
+def _configured_channels(settings: Settings) -> dict[str, str]:
+    from bot.config.channels import enabled_channels
+
+    return {spec.name: "not running" for spec, _ in enabled_channels(settings)}
