@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from tests.fakes import telegram_api
-from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
+from tests.fakes.llm_server import FINAL_RESULT, streamed_answer, tool_calls_reply
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.waiting import until
 
@@ -24,9 +24,7 @@ FAST = {"private_interval_s": 0.1, "group_interval_s": 0.3}
 
 
 def paced(answer: str = ANSWER, seconds: float = 2.0, piece: int = 8) -> Any:
-    reply = tool_calls_reply([(FINAL_RESULT, {"answer": answer})])
-    events = len(answer) // piece + 6
-    return reply.__class__(**{**_fields(reply), "pace": seconds / events, "piece": piece})
+    return streamed_answer(answer, seconds=seconds, piece=piece)
 
 
 def _fields(reply: Any) -> dict[str, Any]:

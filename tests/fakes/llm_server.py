@@ -170,6 +170,13 @@ def tool_calls_reply(
     return Reply(body=completion_body(message, finish_reason="tool_calls"), delay=delay)
 
 
+def streamed_answer(answer: str, *, seconds: float = 2.0, piece: int = 8) -> Reply:
+    """A ``final_result`` answer the model writes over about ``seconds``, ``piece``
+    characters an event: a slow model, for streamed previews."""
+    reply = tool_calls_reply([(FINAL_RESULT, {"answer": answer})])
+    return replace(reply, pace=seconds / (len(answer) // piece + 6), piece=piece)
+
+
 def error_reply(
     status: int = 500,
     body: Any = None,
