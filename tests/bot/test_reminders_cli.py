@@ -82,7 +82,6 @@ async def test_list_then_cancel_and_the_timer_never_fires_it(
         assert err == f"error: there is no active reminder #{unknown}\n", err
 
 
-
 async def test_an_overdue_reminder_is_shown_waiting_for_its_channel(tmp_path: Path) -> None:
     """Due while no daemon runs its channel: listed as waiting; cancelled, the list is
     empty and says so."""
