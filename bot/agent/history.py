@@ -9,6 +9,11 @@ new rows instead of derived again, and a turn's cost no longer grows with its ch
 length (measured: 17 -> 3 µs a turn for 60 rows, 46 -> 4 µs for 180). Any other
 change (a fold moved the cursor, the cache reloaded or cut the tail) starts afresh from
 :class:`SentForms`, which still remembers each row's sent form.
+
+What is carried holds the rows themselves, so it is bounded like the tail cache: at
+most ``MAX_ROWS`` rows over at most ``MAX_SESSIONS`` sessions, the least recently used
+session going first. A session that falls out is derived afresh on its next turn, to
+the same messages.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from bot.agent.context import SentForms, SentRow
 from bot.agent.governor.clean import Checked, Walk
 from bot.agent.governor.summary import is_unsummarized
+from bot.store.tails import MAX_ROWS
 
 Row = tuple[int, dict[str, Any]]
 MAX_SESSIONS = 2_000  # sessions carried; one that falls out is derived afresh
@@ -62,28 +68,51 @@ class _Carried:
 class SentTails:
     """:meth:`history` per session, extended turn by turn (see the module docstring)."""
 
-    def __init__(self, forms: SentForms, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self, forms: SentForms, max_sessions: int = MAX_SESSIONS, max_rows: int = MAX_ROWS
+    ) -> None:
         self._forms = forms
         self._max_sessions = max_sessions
+        self._max_rows = max_rows
         self._carried: OrderedDict[Hashable, _Carried] = OrderedDict()
+        self.rows = 0  # rows carried, over every session
 
     def history(self, session: Hashable, rows: Sequence[Row], through: int) -> SentHistory:
         """The rows after ``through`` (from the first user message on) as sent, and the
         clean check of them."""
         if not rows:
-            self._carried.pop(session, None)
+            self._drop(session)
             return SentHistory([], Checked(0, 0, Walk()), through)
         carried = self._carried.get(session)
         if carried is None or not carried.continues(rows, through):
+            self._drop(session)
             carried = _Carried(through, rows[0], rows[0], 0)
             self._carried[session] = carried
-            if len(self._carried) > self._max_sessions:
-                self._carried.popitem(last=False)
         self._carried.move_to_end(session)
+        held = len(carried.sent)
         self._extend(carried, rows)
+        self.rows += len(carried.sent) - held
+        self._evict()
         walk = carried.walk.copy() if carried.walk is not None else None
         checked = Checked(len(carried.sent), carried.bound, walk)
         return SentHistory([s.form for s in carried.sent], checked, through, carried.turns)
+
+    @property
+    def sessions(self) -> int:
+        return len(self._carried)
+
+    def _drop(self, session: Hashable) -> None:
+        carried = self._carried.pop(session, None)
+        if carried is not None:
+            self.rows -= len(carried.sent)
+
+    def _evict(self) -> None:
+        """The least recently used sessions out, past either bound (never the last one)."""
+        while len(self._carried) > 1 and (
+            len(self._carried) > self._max_sessions or self.rows > self._max_rows
+        ):
+            _, carried = self._carried.popitem(last=False)
+            self.rows -= len(carried.sent)
 
     def _extend(self, carried: _Carried, rows: Sequence[Row]) -> None:
         sent, through, walk = carried.sent, carried.through, carried.walk

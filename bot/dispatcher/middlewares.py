@@ -18,12 +18,14 @@ from bot.bus.base import Bus
 from bot.dispatcher.allowlist import Members
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
+from bot.lru import LRU
 from bot.messages import InboundMessage, OutboundKind, OutboundMessage
 from bot.store.access import DENIED, PairingHold
 
 log = logging.getLogger(__name__)
 
 PAIRING, ALLOWLIST, OPEN = "pairing", "allowlist", "open"
+TOLD_KEPT = 10_000  # strangers told once why they get no answer (then told again)
 AUTO = "auto"  # pairing when the channel's allow_from is empty, else allowlist
 PutInbound = Callable[[InboundMessage], Awaitable[None]]
 
@@ -45,7 +47,7 @@ class AccessControl:
         self._admins = {a.lower() for a in admins}
         self._policy = policy
         self._pairing = pairing
-        self._told: set[str] = set()
+        self._told: LRU[str, None] = LRU(TOLD_KEPT)
 
     def is_admin(self, msg: InboundMessage) -> bool:
         return msg.key.channel in self._trusted or msg.sender.lower() in self._admins
@@ -126,7 +128,7 @@ class AccessControl:
     async def _tell_once(self, msg: InboundMessage, key: str, text: str) -> None:
         if key not in self._told:
             await self._notice(msg, text)
-            self._told.add(key)  # only once the notice is queued: a failure retries
+            self._told[key] = None  # only once the notice is queued: a failure retries
 
     async def _notice(self, msg: InboundMessage, text: str) -> None:
         await self._bus.put_outbound(OutboundMessage.reply(msg, text, OutboundKind.NOTICE))

@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable
 
 from bot.bus.base import Bus
+from bot.lru import LRU
 from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
 
 MAX_TRACKED = 10_000  # senders with a bucket; full buckets are forgotten past this
+TOLD_KEPT = 10_000  # senders told about the limit and not heard from since
 
 
 class TokenBuckets:
@@ -29,6 +31,10 @@ class TokenBuckets:
         self.refill_s = refill_s
         self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, as of)
+        # Full buckets are forgotten once this many are kept; if the senders still
+        # refilling leave more, the next look waits for twice as many (no scan per
+        # message while a crowd of over MAX_TRACKED senders is active).
+        self._prune_at = MAX_TRACKED
 
     def take(self, key: str) -> bool:
         """Spend one token of ``key``'s bucket; False when it is empty."""
@@ -40,8 +46,9 @@ class TokenBuckets:
             self._buckets[key] = (tokens, now)
             return False
         self._buckets[key] = (tokens - 1, now)
-        if len(self._buckets) > MAX_TRACKED:
+        if len(self._buckets) > self._prune_at:
             self._forget_full(now)
+            self._prune_at = max(MAX_TRACKED, 2 * len(self._buckets))
         return True
 
     def _level(self, key: str, now: float) -> float:
@@ -68,16 +75,16 @@ class RateLimit:
         self._buckets = buckets
         self._exempt = exempt
         self._may_answer = may_answer
-        self._told: set[str] = set()
+        self._told: LRU[str, None] = LRU(TOLD_KEPT)
 
     async def __call__(self, msg: InboundMessage) -> bool:
         if self._exempt(msg):
             return True
         if self._buckets.take(msg.sender):
-            self._told.discard(msg.sender)
+            self._told.pop(msg.sender)
             return True
         if msg.sender not in self._told and self._may_answer(msg):
-            self._told.add(msg.sender)
+            self._told[msg.sender] = None
             await self._bus.put_outbound(
                 OutboundMessage.reply(msg, self._notice(msg), OutboundKind.NOTICE)
             )

@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from bot.errors import QuotaExceeded
+from bot.lru import LRU
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 from bot.store.rows import Row
@@ -256,15 +257,16 @@ class ReminderStore:
         )
 
 
+CACHED_USERS = 10_000  # users whose time zone is kept in memory (read on every turn)
+
+
 class UserSettingsStore:
     """Per-user preferences; for now the time zone."""
-
-    _CACHED = 10_000
 
     def __init__(self, db: Database) -> None:
         self._db = db
         # Read on every turn (the runtime block's clock), set rarely: cached per user.
-        self._zones: dict[tuple[str, str], str | None] = {}
+        self._zones: LRU[tuple[str, str], str | None] = LRU(CACHED_USERS)
 
     async def timezone(self, channel: str, user_id: str) -> str | None:
         user = (channel, user_id)
@@ -275,8 +277,6 @@ class UserSettingsStore:
             (channel, user_id),
         )
         found = str(row["timezone"]) if row and row["timezone"] else None
-        if len(self._zones) >= self._CACHED:
-            self._zones.clear()
         self._zones[user] = found
         return found
 

@@ -16,16 +16,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.lru import LRU
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 from bot.store.rows import Row
-from bot.store.tails import TailCache
+from bot.store.tails import MAX_ROWS, TailCache
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 ClearHook = Callable[[int], None]
-_CACHED_SUMMARIES = 10_000
+# Sessions whose id and summary are kept in memory (each a few hundred bytes): the
+# least recently used go first, and are read again on their next turn.
+CACHED_SESSIONS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +41,13 @@ class ChatSession:
 
 
 class SessionStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, tail_rows: int = MAX_ROWS) -> None:
         self._db = db
-        self._ids: dict[ChatKey, int] = {}
+        self._ids: LRU[ChatKey, int] = LRU(CACHED_SESSIONS)
         # Read on every turn, written every few: kept here (one daemon owns the file).
-        self._summaries: dict[int, tuple[str, int] | None] = {}
+        self._summaries: LRU[int, tuple[str, int] | None] = LRU(CACHED_SESSIONS)
         self._clear_hooks: list[ClearHook] = []
-        self._tails = TailCache()
+        self._tails = TailCache(tail_rows)
 
     def add_clear_hook(self, hook: ClearHook) -> None:
         """Run ``hook(session_id)`` on :meth:`clear`: files kept for a session go with it."""
@@ -193,7 +196,7 @@ class SessionStore:
         )
         await self._db.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
         await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
-        self._summaries.pop(sid, None)
+        self._summaries.pop(sid)
         self._tails.drop(sid)
         run_clear_hooks(self._clear_hooks, sid)
         return int(rows[0]["n"]) if rows else 0
@@ -218,8 +221,6 @@ class SessionStore:
         return found
 
     def _cache_summary(self, sid: int, found: tuple[str, int] | None) -> None:
-        if len(self._summaries) >= _CACHED_SUMMARIES:
-            self._summaries.clear()
         self._summaries[sid] = found
 
     async def prune_summarized(self, older_than: datetime) -> int:

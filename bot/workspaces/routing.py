@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bot.config.workspaces import WorkspacesSettings
+from bot.lru import LRU
 from bot.messages import ChatKey, InboundMessage, MessageKind
 from bot.store.base import WorkspaceRecords
 from bot.workspaces.files import workspace_name
@@ -52,6 +53,9 @@ def session_key(key: ChatKey, workspace: str) -> ChatKey:
     return ChatKey(key.channel, key.chat_id, f"{key.thread_id or ''}@{workspace}")
 
 
+CACHED_CHATS = 10_000  # chats whose chosen workspace is kept in memory
+
+
 class WorkspaceRouter:
     def __init__(
         self, settings: WorkspacesSettings, records: WorkspaceRecords, folders: Workspaces
@@ -60,7 +64,8 @@ class WorkspaceRouter:
         self._configured = frozenset(settings.names())
         self._records = records
         self._folders = folders
-        self._chosen: dict[tuple[str, str], str | None] = {}
+        # Read on every turn; kept for the chats seen last (the table has the rest).
+        self._chosen: LRU[tuple[str, str], str | None] = LRU(CACHED_CHATS)
         self._ready: set[str] = set()
 
     async def resolve(self, msg: InboundMessage) -> str:
@@ -86,9 +91,11 @@ class WorkspaceRouter:
     async def chosen(self, key: ChatKey) -> str | None:
         """The workspace an admin chose for this chat with ``/workspace use``, if any."""
         chat = (key.channel, key.chat_id)
-        if chat not in self._chosen:
-            self._chosen[chat] = await self._records.chat_workspace(*chat)
-        return self._chosen[chat]
+        if chat in self._chosen:
+            return self._chosen[chat]
+        found = await self._records.chat_workspace(*chat)
+        self._chosen[chat] = found
+        return found
 
     async def use(self, key: ChatKey, name: str, *, set_by: str, create: bool = False) -> None:
         """Route the chat to workspace ``name``: a known one, or a new one if ``create``."""

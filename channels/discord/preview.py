@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 MIN_INTERVAL_S = 1.0  # at most one edit a second per chat, whatever is configured
 TIMEOUT_S = 10.0
+# Buckets (one per route and channel) past which those already reset, which refuse
+# nothing, are let go: a bot in many channels keeps only the ones still counting.
+BUCKETS_KEPT = 1_000
 
 
 @dataclass(slots=True)
@@ -106,9 +109,15 @@ class PreviewRest:
         if remaining is None or after is None:
             return
         try:
-            self._buckets[bucket] = _Bucket(int(remaining), time.monotonic() + float(after))
+            self._keep(bucket, _Bucket(int(remaining), time.monotonic() + float(after)))
         except ValueError:
             log.debug("discord sent unreadable rate-limit headers: %s / %s", remaining, after)
+
+    def _keep(self, bucket: tuple[str, int], found: _Bucket) -> None:
+        self._buckets[bucket] = found
+        if len(self._buckets) > BUCKETS_KEPT:
+            now = time.monotonic()
+            self._buckets = {k: b for k, b in self._buckets.items() if b.resets_at > now}
 
     def _refused(self, bucket: tuple[str, int], resp: aiohttp.ClientResponse, data: Any) -> None:
         if resp.status == 429 and resp.headers.get("Via") and isinstance(data, dict):
@@ -116,7 +125,7 @@ class PreviewRest:
             if data.get("global"):
                 self._global_until = time.monotonic() + retry_after
             else:
-                self._buckets[bucket] = _Bucket(0, time.monotonic() + retry_after)
+                self._keep(bucket, _Bucket(0, time.monotonic() + retry_after))
             raise PreviewRateLimited(f"Discord rate limit: retry in {retry_after:g} s", retry_after)
         text = data.get("message") if isinstance(data, dict) else ""
         if resp.status in (403, 404):

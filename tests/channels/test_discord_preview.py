@@ -3,6 +3,7 @@ that follow the rate-limit headers and never wait, the answer edited in place on
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from bot.errors import ChannelError, PreviewRateLimited
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import can_preview
+from channels.discord import preview
 from tests.fakes import discord_api
 from tests.fakes.discord_api import DELETE, EDIT, POST, FakeDiscord
 
@@ -134,3 +136,16 @@ async def test_groups_use_their_interval_and_never_below_a_second(
     group = ChatKey("discord", "555", "556")
     assert channel.preview_interval(group, 3.0) == 3.0
     assert channel.preview_interval(DM, 0.2) == 1.0
+
+
+def test_buckets_already_reset_are_let_go_past_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One bucket per route and channel: a bot in many channels keeps only those still
+    counting once it holds more than BUCKETS_KEPT."""
+    monkeypatch.setattr(preview, "BUCKETS_KEPT", 3)
+    rest = preview.PreviewRest("token", "bot")
+    now = time.monotonic()
+    rest._keep(("POST", 1), preview._Bucket(0, now + 60))  # spent for another minute
+    for channel_id in range(2, 12):
+        rest._keep(("POST", channel_id), preview._Bucket(0, now - 1))  # reset already
+        assert len(rest._buckets) <= 4
+    assert ("POST", 1) in rest._buckets

@@ -78,6 +78,7 @@ class RecordedRequest:
     headers: Mapping[str, str]
     json: Any
     model: str | None
+    body: bytes = b""  # the request's bytes as they arrived
 
 
 Responder = Callable[[Any], Reply]
@@ -367,6 +368,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
                     path=request.path,
                     headers=dict(request.headers),
                     json=payload,
+                    body=raw,
                     model=model if isinstance(model, str) else None,
                 )
             )

@@ -14,9 +14,11 @@ from typing import Any
 
 import asyncpg
 
+from bot.lru import LRU
 from bot.messages import ChatKey, utcnow
 from bot.store.postgres.database import PostgresDatabase, changed
 from bot.store.sessions import (
+    CACHED_SESSIONS,
     ChatSession,
     ClearHook,
     Message,
@@ -43,7 +45,7 @@ _SESSION = (
 class PgSessions:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
-        self._ids: dict[ChatKey, int] = {}  # a session's id never changes
+        self._ids: LRU[ChatKey, int] = LRU(CACHED_SESSIONS)  # an id never changes
         self._clear_hooks: list[ClearHook] = []
 
     def add_clear_hook(self, hook: ClearHook) -> None:
