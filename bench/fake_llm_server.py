@@ -7,6 +7,10 @@ responder (``final_result`` when that tool is offered, else a text echo) after
 ``delay`` seconds; requests are counted, not recorded. ``GET /bench/stats`` returns
 ``{"requests": n, "messages": m, "cpu_s": s}`` (``m``: messages summed over requests).
 
+``--script conversation`` answers per bench/conversation.py instead (the scripted chat
+of the token comparison) and keeps every request body: ``GET /bench/requests`` returns
+them in arrival order.
+
 Unlike the test fake, it also answers ``"stream": true`` (nanobot always streams): the
 same reply as server-sent ``chat.completion.chunk`` events, then ``data: [DONE]``.
 """
@@ -23,22 +27,31 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.llm_server import FakeLLM, Reply, default_responder
+from bench import conversation
+from tests.fakes.llm_server import FakeLLM, Reply, Responder, default_responder
+
+SCRIPTS: dict[str, Responder] = {"conversation": conversation.respond}
 
 
 class _CountingFake(FakeLLM):
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, script: str | None = None) -> None:
+        answer = SCRIPTS[script] if script else default_responder
+
         def respond(request: Any) -> Reply:
-            return replace(default_responder(request), delay=delay)
+            return replace(answer(request), delay=delay)
 
         super().__init__(respond)
         self.count = 0
         self.messages = 0  # summed over requests: the bench's same-size floor uses it
+        self.recording = script is not None
+        self.bodies: list[Any] = []  # every request body, when recording
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.count += 1
         try:
             payload = json.loads(await request.read())
+            if self.recording:
+                self.bodies.append(payload)
             if isinstance(payload, dict) and isinstance(payload.get("messages"), list):
                 self.messages += len(payload["messages"])
             if isinstance(payload, dict) and payload.get("stream"):
@@ -85,19 +98,23 @@ class _CountingFake(FakeLLM):
             {"requests": self.count, "messages": self.messages, "cpu_s": cpu_s}
         )
 
+    async def _bodies(self, request: web.Request) -> web.Response:
+        return web.json_response(self.bodies)
+
     async def start(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/bench/stats", self._stats)
+        app.router.add_get("/bench/requests", self._bodies)
         self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0, backlog=4096).start()
         self._port = int(self._runner.addresses[0][1])
 
 
-async def _serve(delay: float) -> None:
-    fake = _CountingFake(delay)
+async def _serve(delay: float, script: str | None) -> None:
+    fake = _CountingFake(delay, script)
     await fake.start()
     print(f"PORT {fake._port}", flush=True)
     loop = asyncio.get_running_loop()
@@ -108,8 +125,9 @@ async def _serve(delay: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default=None)
     args = parser.parse_args()
-    asyncio.run(_serve(args.delay))
+    asyncio.run(_serve(args.delay, args.script))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,11 @@ running ``agent.run()``. Each message goes in as a channel would put it,
 ``OutboundMessage`` for that chat on ``bus.consume_outbound()``, which is where a
 channel's ``send`` takes it. Logging is nanobot's gateway default (loguru, INFO, stderr).
 
-Modes: ``turns`` (closed-loop chats, like bench_turns) and ``burst`` (each chat sends
-one message at once; the fake model takes ``delay`` seconds). Prints one JSON line.
+Modes: ``turns`` (closed-loop chats, like bench_turns), ``burst`` (each chat sends
+one message at once; the fake model takes ``delay`` seconds) and ``conversation`` (one
+chat sends ``script``'s texts in turn and checks each answer: bench_tokens.py; with
+``cron`` the agent gets the cron service ``nanobot gateway`` gives it, hence its cron
+tool). Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -99,48 +102,74 @@ def _prepare(args: dict[str, Any]) -> Path:
     return config_path
 
 
-async def _main(args: dict[str, Any]) -> dict[str, Any]:
-    config_path = _prepare(args)
-    from nanobot.agent.loop import AgentLoop
-    from nanobot.agent.tools.registry import ToolRegistry
-    from nanobot.bus.events import InboundMessage
-    from nanobot.bus.queue import MessageBus
-    from nanobot.config.loader import load_config
+class _Nanobot:
+    """nanobot's gateway core on a bus, and ``ask``: one message in, its answer out."""
 
-    bus = MessageBus()
-    agent = AgentLoop.from_config(load_config(config_path), bus, tool_registry=ToolRegistry())
-    running = asyncio.create_task(agent.run())
-    ready_s = time.perf_counter() - SPAWNED
-    ready_rss = _rss_mb()
+    def __init__(self, args: dict[str, Any]) -> None:
+        config_path = _prepare(args)
+        from nanobot.agent.loop import AgentLoop
+        from nanobot.agent.tools.registry import ToolRegistry
+        from nanobot.bus.queue import MessageBus
+        from nanobot.config.loader import load_config
 
-    waiters: dict[str, asyncio.Future[Any]] = {}
+        config = load_config(config_path)
+        extra: dict[str, Any] = {}
+        if args.get("cron"):  # as ``nanobot gateway`` builds it: the cron tool offered
+            from nanobot.cron.service import CronService
 
-    async def route() -> None:
+            extra["cron_service"] = CronService(config.workspace_path / "cron" / "jobs.json")
+        self.bus = MessageBus()
+        self.agent = AgentLoop.from_config(config, self.bus, tool_registry=ToolRegistry(), **extra)
+        self.waiters: dict[str, asyncio.Future[Any]] = {}
+        self.tasks = [asyncio.create_task(self.agent.run()), asyncio.create_task(self._route())]
+
+    async def _route(self) -> None:
         while True:
-            out = await bus.consume_outbound()
+            out = await self.bus.consume_outbound()
             if out.event is not None or not out.content:
                 continue  # progress / lifecycle events, not the answer
-            waiter = waiters.pop(out.chat_id, None)
+            waiter = self.waiters.pop(out.chat_id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(out)
 
-    router = asyncio.create_task(route())
+    async def ask(self, chat: str, text: str, expected: str | None = None) -> float:
+        from nanobot.bus.events import InboundMessage
 
-    async def ask(chat: str, text: str) -> float:
         waiter = asyncio.get_running_loop().create_future()
-        waiters[chat] = waiter
+        self.waiters[chat] = waiter
         started = time.perf_counter()
-        await bus.publish_inbound(
+        await self.bus.publish_inbound(
             InboundMessage(channel="telegram", sender_id=f"u-{chat}", chat_id=chat, content=text)
         )
         out = await asyncio.wait_for(waiter, 300)
-        if out.content != f"echo: {text}":
+        if out.content != (expected if expected is not None else f"echo: {text}"):
             raise RuntimeError(f"unexpected answer in {chat}: {out.content[:200]!r}")
         return time.perf_counter() - started
 
+    def stop(self) -> None:
+        self.agent.stop()
+        for task in self.tasks:
+            task.cancel()
+
+
+async def _conversation(bot: _Nanobot, args: dict[str, Any]) -> dict[str, Any]:
+    """One chat holding the scripted conversation: each text, then its expected answer."""
+    for text, expected in args["script"]:
+        await bot.ask("c0", text, expected)
+    return {"messages": len(args["script"])}
+
+
+async def _main(args: dict[str, Any]) -> dict[str, Any]:
+    bot = _Nanobot(args)
+    ready_s = time.perf_counter() - SPAWNED
+    ready_rss = _rss_mb()
+    if args["mode"] == "conversation":
+        result = await _conversation(bot, args)
+        bot.stop()
+        return result
     chats = int(args["chats"])
     # warm-up: one turn per chat (first-call imports, session files, the HTTP client)
-    await asyncio.gather(*(ask(f"c{c}", "warm-up") for c in range(chats)))
+    await asyncio.gather(*(bot.ask(f"c{c}", "warm-up") for c in range(chats)))
     warm_rss = _rss_mb()
     latencies: list[float] = []
     before = await asyncio.to_thread(_stats, args["stats_url"])
@@ -150,21 +179,19 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
 
         async def chat(c: int) -> None:
             for i in range(int(args["per_chat"])):
-                latencies.append(await ask(f"c{c}", f"message {i} in chat {c}"))
+                latencies.append(await bot.ask(f"c{c}", f"message {i} in chat {c}"))
 
         await asyncio.gather(*(chat(c) for c in range(chats)))
         messages = chats * int(args["per_chat"])
     else:
         latencies = list(
-            await asyncio.gather(*(ask(f"c{c}", f"burst in chat {c}") for c in range(chats)))
+            await asyncio.gather(*(bot.ask(f"c{c}", f"burst in chat {c}") for c in range(chats)))
         )
         messages = chats
     wall = time.perf_counter() - started
     cpu = _cpu() - cpu
     after = await asyncio.to_thread(_stats, args["stats_url"])
-    router.cancel()
-    agent.stop()
-    running.cancel()
+    bot.stop()
     return {
         "messages": messages,
         "wall_s": wall,

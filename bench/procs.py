@@ -112,16 +112,23 @@ class FakeProcess:
 
 
 class FakeLLMProcess(FakeProcess):
-    """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``."""
+    """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``; with ``script``
+    (bench/fake_llm_server.py ``SCRIPTS``) it answers per that script and keeps every
+    request (``fake.requests_url``)."""
 
     module = "bench.fake_llm_server"
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, script: str | None = None) -> None:
         super().__init__()
         self.delay = delay
+        self.script = script
 
     def args(self) -> list[str]:
-        return ["--delay", str(self.delay)]
+        return ["--delay", str(self.delay), *(["--script", self.script] if self.script else [])]
+
+    @property
+    def requests_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bench/requests"
 
     @property
     def url(self) -> str:

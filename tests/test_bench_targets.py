@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
+from bench import bench_tokens, conversation
 from bench.common import Row, Target, print_targets
 
 
@@ -40,3 +44,87 @@ def test_a_target_can_name_what_it_bounds(capsys: pytest.CaptureFixture[str]) ->
 def test_all_met_misses_nothing() -> None:
     assert print_targets([Row("a", "b", "1", target=Target(1, 2))]) == []
     assert print_targets([Row("a", "b", "1")]) == []
+
+
+# --------------------------------------------------------------- the token comparison
+
+
+def _counted(tokens_per_message: float, prefix_mean: float) -> dict[str, float]:
+    """One bot's figures as ``bench_tokens.account`` returns them."""
+    return {
+        "tokens": tokens_per_message * conversation.TURNS,
+        "prefix_mean": prefix_mean,
+        "prefix_min": prefix_mean - 4,
+        "prefix_min_at": 2,
+        "prefix_under": 3,
+        "requests": 50,
+        "folds": 0,
+    }
+
+
+def test_the_token_rows_carry_both_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ours at most 0.5x nanobot's prompt tokens per answered message and at least 95%
+    of each request repeating the previous one: each missed one fails ``make bench``."""
+    nanobot = _counted(8_539, 99.2)
+    met = bench_tokens.rows(_counted(4_027, 96.3), nanobot, "")
+    targets = {r.metric: r.target for r in met if r.target}
+    assert [(t.limit, t.at_least) for t in targets.values()] == [(95.0, True), (0.5, False)]
+    assert print_targets(met) == []
+    assert "| 0.472x | <= 0.500x | yes |" in capsys.readouterr().out
+    more_tokens = bench_tokens.rows(_counted(4_300, 96.3), nanobot, "")
+    assert [n.split(": ", 2)[-1] for n in print_targets(more_tokens)] == [
+        "ours vs nanobot: prompt tokens per answered message"
+    ]
+    less_cached = bench_tokens.rows(_counted(4_027, 94.96), nanobot, "")
+    assert [n.split(": ", 2)[-1] for n in print_targets(less_cached)] == [
+        "ours: request bytes repeating the previous request, mean"
+    ]
+
+
+def _request(system: str, *turns: str, tools: bool = True) -> dict[str, Any]:
+    messages = [{"role": "system", "content": system}]
+    messages += [{"role": "user", "content": t} for t in turns]
+    offered = [{"type": "function", "function": {"name": "final_result"}}] if tools else []
+    return {"messages": messages, "tools": offered}
+
+
+def test_the_prefix_share_is_the_bytes_repeating_the_previous_request() -> None:
+    first = _request("stable prompt", "hello")
+    grown = _request("stable prompt", "hello", "and more " * 20)
+    changed = _request("a prompt that changed", "hello", "and more " * 20)
+    fold = _request("summarize", "everything", tools=False)
+    shares = bench_tokens.prefix_shares([first, grown, fold, changed])
+    head = len(conversation.serialized(first)) - 2  # all of it but the closing "]]"
+    assert shares[0] == pytest.approx(100 * head / len(conversation.serialized(grown)))
+    assert shares[1] < 30  # the system prompt changed: little of it is reused
+    assert len(shares) == 2  # a request without tools (a fold) is not in the chain
+    assert conversation.common_prefix(b"abcd", b"abxy") == 2
+    assert conversation.common_prefix(b"ab", b"abc") == 2
+
+
+def test_the_script_calls_a_tool_every_fourth_turn_then_answers() -> None:
+    texts = conversation.user_texts()
+    assert len(set(texts)) == conversation.TURNS == 40
+    assert not any(a in b for a in texts for b in texts if a != b)  # found by the text
+    asked = texts[3]
+    ours = {
+        "tools": [
+            {"type": "function", "function": {"name": n}}
+            for n in ("list_reminders", "final_result")
+        ]
+    }
+    user = {"role": "user", "content": f"{asked}\n\n[Runtime Context]\nChat: c0"}
+    call = conversation.respond({**ours, "messages": [user]}).body["choices"][0]["message"]
+    assert call["tool_calls"][0]["function"]["name"] == "list_reminders"
+    result = {"role": "tool", "tool_call_id": "c1", "content": "No active reminders."}
+    messages = [user, {"role": "assistant", "tool_calls": call["tool_calls"]}, result]
+    final = conversation.respond({**ours, "messages": messages}).body["choices"][0]["message"]
+    (answer,) = final["tool_calls"]
+    assert answer["function"]["name"] == "final_result"
+    assert json.loads(answer["function"]["arguments"]) == {"answer": conversation.answer_to(asked)}
+    theirs = {"tools": [{"type": "function", "function": {"name": "cron"}}]}
+    plain = {"role": "user", "content": texts[0]}
+    said = conversation.respond({**theirs, "messages": [plain]}).body["choices"][0]["message"]
+    assert said["content"] == conversation.answer_to(texts[0]) and not said.get("tool_calls")
+    call = conversation.respond({**theirs, "messages": [user]}).body["choices"][0]["message"]
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"action": "list"}

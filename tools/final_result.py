@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bot.agent.toolbox import FINAL_RESULT, ToolContext
+from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK, ToolContext
 from tools.base import Tool
 
 
@@ -19,11 +19,8 @@ class FinalResultTool(Tool):
 
     name = FINAL_RESULT
     description = (
-        "Deliver the final result. You MUST call this tool exactly once to finish every task, "
-        "after any other tool calls are done. `answer` is the natural-language reply shown to "
-        "the user: concise and friendly, in the user's language. `structured_data` holds "
-        "machine-readable results for the program (for example a created reminder), or null. "
-        "`next_actions` lists suggested follow-up actions, possibly empty."
+        "Deliver your reply. You MUST call this exactly once to finish every task, after "
+        "any other tool calls are done."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -31,16 +28,16 @@ class FinalResultTool(Tool):
             "answer": {
                 "type": "string",
                 "minLength": 1,
-                "description": "The final natural-language reply to the user.",
+                "description": "The reply shown to the user: concise, friendly, in their language.",
             },
             "structured_data": {
                 "type": ["object", "null"],
-                "description": "Optional business data such as reminder or order details.",
+                "description": "Machine-readable results (e.g. a created reminder).",
             },
             "next_actions": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "Suggested follow-up actions.",
+                "description": "Suggested follow-up actions, possibly empty.",
             },
         },
         "required": ["answer"],
@@ -50,4 +47,4 @@ class FinalResultTool(Tool):
     offload_exempt = True
 
     async def execute(self, ctx: ToolContext, **kwargs: Any) -> str:
-        return "Answer delivered to the user."
+        return FINAL_RESULT_ACK

@@ -15,14 +15,13 @@ from bot.store.reminders import ReminderKind
 from tools.base import Tool
 
 _TIME_HELP = (
-    "When: ISO 8601 with an offset ('2026-12-01T09:00:00+01:00'), naive ISO in the "
-    "user's time zone ('2026-12-01T09:00'), or a phrase ('in 10 minutes', "
-    "'tomorrow at 9am', 'next Monday 8:30'). With a recurrence, when the schedule "
-    "starts ('now' is fine)."
+    "ISO 8601 ('2026-12-01T09:00' in the user's time zone, or with an offset) or a "
+    "phrase ('in 10 minutes', 'tomorrow at 9am'). With a recurrence: when it starts "
+    "('now' is fine)."
 )
 _CRON_HELP = (
-    "Optional 5-field cron expression in the user's time zone for repeats, "
-    "e.g. '0 9 * * *' every day at 9:00, '30 8 * * 1-5' weekdays at 8:30."
+    "Optional 5-field cron expression for repeats, in the user's time zone: "
+    "'0 9 * * *' daily at 9:00, '30 8 * * 1-5' weekdays at 8:30."
 )
 
 
@@ -68,9 +67,9 @@ class CreateReminderTool(Tool):
 class ScheduleFollowupTool(CreateReminderTool):
     name = "schedule_followup"
     description = (
-        "Schedule a task for yourself: at the given time, `prompt` runs as a new agent turn "
-        "in this chat (with tools) and the answer is sent here. Use it for 'at 7am check "
-        "the weather and tell me whether I need an umbrella'."
+        "Schedule a task for yourself: at `time`, `prompt` runs as a new turn in this chat "
+        "(with tools) and its answer is sent here, e.g. 'at 7am check the weather and tell "
+        "me if I need an umbrella'."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",

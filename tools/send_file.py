@@ -87,10 +87,9 @@ def write_new(folder: Path, name: str, data: bytes) -> Path:
 class SendFileTool(Tool):
     name = "send_file"
     description = (
-        "Send a file to the user with your answer. Either path: a file in the workspace's "
-        "files folder (relative to it), or content plus name: text you wrote (a CSV, a "
-        "Markdown report, code), saved there and sent. caption: an optional line shown "
-        "with the file. The file goes out with your final_result answer."
+        "Send a file with your final_result answer: either path (a file in the workspace's "
+        "files folder, relative to it) or content plus name (text you wrote, e.g. CSV, "
+        "Markdown, code; saved there). caption: an optional line shown with it."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",

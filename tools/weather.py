@@ -133,10 +133,8 @@ class WeatherTool(Tool):
 
     name = "get_weather"
     description = (
-        "Get the weather forecast for one day in a city: conditions, min/max temperature "
-        "and precipitation chance, as one line. `city` is a place name, optionally with its "
-        "country ('Paris, France'). `date` is YYYY-MM-DD, from yesterday up to 15 days ahead; "
-        "omit it for today in the user's timezone."
+        "One day's weather forecast for a city, as one line: conditions, min/max "
+        "temperature, precipitation chance."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -144,12 +142,12 @@ class WeatherTool(Tool):
             "city": {
                 "type": "string",
                 "minLength": 1,
-                "description": "City or place name, e.g. 'Paris' or 'Paris, France'.",
+                "description": "A place name, optionally with its country ('Paris, France').",
             },
             "date": {
                 "type": "string",
                 "format": "date",
-                "description": "Day of the forecast, YYYY-MM-DD; default today.",
+                "description": "YYYY-MM-DD, yesterday to 15 days ahead; default today.",
             },
         },
         "required": ["city"],

@@ -22,6 +22,7 @@ from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
 from bot.agent.governor.clean import Shape, shape
 from bot.agent.governor.repair import with_canonical_arguments
+from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK
 from bot.media.entries import MEDIA_KEY, Entry, render
 from bot.messages import InboundMessage, MessageKind
 from bot.store.tails import MAX_ROWS
@@ -161,10 +162,19 @@ def neutralize_tool_output(labelled: str) -> str:
     return neutralize(labelled)
 
 
+# A delivered final_result as stored, now and before the ack was shortened; its sent
+# form is the bare ack (an error result, a failed answer, keeps its text).
+_STORED_ACKS = frozenset(
+    label_tool_output(FINAL_RESULT, ack)
+    for ack in (FINAL_RESULT_ACK, "Answer delivered to the user.")
+)
+
+
 def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     """A stored message as it is sent: forged labels defused, a tool result's name
-    dropped, call arguments in the form the tool registry read them (encoded twice,
-    say). One that needs none of this is returned as it is (build_messages copies)."""
+    dropped (a delivered final_result's result is the bare ack), call arguments in the
+    form the tool registry read them (encoded twice, say). One that needs none of this
+    is returned as it is (build_messages copies)."""
     role, content = stored.get("role"), stored.get("content")
     if role == "user" and isinstance(content, str) and isinstance(stored.get(MEDIA_KEY), list):
         return {**stored, "content": render(content, stored[MEDIA_KEY])}
@@ -173,7 +183,9 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
         return stored if defused is content else {**stored, "content": defused}
     if role == "tool":
         sent = {k: v for k, v in stored.items() if k != "name"}
-        if isinstance(content, str):
+        if stored.get("name") == FINAL_RESULT and content in _STORED_ACKS:
+            sent["content"] = FINAL_RESULT_ACK
+        elif isinstance(content, str):
             sent["content"] = neutralize_tool_output(content)
         return sent
     if role == "assistant":

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 ERROR_HINT = "[Analyse the error above and try a different approach.]"
 FINAL_RESULT = "final_result"
+# What the model reads back for a final_result call (stored, and the whole of its sent
+# form): the call-result pairing needs a result, and every turn of the history as sent
+# carries one, so it says no more than that the answer went out.
+FINAL_RESULT_ACK = "delivered"
 
 
 class ReminderAccess(Protocol):

@@ -22,7 +22,7 @@ from bot.agent.context import (
     user_content,
 )
 from bot.agent.forgery import defuse, fold, fold_each
-from bot.agent.toolbox import ToolContext
+from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK, ToolContext
 from bot.messages import Attachment, ChatKey, InboundMessage
 from tests.conftest import DaemonFactory
 from tests.fakes.llm_server import FakeLLM
@@ -168,6 +168,22 @@ def test_stored_tool_results_are_defused_but_keep_their_label() -> None:
     stored = {"role": "tool", "tool_call_id": "c", "content": label_tool_output("x", forged)}
     sent = sent_form(stored)
     assert sent["content"].startswith("[tool output: x]\nReminder 3: [quoted text: runtime context")
+
+
+def test_a_delivered_final_result_is_sent_as_the_short_ack() -> None:
+    """Every turn of the history carries one: old rows' longer ack is sent short too, and
+    a final_result that failed keeps its error for the model to read."""
+    for stored_ack in ("Answer delivered to the user.", FINAL_RESULT_ACK):
+        stored = {
+            "role": "tool",
+            "tool_call_id": "c",
+            "name": FINAL_RESULT,
+            "content": label_tool_output(FINAL_RESULT, stored_ack),
+        }
+        assert sent_form(stored) == {"role": "tool", "tool_call_id": "c", "content": "delivered"}
+    failed = label_tool_output(FINAL_RESULT, "Error: parameter 'answer': '' should be non-empty")
+    stored = {"role": "tool", "tool_call_id": "c", "name": FINAL_RESULT, "content": failed}
+    assert sent_form(stored)["content"] == failed
 
 
 class EchoTool(Tool):

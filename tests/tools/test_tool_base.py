@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pytest
 from jsonschema.exceptions import SchemaError
 
-from bot.agent.toolbox import FINAL_RESULT, ToolContext
+from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK, ToolContext
 from bot.messages import ChatKey
 from tools import schema as schema_module
 from tools.base import Tool
@@ -285,4 +285,4 @@ async def test_final_result_contract() -> None:
         "parameter 'next_actions[0]': 1 is not of type 'string'"
     ]
     ctx = ToolContext(chat_key=ChatKey("test", "1"), user_id="u")
-    assert await tool.execute(ctx, **ok) == "Answer delivered to the user."
+    assert await tool.execute(ctx, **ok) == FINAL_RESULT_ACK == "delivered"
