@@ -32,7 +32,7 @@ EXIT_CODES = {
     NOT_RUNNING: "not running",
     UNKNOWN: "cannot tell from here",
 }
-FETCH_TIMEOUT_S = 5.0
+FETCH_TIMEOUT_S = 10.0  # the daemon's own database probe gives up after 2 s
 
 app = typer.Typer(
     add_completion=False,

@@ -131,6 +131,9 @@ async def test_a_running_daemon_answers_through_its_web_endpoint(
     env = bot_env(data, fake_llm, fake_telegram, BOT_WEB__PORT=str(free_port()))
     daemon = await BotProcess.start(env, tmp_path)
     try:
+        # After litellm's background import, which holds the GIL for seconds: a loaded
+        # test machine could otherwise outwait the status request.
+        await daemon.wait_line("litellm warm-up import finished", timeout=60)
         code, out, err = await bot_status(env)
         assert (code, err) == (0, ""), out + err
         first = out.splitlines()[0]
