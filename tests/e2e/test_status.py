@@ -30,6 +30,8 @@ from tests.fakes.telegram_api import FakeTelegram
 pytestmark = pytest.mark.slow  # subprocesses
 
 fake_telegram = telegram_api.fake_telegram
+SCRIPT = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
+MCP = json.dumps({"fake": {"command": sys.executable, "args": [str(SCRIPT)]}})
 
 
 async def bot_status(env: dict[str, str], *args: str) -> tuple[int, str, str]:
@@ -128,14 +130,24 @@ async def test_a_running_daemon_answers_through_its_web_endpoint(
 ) -> None:
     data = tmp_path / "data"
     await seed("", data)
-    env = bot_env(data, fake_llm, fake_telegram, BOT_WEB__PORT=str(free_port()))
+    env = bot_env(
+        data, fake_llm, fake_telegram, BOT_WEB__PORT=str(free_port()), BOT_MCP__SERVERS=MCP
+    )
+    code, out, _ = await bot_status(env)
+    assert code == 3 and "MCP servers: fake not running" in out, out  # from the config
     daemon = await BotProcess.start(env, tmp_path)
     try:
         # After litellm's background import, which holds the GIL for seconds: a loaded
         # test machine could otherwise outwait the status request.
         await daemon.wait_line("litellm warm-up import finished", timeout=60)
         code, out, err = await bot_status(env)
+        for _ in range(20):  # MCP servers connect after ready:, in the background
+            if "MCP servers: fake ready" in out:
+                break
+            await asyncio.sleep(0.5)
+            code, out, err = await bot_status(env)
         assert (code, err) == (0, ""), out + err
+        assert "MCP servers: fake ready" in out, out
         first = out.splitlines()[0]
         assert first.startswith("daemon: running at http://127.0.0.1:") and "healthy" in first
         assert f"(pid {daemon.proc.pid}, ready for " in first, first
@@ -149,6 +161,7 @@ async def test_a_running_daemon_answers_through_its_web_endpoint(
         assert code == 0 and report["daemon"] == "running"
         live = report["live"]
         assert live["status"] == "ok" and live["channels"] == {"telegram": "ok"}
+        assert live["mcp"] == report["mcp"] == {"fake": "ready"}
         assert live["model"] == "openai/fake-model" and live["pid"] == daemon.proc.pid
         assert set(live["queue"]) == {"inbox", "waiting", "running", "outbox"}
     finally:
