@@ -176,7 +176,7 @@ class StoreSettings(Section):
 
 
 class WebSettings(Section):
-    """The operations endpoint: ``/healthz`` and ``/metrics``."""
+    """The operations endpoint: ``/healthz``, ``/metrics`` and ``/status``."""
 
     enabled: bool = True
     host: str = "127.0.0.1"
