@@ -192,7 +192,8 @@ class SupportsLookup(Protocol):
         """``msg`` may already be in the chat: a process died between posting it (or
         some of its parts) and recording that, at ``since`` or later. Its next ``send``
         looks each part up by its delivery key first and posts only what is missing.
-        Only platforms that can be asked implement this (a post carries its key)."""
+        Only platforms that can be asked implement this (a post carries its key, or its
+        history shows it)."""
         ...
 
 

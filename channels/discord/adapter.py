@@ -28,6 +28,7 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import CAUGHT_UP, CatchUpWindow, ChannelHealth, PutInbound, Sent, StateStore
 from channels.catchup import Cursors, catch_up
 from channels.discord.client import GatewayClient, intents
+from channels.discord.lookup import Doubts
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
 from channels.discord.preview import MIN_INTERVAL_S
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
@@ -67,6 +68,7 @@ class DiscordChannel:
         self._identify_delay_s = identify_delay_s
         self._guild_ready_timeout = guild_ready_timeout
         self._state = state
+        self._doubts = Doubts()  # outlives a sender rebuilt without the content intent
         self.client, self.sender = self._build(content=True)
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
@@ -90,7 +92,8 @@ class DiscordChannel:
             identify_delay_s=self._identify_delay_s,
             guild_ready_timeout=self._guild_ready_timeout,
         )
-        return client, DiscordSender(client, self._state, self.settings.token.get_secret_value())
+        token = self.settings.token.get_secret_value()
+        return client, DiscordSender(client, self._state, token, self._doubts)
 
     @property
     def connected(self) -> bool:
@@ -260,6 +263,10 @@ class DiscordChannel:
         if msg.key.thread_id and msg.key.thread_id.isdigit():
             await self._threads.add(int(msg.key.thread_id))  # the bot is part of it now
         return sent
+
+    async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
+        """SupportsLookup: looked up in the channel's recent history before it is posted."""
+        await self.sender.in_doubt(msg, since)
 
     async def typing(self, key: ChatKey) -> None:
         await self.sender.typing(key)

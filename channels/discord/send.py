@@ -10,8 +10,11 @@ ChannelError, which the outbox retries.
 
 Each part of an answer carries a nonce made from its delivery key, and discord.py sends
 it with ``enforce_nonce``: Discord then creates no second message for the same nonce
-within a few minutes and returns the first. A post whose answer was lost, or that a
-dead process made just before its sent mark, is re-sent after a restart and lands once.
+within a few minutes and returns the first. A post whose answer was lost is re-sent and
+lands once. A delivery a dead process was posting (its sent mark never written) is
+named by delivery after the restart (:meth:`DiscordSender.in_doubt`), which may be long
+after that window: each of its parts is first looked for in the channel's recent
+history (lookup.py) and posted only when it is not there.
 
 An answer that was streamed (``OutboundMessage.preview_id``) is edited into its
 preview (an edit repeated after a crash changes nothing); its later parts follow as
@@ -26,6 +29,7 @@ import hashlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 import aiohttp
@@ -35,6 +39,7 @@ from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
+from channels.discord.lookup import Doubts, LostParts
 from channels.discord.normalize import target_id
 from channels.discord.preview import PreviewRest
 from channels.format import PartsProgress, split_message
@@ -83,11 +88,21 @@ class PreviewGone(ChannelError):
 
 class DiscordSender:
     def __init__(
-        self, client: discord.Client, state: StateStore | None = None, token: str = ""
+        self,
+        client: discord.Client,
+        state: StateStore | None = None,
+        token: str = "",
+        doubts: Doubts | None = None,
     ) -> None:
         self._client = client
         self._parts = PartsProgress(state=state, prefix="discord")
         self.previews = PreviewRest(token, client.http.user_agent)
+        self._doubts = doubts or Doubts()
+
+    async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
+        """A dead run was posting ``msg`` (queued at ``since``): its next send looks each
+        part up in the history before posting it."""
+        self._doubts.add(msg.delivery_key, since)
 
     def _channel(self, key: ChatKey) -> discord.PartialMessageable:
         if self._client.user is None:
@@ -104,14 +119,41 @@ class DiscordSender:
         channel = self._channel(msg.key)
         ref = reference(msg.reply_to, channel.id)
         preview = msg.preview_id
+        lost = self._lost_parts(channel, msg.delivery_key)
 
         def post_part(i: int) -> Awaitable[str]:
             once = nonce(f"{msg.delivery_key}#{i}")
-            if i == 0 and preview:
+            if i == 0 and preview:  # an edit: repeating it changes nothing
                 return self._replace(channel, preview, chunks[0], ref, once)
-            return self._post(channel, chunks[i], ref if i == 0 else None, once)
+            part_ref = ref if i == 0 else None
+            return self._post_once(channel, i, chunks[i], part_ref, once=once, lost=lost)
 
-        return await self._parts.post(msg.delivery_key, len(chunks), post_part)
+        sent = await self._parts.post(msg.delivery_key, len(chunks), post_part)
+        self._doubts.settle(msg.delivery_key)
+        return sent
+
+    def _lost_parts(self, channel: discord.PartialMessageable, key: str) -> LostParts | None:
+        since = self._doubts.since(key)
+        if since is None or self._client.user is None:
+            return None
+        return LostParts(channel, self._client.user.id, since, key)
+
+    async def _post_once(
+        self,
+        channel: discord.PartialMessageable,
+        index: int,
+        text: str,
+        ref: discord.MessageReference | None,
+        *,
+        once: str,
+        lost: LostParts | None,
+    ) -> str:
+        """Part ``index``: the message a dead run already made for it, else a new post."""
+        if lost is not None:
+            found = await lost.find(index, text, ref.message_id if ref is not None else None)
+            if found is not None:
+                return found
+        return await self._post(channel, text, ref, once)
 
     async def _replace(
         self,

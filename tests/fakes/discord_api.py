@@ -20,6 +20,9 @@ the library's own code::
 Every message (a user's, pushed or not, and the bot's posts) is kept per channel, so
 ``GET /channels/{id}/messages`` (before / after / limit) answers as Discord does, newest
 first; ``at`` (epoch seconds) dates a message in the past, id and timestamp alike.
+A post's nonce is Discord's too: in the answer to the POST only, never in the history
+(Discord does not store it), and with ``enforce_nonce`` a repeat returns the first
+message only within ``nonce_window_s`` (Discord: "a few minutes"; 0: a restart after it).
 
 What the gateway sent while no client was connected is replayed on RESUME, as
 Discord does; an IDENTIFY starts a new session (the backlog is gone).
@@ -167,7 +170,9 @@ class FakeDiscord(LoopbackServer):
         self._changed = asyncio.Condition()
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
-        self.nonces: dict[str, dict[str, Any]] = {}  # enforced nonce -> the message made
+        # enforced nonce -> (the message made, when); honoured for nonce_window_s
+        self.nonces: dict[str, tuple[dict[str, Any], float]] = {}
+        self.nonce_window_s = 300.0
         self.created: list[dict[str, Any]] = []  # messages made (a repeated nonce makes none)
         # Called with each created message once made, before it is answered.
         self.after_post: Callable[[dict[str, Any]], None] | None = None
@@ -544,11 +549,13 @@ class FakeDiscord(LoopbackServer):
         )  # fmt: skip
 
     async def _create_message(self, request: web.Request, body: dict[str, Any]) -> web.Response:
-        """With ``enforce_nonce``, a nonce seen before returns the message it made (Discord
-        checks this for a few minutes) instead of creating another."""
+        """With ``enforce_nonce``, a nonce seen within ``nonce_window_s`` returns the
+        message it made instead of creating another. The nonce is echoed in this answer
+        only: the stored message (history, ``created``) has none, as on Discord."""
         once = str(body["nonce"]) if body.get("enforce_nonce") and "nonce" in body else None
-        if once is not None and once in self.nonces:
-            return respond(self.nonces[once])
+        seen = self.nonces.get(once) if once is not None else None
+        if seen is not None and time.monotonic() - seen[1] < self.nonce_window_s:
+            return respond({**seen[0], "nonce": once})
         data = self.message_payload(
             body.get("content") or "",
             channel_id=int(request.match_info["channel_id"]),
@@ -564,13 +571,12 @@ class FakeDiscord(LoopbackServer):
             for a in body.get("attachments", [])
         ]  # fmt: skip
         if once is not None:
-            data["nonce"] = once
-            self.nonces[once] = data
+            self.nonces[once] = (data, time.monotonic())
         self.created.append(data)
         self.history.setdefault(int(data["channel_id"]), []).append(data)
         if self.after_post is not None:
             self.after_post(data)
-        return respond(data)
+        return respond({**data, "nonce": once} if once is not None else data)
 
     def channel_payload(self, channel_id: int) -> dict[str, Any]:
         """A server channel or thread by id; any other id is a DM with alice."""
