@@ -65,11 +65,11 @@ def screen(raw: str) -> list[str]:
 class Terminal:
     """A pseudo-terminal with ``bot chat`` on it; what it printed, as screen segments."""
 
-    def __init__(self, data: Path, llm: FakeLLM) -> None:
+    def __init__(self, data: Path, llm: FakeLLM, command: str = "chat") -> None:
         self.master, slave = os.openpty()
         env = bot_env(data, llm, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "chat"],
+            [sys.executable, "-m", "bot", command],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -161,3 +161,24 @@ async def _streams_as_written(term: Terminal, fake_llm: FakeLLM) -> None:
     await term.expect("you>", last=True)  # the final answer came: the prompt is back
     assert f"bot> {STORY}" in term.lines(), "\n".join(term.lines())
     assert not [line for line in term.lines() if "word59" in line and "word0 " not in line]
+
+
+async def test_bot_run_at_a_terminal_keeps_its_log_off_the_screen(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """`make run` at a terminal is `bot run` with the terminal channel: it logs every
+    INFO line (ready:, the web app), all of them into data/bot.log, none on screen."""
+    data = tmp_path / "data"
+    term = Terminal(data, fake_llm, "run")
+    try:
+        await term.expect("you>")
+        term.type("hello there\r")
+        await term.expect("bot> echo: hello there")
+        assert await term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    shown = term.lines()
+    assert shown[0].startswith(f"(logs: {data / 'bot.log'}"), shown
+    assert not [s for s in shown if " INFO " in s or "ready:" in s], shown
+    assert " INFO bot.daemon: ready: channels=cli " in (data / "bot.log").read_text()
