@@ -30,7 +30,7 @@ def _daemon(report: dict[str, Any]) -> list[str]:
     up = live.get("ready_for_s")
     since = f", ready for {format_delay(timedelta(seconds=up))}" if up is not None else ""
     lines = [f"daemon: running at {report['web']} (pid {live['pid']}{since}): {verdict}"]
-    lines += [f"  {name}: {live[name]}" for name in live["failing"] if name in live]
+    lines += [f"  {name}: {live['parts'][name]}" for name in live["failing"]]
     if live.get("replica"):
         lines.append(f"  replica {live['replica']}, holds {live.get('leases') or 'none'}")
     return lines

@@ -11,31 +11,34 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bot.daemon import Daemon
 
 
-def _prefixed(parts: dict[str, object], prefix: str) -> dict[str, object]:
-    """The parts named ``prefix<name>``, by name, taken out of ``parts``."""
-    found = {k.removeprefix(prefix): parts.pop(k) for k in list(parts) if k.startswith(prefix)}
-    return dict(sorted(found.items()))
+def _prefixed(parts: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The parts named ``prefix<name>``, by name."""
+    return {k.removeprefix(prefix): v for k, v in sorted(parts.items()) if k.startswith(prefix)}
 
 
 async def live_status(daemon: Daemon) -> dict[str, object]:
-    """The health verdict, grouped (channels, tasks, MCP servers), and the process's
-    model, pid, uptime since ``ready:`` and queue depths."""
-    body = (await daemon.health()).body()
-    channels = _prefixed(body, "channel:")
-    tasks = _prefixed(body, "task:")
-    mcp = _prefixed(body, "mcp:")
+    """The health verdict with every part (``parts``, as ``/healthz`` names them) and
+    grouped (channels, tasks, MCP servers), and the process's model, pid, time since
+    ``ready:`` and queue depths."""
+    health = await daemon.health()
+    parts, info = dict(health.parts), dict(health.info)
     ready_at = daemon.ready_at
     return {
-        **body,
-        "channels": channels,
-        "tasks": tasks,
-        "mcp": mcp,
+        "status": "ok" if health.ok else "failing",
+        "failing": [name for name, state in parts.items() if state != "ok"],
+        "parts": parts,
+        "channels": _prefixed(parts, "channel:"),
+        "tasks": _prefixed(parts, "task:"),
+        "mcp": _prefixed(info, "mcp:"),
+        "replica": info.get("replica"),  # among replicas on PostgreSQL: who, holding what
+        "leases": info.get("leases"),
         "model": daemon.settings.llm.model,
         "pid": os.getpid(),
         "ready_for_s": round(time.time() - ready_at, 1) if ready_at is not None else None,

@@ -17,11 +17,13 @@ import asyncpg
 import pytest
 
 from bot.cluster.leases import LeaseTable
+from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
 from bot.store.location import storage_for
 from bot.store.reminders import ReminderKind, ReminderStatus
 from tests.conftest import DaemonFactory
 from tests.fakes import telegram_api
+from tests.fakes.channel import FakeChannel
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.postgres import throwaway_schema
 from tests.fakes.process import BotProcess, bot_env
@@ -180,8 +182,22 @@ async def test_a_daemon_with_a_failing_channel_exits_1(
     code, out, _ = await bot_status(env, "--url", daemon.web.url)
     assert code == 1, out
     assert "FAILING: channel:test" in out.splitlines()[0], out
+    assert "\n  channel:test: not connected\n" in out
     code, report = await as_json(env, "--url", daemon.web.url)
     assert code == 1 and report["live"]["failing"] == ["channel:test"]
+
+    alone, _ = await daemon_factory(data_dir=tmp_path / "alone", channel=NoChannel())
+    assert alone.web is not None
+    code, out, _ = await bot_status(bot_env(tmp_path / "alone"), "--url", alone.web.url)
+    assert code == 1 and "FAILING: " in out.splitlines()[0], out
+    assert "\n  channels: no channel is running: every configured one failed" in out, out
+
+
+class NoChannel(FakeChannel):
+    """A platform whose start fails (a refused token): the daemon runs with no channel."""
+
+    async def start(self, put_inbound: Any) -> None:
+        raise ChannelError("the token was refused")
 
 
 async def test_postgres_lists_live_replicas_and_their_leases(tmp_path: Path) -> None:
