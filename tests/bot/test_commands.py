@@ -6,6 +6,8 @@ import pytest
 
 from bot.handlers.commands import Command, CommandRouter, parse_command
 from bot.messages import ChatKey, InboundMessage
+from tests.conftest import DaemonFactory
+from tests.fakes.llm_server import FakeLLM
 
 
 def inbound(text: str) -> InboundMessage:
@@ -59,6 +61,14 @@ async def test_an_unknown_command_is_answered_without_the_model() -> None:
     assert matched is not None
     cmd, args = matched
     assert await cmd.func(inbound("/foo@MyBot bar"), args) == "Unknown command /foo, see /help."
+
+
+async def test_an_unknown_command_in_a_chat_never_reaches_the_model(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    _, chat = await daemon_factory()
+    assert (await chat.ask("/foo bar")).text == "Unknown command /foo, see /help."
+    assert fake_llm.requests == []
 
 
 async def test_registered_command_runs_and_help_lists_it() -> None:
