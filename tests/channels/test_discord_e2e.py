@@ -4,6 +4,7 @@ replies posted back through discord.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import time
@@ -15,7 +16,8 @@ import pytest_asyncio
 from bot.daemon import Daemon
 from tests.fakes import daemons, discord_api
 from tests.fakes.daemons import asked, channel_state_keys
-from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.discord_api import EDIT, POST, FakeDiscord
+from tests.fakes.llm_server import streamed_answer
 from tests.fakes.waiting import until
 from tests.fakes.web_client import channel_state, metrics, value
 
@@ -34,14 +36,16 @@ async def discord_daemon(fake_discord: FakeDiscord, platform_daemon: daemons.Pla
     The fake is a dependency first, so it is torn down after the daemons.
     """
 
-    async def start(**section: Any) -> Daemon:
+    async def start(streaming_keys: dict[str, Any] | None = None, **section: Any) -> Daemon:
         values = {
             "token": fake_discord.token,
             "api_base": fake_discord.api_base,
             "allow_from": ["*"],
             **section,
         }
-        return await _up(await platform_daemon({"discord": values}, extras=TUNING), fake_discord)
+        keys = {"streaming": streaming_keys} if streaming_keys else {}
+        daemon = await platform_daemon({"discord": values}, extras=TUNING, **keys)
+        return await _up(daemon, fake_discord)
 
     return start
 
@@ -308,3 +312,86 @@ async def test_what_was_said_while_down_is_answered_once_in_order_saying_it_is_l
     assert contents[1].startswith(late)
     assert contents[2].startswith("(Late answer: I was offline when your message came, 40 min")
     assert not contents[3].startswith("(Late")
+
+
+# -- streamed answers through the daemon (issue 40; the adapter's rules: test_discord_preview)
+STORY = " ".join(f"word{n}" for n in range(60))  # about 400 characters, no Markdown
+QUICK = {"private_interval_s": 0.1, "group_interval_s": 2.0}  # Discord: DMs at 1 s at least
+
+
+def _bot_texts(fake: FakeDiscord, channel_id: int) -> list[str]:
+    """What the bot's messages in a channel read now (edits applied)."""
+    said = fake.history.get(channel_id, [])
+    return [m["content"] for m in said if m["author"]["id"] == str(fake.bot_id)]
+
+
+def _previews(fake: FakeDiscord, channel_id: int, before: float) -> list[Any]:
+    """Posts and edits in a channel made while the model was still writing."""
+    return [
+        c
+        for c in fake.calls
+        if c.route in (POST, EDIT) and c.params["channel_id"] == str(channel_id) and c.at < before
+    ]
+
+
+async def test_a_dm_answer_grows_in_one_message_that_becomes_the_final(
+    discord_daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    fake_llm.reply(streamed_answer(STORY, seconds=4.0))
+    await discord_daemon(QUICK)
+    fake_discord.user_message("tell me a story")
+    await fake_discord.wait_until(lambda: _bot_texts(fake_discord, 4242) == [STORY], 30)
+    await _barrier(fake_discord)  # the same chat: the story's turn is over
+    assert _bot_texts(fake_discord, 4242) == [STORY, "echo: barrier"]
+    (_, last) = fake_llm.streamed[0]
+    shown = _previews(fake_discord, 4242, last)
+    texts = [c.json["content"] for c in shown]
+    assert shown[0].route == POST and len(shown) >= 3, texts  # posted, then edited
+    assert all(STORY.startswith(t) for t in texts) and sorted(texts, key=len) == texts
+    assert fake_discord.count(POST, channel_id=4242) == 2  # the story's one, the barrier's
+
+
+async def test_a_guild_answer_is_previewed_at_the_group_interval(
+    discord_daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    gid, cid = _guild(fake_discord)
+    fake_llm.reply(streamed_answer(STORY, seconds=4.5))
+    await discord_daemon(QUICK)
+    _mention(fake_discord, "tell me a story", gid, cid)
+    await fake_discord.wait_until(lambda: _bot_texts(fake_discord, cid) == [STORY], 30)
+    await until(lambda: fake_llm.streamed, 10)
+    shown = _previews(fake_discord, cid, fake_llm.streamed[0][1])
+    assert len(shown) >= 2 and fake_discord.count(POST, channel_id=cid) == 1
+    gaps = [b.at - a.at for a, b in itertools.pairwise(shown)]
+    assert min(gaps) >= QUICK["group_interval_s"] - 0.3, gaps  # not a DM's 1 s
+
+
+async def test_discord_with_streaming_off_gets_the_final_answer_only(
+    discord_daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    fake_llm.reply(streamed_answer(STORY, seconds=1.5))
+    await discord_daemon(QUICK, streaming=False)
+    fake_discord.user_message("tell me a story")
+    [post] = await _answers(fake_discord, STORY)
+    assert post.json["content"] == STORY and fake_discord.count(EDIT) == 0
+    assert fake_llm.requests[0].json.get("stream") is None  # not even asked to stream
+
+
+async def test_a_429_on_one_chats_edit_pauses_that_chat_only(
+    discord_daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    for _ in range(2):
+        fake_llm.reply(streamed_answer(STORY, seconds=5.0))
+    await discord_daemon(QUICK)
+    # The first preview edit (never the final) is told to wait 30 s.
+    fake_discord.fail(EDIT, 429, retry_after=30, match=lambda body: body.get("content") != STORY)
+    fake_discord.user_message("tell me a story")
+    fake_discord.user_message("tell me a story", channel_id=4343)
+    both = lambda: [_bot_texts(fake_discord, c) for c in (4242, 4343)] == [[STORY]] * 2  # noqa: E731
+    await fake_discord.wait_until(both, 25)  # well before the 30 s
+    [refused] = [c for c in fake_discord.calls_to(EDIT) if not c.ok]
+    paused = refused.params["channel_id"]
+    after = [c for c in fake_discord.calls_to(EDIT) if c.at > refused.at]
+    assert [c.json["content"] for c in after if c.params["channel_id"] == paused] == [STORY]
+    other = [c.json["content"] for c in after if c.params["channel_id"] != paused]
+    assert any(t != STORY for t in other), other  # the other chat kept previewing

@@ -5,6 +5,7 @@ real litellm -> fake LLM -> chat.postMessage back to the fake."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest_asyncio
 from bot.daemon import Daemon
 from tests.fakes import daemons, slack_api
 from tests.fakes.daemons import asked, channel_state_keys
+from tests.fakes.llm_server import streamed_answer
 from tests.fakes.slack_api import USER, FakeSlack, post_signed
 from tests.fakes.waiting import until
 from tests.fakes.web_client import channel_state, metrics, value
@@ -31,7 +33,7 @@ async def slack_daemon(fake_slack: FakeSlack, platform_daemon: daemons.PlatformD
     The fake is a dependency first, so it is torn down after the daemons.
     """
 
-    async def start(**section: Any) -> Daemon:
+    async def start(streaming_keys: dict[str, Any] | None = None, **section: Any) -> Daemon:
         values = {
             "bot_token": fake_slack.bot_token,
             "app_token": fake_slack.app_token,
@@ -40,7 +42,8 @@ async def slack_daemon(fake_slack: FakeSlack, platform_daemon: daemons.PlatformD
             "allow_from": ["*"],
             **section,
         }
-        return await _up(await platform_daemon({"slack": values}, extras=TUNING))
+        keys = {"streaming": streaming_keys} if streaming_keys else {}
+        return await _up(await platform_daemon({"slack": values}, extras=TUNING, **keys))
 
     return start
 
@@ -63,7 +66,9 @@ async def _answers(fake_slack: FakeSlack, text: str, n: int = 1, **kw: Any) -> l
 
 
 def _with_text(fake_slack: FakeSlack, text: str, **kw: Any) -> list[dict[str, Any]]:
-    return [p for p in fake_slack.posts(**kw) if text in p["text"]]
+    """Delivered answers holding ``text``: a streamed preview (a turn that outlasts the
+    first interval on a loaded machine) has no delivery metadata until the final."""
+    return [p for p in fake_slack.posts(**kw) if text in p["text"] and "metadata" in p]
 
 
 async def _barrier(fake_slack: FakeSlack, text: str = "barrier") -> None:
@@ -274,3 +279,81 @@ async def test_ready_is_logged_only_once_socket_mode_is_connected(
         logger.setLevel(level)
     assert opened_at_ready == [1]
     assert daemon.channels["slack"].connected
+
+
+# -- streamed answers through the daemon (issue 40; the adapter's rules: test_slack_preview)
+STORY = " ".join(f"word{n}" for n in range(60))  # about 400 characters, no Markdown
+QUICK = {"private_interval_s": 0.1, "group_interval_s": 1.5}
+UPDATES = ("chat.postMessage", "chat.update")
+STREAMS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+
+
+def _final(fake_slack: FakeSlack, channel: str) -> bool:
+    """The channel holds one bot message: the whole story, delivered (its metadata)."""
+    posts = fake_slack.posts(channel)
+    return [p["text"] for p in posts] == [STORY] and "metadata" in posts[0]
+
+
+async def test_a_dm_answer_grows_in_one_message_that_becomes_the_final(
+    slack_daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    fake_llm.reply(streamed_answer(STORY, seconds=4.0))
+    await slack_daemon(QUICK)
+    await _say(fake_slack, "tell me a story")
+    await fake_slack.wait_until(lambda: _final(fake_slack, "D0DM"), 30)
+    (_, last) = fake_llm.streamed[0]
+    shown = [c for c in fake_slack.calls if c.method in UPDATES and c.ok]
+    assert shown[0].method == "chat.postMessage" and shown[0].at < last  # while writing
+    texts = [c.params["text"] for c in shown]
+    assert len(texts) >= 3 and all(STORY.startswith(t) for t in texts), texts  # it grew
+    assert sorted(texts, key=len) == texts and len(set(texts[:-1])) == len(texts) - 1
+    assert fake_slack.count("chat.postMessage") == 1 and fake_slack.count(*STREAMS) == 0
+
+
+async def test_a_channel_thread_streams_natively_at_the_group_interval(
+    slack_daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    fake_llm.reply(streamed_answer(STORY, seconds=4.0))
+    await slack_daemon(QUICK)
+    asked = fake_slack.mention("tell me a story")
+    await fake_slack.wait_acked(await fake_slack.push(asked))
+    await fake_slack.wait_until(lambda: _final(fake_slack, "C0GENERAL"), 30)
+    [post] = fake_slack.posts("C0GENERAL")
+    assert post["thread_ts"] == asked["ts"] and not fake_slack.streams  # stopped in place
+    grew = [c for c in fake_slack.calls if c.method in STREAMS[:2]]
+    assert len(grew) >= 2 and fake_slack.count("chat.postMessage", "chat.update") == 0
+    gaps = [b.at - a.at for a, b in itertools.pairwise(grew)]
+    # The group's pace (1.5 s), neither the DM's 0.1 s nor the workspace's own 0.6 s.
+    assert min(gaps) >= QUICK["group_interval_s"] - 0.3, gaps
+    assert len(fake_slack.calls_to("chat.stopStream")) == 1
+
+
+async def test_slack_with_streaming_off_gets_the_final_answer_only(
+    slack_daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    fake_llm.reply(streamed_answer(STORY, seconds=1.5))
+    await slack_daemon(QUICK, streaming=False)
+    await _say(fake_slack, "tell me a story")
+    [post] = await fake_slack.wait_posts(1, timeout=30, channel="D0DM")
+    assert post["text"] == STORY
+    assert fake_slack.count("chat.update", *STREAMS) == 0
+    assert fake_llm.requests[0].json.get("stream") is None  # not even asked to stream
+
+
+async def test_a_429_on_a_preview_edit_holds_up_no_answer(
+    slack_daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    """Slack's limit is the workspace's: its previews wait, both answers do not."""
+    for _ in range(2):
+        fake_llm.reply(streamed_answer(STORY, seconds=3.0))
+    await slack_daemon(QUICK)
+    # A preview's edit (the final carries the delivery key in its metadata).
+    fake_slack.fail("chat.update", 429, retry_after=30, match=lambda p: "metadata" not in p)
+    await _say(fake_slack, "tell me a story")
+    await _say(fake_slack, "tell me a story", channel="D0OTHER")
+    both = lambda: _final(fake_slack, "D0DM") and _final(fake_slack, "D0OTHER")  # noqa: E731
+    await fake_slack.wait_until(both, 25)  # well before the 30 s Slack asked for
+    refused = next(c for c in fake_slack.calls_to("chat.update") if not c.ok)
+    chat = refused.params["channel"]
+    after = [c for c in fake_slack.calls_to("chat.update") if c.at > refused.at]
+    assert [c.params["text"] for c in after if c.params["channel"] == chat] == [STORY]

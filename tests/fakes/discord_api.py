@@ -98,6 +98,7 @@ class Call:
     headers: dict[str, str]
     files: dict[str, bytes] = field(default_factory=dict)
     ok: bool = True  # False when a scripted failure answered it
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ class Failure:
     via: bool = True  # Discord's own 429s carry Via; without it discord.py assumes Cloudflare
     at: int = 0  # applies from the route's call number ``at`` on (0-based)
     global_: bool = False  # a 429 of the global limit (every route waits)
+    match: Callable[[dict[str, Any]], bool] | None = None  # only requests whose body it accepts
 
 
 @dataclass(slots=True)
@@ -324,14 +326,15 @@ class FakeDiscord(LoopbackServer):
         times: int = 1,
         after: int = 0,
         global_: bool = False,
+        match: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         """The next ``times`` requests to ``route`` (e.g. "POST /channels/{channel_id}/messages")
         are answered with ``status`` (a 429 carries ``retry_after`` and, unless ``via`` is
         False, the ``Via`` header Discord's real rate limits have); ``after`` lets that
-        many requests succeed first."""
+        many requests succeed first; ``match``: only requests whose JSON body it accepts."""
         queue = self._failures.setdefault(route, deque())
         at = len(self.calls_to(route)) + after
-        queue.extend(Failure(status, retry_after, via, at, global_) for _ in range(times))
+        queue.extend(Failure(status, retry_after, via, at, global_, match) for _ in range(times))
 
     def limit(self, route: str, limit: int, *, per_s: float) -> None:
         """``route`` allows ``limit`` requests per ``per_s`` seconds in each channel."""
@@ -502,6 +505,7 @@ class FakeDiscord(LoopbackServer):
             body, files = await _body(request)
             failures = self._failures.get(route, deque())
             due = failures and failures[0].at <= len(self.calls_to(route))
+            due = due and (failures[0].match is None or failures[0].match(body))
             failure = failures.popleft() if due else None
             bucket = self._bucket(route, request.match_info.get("channel_id"))
             wait = bucket.take() if bucket is not None and failure is None else 0.0

@@ -75,6 +75,7 @@ class Failure:
     reset: bool = False  # accept the call, then drop the connection before answering
     skip: int = 0  # calls let through before this failure applies
     accept: bool = True  # with reset: carry the call out before the connection dies
+    match: Callable[[dict[str, Any]], bool] | None = None  # only calls it accepts
 
 
 def _truthy(value: Any) -> bool:
@@ -152,10 +153,13 @@ class FakeSlack(LoopbackServer):
         retry_after: float | None = None,
         times: int = 1,
         skip: int = 0,
+        match: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        """The next ``times`` calls of ``method`` (after ``skip`` good ones) fail so."""
+        """The next ``times`` calls of ``method`` (after ``skip`` good ones; only calls
+        ``match`` accepts) fail so."""
         queue = self._failures.setdefault(method, deque())
-        queue.extend(Failure(status, error, retry_after, skip=skip) for _ in range(times))
+        failure = Failure(status, error, retry_after, skip=skip, match=match)
+        queue.extend(failure for _ in range(times))
 
     def reset_after_accept(
         self, method: str = "chat.postMessage", times: int = 1, *, accept: bool = True
@@ -297,7 +301,7 @@ class FakeSlack(LoopbackServer):
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         token = token or str(params.pop("token", ""))
-        failure = self._next_failure(method)
+        failure = self._next_failure(method, params)
         async with self._changed:
             self.calls.append(Call(method, params, token, ok=failure is None or failure.reset))
             self._changed.notify_all()
@@ -323,9 +327,9 @@ class FakeSlack(LoopbackServer):
             request.transport.abort()
         return response
 
-    def _next_failure(self, method: str) -> Failure | None:
+    def _next_failure(self, method: str, params: dict[str, Any]) -> Failure | None:
         failures = self._failures.get(method)
-        if not failures:
+        if not failures or (failures[0].match is not None and not failures[0].match(params)):
             return None
         if failures[0].skip:
             failures[0] = replace(failures[0], skip=failures[0].skip - 1)
