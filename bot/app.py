@@ -185,6 +185,7 @@ def build_daemon(
         metrics=metrics,
         max_chars=settings.agent.max_answer_chars,
         runs=cluster.runs,
+        fence=cluster.fence,
     )
     ownership = (
         ChatOwnership(
@@ -193,6 +194,7 @@ def build_daemon(
             partitions=settings.cluster.partitions,
             poll_s=settings.cluster.poll_s,
             refill=scheduler.refill,
+            settled=delivery.settled,
         )
         if shared
         else None

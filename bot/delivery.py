@@ -22,10 +22,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from bot.bus.base import Bus
+from bot.cluster.fence import Fence, fenced
 from bot.dispatcher.lanes import KeyedSerial
-from bot.errors import DeliveryRejected
+from bot.errors import DeliveryRejected, FencedOff
 from bot.media.entries import size_text
 from bot.messages import Attachment, ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
@@ -135,11 +137,18 @@ class Delivery:
         metrics: Metrics = NO_METRICS,
         max_chars: int = DEFAULT_MAX_CHARS,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
+        fence: Callable[[ChatKey], Fence | None] = lambda _key: None,
     ) -> None:
         self._outbox = outbox
         # Among replicas: whether this one still runs the chat. A reply for a chat whose
         # lease moved on is left to the replica that took it (its claim takes the row).
+        # Asked when the row is claimed (the claim is a write under the chat's fence)
+        # and again right before the platform is called.
         self._runs = runs
+        self._fence = fence
+        # Replies being sent, or sent and not yet marked so: a partition whose chats
+        # have one is not handed to another replica (whose claim would take the row).
+        self._unsettled: dict[str, ChatKey] = {}
         self._max_chars = max_chars
         self._metrics = metrics
         self._channels = channels
@@ -201,21 +210,50 @@ class Delivery:
                 self.submit(msg)
 
     async def _claim(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
-        try:
-            claimed = await retry_after_failure(
-                lambda _attempt: self._outbox.claim(batch, self._run_id),
-                backoff(initial=0.05, max_s=5.0, attempts=CLAIM_ATTEMPTS),
+        """Claimed per fence (one, unfenced, in one process): among replicas a claim is
+        a write under the chat partition's lease, refused once another replica holds it."""
+        groups: dict[Fence | None, list[OutboundMessage]] = {}
+        for msg in batch:
+            fence = self._fence_of(msg.key)
+            if fence is not False:
+                groups.setdefault(fence, []).append(msg)
+        claimed: list[OutboundMessage] = []
+        for fence, msgs in groups.items():
+            with fenced(fence):
+                claimed += await self._claim_fenced(msgs)
+        if len(claimed) < len(batch):
+            log.debug(
+                "%d deliveries already sent, being sent or another replica's; skipped",
+                len(batch) - len(claimed),
             )
+        return claimed
+
+    def _fence_of(self, key: ChatKey) -> Fence | Literal[False] | None:
+        """The fence a claim for ``key`` carries; False: this replica does not run it."""
+        if not self._runs(key):
+            return False
+        try:
+            return self._fence(key)
+        except FencedOff:
+            return False
+
+    async def _claim_fenced(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
+        try:
+            return await retry_after_failure(
+                lambda _attempt: self._outbox.claim(batch, self._run_id),
+                backoff(initial=0.05, max_s=5.0, attempts=CLAIM_ATTEMPTS, final=(FencedOff,)),
+            )
+        except FencedOff:
+            log.info("%d deliveries left to the replica now running their chats", len(batch))
         except Exception:
             log.exception(
                 "could not claim %d deliveries; they resume at the next start", len(batch)
             )
-            return []
-        if len(claimed) < len(batch):
-            log.debug(
-                "%d deliveries already sent or being sent; skipped", len(batch) - len(claimed)
-            )
-        return claimed
+        return []
+
+    def settled(self, keep: Callable[[ChatKey], bool]) -> bool:
+        """Whether no chat ``keep`` selects has a reply being sent or not yet marked sent."""
+        return not any(keep(key) for key in self._unsettled.values())
 
     def submit(self, msg: OutboundMessage) -> None:
         """Queue a claimed reply for its chat's lane (each channel has its own)."""
@@ -234,53 +272,71 @@ class Delivery:
         if not self._runs(msg.key):
             log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
             return
-        channel = self._channels.get(msg.key.channel)
+        self._unsettled[msg.delivery_key] = msg.key
         try:
-            if channel is None:
-                raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
-            await self._look_up_first(channel, msg)
-            uploaded = self._uploaded.setdefault(msg.delivery_key, set())
-            await deliver(channel, msg, max_chars=self._max_chars, uploaded=uploaded)
-            self._uploaded.pop(msg.delivery_key, None)
-        except DeliveryRejected as exc:
-            self.failed += 1
-            self._metrics.delivery_failed(msg.key.channel)
-            log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
-            self._uploaded.pop(msg.delivery_key, None)
-            await self._outbox.give_up(msg, str(exc))
-            return
+            sent = await self._attempt(msg)
         except Exception as exc:
-            self.failed += 1
-            self._metrics.delivery_failed(msg.key.channel)
-            error = f"{type(exc).__name__}: {exc}"
-            attempts, due = await self._outbox.mark_failed(msg, error)
-            if attempts >= self._max_attempts:
-                log.error(
-                    "delivery %s to %s given up after %d attempts: %s",
-                    msg.delivery_key,
-                    msg.key,
-                    attempts,
-                    error,
-                )
-                self._uploaded.pop(msg.delivery_key, None)
-                await self._outbox.give_up(msg, error)
-                return
-            delay = max(0.0, (due - utcnow()).total_seconds())
-            log.warning(
-                "delivery %s to %s failed (%s); retry %d in %.1f s",
-                msg.delivery_key,
-                msg.key,
-                error,
-                attempts,
-                delay,
-            )
-            self._retry_later(msg, delay)
+            self._unsettled.pop(msg.delivery_key, None)
+            await self._failed(msg, exc)
+            return
+        except BaseException:
+            self._unsettled.pop(msg.delivery_key, None)
+            raise
+        if not sent:
+            self._unsettled.pop(msg.delivery_key, None)
             return
         self.sent += 1
         self._metrics.message_out(msg.key.channel, msg.kind.value)
         self._sent_keys.append(msg.delivery_key)
         if self._marker is None or self._marker.done():
             self._marker = asyncio.create_task(self._mark_sent())
+
+    async def _attempt(self, msg: OutboundMessage) -> bool:
+        """One try at the platform; False: left to the replica that took the chat."""
+        channel = self._channels.get(msg.key.channel)
+        if channel is None:
+            raise DeliveryRejected(f"no channel named {msg.key.channel!r} is running")
+        await self._look_up_first(channel, msg)
+        if not self._runs(msg.key):  # the last look, right before the platform call
+            log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
+            return False
+        uploaded = self._uploaded.setdefault(msg.delivery_key, set())
+        await deliver(channel, msg, max_chars=self._max_chars, uploaded=uploaded)
+        self._uploaded.pop(msg.delivery_key, None)
+        return True
+
+    async def _failed(self, msg: OutboundMessage, exc: Exception) -> None:
+        """A refusal gives up at once; another failure is retried with backoff."""
+        self.failed += 1
+        self._metrics.delivery_failed(msg.key.channel)
+        if isinstance(exc, DeliveryRejected):
+            log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
+            self._uploaded.pop(msg.delivery_key, None)
+            await self._outbox.give_up(msg, str(exc))
+            return
+        error = f"{type(exc).__name__}: {exc}"
+        attempts, due = await self._outbox.mark_failed(msg, error)
+        if attempts >= self._max_attempts:
+            log.error(
+                "delivery %s to %s given up after %d attempts: %s",
+                msg.delivery_key,
+                msg.key,
+                attempts,
+                error,
+            )
+            self._uploaded.pop(msg.delivery_key, None)
+            await self._outbox.give_up(msg, error)
+            return
+        delay = max(0.0, (due - utcnow()).total_seconds())
+        log.warning(
+            "delivery %s to %s failed (%s); retry %d in %.1f s",
+            msg.delivery_key,
+            msg.key,
+            error,
+            attempts,
+            delay,
+        )
+        self._retry_later(msg, delay)
 
     async def _look_up_first(self, channel: object, msg: OutboundMessage) -> None:
         """A row a dead run was sending: the channel looks it up before posting, where
@@ -302,6 +358,8 @@ class Delivery:
             except Exception:
                 # Left claimed: at worst re-sent after a restart, never lost.
                 log.exception("could not mark %d deliveries as sent", len(keys))
+            for key in keys:
+                self._unsettled.pop(key, None)
 
     async def _mark_keys(self, keys: list[str], _attempt: int) -> None:
         await self._outbox.mark_sent_keys(keys)

@@ -48,6 +48,9 @@ class DurableBus(InProcessBus):
     async def inbound_failed(self, msg: InboundMessage) -> None:
         await self.inbox.failed(msg)
 
+    async def inbound_interrupted(self, msg: InboundMessage) -> None:
+        await self.inbox.interrupted(msg)
+
     async def put_outbound(self, msg: OutboundMessage) -> None:
         if await self.outbox.add(msg):
             await super().put_outbound(msg)

@@ -82,6 +82,8 @@ class Dispatcher:
         self._inflight: set[tuple[ChatKey, str]] = set()
         # ... and those just finished: a look at the inbox may have read one as pending.
         self._finished: OrderedDict[tuple[ChatKey, str], None] = OrderedDict()
+        self._counted: set[tuple[ChatKey, str]] = set()  # turns whose start was counted
+        self._giving_back: set[asyncio.Task[None]] = set()
         self._forget = forget
         self._handler = handler
         self._filters = list(filters)
@@ -140,12 +142,33 @@ class Dispatcher:
                 await self._fenced_turn(msg)
         except FencedOff as exc:
             log.warning("turn in %s dropped: %s", msg.key, exc)
+            self._give_back(msg)
+        except asyncio.CancelledError:
+            if not self._cluster.runs(msg.key):  # forsaken: its lease moved on
+                self._give_back(msg)
+            raise
         else:
             self._finished[mark] = None
             if len(self._finished) > FINISHED_KEPT:
                 self._finished.popitem(last=False)
         finally:
             self._inflight.discard(mark)
+            self._counted.discard(mark)
+
+    def _give_back(self, msg: InboundMessage) -> None:
+        """A turn its replica stopped because the chat's lease moved on: its start is
+        not held against the message (churn under load must not retire it as one that
+        kills the process). Unfenced, in a task of its own: the lane may be cancelled."""
+        if (msg.key, msg.message_id) not in self._counted:
+            return
+        task = asyncio.create_task(self._bus.inbound_interrupted(msg))
+        self._giving_back.add(task)
+        task.add_done_callback(self._given_back)
+
+    def _given_back(self, task: asyncio.Task[None]) -> None:
+        self._giving_back.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.info("a lost turn's start stays counted: %s", task.exception())
 
     async def _fenced_turn(self, msg: InboundMessage) -> None:
         verdict = await self._steady(self._admit, msg)
@@ -161,7 +184,9 @@ class Dispatcher:
             if not await keep(msg):
                 return Verdict.REFUSED
         # Counted (and committed) before the turn: a turn that kills the process counts.
-        if await self._bus.inbound_started(msg) > self._max_attempts:
+        attempts = await self._bus.inbound_started(msg)
+        self._counted.add((msg.key, msg.message_id))
+        if attempts > self._max_attempts:
             return Verdict.GIVE_UP
         return Verdict.RUN
 

@@ -6,8 +6,9 @@ writes would be refused anyway); every ``poll_s`` the held partitions are read a
 for messages other replicas journaled (at once for those this one journaled). Single
 leases (a platform poller) start and stop what the composition root tied to them.
 Reminders: the timer is refilled, so the chats' due ones fire here.
-Idle means no turn queued or running, so a partition handed to a newcomer never splits
-a chat's turns across two replicas.
+Idle means no turn queued or running and no reply being sent or unmarked, so a
+partition handed to a newcomer never splits a chat's turns across two replicas, and the
+newcomer's claim never takes a reply this one is still sending.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ class ChatOwnership:
         poll_s: float,
         singles: Mapping[str, Toggle] | None = None,
         refill: Callable[[], Awaitable[None]] | None = None,
+        settled: Callable[[Callable[[ChatKey], bool]], bool] = lambda _keep: True,
     ) -> None:
+        # Delivery: no reply of these chats being sent or not yet marked sent here.
+        self._settled = settled
         # The reminder timer, refilled from the table when chats come: theirs fire here.
         self._refill = refill
         self._bus = bus
@@ -82,7 +86,10 @@ class ChatOwnership:
 
     def idle(self, lease: str) -> bool:
         part = partition_in(lease)
-        return part is None or self._dispatcher.idle(self._in({part}))
+        if part is None:
+            return True
+        keep = self._in({part})
+        return self._dispatcher.idle(keep) and self._settled(keep)
 
     async def _poll(self) -> None:
         """Read the held partitions' new rows: at once when this replica journaled one,

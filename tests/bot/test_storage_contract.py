@@ -152,6 +152,8 @@ async def test_inbox_counts_started_turns_and_retires_failed_ones(storage: Stora
         await inbox.accept(msg)
     assert [await inbox.started(crashed) for _ in range(3)] == [1, 2, 3]
     assert await inbox.started(fine) == 1
+    await inbox.interrupted(fine)  # its chat moved to another replica mid-turn
+    assert await inbox.started(fine) == 1  # that start is not held against it
     await inbox.failed(crashed)
     assert [m.message_id for m in await inbox.pending()] == ["fine"]  # not replayed again
     assert not await inbox.accept(crashed)  # nor accepted again on redelivery

@@ -30,6 +30,7 @@ inclusive / include_all_metadata).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -106,6 +107,7 @@ class FakeSlack(LoopbackServer):
         self._failures: dict[str, deque[Failure]] = {}
         self._last_ts = 0.0
         self._event_ids = itertools.count(1)
+        self._turn = 0  # the connection deliver() hands the next event to
         self._changed = asyncio.Condition()
         # Called with each post once stored, before it is answered (a crash mid-post).
         self.after_post: Callable[[dict[str, Any]], None] | None = None
@@ -595,6 +597,29 @@ class FakeSlack(LoopbackServer):
         else:
             self._undelivered.append(raw)
         return envelope_id
+
+    async def deliver(self, event: dict[str, Any], *, redeliver_s: float = 1.5,
+                      attempts: int = 20) -> None:  # fmt: skip
+        """Slack with several Socket Mode connections open (replicas): the event goes to
+        one of them, in turn; one not acknowledged within ``redeliver_s`` (a frozen
+        process, a socket that just died) goes again, ``retry_attempt`` + 1, to the next.
+        Returns once a connection acknowledged it."""
+        event_id = f"Ev{next(self._event_ids):08d}"
+        for attempt in range(attempts):
+            await self.wait_until(lambda: bool(self.sockets), redeliver_s * attempts)
+            self._turn += 1
+            ws = self.sockets[self._turn % len(self.sockets)]
+            envelope_id = uuid.uuid4().hex
+            envelope = {"envelope_id": envelope_id, "type": "events_api",
+                        "accepts_response_payload": False, "retry_attempt": attempt,
+                        "retry_reason": "timeout" if attempt else "",
+                        "payload": self.body(event, event_id)}  # fmt: skip
+            with contextlib.suppress(ConnectionError, RuntimeError):  # a socket going away
+                await ws.send_str(json.dumps(envelope))
+            with contextlib.suppress(TimeoutError):
+                await self.wait_acked(envelope_id, redeliver_s)
+                return
+        raise TimeoutError(f"event {event_id} never acknowledged")
 
     def acked(self, envelope_id: str) -> bool:
         return any(a.get("envelope_id") == envelope_id for a in self.acks)

@@ -127,6 +127,14 @@ class PostgresDatabase:
     async def fetch(self, sql: str, *args: Any) -> list[Record]:
         return list(await self.pool.fetch(sql, *args))
 
+    async def fetch_written(self, sql: str, *args: Any) -> list[Record]:
+        """The rows a write returns (``UPDATE ... RETURNING``): under a fence, checked in
+        its transaction like :meth:`execute` (a plain :meth:`fetch` is a read, never)."""
+        if fence.current() is None:
+            return list(await self.pool.fetch(sql, *args))
+        async with self.transaction() as conn:
+            return list(await conn.fetch(sql, *args))
+
     async def fetchrow(self, sql: str, *args: Any) -> Record | None:
         return await self.pool.fetchrow(sql, *args)
 

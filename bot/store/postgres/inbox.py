@@ -45,6 +45,12 @@ class PgInbox:
         )
         return int(found) if found is not None else 1  # not journaled: a first try
 
+    async def interrupted(self, msg: InboundMessage) -> None:
+        await self._db.execute(
+            f"UPDATE inbox SET attempts = attempts - 1 WHERE {_ROW} AND attempts > 0",
+            *row_key(msg),
+        )
+
     async def _finish(self, msg: InboundMessage, status: str) -> None:
         await self._db.execute(
             f"UPDATE inbox SET status = $5, done_at = $6 WHERE {_ROW}",

@@ -31,7 +31,7 @@ class PgOutbox:
         if not msgs:
             return []
         now = utcnow().isoformat()
-        rows = await self._db.fetch(
+        rows = await self._db.fetch_written(
             "INSERT INTO outbox (delivery_key, channel, payload, next_attempt_at, created_at)"
             " SELECT k, c, p, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[])"
             " AS batch(k, c, p) ON CONFLICT DO NOTHING RETURNING delivery_key",
@@ -53,7 +53,8 @@ class PgOutbox:
         by_key: dict[str, OutboundMessage] = {}
         for msg in msgs:
             by_key.setdefault(msg.delivery_key, msg)
-        rows = await self._db.fetch(
+        # Among replicas, a write under the chat partition's fence (refused once it moved).
+        rows = await self._db.fetch_written(
             "UPDATE outbox SET status = 'sending', claimed_by = $1"
             " WHERE delivery_key = ANY($2::text[]) AND (status = 'pending'"
             " OR (status = 'sending' AND claimed_by IS DISTINCT FROM $1)) RETURNING delivery_key",
