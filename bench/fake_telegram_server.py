@@ -9,8 +9,11 @@ listens and serves until stdin closes.
 (chat ids 1..n) that each send ``"<prefix> <i> in chat <c>"`` for i in 0..m-1, the next
 one as soon as the bot's ``sendMessage`` for the previous one arrives; ``GET
 /bench/wait`` answers when every chat is done: latencies (update queued -> sendMessage),
-replies that were not the echo, and the Bot API calls by method. ``GET /bench/stats``
-is ``{"cpu_s": s}``.
+replies that were not the echo, and the Bot API calls by method. A streamed answer's
+first post is its preview, edited into the answer later: ``GET /bench/answered?chats=n
+&prefix=p`` counts the chats 1..n that were sent the echo of ``"<p> 0 in chat <c>"``, in a
+``sendMessage`` or an ``editMessageText`` the fake accepted. ``GET /bench/stats`` is
+``{"cpu_s": s}``.
 """
 
 from __future__ import annotations
@@ -48,12 +51,14 @@ class _DrivingFake(FakeTelegram):
     def __init__(self) -> None:
         super().__init__()
         self.run: _Run | None = None
+        self.shown: set[tuple[int, str]] = set()  # (chat, text) sent or edited in
 
     def add_routes(self, app: web.Application) -> None:
         super().add_routes(app)
         app.router.add_post("/bench/run", self._start_run)
         app.router.add_get("/bench/wait", self._wait_run)
         app.router.add_get("/bench/stats", self._stats)
+        app.router.add_get("/bench/answered", self._answered)
 
     def _ask(self, run: _Run, chat: int) -> None:
         run.asked[chat] = time.perf_counter()
@@ -66,8 +71,18 @@ class _DrivingFake(FakeTelegram):
             self.run.methods[request.match_info["method"]] += 1
         return response
 
+    def _shown(self, params: dict[str, Any], response: web.Response) -> None:
+        if response.status == 200:
+            self.shown.add((int(params.get("chat_id", 0)), str(params.get("text", ""))))
+
+    async def _m_editMessageText(self, params: dict[str, Any]) -> web.Response:
+        response = await super()._m_editMessageText(params)
+        self._shown(params, response)
+        return response
+
     async def _m_sendMessage(self, params: dict[str, Any]) -> web.Response:
         response = await super()._m_sendMessage(params)
+        self._shown(params, response)
         run, chat = self.run, params["chat_id"]
         if run is None or chat not in run.next:
             return response
@@ -85,6 +100,7 @@ class _DrivingFake(FakeTelegram):
     async def _start_run(self, request: web.Request) -> web.Response:
         spec = await request.json()
         run = self.run = _Run(int(spec["chats"]), int(spec["per_chat"]), str(spec["prefix"]))
+        self.shown.clear()  # what this run was sent only: a long bench holds nothing
         for chat in run.next:
             self._ask(run, chat)
         return web.json_response({"ok": True})
@@ -102,6 +118,13 @@ class _DrivingFake(FakeTelegram):
                 "methods": dict(run.methods),
             }
         )
+
+    async def _answered(self, request: web.Request) -> web.Response:
+        chats, prefix = int(request.query["chats"]), request.query["prefix"]
+        answered = sum(
+            (c, f"echo: {prefix} 0 in chat {c}") in self.shown for c in range(1, chats + 1)
+        )
+        return web.json_response({"answered": answered})
 
     async def _stats(self, request: web.Request) -> web.Response:
         usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -24,6 +24,24 @@ from bot.agent.governor.pipeline import ContextGovernor
 from bot.config import ContextSettings, Settings
 
 
+@pytest.fixture(autouse=True)
+def _litellm_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference counts below are litellm's, its counter on: a daemon built earlier
+    in this process turned it off for litellm's pricing (bot/agent/llm/loader.py)."""
+    monkeypatch.setattr(litellm, "disable_token_counter", False)
+
+
+def test_the_governor_counts_while_litellm_counts_nothing_for_pricing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "hello world, how are you today?"
+    exact = litellm.token_counter(model="openai/fake-model", text=text)
+    monkeypatch.setattr(litellm, "disable_token_counter", True)  # as the daemon runs
+    assert litellm.token_counter(model="openai/fake-model", text=text) == 0
+    assert litellm_counter(litellm, "openai/fake-model").text(text) == exact > 0
+    assert litellm.disable_token_counter is True  # on again for litellm's own use
+
+
 def test_known_model_uses_its_real_window():
     budget = resolve_budget(
         litellm, "openai/gpt-4o-mini", max_context_tokens=32_000, reserve_tokens=4_000

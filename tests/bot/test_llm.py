@@ -486,7 +486,9 @@ async def test_a_burst_to_a_local_model_server_waits_here_not_in_its_queue() -> 
     assert ollama.peak == 4
 
 
-async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(fake_llm: FakeLLM) -> None:
+async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """litellm prices every response; for a model missing from its map that lookup
     fails after a long search, every call. The client registers it once at zero cost,
     and only the price: the context window still comes from the config."""
@@ -501,6 +503,9 @@ async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(fake_llm: Fa
     fake_llm.reply_text("hi")
     await client(fake_llm, model=model).complete(USER, None)
     assert is_mapped(litellm, model)
+    # Priced from counted tokens: litellm's counter on (the daemon turns it off for the
+    # pricing of its own calls, bot/agent/llm/loader.py).
+    monkeypatch.setattr(litellm, "disable_token_counter", False)
     assert litellm.completion_cost(model=model, prompt="hello", completion="hi") == 0.0
     assert model_window(litellm, model) is None  # the budget stays [context]'s
     assert not map_unknown_model(litellm, known)  # a mapped model keeps its real price

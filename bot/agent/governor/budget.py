@@ -158,9 +158,21 @@ def litellm_counter(litellm: Any, model: str | None) -> TokenCounter:
     name = model or "gpt-4o-mini"
 
     def count(text: str) -> int:
-        return int(litellm.token_counter(model=name, text=text))
+        return exact_count(litellm, name, text)
 
     return TokenCounter(count)
+
+
+def exact_count(litellm: Any, model: str, text: str) -> int:
+    """``litellm.token_counter`` with litellm's counter on for this call: the daemon
+    turns it off for litellm's own pricing of streamed calls (bot/agent/llm/loader.py).
+    Synchronous, so no other task sees the switch on."""
+    off = litellm.disable_token_counter
+    litellm.disable_token_counter = False
+    try:
+        return int(litellm.token_counter(model=model, text=text))
+    finally:
+        litellm.disable_token_counter = off
 
 
 @dataclass(frozen=True, slots=True)
