@@ -17,7 +17,9 @@ def _create(settings: DiscordSettings, ctx: ChannelContext) -> Channel:
     from channels.discord.adapter import DiscordChannel
 
     # extras["discord"]: constructor tuning (timers), e.g. shrunk by tests.
-    return DiscordChannel(settings, state=ctx.state, **ctx.extras.get("discord", {}))
+    return DiscordChannel(
+        settings, state=ctx.state, standby=ctx.standby, **ctx.extras.get("discord", {})
+    )
 
 
 def _secrets(settings: DiscordSettings) -> list[SecretStr]:

@@ -63,8 +63,12 @@ class DiscordChannel:
         state: StateStore | None = None,
         identify_delay_s: float = 5.0,
         guild_ready_timeout: float = 2.0,
+        standby: bool = False,
     ) -> None:
         self.settings = settings
+        # Among replicas: only the one holding the gateway's lease connects to it (two
+        # sessions on one shard would each get every event); the others send over REST.
+        self._receiving = not standby
         self._identify_delay_s = identify_delay_s
         self._guild_ready_timeout = guild_ready_timeout
         self._state = state
@@ -97,7 +101,9 @@ class DiscordChannel:
 
     @property
     def connected(self) -> bool:
-        """True between READY/RESUMED and the next disconnect."""
+        """True between READY/RESUMED and the next disconnect (standing by: logged in)."""
+        if not self._receiving:
+            return self.client.user is not None and not self.client.is_closed()
         return self._gateway_up and not self.client.is_closed()
 
     def health(self) -> ChannelHealth:
@@ -122,6 +128,27 @@ class DiscordChannel:
 
     def catch_up_within(self, window: CatchUpWindow) -> None:
         self._window = window
+
+    @property
+    def receive_lease(self) -> str:
+        """The gateway: one session per shard (this client runs one, shard 0)."""
+        return "discord:shard:0"
+
+    async def receive(self, on: bool) -> None:
+        """Connect to the gateway (this replica took its lease), or close the session
+        (the lease lapsed or moved): REST sending goes on either way."""
+        self._receiving = on
+        if on and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._run(), name="discord-gateway")
+        elif not on and self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+            ws = self.client.ws
+            if ws is not None:
+                await ws.close(code=1000)  # the session ends: the next holder identifies
+            self.on_gateway_state(False)
 
     async def start(self, put_inbound: PutInbound) -> None:
         self._put_inbound = put_inbound
@@ -153,11 +180,14 @@ class DiscordChannel:
         self._gateway_known = True
 
     async def _run(self) -> None:
-        """Log in if start could not, then let discord.py hold the gateway; retry on failure."""
+        """Log in if start could not, then (unless standing by) let discord.py hold the
+        gateway; retry on failure."""
         failures = 0
         while not self.client.is_closed():
             try:
                 await self._login()
+                if not self._receiving:
+                    return  # standing by: logged in to send; another replica holds the gateway
                 await self.client.connect(reconnect=True)
             except discord.PrivilegedIntentsRequired:
                 if not self.client.intents.message_content:
