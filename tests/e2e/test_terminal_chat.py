@@ -94,12 +94,18 @@ class Terminal:
         try:
             async with asyncio.timeout(timeout):
                 while not seen():
-                    try:
-                        self.raw += os.read(self.master, 65536).decode(errors="replace")
-                    except BlockingIOError:
+                    if not self.read():
                         await asyncio.sleep(0.05)
         except (TimeoutError, OSError):  # OSError: the process ended
             raise AssertionError(f"{needle!r} not seen: {self.lines()} {self.raw!r}") from None
+
+    def read(self) -> bool:
+        """What the terminal printed since the last read; False when nothing was."""
+        try:
+            self.raw += os.read(self.master, 65536).decode(errors="replace")
+        except BlockingIOError:
+            return False
+        return True
 
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
@@ -150,17 +156,37 @@ STORY = " ".join(f"word{n}" for n in range(60))  # 60 distinct words, about 400 
 
 async def _streams_as_written(term: Terminal, fake_llm: FakeLLM) -> None:
     """The model writes the answer over about 2 s: its first words are on screen while
-    the rest is still being written, and the whole answer ends up on one ``bot>`` line."""
+    the rest is still being written, the line grows several times before the model is
+    done, and the whole answer ends up on one ``bot>`` line, printed once."""
     reply = tool_calls_reply([(FINAL_RESULT, {"answer": STORY})])
     fake_llm.reply(replace(reply, pace=2.0 / (len(STORY) // 8 + 6), piece=8))
     finished = len(fake_llm.streamed)  # one (first, last) event per stream written
+    printed = len(term.raw)
     term.type("tell me a story\r")
     await term.expect("word5 ")
-    assert len(fake_llm.streamed) == finished, "the first words showed after the model finished"
-    assert not any("word59" in line for line in term.lines()), term.lines()
+    grown = await _growth_while_written(term, fake_llm, finished)
+    assert all(f"bot> {STORY}".startswith(line) for line in grown), grown
+    partial = [line for line in grown if "word59" not in line]
+    assert len(partial) >= 3, grown  # several chunks on screen before the answer was whole
     await term.expect("you>", last=True)  # the final answer came: the prompt is back
     assert f"bot> {STORY}" in term.lines(), "\n".join(term.lines())
     assert not [line for line in term.lines() if "word59" in line and "word0 " not in line]
+    answer = _CSI.sub("", term.raw[printed:])  # every byte printed, the escapes cut out
+    assert answer.count("word59") == answer.count("word0 ") == 1, answer  # never twice
+
+
+async def _growth_while_written(term: Terminal, fake_llm: FakeLLM, finished: int) -> list[str]:
+    """The answer's line each time it changed, until the model finished writing."""
+    grown: list[str] = []
+    async with asyncio.timeout(30):
+        while len(fake_llm.streamed) == finished:
+            if not term.read():
+                await asyncio.sleep(0.02)
+                continue
+            line = next((li for li in term.lines() if li.startswith("bot> word0")), "")
+            if line and line not in grown:
+                grown.append(line)
+    return grown
 
 
 async def test_bot_run_at_a_terminal_keeps_its_log_off_the_screen(
@@ -174,6 +200,7 @@ async def test_bot_run_at_a_terminal_keeps_its_log_off_the_screen(
         await term.expect("you>")
         term.type("hello there\r")
         await term.expect("bot> echo: hello there")
+        await _streams_as_written(term, fake_llm)  # the whole daemon streams to the terminal
         assert await term.close() == 0
     finally:
         if term.proc.poll() is None:
