@@ -8,6 +8,7 @@ calls) is checked at the same ratio."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from tests.fakes import telegram_api
@@ -203,3 +204,35 @@ async def test_a_draft_cut_off_mid_stream_ends_in_one_message_after_a_restart(
     assert final.params["text"] == ANSWER and fake_telegram.visible(42) == [ANSWER]
     assert {c.params["draft_id"] for c in _drafted(fake_telegram, 42)} == {asked["message_id"]}
     assert fake_telegram.draft(42) is None and fake_telegram.calls_to("editMessageText") == []
+
+
+async def test_a_tool_shows_its_status_line_until_the_answer_replaces_it(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """Through the runner: a tool call puts one short line in the preview, and the
+    answer written after it replaces that line in the same message."""
+    fake_llm.reply(tool_calls_reply([("list_reminders", {})]))
+    fake_llm.reply(replace(paced(), delay=1.0))  # the model thinks a second, then writes
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("what are my reminders, and a story", chat_id=42)
+    await _answered(fake_telegram, 42, ANSWER)
+    [post] = fake_telegram.sent(chat_id=42)
+    assert post.params["text"] == "⏳ list reminders…"
+    edits = [c.params["text"] for c in fake_telegram.calls_to("editMessageText")]
+    assert edits and all(ANSWER.startswith(t) for t in edits)  # the answer replaced it
+
+
+async def test_previews_that_keep_failing_give_way_to_the_final_alone(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    fake_llm.reply(paced(seconds=3.0))
+    fake_telegram.fail("editMessageText", 502, times=3, match=lambda p: p.get("text") != ANSWER)
+    await telegram_daemon(streaming=FAST)  # max_failures = 3
+    fake_telegram.message("story", chat_id=42)
+    await _answered(fake_telegram, 42, ANSWER)
+    edits = fake_telegram.calls_to("editMessageText")
+    third = [c for c in edits if not c.ok][2]
+    await until(lambda: fake_llm.streamed, 15)
+    assert third.at < fake_llm.streamed[0][1] - 1.0  # gave up with a second still to write
+    assert [c.params["text"] for c in edits if c.at > third.at] == [ANSWER]  # the final only
+    assert len(fake_telegram.sent(chat_id=42)) == 1  # in the preview's message
