@@ -236,3 +236,24 @@ async def test_previews_that_keep_failing_give_way_to_the_final_alone(
     assert third.at < fake_llm.streamed[0][1] - 1.0  # gave up with a second still to write
     assert [c.params["text"] for c in edits if c.at > third.at] == [ANSWER]  # the final only
     assert len(fake_telegram.sent(chat_id=42)) == 1  # in the preview's message
+
+
+async def test_an_answer_the_contract_rejects_is_overwritten_by_the_retry(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """The first answer carries a key final_result does not allow: shown while written,
+    refused, and the retried answer replaces it in the same message."""
+    rejected = "an answer that breaks the contract, written slowly " * 3
+    bad = tool_calls_reply([(FINAL_RESULT, {"answer": rejected, "mood": "sly"})])
+    fake_llm.reply(replace(bad, pace=1.5 / (len(rejected) // 8 + 6), piece=8))
+    fake_llm.reply(paced())
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("story", chat_id=42)
+    await _answered(fake_telegram, 42, ANSWER)
+    [post] = fake_telegram.sent(chat_id=42)
+    shown = [post.params["text"]] + [
+        c.params["text"] for c in fake_telegram.calls_to("editMessageText")
+    ]
+    assert any(t.startswith("an answer that breaks") for t in shown)  # it was on screen
+    assert fake_telegram.visible(42) == [ANSWER]  # and is gone: one message, the retry's
+    assert len(fake_llm.requests) == 2
