@@ -126,8 +126,9 @@ def build_daemon(
     shared = is_postgres(url)  # replicas may share it: see bot/cluster
     channels = _channels(settings, storage, channels, local, standby=shared)
     by_name = {c.name: c for c in channels}
-    bus = DurableBus(storage.inbox, storage.outbox, shared=shared)
     cluster = _replica(settings, url, channels) if shared else SingleProcess()
+    # Shared: a message journaled here for a chat another replica runs wakes that one.
+    bus = DurableBus(storage.inbox, storage.outbox, shared=shared, announce=cluster.announce)
     workspaces = Workspaces(settings.data_dir / "workspaces")
     http = SharedHttp()
     failed: set[str] = set()  # channels whose start failed (the daemon records them)

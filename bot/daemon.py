@@ -148,6 +148,9 @@ class _Leases:
     def idle(self, lease: str) -> bool:
         return self._chats.idle(lease)
 
+    def woken(self, lease: str) -> None:
+        self._chats.woken(lease)
+
 
 @dataclass
 class Daemon:

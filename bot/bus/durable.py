@@ -20,7 +20,13 @@ log = logging.getLogger(__name__)
 
 class DurableBus(InProcessBus):
     def __init__(
-        self, inbox: Inbox, outbox: Outbox, max_inbound: int = 10_000, *, shared: bool = False
+        self,
+        inbox: Inbox,
+        outbox: Outbox,
+        max_inbound: int = 10_000,
+        *,
+        shared: bool = False,
+        announce: Callable[[ChatKey], None] = lambda _key: None,
     ) -> None:
         super().__init__(max_inbound)
         self.inbox = inbox
@@ -29,11 +35,13 @@ class DurableBus(InProcessBus):
         # chat reads it from the inbox, in the inbox's order (see requeue).
         self._shared = shared
         self.journaled = asyncio.Event()  # set when this replica journaled one
+        self._announce = announce  # tells the replica running the chat (a wake-up hint)
 
     async def put_inbound(self, msg: InboundMessage) -> None:
         if await self.inbox.accept(msg):
             if self._shared:
                 self.journaled.set()
+                self._announce(msg.key)
             else:
                 await super().put_inbound(msg)
         else:

@@ -24,6 +24,10 @@ class LeaseEvents(Protocol):
         """Whether nothing runs under ``lease`` now, so it may be handed to another replica."""
         ...
 
+    def woken(self, lease: str) -> None:
+        """Another replica journaled a message under ``lease`` (a hint: read it now)."""
+        ...
+
 
 class Cluster(Protocol):
     replica: str
@@ -40,6 +44,11 @@ class Cluster(Protocol):
         ...
 
     def holds(self, lease: str) -> bool: ...
+    def announce(self, key: ChatKey) -> None:
+        """A message for ``key`` was journaled here: wake the replica running it (a
+        hint; that replica's poll finds it anyway)."""
+        ...
+
     def held(self) -> Mapping[str, int]:
         """Leases held now, name -> fencing token (``/healthz``)."""
         ...
@@ -67,6 +76,9 @@ class SingleProcess:
 
     def holds(self, lease: str) -> bool:
         return True
+
+    def announce(self, key: ChatKey) -> None:
+        return None
 
     def held(self) -> Mapping[str, int]:
         return {}

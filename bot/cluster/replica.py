@@ -33,6 +33,7 @@ from bot.cluster.base import LeaseEvents
 from bot.cluster.fence import Fence
 from bot.cluster.leases import LeaseTable
 from bot.cluster.partitions import lease_name, partition_in, partition_of
+from bot.cluster.wake import Wakeups
 from bot.errors import FencedOff
 from bot.messages import ChatKey
 
@@ -85,6 +86,7 @@ class PgCluster:
         self._task: asyncio.Task[None] | None = None
         self._ticked = asyncio.Event()
         self.live = 0  # replicas alive at the last tick
+        self._wakeups = Wakeups(url, self._heard, timeout_s=timing.ttl_s / 2)
 
     # -- what the daemon asks ---------------------------------------------------------
 
@@ -100,6 +102,18 @@ class PgCluster:
             raise FencedOff(f"{key} is not run by this replica ({name} not held)")
         return Fence(name, self.replica, self._held[name])
 
+    def announce(self, key: ChatKey) -> None:
+        """NOTIFY the holder of ``key``'s partition, unless it is this replica (whose
+        own poll was woken by the journal write)."""
+        part = partition_of(key, self.timing.partitions)
+        if not self.holds(lease_name(part)):
+            self._wakeups.announce(part)
+
+    def _heard(self, partition: int) -> None:
+        name = lease_name(partition)
+        if self._events is not None and self.holds(name):
+            self._events.woken(name)
+
     def held(self) -> Mapping[str, int]:
         now = time.monotonic()
         return {n: t for n, t in sorted(self._held.items()) if now < self._deadline[n]}
@@ -111,6 +125,7 @@ class PgCluster:
         the database answers); later ones in the background."""
         self._events = events
         await self._tick_safely()
+        await self._listen()
         self._task = asyncio.create_task(self._run(), name="cluster")
 
     async def stop(self) -> None:
@@ -121,6 +136,7 @@ class PgCluster:
                 await self._task
         for name in list(self._held):
             await self._drop(name)
+        await self._wakeups.close()
         if self._conn is not None:
             try:
                 await LeaseTable(self._conn, self.replica, self._ttl_ms).leave()
@@ -144,7 +160,13 @@ class PgCluster:
         while True:
             started = time.monotonic()
             await self._tick_safely()
+            await self._listen()
             await asyncio.sleep(max(0.0, every - (time.monotonic() - started)))
+
+    async def _listen(self) -> None:
+        """LISTEN for wake-ups (again, if the connection went); bounded like a tick."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeups.ensure(), timeout=self.timing.ttl_s / 2)
 
     async def _tick_safely(self) -> None:
         try:

@@ -84,6 +84,10 @@ class ChatOwnership:
             self._held.discard(part)
             await self._dispatcher.forsake(self._in({part}))
 
+    def woken(self, lease: str) -> None:
+        """Another replica journaled a message for one of these chats: read at once."""
+        self._bus.journaled.set()
+
     def idle(self, lease: str) -> bool:
         part = partition_in(lease)
         if part is None:

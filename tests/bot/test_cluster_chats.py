@@ -77,8 +77,12 @@ class Replica:
         await self.cluster.stop()
 
 
-def replica(name: str, url: str, storage: Storage, log: Log, ttl_s: float) -> Replica:
-    bus = DurableBus(storage.inbox, storage.outbox, shared=True)
+def replica(
+    name: str, url: str, storage: Storage, log: Log, ttl_s: float, *, poll_s: float = 0.05
+) -> Replica:
+    timing = Timing(ttl_s=ttl_s, renew_s=0.1, partitions=PARTITIONS)
+    cluster = PgCluster(url, timing=timing, label=name)
+    bus = DurableBus(storage.inbox, storage.outbox, shared=True, announce=cluster.announce)
 
     async def turn(msg: InboundMessage) -> None:
         assert current() is not None and current().lease == lease_name(  # type: ignore[union-attr]
@@ -93,10 +97,8 @@ def replica(name: str, url: str, storage: Storage, log: Log, ttl_s: float) -> Re
         finally:
             log.running.discard(msg.key)
 
-    timing = Timing(ttl_s=ttl_s, renew_s=0.1, partitions=PARTITIONS)
-    cluster = PgCluster(url, timing=timing, label=name)
     dispatcher = Dispatcher(bus, turn, cluster=cluster, retry_s=0.01)
-    ownership = ChatOwnership(bus, dispatcher, partitions=PARTITIONS, poll_s=0.05)
+    ownership = ChatOwnership(bus, dispatcher, partitions=PARTITIONS, poll_s=poll_s)
     return Replica(name, bus, dispatcher, cluster, ownership)
 
 
@@ -117,11 +119,12 @@ async def say(bus: DurableBus, key: ChatKey, number: int) -> None:
 
 @contextlib.asynccontextmanager
 async def two(
-    url: str, storage: Storage, log: Log, ttl_s: float = 30.0
+    url: str, storage: Storage, log: Log, ttl_s: float = 30.0, poll_s: float = 0.05
 ) -> AsyncIterator[tuple[Replica, Replica]]:
     """Two replicas sharing the partitions. A long TTL unless a test waits for one to
     lapse: a loaded machine must not move a lease in the middle of a test."""
-    a, b = replica("a", url, storage, log, ttl_s), replica("b", url, storage, log, ttl_s)
+    a = replica("a", url, storage, log, ttl_s, poll_s=poll_s)
+    b = replica("b", url, storage, log, ttl_s, poll_s=poll_s)
     await a.start()
     await b.start()
     try:
@@ -149,6 +152,24 @@ async def test_each_message_once_in_order_on_the_replica_running_its_chat(
     assert all(name == runner[key] for name, key, _ in log.turns)
     assert set(runner.values()) == {"a", "b"}  # chats in parallel across replicas
     assert not await storage.inbox.pending()
+
+
+async def test_a_message_journaled_elsewhere_wakes_its_owner_before_its_poll(
+    shared: tuple[str, Storage],
+) -> None:
+    """LISTEN/NOTIFY as a hint: with a poll once a minute, a message the other replica
+    journaled is still answered at once (its NOTIFY names the chat's partition)."""
+    url, storage = shared
+    log = Log()
+    chats = [ChatKey("telegram", f"w{n}") for n in range(12)]
+    async with two(url, storage, log, poll_s=60.0) as (a, b):
+        theirs = [key for key in chats if b.cluster.runs(key)]
+        await until(lambda: b.cluster._wakeups.listening, 5)
+        for key in theirs:
+            await say(a.bus, key, 0)  # journaled by a, run by b
+        await until(lambda: len(log.turns) == len(theirs), 10)
+    assert {key for _, key, _ in log.turns} == set(theirs)
+    assert {name for name, _, _ in log.turns} == {"b"}
 
 
 async def test_a_frozen_replicas_chats_are_answered_by_the_other(

@@ -54,6 +54,7 @@ class Events:
         self.gains: list[str] = []
         self.losses: list[str] = []
         self.busy: set[str] = set()
+        self.wakes: list[str] = []
 
     async def gained(self, lease: str) -> None:
         self.gains.append(lease)
@@ -63,6 +64,9 @@ class Events:
 
     def idle(self, lease: str) -> bool:
         return lease not in self.busy
+
+    def woken(self, lease: str) -> None:
+        self.wakes.append(lease)
 
 
 async def test_a_lease_is_taken_once_and_again_only_with_a_new_token(url: str) -> None:
@@ -253,6 +257,28 @@ async def test_a_busy_partition_is_not_handed_back(url: str) -> None:
         assert len(partitions_of(first)) == 8 and partitions_of(second) == set()
         one.busy = set()
         await until(lambda: len(partitions_of(second)) == 4, 5)
+    finally:
+        await first.stop()
+        await second.stop()
+
+
+async def test_a_replica_journaling_for_another_ones_chat_wakes_that_one(url: str) -> None:
+    """NOTIFY as a hint: the holder of the chat's partition hears it (the others, and
+    the announcer for its own chats, send or hear nothing)."""
+    first, second = replica(url), replica(url)
+    one, two = Events(), Events()
+    await first.start(one)
+    await second.start(two)
+    try:
+        await until(lambda: len(partitions_of(first)) == len(partitions_of(second)) == 4, 10)
+        keys = [ChatKey("slack", f"C{n}") for n in range(40)]
+        theirs = next(k for k in keys if second.runs(k))
+        mine = next(k for k in keys if first.runs(k))
+        first.announce(mine)  # its own chat: its poll was woken locally, nobody is told
+        first.announce(theirs)
+        lease = lease_name(partition_of(theirs, 8))
+        await until(lambda: two.wakes == [lease], 5)
+        assert one.wakes == []
     finally:
         await first.stop()
         await second.stop()
