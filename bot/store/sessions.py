@@ -77,7 +77,7 @@ class SessionStore:
         rows = [message_row(sid, m, now, source_id) for m in messages]
         # One transaction: all rows or none.
         ids = await self._db.run_together(functools.partial(_insert, sid=sid, rows=rows, now=now))
-        self._tails.extend(sid, [(i, _read_back(row)) for i, row in zip(ids, rows, strict=True)])
+        self._tails.extend(sid, [(i, read_back(row)) for i, row in zip(ids, rows, strict=True)])
 
     async def begin_turn(
         self, key: ChatKey, source_id: str, user: Mapping[str, Any], limit: int | None = None
@@ -129,7 +129,7 @@ class SessionStore:
         if begun.read is not None:
             complete = limit is None or len(begun.read) < limit
             self._tails.load(sid, begun.read, complete=complete, keep=limit)
-        self._tails.extend(sid, [(user_row, _read_back(stored))])
+        self._tails.extend(sid, [(user_row, read_back(stored))])
         before = begun.read if begun.read is not None else tail or []
         return TurnStart(before, user_row, resumed=False)
 
@@ -344,7 +344,7 @@ def _decoded(
     return msg
 
 
-def _read_back(row: tuple[Any, ...]) -> Message:
+def read_back(row: tuple[Any, ...]) -> Message:
     """A row as :func:`message_row` builds it, as a read of it would return it."""
     _sid, role, content, calls, call_id, name, media = row[:7]
     return _decoded(role, content, calls, call_id, name, media=media)

@@ -1,7 +1,8 @@
 """The durable inbox on PostgreSQL (see :mod:`bot.store.inbox` for what it promises).
 
-Each journal write is its own committed statement: PostgreSQL's commit is durable
-(``synchronous_commit`` on by default), so the channel may acknowledge after it.
+Each journal write is its own committed statement, flushed before it returns
+(``DURABLE``: the store's other commits do not wait for the flush), so the channel may
+acknowledge after it. The writes carry their fence check in the statement (``FENCE``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import datetime
 from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
 from bot.store.inbox import row_key
 from bot.store.postgres.database import PostgresDatabase
+from bot.store.postgres.statements import DURABLE, FENCE
 
 _ROW = "channel = $1 AND chat_id = $2 AND thread_id = $3 AND message_id = $4"
 
@@ -24,7 +26,8 @@ class PgInbox:
         return (
             await self._db.execute(
                 "INSERT INTO inbox (channel, chat_id, thread_id, message_id, payload,"
-                " received_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                f" received_at) SELECT $1, $2, $3, $4, $5, $6 WHERE {DURABLE} AND {FENCE}"
+                " ON CONFLICT DO NOTHING",
                 *row_key(msg),
                 to_json(msg),
                 msg.received_at.isoformat(),
@@ -40,7 +43,7 @@ class PgInbox:
 
     async def started(self, msg: InboundMessage) -> int:
         found = await self._db.fetchval(
-            f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} RETURNING attempts",
+            f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} AND {FENCE} RETURNING attempts",
             *row_key(msg),
         )
         return int(found) if found is not None else 1  # not journaled: a first try
@@ -53,7 +56,7 @@ class PgInbox:
 
     async def _finish(self, msg: InboundMessage, status: str) -> None:
         await self._db.execute(
-            f"UPDATE inbox SET status = $5, done_at = $6 WHERE {_ROW}",
+            f"UPDATE inbox SET status = $5, done_at = $6 WHERE {_ROW} AND {FENCE}",
             *row_key(msg),
             status,
             utcnow().isoformat(),

@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.messages import ChatKey, utcnow
 from bot.store.memory import COLUMNS, Fact, Failure, Scope, fact_of, failure_of
 from bot.store.postgres.database import PostgresDatabase
+from bot.store.postgres.statements import FENCE
 
 
 class PgMemory:
@@ -98,7 +99,8 @@ class PgMemory:
 
     async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:
         await self._db.execute(
-            "INSERT INTO memory_speakers (chat, message_id, user_id) VALUES ($1, $2, $3)"
+            "INSERT INTO memory_speakers (chat, message_id, user_id)"
+            f" SELECT $1, $2, $3 WHERE {FENCE}"
             " ON CONFLICT (chat, message_id) DO UPDATE SET user_id = excluded.user_id",
             str(key),
             message_id,

@@ -7,11 +7,12 @@ from datetime import datetime
 from bot.messages import OutboundMessage, outbound_from_json, to_json, utcnow
 from bot.store.outbox import backoff
 from bot.store.postgres.database import PostgresDatabase
+from bot.store.postgres.statements import FENCE
 
 _UNSENT = "status IN ('pending', 'sending')"  # still to deliver: queued or being sent
-_ADD = (
+_ADD = (  # a turn's reply: refused with the turn once its chat's lease moved on
     "INSERT INTO outbox (delivery_key, channel, payload, next_attempt_at, created_at)"
-    " VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING"
+    f" SELECT $1, $2, $3, $4, $4 WHERE {FENCE} ON CONFLICT DO NOTHING"
 )
 
 
@@ -31,10 +32,10 @@ class PgOutbox:
         if not msgs:
             return []
         now = utcnow().isoformat()
-        rows = await self._db.fetch_written(
+        rows = await self._db.fetch(
             "INSERT INTO outbox (delivery_key, channel, payload, next_attempt_at, created_at)"
             " SELECT k, c, p, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[])"
-            " AS batch(k, c, p) ON CONFLICT DO NOTHING RETURNING delivery_key",
+            f" AS batch(k, c, p) WHERE {FENCE} ON CONFLICT DO NOTHING RETURNING delivery_key",
             [m.delivery_key for m in msgs],
             [m.key.channel for m in msgs],
             [to_json(m) for m in msgs],
@@ -54,10 +55,11 @@ class PgOutbox:
         for msg in msgs:
             by_key.setdefault(msg.delivery_key, msg)
         # Among replicas, a write under the chat partition's fence (refused once it moved).
-        rows = await self._db.fetch_written(
+        rows = await self._db.fetch(
             "UPDATE outbox SET status = 'sending', claimed_by = $1"
             " WHERE delivery_key = ANY($2::text[]) AND (status = 'pending'"
-            " OR (status = 'sending' AND claimed_by IS DISTINCT FROM $1)) RETURNING delivery_key",
+            " OR (status = 'sending' AND claimed_by IS DISTINCT FROM $1))"
+            f" AND {FENCE} RETURNING delivery_key",
             claimant,
             list(by_key),
         )

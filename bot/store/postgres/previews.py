@@ -6,6 +6,7 @@ from datetime import datetime
 
 from bot.messages import ChatKey, utcnow
 from bot.store.postgres.database import PostgresDatabase
+from bot.store.postgres.statements import FENCE
 from bot.store.previews import PreviewRecord
 
 
@@ -16,7 +17,7 @@ class PgPreviews:
     async def save(self, turn: str, key: ChatKey, message_id: str) -> None:
         await self._db.execute(
             "INSERT INTO previews (turn, channel, chat_id, message_id, final, created_at)"
-            " VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT (turn) DO UPDATE SET"
+            f" SELECT $1, $2, $3, $4, 0, $5 WHERE {FENCE} ON CONFLICT (turn) DO UPDATE SET"
             " message_id = excluded.message_id, final = 0",
             turn,
             key.channel,
@@ -32,7 +33,7 @@ class PgPreviews:
         return PreviewRecord(str(row["message_id"]), bool(row["final"])) if row else None
 
     async def finalize(self, turn: str) -> None:
-        await self._db.execute("UPDATE previews SET final = 1 WHERE turn = $1", turn)
+        await self._db.execute(f"UPDATE previews SET final = 1 WHERE turn = $1 AND {FENCE}", turn)
 
     async def prune(self, older_than: datetime) -> int:
         return await self._db.execute(

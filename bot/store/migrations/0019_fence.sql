@@ -1,0 +1,3 @@
+-- The fence check of a shared store's write (bot/cluster/fence.py) as a function, so a
+-- write can carry it in its own statement: PostgreSQL only (bot_fence in
+-- 0019_fence.postgres.sql). SQLite, one process, fences nothing: nothing to do here.
