@@ -196,6 +196,7 @@ def build_daemon(
             poll_s=settings.cluster.poll_s,
             refill=scheduler.refill,
             settled=delivery.settled,
+            in_doubt=delivery.look_up_in_doubt,
         )
         if shared
         else None

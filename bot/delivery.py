@@ -172,23 +172,28 @@ class Delivery:
     async def route(self, bus: Bus) -> None:
         """Runs until cancelled: claims what the bus yields, a burst at a time, and hands
         each claimed reply to its chat's lane."""
-        await self._load_in_doubt()
+        await self.look_up_in_doubt()
         while True:
             batch = [await bus.get_outbound()]
             while bus.outbound_depth():
                 batch.append(await bus.get_outbound())
             await self._claim_and_submit(batch)
 
-    async def _load_in_doubt(self) -> None:
-        """The rows a run that died was sending. Each may have reached the chat just
-        before the process died, its sent mark never written: where the channel can look
-        a post up, it does so before posting it again."""
+    async def look_up_in_doubt(self) -> None:
+        """Reads the rows another run was sending: at start (a run that died), and among
+        replicas before a gained partition's rows are queued (a replica that died or lost
+        it). Each may have reached the chat just before that run ended, its sent mark
+        never written: where the channel can look a post up, it does so before posting
+        it again."""
         try:
-            self._in_doubt = await self._outbox.in_doubt(self._run_id)
+            found = await self._outbox.in_doubt(self._run_id)
         except Exception:  # never stops delivery: at worst such a row is posted again
-            log.exception("could not read the deliveries a previous run left in doubt")
-        if self._in_doubt:
-            log.info("%d deliveries were being sent when the last run ended", len(self._in_doubt))
+            log.exception("could not read the deliveries another run left in doubt")
+            return
+        new = found.keys() - self._in_doubt.keys()
+        self._in_doubt.update(found)
+        if new:
+            log.info("%d deliveries were being sent by a run that ended", len(new))
 
     async def take_remaining(self, bus: Bus) -> None:
         """At shutdown: hands over the replies still on the bus, after :meth:`route` stops."""

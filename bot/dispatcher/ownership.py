@@ -1,9 +1,10 @@
 """A replica's chats follow its partition leases (:mod:`bot.cluster`).
 
 A partition gained is read from the shared inbox and outbox at once (a dead replica's
-unanswered messages and unsent replies); one lost has its turns cancelled here (their
-writes would be refused anyway); every ``poll_s`` the held partitions are read again
-for messages other replicas journaled (at once for those this one journaled). Single
+unanswered messages and unsent replies; those it was sending are looked up before they
+are posted again); one lost has its turns cancelled here (their writes would be refused
+anyway); every ``poll_s`` the held partitions are read again for messages other
+replicas journaled (at once for those this one journaled). Single
 leases (a platform poller) start and stop what the composition root tied to them.
 Reminders: the timer is refilled, so the chats' due ones fire here.
 Idle means no turn queued or running and no reply being sent or unmarked, so a
@@ -41,11 +42,15 @@ class ChatOwnership:
         singles: Mapping[str, Toggle] | None = None,
         refill: Callable[[], Awaitable[None]] | None = None,
         settled: Callable[[Callable[[ChatKey], bool]], bool] = lambda _keep: True,
+        in_doubt: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         # Delivery: no reply of these chats being sent or not yet marked sent here.
         self._settled = settled
         # The reminder timer, refilled from the table when chats come: theirs fire here.
         self._refill = refill
+        # Delivery reads the rows another run was sending before they are queued here,
+        # so each is looked up before it is posted again (Delivery.look_up_in_doubt).
+        self._in_doubt = in_doubt
         self._bus = bus
         self._dispatcher = dispatcher
         self._count = partitions
@@ -72,6 +77,8 @@ class ChatOwnership:
         self._held.add(part)
         if self._poller is None:
             self._poller = asyncio.create_task(self._poll(), name="cluster-poll")
+        if self._in_doubt is not None:
+            await self._in_doubt()
         inbound, outbound = await self._bus.requeue(self._in({part}))
         if inbound or outbound:
             log.info("%s: %d unanswered messages, %d unsent replies", lease, inbound, outbound)
