@@ -23,6 +23,7 @@ from bot.cluster.partitions import lease_name, partition_of
 from bot.cluster.replica import PgCluster, Timing
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.ownership import ChatOwnership
+from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, utcnow
 from bot.reminders.scheduler import ReminderScheduler
 from bot.store.base import Storage
@@ -231,3 +232,33 @@ async def test_each_reminder_fires_once_on_the_replica_running_its_chat(
     assert all(runner[key] == name for name, ks in keys.items() for key in ks.values())
     assert await storage.outbox.depth() == 20
     assert not await storage.reminders.due(utcnow())
+
+
+async def test_a_turn_stopped_by_a_lost_lease_gives_its_start_back(
+    shared: tuple[str, Storage],
+) -> None:
+    """A turn whose write was refused (its lease moved on) is not a message that kills
+    the process: its start is not counted, so lease churn never retires the message."""
+    _, storage = shared
+    bus = DurableBus(storage.inbox, storage.outbox)
+    outcomes = [FencedOff("chats:1 moved on"), FencedOff("and again"), None]
+
+    async def turn(msg: InboundMessage) -> None:
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+    # One start allowed: without the give-back the second run would retire the message.
+    dispatcher = Dispatcher(bus, turn, retry_s=0.01, max_attempts=1)
+    running = asyncio.create_task(dispatcher.run())
+    try:
+        await say(bus, ChatKey("telegram", "c1"), 0)
+        for _ in range(3):  # refused, refused, answered: each run read from the inbox
+            await until(lambda: not bus.inbound_depth() and dispatcher.idle(lambda _key: True), 5)
+            await asyncio.gather(*dispatcher._giving_back)
+            if outcomes:
+                await bus.replay()
+        rows = await storage.backend.fetchall("SELECT status, attempts FROM inbox")  # type: ignore[attr-defined]
+    finally:
+        running.cancel()
+    assert [tuple(r) for r in rows] == [("done", 1)]  # answered, its one counted start

@@ -18,14 +18,16 @@ from bot.cluster.leases import LeaseTable
 from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.postgres import postgres_storage
-from tests.fakes import daemons, telegram_api
+from tests.fakes import daemons, discord_api, telegram_api
 from tests.fakes.pg_schema import empty_schema
 from tests.fakes.waiting import until
 
 fake_telegram = telegram_api.fake_telegram
+fake_discord = discord_api.fake_discord
 platform_daemon = daemons.platform_daemon
 
 CHATS = range(101, 107)
+IDENTIFY = 2  # the gateway's opcode
 
 
 def answers(fake_telegram: Any) -> dict[int, list[str]]:
@@ -116,3 +118,43 @@ async def until_lapsed(conn: Any) -> None:
         f"SELECT expires_ms > {NOW_MS} FROM cluster_leases WHERE name = 'chats:1'"
     ):
         await asyncio.sleep(0.02)
+
+
+async def test_one_of_two_replicas_holds_discords_gateway_and_the_other_takes_it_over(
+    platform_daemon: Any, fake_discord: Any, tmp_path: Path
+) -> None:
+    """The daemon's lease wiring for a second platform: discord:shard:0 is a single
+    lease like telegram:poll; its holder alone opens a gateway session, and when it
+    stops the other identifies and answers what follows."""
+    channels = {
+        "discord": {
+            "token": fake_discord.token,
+            "api_base": fake_discord.api_base,
+            "allow_from": ["*"],
+        }
+    }
+    tuning = {"discord": {"identify_delay_s": 0.01, "guild_ready_timeout": 0.05}}
+    async with empty_schema() as url:
+        common: dict[str, Any] = {
+            "store": {"url": url},
+            "cluster": {"lease_ttl_s": 30, "renew_every_s": 0.2, "partitions": 4, "poll_s": 0.1},
+        }
+        a = await platform_daemon(channels, extras=tuning, data_dir=tmp_path / "a", **common)
+        b = await platform_daemon(channels, extras=tuning, data_dir=tmp_path / "b", **common)
+        await fake_discord.wait_session()
+        holders = [d for d in (a, b) if "discord:shard:0" in leases(d)]
+        assert len(holders) == 1 and len(fake_discord.ops(IDENTIFY)) == 1
+        holder, other = holders[0], (b if holders[0] is a else a)
+        fake_discord.user_message("first")
+        await fake_discord.wait_until(lambda: said(fake_discord) == ["echo: first"])
+        await holder.stop(timeout=2)  # its lease released: the other connects
+        await until(lambda: "discord:shard:0" in leases(other), 10)
+        await fake_discord.wait_session()
+        fake_discord.user_message("second")
+        await fake_discord.wait_until(lambda: said(fake_discord) == ["echo: first", "echo: second"])
+        await other.stop(timeout=2)
+    assert len(fake_discord.ops(IDENTIFY)) == 2  # one session at a time
+
+
+def said(fake_discord: Any) -> list[str]:
+    return [p.json.get("content", "") for p in fake_discord.posts()]
