@@ -227,7 +227,7 @@ async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dic
     }
 
 
-def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
+def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     """A scenario's rows; its ratios are to the floor segments it took turns with."""
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
@@ -279,13 +279,20 @@ def _turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     ]
 
 
-async def _scenario(
-    urls: dict[str, str], target: str, label: str, per_chat: int, **kwargs: Any
+async def take_turns(
+    urls: dict[str, str],
+    target: str,
+    label: str,
+    per_chat: int,
+    *,
+    inflight: int = CHATS,
+    **kwargs: Any,
 ) -> dict[str, Any]:
-    """``target``'s segments taking turns with a floor worker of their own."""
+    """``target``'s segments taking turns with a floor worker of their own (``inflight``
+    bare calls at once: as many as the scenario has chats)."""
     async with (
-        Segments("bench_turns:floor", inflight=CHATS, label=label, **urls) as floor,
-        Segments(target, chats=CHATS, label=label, loop=DAEMON_LOOP, **urls, **kwargs) as scenario,
+        Segments("bench_turns:floor", inflight=inflight, label=label, **urls) as floor,
+        Segments(target, label=label, loop=DAEMON_LOOP, **urls, **kwargs) as scenario,
     ):
         return await interleaved(floor, scenario, per_chat)
 
@@ -326,7 +333,7 @@ async def run() -> list[Row]:
     async with FakeLLMProcess(delay=0.0) as fake:
         urls = {"url": fake.url, "stats_url": fake.stats_url}
         chats = "bench_turns:daemon_chats"
-        short = await _scenario(urls, chats, "short", MESSAGES // CHATS, stored=0)
+        short = await take_turns(urls, chats, "short", MESSAGES // CHATS, chats=CHATS, stored=0)
         single = await run_worker(
             "bench_turns:ours",
             chats=1,
@@ -336,16 +343,19 @@ async def run() -> list[Row]:
             loop=DAEMON_LOOP,
             **urls,
         )
-        long = await _scenario(urls, chats, "long", LONG_MESSAGES // CHATS, stored=LONG_SESSION)
+        long = await take_turns(
+            urls, chats, "long", LONG_MESSAGES // CHATS, chats=CHATS, stored=LONG_SESSION
+        )
         loops = await _loop_floors(urls) if loop_factory("auto") is not None else None
         async with FakeTelegramProcess() as tg:
             via_telegram = partial(
-                _scenario,
+                take_turns,
                 urls,
-                "telegram_turns:telegram",
-                tg_base_url=tg.base_url,
-                tg_token=tg.token,
-                tg_control_url=tg.control_url,
+                "platform_turns:platform",
+                control_url=tg.control_url,
+                channel="telegram",
+                section=tg.section(),
+                chat_ids=tg.chat_ids(CHATS),
                 warmup=WARMUP,
             )
             tg_short = await via_telegram("telegram-short", MESSAGES // CHATS, stored=0)
@@ -373,7 +383,7 @@ async def run() -> list[Row]:
         ),
     ]
     rows += _loop_rows(loops) if loops is not None else []
-    rows += _turn_rows("turns: short session", short)
+    rows += turn_rows("turns: short session", short)
     rows += [
         Row(
             "turns: one chat, one message at a time",
@@ -390,12 +400,12 @@ async def run() -> list[Row]:
             f"{single['requests'] / single['messages']:.2f} model calls per message",
         ),
     ]
-    rows += _turn_rows(f"turns: session of {long['seeded']:,} messages", long)
+    rows += turn_rows(f"turns: session of {long['seeded']:,} messages", long)
     for r in (tg_short, tg_long):
         scenario = "turns via Telegram (fake Bot API, own process): " + (
             "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
         )
-        rows += _turn_rows(scenario, r)
+        rows += turn_rows(scenario, r)
         per_message = sorted(r["bot_api_calls"].items())
         calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
         rows.append(Row(scenario, "Bot API calls per message", calls, "long polls included"))

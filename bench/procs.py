@@ -135,22 +135,75 @@ class FakeLLMProcess(FakeProcess):
         return f"http://127.0.0.1:{self.port}/v1"
 
 
-class FakeTelegramProcess(FakeProcess):
-    """The fake Bot API driving closed-loop chats (bench/fake_telegram_server.py)."""
+class DrivingFakeProcess(FakeProcess):
+    """A fake platform driving closed-loop chats (bench/driving.py): ``control_url``
+    runs them, ``section()`` configures the daemon's channel against it, ``chat_ids``
+    are the chats a run of ``n`` uses."""
 
-    module = "bench.fake_telegram_server"
     token = ""
 
     def started(self, words: list[str]) -> None:
         self.token = words[3]
 
     @property
+    def control_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bench"
+
+    def section(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def chat_ids(self, chats: int) -> list[str]:
+        return [str(c) for c in range(1, chats + 1)]
+
+
+class FakeTelegramProcess(DrivingFakeProcess):
+    """The fake Bot API (bench/fake_telegram_server.py)."""
+
+    module = "bench.fake_telegram_server"
+
+    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/bot"
 
-    @property
-    def control_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/bench"
+    def section(self) -> dict[str, Any]:
+        """``[channels.telegram]`` against this fake."""
+        return {"token": self.token, "base_url": self.base_url}
+
+
+class FakeSlackProcess(DrivingFakeProcess):
+    """The fake Slack (Web API, Socket Mode, HTTP events) driving closed-loop chats
+    (bench/fake_slack_server.py)."""
+
+    module = "bench.fake_slack_server"
+    words: dict[str, str] = {}  # noqa: RUF012 (replaced per instance in started)
+    socket = True  # False: the daemon is configured for the HTTP Events API instead
+
+    def started(self, words: list[str]) -> None:
+        self.words = dict(zip(words[2::2], words[3::2], strict=True))
+
+    def section(self) -> dict[str, Any]:
+        """Socket Mode (``app_token``), else the HTTP Events API (``signing_secret``)."""
+        api = {"bot_token": self.words["BOT"], "api_url": f"http://127.0.0.1:{self.port}/api/"}
+        if self.socket:
+            return {**api, "app_token": self.words["APP"]}
+        return {**api, "signing_secret": self.words["SECRET"]}
+
+    def chat_ids(self, chats: int) -> list[str]:
+        return [f"D{c:04d}" for c in range(1, chats + 1)]
+
+
+class FakeDiscordProcess(DrivingFakeProcess):
+    """The fake Discord (REST + gateway) driving closed-loop chats
+    (bench/fake_discord_server.py)."""
+
+    module = "bench.fake_discord_server"
+    first_chat = 900_000  # bench/fake_discord_server.py FIRST_CHAT
+
+    def section(self) -> dict[str, Any]:
+        return {"token": self.token, "api_base": f"http://127.0.0.1:{self.port}/api/v10"}
+
+    def chat_ids(self, chats: int) -> list[str]:
+        return [str(self.first_chat + c) for c in range(1, chats + 1)]
 
 
 async def fake_stats(stats_url: str) -> dict[str, float]:

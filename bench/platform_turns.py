@@ -1,8 +1,9 @@
-"""Turns through the Telegram adapter, as users run it: the daemon long-polls the fake
-Bot API (bench/fake_telegram_server.py, its own process) through python-telegram-bot,
-and each reply is a ``sendMessage`` back to it. The fake drives the closed-loop chats,
-so this process (the one measured) runs only the daemon. Each segment's messages carry
-the segment's number, so every reply is checked against its own question.
+"""Turns through a platform adapter, as users run it: the daemon talks to a fake
+platform in its own process (bench/fake_telegram_server.py, fake_slack_server.py,
+fake_discord_server.py) through the platform's real client library, and each answer
+is posted back to it. The fake drives the closed-loop chats (bench/driving.py), so
+this process (the one measured) runs only the daemon. Each segment's messages carry
+the segment's number, so every answer is checked against its own question.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from bench.procs import fake_stats, served_between
 from bot.messages import ChatKey
 
 
-async def _drive(control_url: str, chats: int, per_chat: int, prefix: str) -> dict[str, Any]:
+async def _drive(control_url: str, spec: dict[str, Any]) -> dict[str, Any]:
     async with aiohttp.ClientSession() as http:
-        spec = {"chats": chats, "per_chat": per_chat, "prefix": prefix}
         async with http.post(f"{control_url}/run", json=spec) as resp:
             resp.raise_for_status()
         async with http.get(f"{control_url}/wait", timeout=aiohttp.ClientTimeout(600)) as resp:
@@ -33,39 +33,48 @@ async def _drive(control_url: str, chats: int, per_chat: int, prefix: str) -> di
 
 
 @contextlib.asynccontextmanager
-async def telegram(
+async def platform(
     url: str,
     stats_url: str,
-    tg_base_url: str,
-    tg_token: str,
-    tg_control_url: str,
+    control_url: str,
     *,
-    chats: int,
+    channel: str,
+    section: dict[str, Any],
+    chat_ids: list[str],
     stored: int,
     warmup: int,
     label: str,
+    deliver: str = "",
 ) -> AsyncIterator[Callable[..., Awaitable[dict[str, Any]]]]:
-    """The daemon with its Telegram channel; a segment runs ``chats`` closed loops of
-    ``per_chat`` messages (bench/bench_turns.py takes turns with its floor)."""
+    """The daemon with the one platform ``channel`` configured by ``section``; a segment
+    runs ``len(chat_ids)`` closed loops of ``per_chat`` messages (bench/bench_turns.py
+    takes turns with its floor). ``deliver="http"``: the fake posts each message to the
+    daemon's Slack HTTP Events route instead of its socket."""
     from bot.agent.llm.client import litellm_module
     from bot.app import build_daemon
 
     with tempfile.TemporaryDirectory() as tmp:
-        telegram = {"token": tg_token, "base_url": tg_base_url, "allow_from": ["*"]}
-        daemon = build_daemon(settings(Path(tmp), url, channels={"telegram": telegram}))
+        section = {"allow_from": ["*"], **section}
+        daemon = build_daemon(settings(Path(tmp), url, channels={channel: section}))
         await daemon.start()
         await litellm_module()
-        keys = [ChatKey("telegram", str(c)) for c in range(1, chats + 1)]
+        keys = [ChatKey(channel, c) for c in chat_ids]
         seeded = await seed_sessions(daemon, keys, stored) if stored else 0
+        chats = len(chat_ids)
+        spec: dict[str, Any] = {"chats": chats, "deliver": deliver}
+        if deliver == "http":
+            assert daemon.web is not None, "the HTTP Events API needs the web app"
+            spec["events_url"] = daemon.web.url + section.get("http_path", "/slack/events")
         for w in range(warmup):
-            await _drive(tg_control_url, chats, 1, f"warm-up {w}")
+            await _drive(control_url, {**spec, "per_chat": 1, "prefix": f"warm-up {w}"})
         numbers = itertools.count()
 
         async def segment(per_chat: int) -> dict[str, Any]:
             gc.collect()
             before = await fake_stats(stats_url)
+            asked = {**spec, "per_chat": per_chat, "prefix": f"message {next(numbers)}"}
             with CpuMeter() as cpu, profiled(f"turns-{label}"):
-                run = await _drive(tg_control_url, chats, per_chat, f"message {next(numbers)}")
+                run = await _drive(control_url, asked)
             after = await fake_stats(stats_url)
             return {
                 "chats": chats,
