@@ -30,6 +30,7 @@ from channels.catchup import Cursors, catch_up
 from channels.discord.client import GatewayClient, intents
 from channels.discord.lookup import Doubts
 from channels.discord.normalize import CHANNEL, addressed, chat_key, ignored, to_inbound, unreadable
+from channels.discord.order import PerConversation
 from channels.discord.preview import MIN_INTERVAL_S
 from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest_at
 from channels.discord.send import MAX_CHARS, MAX_UPLOAD_BYTES, DiscordSender
@@ -79,7 +80,10 @@ class DiscordChannel:
         self._gateway_up = False
         self.link = LinkHealth(CHANNEL, "gateway connection", degrade_after=1)
         self._state_changed = asyncio.Event()
-        self._order = asyncio.Lock()  # discord.py runs each event as a task: keep arrival order
+        # discord.py runs each event as a task: a catch-up holds ``_order`` so live
+        # messages wait behind it; then each conversation keeps its arrival order.
+        self._order = asyncio.Lock()
+        self._conversations = PerConversation()
         # Threads the bot posted into count as addressed; channels told once that the bot
         # cannot read them are not told again. Both survive a restart (the StateStore).
         self._threads = Remembered(state, "discord:thread")
@@ -113,6 +117,11 @@ class DiscordChannel:
             return ChannelHealth(True)
         failing = self.link.report()
         return failing if not failing.ok else ChannelHealth(False, "gateway not connected")
+
+    @property
+    def handling(self) -> int:
+        """Conversations with a message being handled (or waiting behind one) now."""
+        return len(self._conversations)
 
     def on_gateway_state(self, up: bool) -> None:
         if up != self._gateway_up:
@@ -246,6 +255,8 @@ class DiscordChannel:
 
     async def on_gateway_message(self, message: discord.Message) -> None:
         async with self._order:
+            pass  # what was said before this session was read back first
+        async with self._conversations.turn(message.channel.id):
             await self._handle(message)
 
     async def _handle(self, m: discord.Message, *, caught_up: bool = False) -> None:

@@ -39,7 +39,7 @@ from channels.base import (
 )
 from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
-from channels.slack.client import make_client
+from channels.slack.client import keep_alive, make_client
 from channels.slack.files import MAX_UPLOAD_BYTES, SlackFiles
 from channels.slack.mrkdwn import MARKDOWN_BUDGET
 from channels.slack.preview import SlackPreviews
@@ -95,6 +95,7 @@ class SlackChannel:
             self._on_body,
         )
         self.me: norm.BotIdentity | None = None
+        self._http: aiohttp.ClientSession | None = None  # the Web API's connections
         self._put_inbound: PutInbound | None = None
         self._task: asyncio.Task[None] | None = None
         self._pending: OrderedDict[str, asyncio.Future[InboundMessage | None]] = OrderedDict()
@@ -136,6 +137,9 @@ class SlackChannel:
     async def start(self, put_inbound: PutInbound) -> None:
         self._put_inbound = put_inbound
         await self._cursors.load()
+        await self.sender.load()
+        if self._http is None:
+            self._http = keep_alive(self.client, self.receiver.app.client)
         if not (self.settings.app_token.get_secret_value() or self.routes()):
             raise ChannelError("slack needs app_token (Socket Mode) or signing_secret (HTTP)")
         try:
@@ -195,6 +199,9 @@ class SlackChannel:
         self._task = self._catching_up = None
         await self.receiver.stop()
         await self._cursors.close()
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
 
     # -- catching up -------------------------------------------------------------------
     async def _catch_up(self, window: CatchUpWindow) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.messages import ChatKey, OutboundMessage
 from tests.fakes import discord_api
 from tests.fakes.discord_api import DiscordFactory, FakeDiscord, user
+from tests.fakes.waiting import until
 
 fake_discord = discord_api.fake_discord
 discord_channel = discord_api.discord_channel
@@ -30,20 +31,22 @@ async def test_dm_turn_through_the_adapter(discord_channel: DiscordFactory, fake
     assert len(result.ids) == 1 and result.ids[0].isdigit()
 
 
-async def _only_sentinel(fake: FakeDiscord, inbox, before: int = 0) -> None:
-    """Everything pushed before a final DM has been handled once that DM arrives (the
-    adapter handles events in arrival order): then assert nothing else became a turn."""
+async def _only_sentinel(fake: FakeDiscord, inbox, channel, before: int = 0) -> None:
+    """Everything pushed before a final DM has been handled once that DM arrives and no
+    conversation has a message in hand (each is handled in arrival order, conversations
+    side by side): then assert nothing else became a turn."""
     sentinel = fake.user_message("sentinel", channel_id=4242)
-    messages = await inbox.wait(before + 1)
-    assert [m.message_id for m in messages[before:]] == [sentinel["id"]]
+    await inbox.wait(before + 1)
+    await until(lambda: channel.handling == 0, 10)
+    assert [m.message_id for m in inbox.messages[before:]] == [sentinel["id"]]
 
 
 async def test_guild_mention_is_a_turn_and_chatter_is_not(discord_channel, fake_discord):
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
-    _, inbox = await discord_channel()
+    channel, inbox = await discord_channel()
     fake_discord.user_message("just chatting", guild_id=gid, channel_id=cid)
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
     me = fake_discord.bot_user
     bob = user(8, "bob")
     fake_discord.user_message(
@@ -71,22 +74,22 @@ async def test_everyone_here_and_role_mentions_do_not_address_the_bot(
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
     role = fake_discord.add_role(gid, "bots")
-    _, inbox = await discord_channel()
+    channel, inbox = await discord_channel()
     where = {"guild_id": gid, "channel_id": cid}
     fake_discord.user_message("@everyone party!", mention_everyone=True, **where)
     fake_discord.user_message("@here anyone?", mention_everyone=True, **where)
     fake_discord.user_message(f"<@&{role}> ping", mention_roles=[str(role)], **where)
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
 
 
 async def test_reply_to_the_bot_is_a_turn_with_context(discord_channel, fake_discord):
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
-    _, inbox = await discord_channel()
+    channel, inbox = await discord_channel()
     earlier = fake_discord.bot_said("It is sunny.", cid)
     other = fake_discord.message_payload("I like rain", channel_id=cid, author=user(8, "bob"))
     fake_discord.user_message("me too", guild_id=gid, channel_id=cid, referenced_message=other)
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
     fake_discord.user_message(
         "and tomorrow?", guild_id=gid, channel_id=cid, referenced_message=earlier
     )
@@ -102,7 +105,7 @@ async def test_thread_messages_are_keyed_by_parent_and_thread(discord_channel, f
     other = fake_discord.add_thread(gid, cid, bot_member=False)
     channel, inbox = await discord_channel()
     fake_discord.user_message("nobody asked you", guild_id=gid, channel_id=other)
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
     fake_discord.user_message("in our thread", guild_id=gid, channel_id=joined)
     msg = (await inbox.wait(2))[1]
     assert msg.key == ChatKey("discord", str(cid), str(joined))
@@ -129,13 +132,13 @@ async def test_group_policy_all_takes_every_server_message(discord_channel, fake
 async def test_bots_webhooks_and_itself_are_never_turns(discord_channel, fake_discord):
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
-    _, inbox = await discord_channel(group_policy="all")
+    channel, inbox = await discord_channel(group_policy="all")
     me = fake_discord.bot_user
     fake_discord.user_message("beep", author=user(99, "otherbot", bot=True), mentions=(me,))
     fake_discord.user_message("hook", guild_id=gid, channel_id=cid, webhook_id="555")
     fake_discord.user_message("my own words", author=dict(me))
     fake_discord.user_message("my own words", guild_id=gid, channel_id=cid, author=dict(me))
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
 
 
 async def test_empty_content_gets_one_notice_per_channel_and_no_turn(
@@ -143,14 +146,14 @@ async def test_empty_content_gets_one_notice_per_channel_and_no_turn(
 ):
     gid = fake_discord.add_guild()
     cid = fake_discord.channel_of(gid)
-    _, inbox = await discord_channel(group_policy="all")
+    channel, inbox = await discord_channel(group_policy="all")
     first = fake_discord.user_message("", guild_id=gid, channel_id=cid)
     [notice] = await fake_discord.wait_posts(1, channel_id=cid)
     assert "Message Content" in notice.json["content"]
     assert notice.json["allowed_mentions"]["parse"] == []
     assert int(notice.json["message_reference"]["message_id"]) == int(first["id"])
     fake_discord.user_message("", guild_id=gid, channel_id=cid)
-    await _only_sentinel(fake_discord, inbox)
+    await _only_sentinel(fake_discord, inbox, channel)
     assert len(fake_discord.posts(channel_id=cid)) == 1
     warnings = [r for r in caplog.records if "MESSAGE CONTENT INTENT" in r.getMessage()]
     assert len(warnings) == 1 and "Developer Portal" in warnings[0].getMessage()

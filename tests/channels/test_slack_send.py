@@ -38,6 +38,29 @@ async def test_a_thread_answer_goes_into_the_thread(fake_slack: FakeSlack, slack
     }
 
 
+class CountingState(slack_api.MemoryState):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    async def get(self, key: str, default: str | None = None) -> str | None:
+        self.reads.append(key)
+        return await super().get(key, default)
+
+
+async def test_answers_reuse_one_connection_and_read_no_state(fake_slack: FakeSlack, slack_channel):
+    """slack_sdk made a session and a connection per call; a post read its lost-post
+    record from the store. Both cost CPU on every answer (bench_platforms)."""
+    state = CountingState()
+    channel, _ = await slack_channel(app_token="", signing_secret="s", state=state)
+    started_reads = len(state.reads)
+    for i in range(3):
+        await channel.send(OutboundMessage(DM, f"answer {i}"))
+    assert [p["text"] for p in fake_slack.posts()] == ["answer 0", "answer 1", "answer 2"]
+    assert len(fake_slack.connections) == 1  # auth.test and the posts on one connection
+    assert state.reads[started_reads:] == []
+
+
 async def test_429_is_waited_out_and_posted_once(fake_slack: FakeSlack, slack_channel):
     channel = await _sender(slack_channel)
     fake_slack.fail("chat.postMessage", 429, retry_after=0.2, times=2)

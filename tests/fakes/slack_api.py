@@ -94,6 +94,7 @@ class FakeSlack(LoopbackServer):
         self.app_token = app_token
         self.signing_secret = signing_secret
         self.calls: list[Call] = []
+        self.connections: set[Any] = set()  # (host, port) of each client connection used
         self.messages: dict[str, list[dict[str, Any]]] = {}  # channel -> messages
         self.reactions: set[tuple[str, str, str]] = set()  # (channel, ts, name)
         self.sockets: list[web.WebSocketResponse] = []  # open Socket Mode connections
@@ -300,6 +301,7 @@ class FakeSlack(LoopbackServer):
 
     async def _api(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
+        self.connections.add(request.transport and request.transport.get_extra_info("peername"))
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         token = token or str(params.pop("token", ""))
