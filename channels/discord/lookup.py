@@ -9,9 +9,13 @@ term", discord.py issue #2451), and ``enforce_nonce`` deduplicates for a few min
 only. So a part is matched by what the history does carry (:func:`is_part`): the bot as
 author, the part's exact content, created no earlier than the row was queued (less
 :data:`CLOCK_SKEW_S`), and for a first part that replies, no reply to another message.
-The parts of one answer are matched in order, each message once; the read is bounded
-(:data:`LOOKUP_PAGES` pages of :data:`LOOKUP_LIMIT`, oldest first after that time), and
-a part not found there is posted (still with its nonce).
+The parts of one answer are matched in order, and a message is taken by one part of one
+answer only (two answers in doubt with the same text are not both "found" in one post);
+the read is bounded (:data:`LOOKUP_PAGES` pages of :data:`LOOKUP_LIMIT`, oldest first
+after that time), and a part not found there is posted (still with its nonce).
+What this cannot tell apart:
+another answer with the very same words, not a reply, that was posted and marked sent in
+that span (the same reminder text twice within seconds); it is taken for the one in doubt.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Doubts:
 
     def __init__(self) -> None:
         self._since: dict[str, float] = {}
+        self.taken: set[int] = set()  # messages a lookup found (each stands for one part)
 
     def add(self, delivery_key: str, since: datetime) -> None:
         self._since[delivery_key] = since.timestamp()
@@ -51,6 +56,8 @@ class Doubts:
     def settle(self, delivery_key: str) -> None:
         """Every part is out (found or posted): nothing left to look up."""
         self._since.pop(delivery_key, None)
+        if not self._since:
+            self.taken.clear()
 
 
 def is_part(m: discord.Message, me: int, text: str, reply_to: int | None) -> bool:
@@ -67,13 +74,15 @@ class LostParts:
     after the time its row was queued; read lazily, as far as the parts need."""
 
     def __init__(
-        self, channel: discord.PartialMessageable, me: int, since: float, delivery_key: str
+        self, channel: discord.PartialMessageable, me: int, doubts: Doubts, delivery_key: str
     ) -> None:
+        since = doubts.since(delivery_key) or 0.0
         after = datetime.fromtimestamp(since - CLOCK_SKEW_S, UTC)
         self._history: AsyncIterator[discord.Message] = channel.history(
             limit=LOOKUP_LIMIT * LOOKUP_PAGES, after=after, oldest_first=True
         )
         self._me = me
+        self._taken = doubts.taken
         self._key = delivery_key
         self._missed = False  # parts go out in order: after one missing, none is there
 
@@ -84,7 +93,8 @@ class LostParts:
             if m is None:
                 self._missed = True
                 log.info("Discord post %s#%d had not arrived; posting it now", self._key, index)
-            elif is_part(m, self._me, text, reply_to):
+            elif m.id not in self._taken and is_part(m, self._me, text, reply_to):
+                self._taken.add(m.id)
                 found = f"{self._key}#{index}"
                 log.info("Discord post %s had arrived (id %s); not posted again", found, m.id)
                 return str(m.id)

@@ -133,10 +133,9 @@ class DiscordSender:
         return sent
 
     def _lost_parts(self, channel: discord.PartialMessageable, key: str) -> LostParts | None:
-        since = self._doubts.since(key)
-        if since is None or self._client.user is None:
+        if self._doubts.since(key) is None or self._client.user is None:
             return None
-        return LostParts(channel, self._client.user.id, since, key)
+        return LostParts(channel, self._client.user.id, self._doubts, key)
 
     async def _post_once(
         self,

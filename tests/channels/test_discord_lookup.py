@@ -98,6 +98,26 @@ async def test_only_the_parts_missing_are_posted(
     assert len(fake_discord.calls_to(HISTORY)) == 1
 
 
+async def test_one_post_is_found_for_one_of_two_answers_with_the_same_text(
+    discord_channel: DiscordFactory, fake_discord: FakeDiscord
+) -> None:
+    """Two reminders saying the same were in doubt; the dead run had posted one: the
+    restart finds it for the first and posts the second, never one post for both."""
+    first, second = (
+        OutboundMessage(DM, "Stretch!", idempotency_key=f"reminder:{n}") for n in (1, 2)
+    )
+    dead, _ = await discord_channel()
+    queued = time.time()
+    [landed] = (await dead.send(first)).ids
+    restarted, _ = await discord_channel()
+    for msg in (first, second):
+        await restarted.in_doubt(msg, datetime.fromtimestamp(queued, UTC))
+    assert (await restarted.send(first)).ids == (landed,)
+    [posted] = (await restarted.send(second)).ids
+    assert posted != landed
+    assert [str(m["content"]) for m in fake_discord.created] == ["Stretch!", "Stretch!"]
+
+
 @pytest.mark.parametrize("others", [LOOKUP_LIMIT * LOOKUP_PAGES - 2, LOOKUP_LIMIT * LOOKUP_PAGES])
 async def test_the_history_read_is_bounded(
     discord_channel: DiscordFactory, fake_discord: FakeDiscord, others: int
