@@ -22,15 +22,16 @@ from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.process import BotProcess, bot_env
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.waiting import PROCESS_S, PROCESS_TEST_S
 
 # Subprocesses and real time; still run by make test. Two `bot run` each import litellm
 # before their first answer (7-9 s each on this 2-core machine under load): past 60 s
 # when the machine is busy.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(PROCESS_TEST_S)]
 
 fake_slack = slack_api.fake_slack
 fake_discord = discord_api.fake_discord
-WAIT_S = 90.0  # generous: a first turn on a loaded machine (conditions, not sleeps)
+WAIT_S = PROCESS_S  # generous: a first turn on a loaded machine (conditions, not sleeps)
 
 
 class Platform:

@@ -9,8 +9,10 @@ import pytest
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.process import LLM_KEY, BotProcess, bot_env
+from tests.fakes.waiting import PROCESS_S, PROCESS_TEST_S
 
-pytestmark = pytest.mark.slow  # subprocesses and real time; still run by make test
+# Subprocesses and real time; still run by make test.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(PROCESS_TEST_S)]
 
 fake_telegram = telegram_api.fake_telegram
 
@@ -25,17 +27,17 @@ async def test_sigkill_mid_turn_answers_once_after_restart(tmp_path, fake_llm, f
     first = await BotProcess.start(env, tmp_path)
     assert "channels=telegram" in "".join(first.lines)
     update = fake_telegram.message("hold on", message_id=21)
-    await fake_llm.wait_requests(1, timeout=30)  # mid-turn: the model is "thinking"
+    await fake_llm.wait_requests(1, timeout=PROCESS_S)  # mid-turn: the model is "thinking"
     assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
     assert fake_telegram.sent() == []
 
     second = await BotProcess.start(env, tmp_path)
     try:
-        sent = await fake_telegram.wait_sent(1, timeout=30)
+        sent = await fake_telegram.wait_sent(1, timeout=PROCESS_S)
         assert sent[0].params["text"] == "echo: hold on"
         assert sent[0].params["reply_parameters"]["message_id"] == 21
         fake_telegram.message("barrier", message_id=22)  # same chat: queued after any repeat
-        await fake_telegram.wait_sent(2, timeout=30)
+        await fake_telegram.wait_sent(2)
         await fake_telegram.wait_confirmed(update["update_id"])
     finally:
         code = await second.stop(signal.SIGTERM)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bot.errors import ChannelError
 from bot.messages import Attachment, ChatKey, InboundMessage, MessageKind, OutboundMessage
 from channels.base import PutInbound, Sent
+from tests.fakes.waiting import STEP_S
 
 
 class FakeChannel:
@@ -73,7 +74,7 @@ class FakeChannel:
         return [m for m in self.sent if m.reply_to == msg.message_id]
 
     async def wait_for(
-        self, predicate: Callable[[list[OutboundMessage]], bool], timeout: float = 10.0
+        self, predicate: Callable[[list[OutboundMessage]], bool], timeout: float = STEP_S
     ) -> list[OutboundMessage]:
         async def _wait() -> None:
             async with self._changed:
@@ -82,12 +83,12 @@ class FakeChannel:
         await asyncio.wait_for(_wait(), timeout)
         return self.sent
 
-    async def reply(self, msg: InboundMessage, timeout: float = 10.0) -> OutboundMessage:
+    async def reply(self, msg: InboundMessage, timeout: float = STEP_S) -> OutboundMessage:
         """The final reply to ``msg`` (waits for it)."""
         await self.wait_for(lambda sent: any(m.reply_to == msg.message_id for m in sent), timeout)
         return self.replies_to(msg)[-1]
 
-    async def ask(self, text: str, timeout: float = 10.0, **kw: object) -> OutboundMessage:
+    async def ask(self, text: str, timeout: float = STEP_S, **kw: object) -> OutboundMessage:
         msg = await self.say(text, **kw)  # type: ignore[arg-type]
         return await self.reply(msg, timeout)
 

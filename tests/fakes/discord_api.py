@@ -53,6 +53,7 @@ from aiohttp import WSMsgType, web
 from bot.messages import InboundMessage
 from channels.base import CatchUpWindow
 from tests.fakes.loopback import LoopbackServer
+from tests.fakes.waiting import STEP_S
 
 if TYPE_CHECKING:
     from channels.discord.adapter import DiscordChannel
@@ -402,23 +403,23 @@ class FakeDiscord(LoopbackServer):
         """Gateway frames clients sent with this opcode (2 IDENTIFY, 6 RESUME, 1 heartbeat)."""
         return [f for f in self.frames if f.get("op") == op]
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = STEP_S) -> None:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
 
-    async def wait_posts(self, n: int = 1, timeout: float = 10.0, **kw: Any) -> list[Call]:
+    async def wait_posts(self, n: int = 1, timeout: float = STEP_S, **kw: Any) -> list[Call]:
         await self.wait_until(lambda: len(self.posts(**kw)) >= n, timeout)
         return self.posts(**kw)
 
-    async def wait_calls(self, route: str, n: int = 1, timeout: float = 10.0) -> list[Call]:
+    async def wait_calls(self, route: str, n: int = 1, timeout: float = STEP_S) -> list[Call]:
         await self.wait_until(lambda: len(self.calls_to(route)) >= n, timeout)
         return self.calls_to(route)
 
-    async def wait_op(self, op: int, n: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+    async def wait_op(self, op: int, n: int = 1, timeout: float = STEP_S) -> list[dict[str, Any]]:
         await self.wait_until(lambda: len(self.ops(op)) >= n, timeout)
         return self.ops(op)
 
-    async def wait_session(self, timeout: float = 10.0) -> None:
+    async def wait_session(self, timeout: float = STEP_S) -> None:
         """Until a client holds a live session (after READY or RESUMED was sent)."""
         await self.wait_until(lambda: self._live is not None and not self._live.closed, timeout)
 
@@ -685,7 +686,7 @@ class Inbox:
             self.messages.append(msg)
             self._changed.notify_all()
 
-    async def wait(self, n: int = 1, timeout: float = 10.0) -> list[InboundMessage]:
+    async def wait(self, n: int = 1, timeout: float = STEP_S) -> list[InboundMessage]:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: len(self.messages) >= n), timeout)
         return self.messages
@@ -726,7 +727,7 @@ async def discord_channel(fake_discord: FakeDiscord) -> AsyncIterator[DiscordFac
         started.append(channel)
         await channel.start(inbox.put)
         if ready:  # READY and every GUILD_CREATE handled
-            await asyncio.wait_for(channel.client.wait_until_ready(), 10)
+            await asyncio.wait_for(channel.client.wait_until_ready(), STEP_S)
         return channel, inbox
 
     yield factory

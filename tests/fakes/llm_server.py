@@ -11,6 +11,7 @@ Usage::
         fake.reply_tool_calls([("get_weather", {"city": "Paris"})])
         fake.reply_error(status=500)
         fake.reply_text("late", delay=2.0)        # trips a client timeout
+        fake.reply(text_reply("now"), held=event)  # answered once the test sets event
         fake.reply_no_choices()
         fake.for_model("fake-fallback").reply_text("from the fallback")
         fake.strict = True    # 400 (OpenAI-style body) for requests that break the
@@ -48,6 +49,7 @@ from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.provider_rules import alternation_violations, tool_violations, violations
+from tests.fakes.waiting import STEP_S
 
 FINAL_RESULT = "final_result"
 
@@ -68,6 +70,9 @@ class Reply:
     pace: float = 0.0
     piece: int = 24
     fragments: tuple[tuple[str, ...], ...] | None = None
+    # Answered only once this is set (after any delay): a test decides when a turn may
+    # end instead of guessing how long the steps before take on a loaded machine.
+    held: asyncio.Event | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,9 +246,14 @@ class ReplyQueue:
     def __init__(self) -> None:
         self._queue: deque[Reply] = deque()
 
-    def reply(self, reply: Reply, *, delay: float | None = None) -> Self:
-        """Queue any reply; ``delay`` overrides the reply's own delay."""
-        self._queue.append(reply if delay is None else replace(reply, delay=delay))
+    def reply(
+        self, reply: Reply, *, delay: float | None = None, held: asyncio.Event | None = None
+    ) -> Self:
+        """Queue any reply; ``delay`` overrides the reply's own delay; ``held``: answered
+        only once that event is set."""
+        if delay is not None:
+            reply = replace(reply, delay=delay)
+        self._queue.append(reply if held is None else replace(reply, held=held))
         return self
 
     def reply_text(self, text: str, *, delay: float = 0.0) -> Self:
@@ -317,7 +327,7 @@ class FakeLLM(LoopbackServer, ReplyQueue):
     async def wait_requests(
         self,
         n: int,
-        timeout: float = 5.0,
+        timeout: float = STEP_S,
     ) -> list[RecordedRequest]:
         """Wait until at least ``n`` requests have arrived."""
         async with self._changed:
@@ -395,6 +405,8 @@ class FakeLLM(LoopbackServer, ReplyQueue):
         reply = self._next_reply(payload, model if isinstance(model, str) else None)
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.held is not None:
+            await reply.held.wait()
         if isinstance(reply.body, str):
             return web.Response(
                 text=reply.body,

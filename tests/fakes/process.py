@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tests.fakes.waiting import PROCESS_S
+
 if TYPE_CHECKING:
     from tests.fakes.llm_server import FakeLLM
     from tests.fakes.telegram_api import FakeTelegram
@@ -88,7 +90,7 @@ class BotProcess:
     def index(self, needle: str) -> int | None:
         return next((i for i, line in enumerate(self.lines) if needle in line), None)
 
-    async def wait_line(self, needle: str, timeout: float = 30) -> str:
+    async def wait_line(self, needle: str, timeout: float = PROCESS_S) -> str:
         def seen() -> bool:
             return self.index(needle) is not None or self._reader.done()
 
@@ -102,10 +104,12 @@ class BotProcess:
     def log(self) -> str:
         return "".join(self.lines)
 
-    async def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.proc.returncode is None:
+    async def stop(self, sig: int | None = signal.SIGTERM) -> int:
+        """Send ``sig`` (None: none, a signal sent before is being acted on) and wait for
+        the exit; its code."""
+        if sig is not None and self.proc.returncode is None:
             self.proc.send_signal(sig)
-        code = await asyncio.wait_for(self.proc.wait(), 30)
+        code = await asyncio.wait_for(self.proc.wait(), PROCESS_S)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(self._reader, 5)
         return code

@@ -50,6 +50,7 @@ from aiohttp import web
 from bot.messages import InboundMessage
 from channels.base import CatchUpWindow, Route
 from tests.fakes.loopback import LoopbackServer
+from tests.fakes.waiting import STEP_S
 
 TEAM = "T0TEAM"
 BOT_USER = "U0BOT"
@@ -142,7 +143,7 @@ class FakeSlack(LoopbackServer):
         async with self._changed:
             self._changed.notify_all()
 
-    async def wait_until(self, condition: Callable[[], Any], timeout: float = 10.0) -> None:
+    async def wait_until(self, condition: Callable[[], Any], timeout: float = STEP_S) -> None:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: bool(condition())), timeout)
 
@@ -277,11 +278,11 @@ class FakeSlack(LoopbackServer):
             if m.get("bot_id") == BOT_ID and (channel is None or ch == channel)
         ]
 
-    async def wait_posts(self, n: int, timeout: float = 10.0, **kw: Any) -> list[dict[str, Any]]:
+    async def wait_posts(self, n: int, timeout: float = STEP_S, **kw: Any) -> list[dict[str, Any]]:
         await self.wait_until(lambda: len(self.posts(**kw)) >= n, timeout)
         return self.posts(**kw)
 
-    async def wait_calls(self, method: str, n: int = 1, timeout: float = 10.0) -> list[Call]:
+    async def wait_calls(self, method: str, n: int = 1, timeout: float = STEP_S) -> list[Call]:
         await self.wait_until(lambda: len(self.calls_to(method)) >= n, timeout)
         return self.calls_to(method)
 
@@ -626,10 +627,10 @@ class FakeSlack(LoopbackServer):
     def acked(self, envelope_id: str) -> bool:
         return any(a.get("envelope_id") == envelope_id for a in self.acks)
 
-    async def wait_acked(self, envelope_id: str, timeout: float = 10.0) -> None:
+    async def wait_acked(self, envelope_id: str, timeout: float = STEP_S) -> None:
         await self.wait_until(lambda: self.acked(envelope_id), timeout)
 
-    async def wait_socket(self, opened: int = 1, timeout: float = 10.0) -> None:
+    async def wait_socket(self, opened: int = 1, timeout: float = STEP_S) -> None:
         """Until ``opened`` connections were made in all and one is open now."""
         await self.wait_until(lambda: self.sockets_opened >= opened and self.sockets, timeout)
 
@@ -713,12 +714,12 @@ class Inbox:
                 self.accepted.append(msg)
             self._changed.notify_all()
 
-    async def wait(self, n: int = 1, timeout: float = 10.0) -> list[InboundMessage]:
+    async def wait(self, n: int = 1, timeout: float = STEP_S) -> list[InboundMessage]:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: len(self.accepted) >= n), timeout)
         return self.accepted
 
-    async def wait_offered(self, n: int = 1, timeout: float = 10.0) -> list[InboundMessage]:
+    async def wait_offered(self, n: int = 1, timeout: float = STEP_S) -> list[InboundMessage]:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: len(self.offered) >= n), timeout)
         return self.offered
@@ -755,7 +756,7 @@ class RoutesServer(LoopbackServer):
         return self.root + path
 
 
-async def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> None:
+async def wait_for(condition: Callable[[], Any], timeout: float = STEP_S) -> None:
     """Poll a condition the fakes cannot signal (e.g. the client's socket state)."""
     async with asyncio.timeout(timeout):
         while not condition():  # noqa: ASYNC110 (client state: no event to await)

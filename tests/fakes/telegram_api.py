@@ -33,6 +33,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
+from tests.fakes.waiting import STEP_S
 
 DRAFT_LAPSE_S = 30.0  # a draft not updated for this long is no longer shown
 
@@ -252,7 +253,7 @@ class FakeTelegram(LoopbackServer):
         self,
         method: str,
         n: int = 1,
-        timeout: float = 10.0,
+        timeout: float = STEP_S,
         predicate: Callable[[Call], bool] = lambda c: True,
     ) -> list[Call]:
         """Wait for ``n`` calls of ``method`` matching ``predicate`` (failed ones too)."""
@@ -264,14 +265,14 @@ class FakeTelegram(LoopbackServer):
             await asyncio.wait_for(self._changed.wait_for(lambda: len(matching()) >= n), timeout)
         return matching()
 
-    async def wait_sent(self, n: int = 1, timeout: float = 10.0, **kw: Any) -> list[Call]:
+    async def wait_sent(self, n: int = 1, timeout: float = STEP_S, **kw: Any) -> list[Call]:
         async with self._changed:
             await asyncio.wait_for(
                 self._changed.wait_for(lambda: len(self.sent(**kw)) >= n), timeout
             )
         return self.sent(**kw)
 
-    async def wait_confirmed(self, update_id: int, timeout: float = 10.0) -> None:
+    async def wait_confirmed(self, update_id: int, timeout: float = STEP_S) -> None:
         """Until the client confirmed ``update_id`` (asked for a higher offset)."""
         async with self._changed:
             await asyncio.wait_for(
