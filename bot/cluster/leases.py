@@ -117,6 +117,19 @@ class LeaseTable:
     async def beat(self, host: str, pid: int, started_at: str, web: str) -> None:
         await self._conn.execute(_BEAT, self.owner, host, pid, started_at, self.ttl_ms, web)
 
+    async def survey(self) -> tuple[int, int | None]:
+        """The live replicas, and the ms until the first lease another replica holds
+        lapses (None: it holds none): a replica that stops renewing is taken over then,
+        not at the next regular tick."""
+        row = await self._conn.fetchrow(
+            f"SELECT (SELECT count(*) FROM cluster_replicas WHERE expires_ms > {NOW_MS}) AS live,"
+            f" (SELECT min(expires_ms) - {NOW_MS} FROM cluster_leases WHERE owner <> $1"
+            f" AND expires_ms > {NOW_MS}) AS lapse_ms",
+            self.owner,
+        )
+        lapse = row["lapse_ms"]
+        return int(row["live"] or 0), int(lapse) if lapse is not None else None
+
     async def live_count(self) -> int:
         value = await self._conn.fetchval(
             f"SELECT count(*) FROM cluster_replicas WHERE expires_ms > {NOW_MS}"

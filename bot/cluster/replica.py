@@ -4,7 +4,11 @@ A background task, every ``renew_s`` (a third of the TTL by default), on a conne
 its own (never queued behind turns): writes the heartbeat, renews what it holds, counts
 the live replicas, takes its fair share of chat partitions (``ceil(partitions / live)``)
 and any wanted single lease (a platform's poller) that is free, and gives surplus
-partitions back when they are idle so a replica that joins gets work.
+partitions back when they are idle so a replica that joins gets work. It also ticks right
+after the earliest lease another replica holds would lapse: a replica that stopped
+renewing (killed, frozen, cut off) is taken over within the TTL of its last renewal, not
+a renewal interval later. Live replicas renew every third of the TTL, so their leases
+never lapse that soon: no extra tick.
 
 What a replica holds is trusted locally only until a deadline on its monotonic clock:
 the start of the last renewal that succeeded plus the TTL, less a margin. Monotonic time
@@ -43,6 +47,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MARGIN = 0.1  # of the TTL: a local deadline ends this much before the server's
+# After another replica's lease lapses, the tick that takes it over comes this much later
+# (the server's clock is read a round trip before ours), never sooner after the last tick.
+LAPSE_WAIT_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +92,7 @@ class PgCluster:
         self._events: LeaseEvents | None = None
         self._task: asyncio.Task[None] | None = None
         self._ticked = asyncio.Event()
+        self._lapse_at: float | None = None  # monotonic: another's earliest lease lapses
         self.live = 0  # replicas alive at the last tick
         self._wakeups = Wakeups(url, self._heard, timeout_s=timing.ttl_s / 2)
 
@@ -161,7 +169,10 @@ class PgCluster:
             started = time.monotonic()
             await self._tick_safely()
             await self._listen()
-            await asyncio.sleep(max(0.0, every - (time.monotonic() - started)))
+            wake = started + every
+            if self._lapse_at is not None:  # another's lease lapses sooner: be there
+                wake = min(wake, max(started + LAPSE_WAIT_S, self._lapse_at + LAPSE_WAIT_S))
+            await asyncio.sleep(max(0.0, wake - time.monotonic()))
 
     async def _listen(self) -> None:
         """LISTEN for wake-ups (again, if the connection went); bounded like a tick."""
@@ -194,7 +205,9 @@ class PgCluster:
         if stray:  # taken by a tick that timed out before it could record them
             await table.release(stray)
         self._extend(self._held, began)
-        self.live = max(1, await table.live_count())
+        live, lapse_ms = await table.survey()
+        self.live = max(1, live)
+        self._lapse_at = time.monotonic() + lapse_ms / 1000 if lapse_ms is not None else None
         await self._balance(table, began)
         wanted = [n for n in self.singles if n not in self._held]
         await self._gain(await table.take(wanted, len(wanted)), began)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -195,6 +196,27 @@ async def test_replicas_share_the_partitions_and_take_over_a_dead_ones(url: str)
     finally:
         await first.stop()
         await second.stop()
+
+
+async def test_a_dead_replicas_chats_are_taken_when_its_leases_lapse_not_a_tick_later(
+    url: str,
+) -> None:
+    """The survivor wakes at the lapse: with renewals almost a TTL apart, waiting for the
+    next regular tick would take nearly two TTLs (7.8 s here); the lapse comes at 4 s."""
+    timing = Timing(ttl_s=4.0, renew_s=3.9, partitions=8)
+    dead, survivor = PgCluster(url, timing=timing), PgCluster(url, timing=timing)
+    await dead.start(Events())  # its one renewal: it holds all 8, then it never renews
+    assert dead._task is not None
+    dead._task.cancel()
+    started = time.monotonic()
+    try:
+        await survivor.start(Events())
+        assert partitions_of(survivor) == set()  # all held by the other, not lapsed yet
+        await until(lambda: len(partitions_of(survivor)) == 8, 15)
+        assert time.monotonic() - started < 6.0
+    finally:
+        await survivor.stop()
+        await dead.stop()
 
 
 async def test_a_frozen_replica_resumes_holding_nothing_and_its_writes_are_refused(
