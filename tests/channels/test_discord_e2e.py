@@ -52,7 +52,7 @@ async def discord_daemon(fake_discord: FakeDiscord, platform_daemon: daemons.Pla
 
 async def _up(daemon: Daemon, fake: FakeDiscord) -> Daemon:
     await fake.wait_session()
-    await until(lambda: daemon.channels["discord"].connected, 10)
+    await until(lambda: daemon.channels["discord"].connected)
     return daemon
 
 
@@ -268,7 +268,7 @@ async def test_a_long_answer_cut_off_by_a_restart_is_not_posted_twice(
     daemon = await _up(await platform_daemon.restart(daemon), fake_discord)
     await fake_discord.wait_until(lambda: len(fake_discord.posts(channel_id=4242)) >= 3)
     await _barrier(fake_discord)
-    parts = [p.json["content"] for p in fake_discord.posts(channel_id=4242)][:-1]
+    parts = _bot_texts(fake_discord, 4242)[:-1]  # as they read (a preview became part 1)
     assert len(parts) == 3 and "line 0:" in parts[0] and "line 79:" in parts[2]
     assert sum(p.count("line ") for p in parts) == 80  # every line once
     assert all(len(p) <= 2000 for p in parts)
@@ -306,7 +306,7 @@ async def test_what_was_said_while_down_is_answered_once_in_order_saying_it_is_l
     await _up(await platform_daemon.restart(daemon), fake_discord)
     await _answers(fake_discord, "echo: third")
     await _barrier(fake_discord)
-    contents = [p.json["content"] for p in fake_discord.posts()]
+    contents = _bot_texts(fake_discord, 4242)  # as they read (previews edited into answers)
     assert [c.split("echo: ")[-1] for c in contents] == ["first", "second", "third", "barrier"]
     late = "(Late answer: I was offline when your message came, 50 min ago.)"
     assert contents[1].startswith(late)

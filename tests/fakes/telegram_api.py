@@ -100,6 +100,7 @@ class FakeTelegram(LoopbackServer):
         self.files: dict[str, tuple[str, bytes]] = {}
         # What a user sees: the bot's messages by (chat id, message id), as edited.
         self.texts: dict[tuple[int, int], str] = {}
+        self.formats: dict[tuple[int, int], list[dict[str, Any]]] = {}  # entities, as edited
         # Drafts being shown (sendMessageDraft, private chats): chat id -> (draft id, text,
         # when last updated). A message the bot sends there replaces its draft; a draft
         # not updated for DRAFT_LAPSE_S is gone.
@@ -223,6 +224,21 @@ class FakeTelegram(LoopbackServer):
         """The texts of the bot's messages in a chat, oldest first, as edited now."""
         return [text for (chat, _), text in sorted(self.texts.items()) if chat == chat_id]
 
+    def shown(self, chat_id: int) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Like :meth:`visible`, each text with its entities: the answers as they read
+        now (a streamed preview ends as its answer's message; a test meaning the answer
+        waits for it here rather than taking the first sendMessage, maybe the preview)."""
+        return [
+            (text, self.formats.get(where, []))
+            for where, text in sorted(self.texts.items())
+            if where[0] == chat_id
+        ]
+
+    async def wait_until(self, condition: Callable[[], Any], timeout: float = STEP_S) -> None:
+        """Until ``condition()`` holds; it is looked at after each call was handled."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: bool(condition())), timeout)
+
     def draft(self, chat_id: int) -> str | None:
         """The draft shown in a private chat now, if any."""
         shown = self.drafts.get(chat_id)
@@ -324,7 +340,9 @@ class FakeTelegram(LoopbackServer):
             return web.json_response(
                 {"ok": False, "error_code": 404, "description": "Not Found"}, status=404
             )
-        return await handler(params)
+        response: web.Response = await handler(params)
+        await self._notify()  # what the call changed (the texts shown), for wait_until
+        return response
 
     async def _m_getMe(self, params: dict[str, Any]) -> web.Response:
         return self._ok(
@@ -385,6 +403,7 @@ class FakeTelegram(LoopbackServer):
         if "message_thread_id" in params:
             result["message_thread_id"] = params["message_thread_id"]
         self.texts[(chat_id, result["message_id"])] = result["text"]
+        self.formats[(chat_id, result["message_id"])] = list(params.get("entities") or [])
         self.drafts.pop(chat_id, None)  # the message the draft was becoming
         return self._ok(result)
 
@@ -455,6 +474,7 @@ class FakeTelegram(LoopbackServer):
             if where not in self.texts:
                 return self._bad("message to edit not found")
             self.texts[where] = params.get("text", "")
+            self.formats[where] = list(params.get("entities") or [])
         return self._ok(
             {
                 "message_id": params.get("message_id", 0),
