@@ -50,7 +50,7 @@ async def _both(urls: dict[str, str], fake: DrivingFakeProcess, channel: str,
     return found
 
 
-def _calls_row(scenario: str, r: dict[str, Any]) -> Row:
+def calls_row(scenario: str, r: dict[str, Any]) -> Row:
     per_message = sorted(r["bot_api_calls"].items(), key=lambda kv: (-kv[1], kv[0]))
     calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
     return Row(
@@ -82,5 +82,5 @@ async def run() -> list[Row]:
             size = "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
             scenario = f"platforms: {name}, {CHATS} chats x {PER_CHAT}, {size}"
             rows += [row for row in turn_rows(scenario, r) if row.metric != "latency p99"]
-            rows.append(_calls_row(scenario, r))
+            rows.append(calls_row(scenario, r))
     return rows

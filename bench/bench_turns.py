@@ -69,22 +69,27 @@ Segment = Callable[..., Awaitable[dict[str, Any]]]
 
 
 @contextlib.asynccontextmanager
-async def floor(url: str, stats_url: str, inflight: int, label: str) -> AsyncIterator[Segment]:
+async def floor(
+    url: str, stats_url: str, inflight: int, label: str, *, stream: bool = False, warmup: int = 100
+) -> AsyncIterator[Segment]:
     """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm
     (nothing of what the daemon adds: see bot.agent.llm.cost_map); a segment's
-    ``history``: this many stored messages go before the user's (the same-size floor)."""
+    ``history``: this many stored messages go before the user's (the same-size floor);
+    ``stream``: each call streamed and read to its end."""
     from bot.agent.llm.client import litellm_module
 
     litellm = await litellm_module()
     tools = tool_definitions()
-    await bare_loop(litellm, url, tools, 100, inflight)  # warm-up
+    await bare_loop(litellm, url, tools, warmup, inflight, stream=stream)
 
     async def segment(calls: int, history: int = 0) -> dict[str, Any]:
         before_user = turn_history(history)
         gc.collect()
         before = await fake_stats(stats_url)
         with CpuMeter() as cpu, profiled(f"turns-floor-{label}-{'sized' if history else 'bare'}"):
-            wall = await bare_loop(litellm, url, tools, calls, inflight, history=before_user)
+            wall = await bare_loop(
+                litellm, url, tools, calls, inflight, history=before_user, stream=stream
+            )
         after = await fake_stats(stats_url)
         return {
             "calls": calls,
@@ -188,19 +193,28 @@ def _per_call(r: dict[str, Any], count: str = "calls") -> float:
     return float(r["cpu_s"]) / max(1, r[count])
 
 
-async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dict[str, Any]:
-    """``ROUNDS`` segments of ``scenario`` (``per_chat`` messages per chat in all), each
-    followed by a same-size floor segment and a bare one, with a bare one first; the
-    scenario's segments pooled, with its ``floor_segments``, ``sized`` pooled and
-    ``ratios``: each segment's CPU per message over the mean of the bare segments on
-    either side of it."""
-    bare = [await floor.run(calls=FLOOR_SEGMENT)]
+async def interleaved(
+    floor: Segments,
+    scenario: Segments,
+    per_chat: int,
+    *,
+    rounds: int = ROUNDS,
+    floor_calls: int = FLOOR_SEGMENT,
+    same_size: bool = True,
+) -> dict[str, Any]:
+    """``rounds`` segments of ``scenario`` (``per_chat`` messages per chat in all), each
+    followed by a same-size floor segment (unless not ``same_size``) and a bare one, with
+    a bare one first; the scenario's segments pooled (and each in ``segments``), with its
+    ``floor_segments``, ``sized`` pooled and ``ratios``: each segment's CPU per message
+    over the mean of the bare segments on either side of it."""
+    bare = [await floor.run(calls=floor_calls)]
     runs: list[dict[str, Any]] = []
     sized: list[dict[str, Any]] = []
-    for _ in range(ROUNDS):
-        runs.append(await scenario.run(per_chat=max(1, per_chat // ROUNDS)))
-        sized.append(await floor.run(calls=FLOOR_SEGMENT, history=history_of(runs[-1])))
-        bare.append(await floor.run(calls=FLOOR_SEGMENT))
+    for _ in range(rounds):
+        runs.append(await scenario.run(per_chat=max(1, per_chat // rounds)))
+        if same_size:
+            sized.append(await floor.run(calls=floor_calls, history=history_of(runs[-1])))
+        bare.append(await floor.run(calls=floor_calls))
     pooled = _pooled(runs, SCENARIO_KEYS)
     latencies = [x for r in runs for x in r["latencies"]]
     methods: dict[str, int] = {}
@@ -215,6 +229,7 @@ async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dic
         "p50_ms": median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "bot_api_calls": methods,
+        "segments": runs,
         "floor_segments": bare,
         "sized": {
             **_pooled(sized, FLOOR_KEYS),
@@ -227,12 +242,17 @@ async def interleaved(floor: Segments, scenario: Segments, per_chat: int) -> dic
     }
 
 
+def floor_cpu_ms(r: dict[str, Any]) -> float:
+    """CPU per call of the bare segments that took turns with run ``r``, in ms."""
+    return _per_call(_pooled(r["floor_segments"], FLOOR_KEYS)) * 1000
+
+
 def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     """A scenario's rows; its ratios are to the floor segments it took turns with."""
     n = r["messages"]
     cpu_ms = r["cpu_s"] / n * 1000
     per_call_ms = r["cpu_s"] / max(1, r["requests"]) * 1000
-    floor_ms = _per_call(_pooled(r["floor_segments"], FLOOR_KEYS)) * 1000
+    floor_ms = floor_cpu_ms(r)
     spread = f"{min(r['ratios']):.2f}-{max(r['ratios']):.2f}x"
     sized = r["sized"]
     sized_ms = _per_call(sized) * 1000

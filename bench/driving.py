@@ -6,9 +6,13 @@ message of that chat follows at once. The bench talks to the fake's control rout
 
 ``POST /bench/run {"chats": n, "per_chat": m, "prefix": "p", ...}`` starts ``n`` chats
 that each send ``"<prefix> <i> in chat <c>"`` for i in 0..m-1 (the rest of the spec is
-the fake's own: where to deliver events); ``GET /bench/wait`` answers when every chat
+the fake's own: where to deliver events; ``"tail": t``: each answer is the echo followed
+by ``t``, a streamed model's long answer); ``GET /bench/wait`` answers when every chat
 is done: latencies (message said -> answer posted), answers that were not the echo,
-and the platform calls by method; ``GET /bench/stats`` is ``{"cpu_s": s}``.
+the platform calls by method, and per message the platform calls that wrote its answer
+(previews, the final) and when the first of them showed answer text (``time.monotonic``:
+CLOCK_MONOTONIC, one clock for every process on the machine, so the fake model's
+timestamps compare); ``GET /bench/stats`` is ``{"cpu_s": s}``.
 """
 
 from __future__ import annotations
@@ -33,11 +37,14 @@ class Run:
         self.per_chat = per_chat
         self.prefix = prefix
         self.spec = spec  # the fake's own part of the request (e.g. the events URL)
+        self.tail = str(spec.get("tail", ""))  # what follows the echo in each answer
         self.next = dict.fromkeys(chats, 0)  # chat -> next message index
         self.asked: dict[Hashable, float] = {}
         self.latencies: list[float] = []
         self.failed = 0
         self.methods: collections.Counter[str] = collections.Counter()
+        self.shown: dict[str, float] = {}  # message -> when answer text first showed
+        self.writes: collections.Counter[str] = collections.Counter()  # message -> calls
         self.started = time.perf_counter()
         self.wall_s = 0.0
         self.done = asyncio.Event()
@@ -57,8 +64,13 @@ class Run:
         wrong one, counted."""
         if chat not in self.next or self.next[chat] >= self.per_chat:
             return False
-        echo = "echo: " + self.text(chat)
-        if text != echo and (edit or echo.startswith(text.rstrip("…").rstrip())):
+        asked = self.text(chat)
+        echo = "echo: " + asked + self.tail
+        self.writes[asked] += 1
+        start = text.rstrip("…").rstrip()
+        if start and echo.startswith(start):
+            self.shown.setdefault(asked, time.monotonic())
+        if text != echo and (edit or echo.startswith(start)):
             return False
         self.latencies.append(time.perf_counter() - self.asked[chat])
         if text != echo:
@@ -77,6 +89,8 @@ class Run:
             "failed": self.failed,
             "wall_s": self.wall_s,
             "methods": dict(self.methods),
+            "shown": self.shown,
+            "writes": dict(self.writes),
         }
 
 

@@ -8,8 +8,11 @@ daemon's web app). The fake's CPU is billed to this process, not to the daemon. 
 ``python -m bench.fake_slack_server``: prints ``PORT <n>`` once it listens and serves
 until stdin closes. Chats are DMs ``D0001``.., each with a user of its own; a chat's
 next message follows the bot's answer there (a ``chat.postMessage``, or the
-``chat.update`` that turns a streamed preview into the answer). The control routes are
-bench/driving.py's.
+``chat.update`` or ``chat.stopStream`` that turns a streamed preview into the answer).
+With ``"thread": true`` in the run's spec each chat is a thread in its DM (whose root is
+not in the history, so the thread brings no earlier context): answers there are thread
+replies, and a streamed one is Slack's native stream (``chat.startStream`` and
+``chat.appendStream``). The control routes are bench/driving.py's.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from aiohttp import web
 
 from bench.driving import Driver, Run, serve
 from tests.fakes.slack_api import FakeSlack, sign
+
+
+def _ok(response: web.Response) -> bool:
+    """Whether a Web API answer says ``"ok": true``."""
+    assert isinstance(response.body, bytes)
+    return bool(json.loads(response.body).get("ok"))
 
 
 class _DrivingFake(FakeSlack):
@@ -45,7 +54,8 @@ class _DrivingFake(FakeSlack):
 
     def _ask(self, run: Run, chat: Hashable) -> None:
         assert isinstance(chat, str)
-        event = self.message(run.asking(chat), channel=chat, user="U" + chat[1:])
+        thread = {"thread_ts": f"1600000000.{chat[1:]}"} if run.spec.get("thread") else {}
+        event = self.message(run.asking(chat), channel=chat, user="U" + chat[1:], **thread)
         if run.spec.get("deliver") == "http":
             say = self._post_event(str(run.spec["events_url"]), event)
         else:
@@ -87,6 +97,26 @@ class _DrivingFake(FakeSlack):
     async def _m_chat_update(self, params: dict[str, Any]) -> web.Response:
         response = await super()._m_chat_update(params)
         self.driver.answered(str(params.get("channel")), str(params.get("text")), edit=True)
+        return response
+
+    async def _m_chat_startStream(self, params: dict[str, Any]) -> web.Response:
+        response = await super()._m_chat_startStream(params)
+        if _ok(response):
+            self.driver.answered(str(params.get("channel")), self._streamed(params))
+        return response
+
+    async def _m_chat_appendStream(self, params: dict[str, Any]) -> web.Response:
+        return self._stream_grew(params, await super()._m_chat_appendStream(params))
+
+    async def _m_chat_stopStream(self, params: dict[str, Any]) -> web.Response:
+        return self._stream_grew(params, await super()._m_chat_stopStream(params))
+
+    def _stream_grew(self, params: dict[str, Any], response: web.Response) -> web.Response:
+        """The stream's whole text so far, as an edit: the answer once it is all there."""
+        channel = str(params.get("channel"))
+        msg = self._find(channel, str(params.get("ts")))
+        if msg is not None and _ok(response):
+            self.driver.answered(channel, str(msg["text"]), edit=True)
         return response
 
 

@@ -147,10 +147,13 @@ async def bare_call(
     tools: list[dict[str, Any]],
     text: str,
     history: Sequence[dict[str, Any]] = (),
+    *,
+    stream: bool = False,
 ) -> Any:
     """One ``litellm.acompletion`` with the daemon's arguments and a minimal prompt
-    (after ``history``, when given)."""
-    return await litellm.acompletion(
+    (after ``history``, when given); ``stream``: streamed, as the daemon streams a turn
+    that previews (``stream=True`` and nothing more), read to its end."""
+    resp = await litellm.acompletion(
         model=MODEL,
         messages=[
             {"role": "system", "content": "You are a helpful assistant."},
@@ -162,7 +165,18 @@ async def bare_call(
         api_key=API_KEY,
         timeout=120,
         num_retries=0,
+        **({"stream": True} if stream else {}),
     )
+    if stream:
+        return [chunk async for chunk in resp]
+    return resp
+
+
+def called_tools(resp: Any) -> bool:
+    """Whether a :func:`bare_call`'s answer (a response, or a stream's chunks) calls a tool."""
+    if isinstance(resp, list):
+        return any(c.choices and c.choices[0].delta.tool_calls for c in resp)
+    return bool(resp.choices[0].message.tool_calls)
 
 
 async def bare_loop(
@@ -173,14 +187,15 @@ async def bare_loop(
     inflight: int,
     *,
     history: Sequence[dict[str, Any]] = (),
+    stream: bool = False,
 ) -> float:
     """``calls`` bare calls with at most ``inflight`` at once; wall seconds."""
     queue = iter(range(calls))
 
     async def lane() -> None:
         for i in queue:
-            resp = await bare_call(litellm, url, tools, f"message {i}", history)
-            assert resp.choices[0].message.tool_calls, "the fake did not call final_result"
+            resp = await bare_call(litellm, url, tools, f"message {i}", history, stream=stream)
+            assert called_tools(resp), "the fake did not call final_result"
 
     started = time.perf_counter()
     await asyncio.gather(*(lane() for _ in range(min(inflight, calls))))

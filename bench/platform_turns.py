@@ -45,11 +45,13 @@ async def platform(
     warmup: int,
     label: str,
     deliver: str = "",
+    drive: dict[str, Any] | None = None,
 ) -> AsyncIterator[Callable[..., Awaitable[dict[str, Any]]]]:
     """The daemon with the one platform ``channel`` configured by ``section``; a segment
     runs ``len(chat_ids)`` closed loops of ``per_chat`` messages (bench/bench_turns.py
     takes turns with its floor). ``deliver="http"``: the fake posts each message to the
-    daemon's Slack HTTP Events route instead of its socket."""
+    daemon's Slack HTTP Events route instead of its socket; ``drive``: more of the run's
+    spec (bench/driving.py), passed to the fake as it is."""
     from bot.agent.llm.client import litellm_module
     from bot.app import build_daemon
 
@@ -61,7 +63,7 @@ async def platform(
         keys = [ChatKey(channel, c) for c in chat_ids]
         seeded = await seed_sessions(daemon, keys, stored) if stored else 0
         chats = len(chat_ids)
-        spec: dict[str, Any] = {"chats": chats, "deliver": deliver}
+        spec: dict[str, Any] = {**(drive or {}), "chats": chats, "deliver": deliver}
         if deliver == "http":
             assert daemon.web is not None, "the HTTP Events API needs the web app"
             spec["events_url"] = daemon.web.url + section.get("http_path", "/slack/events")
@@ -86,6 +88,8 @@ async def platform(
                 "seeded": seeded,
                 "failed": run["failed"],
                 "bot_api_calls": run["methods"],
+                "shown": run["shown"],
+                "writes": run["writes"],
             }
 
         try:

@@ -114,17 +114,26 @@ class FakeProcess:
 class FakeLLMProcess(FakeProcess):
     """``async with FakeLLMProcess(delay=1.0) as fake: fake.url``; with ``script``
     (bench/fake_llm_server.py ``SCRIPTS``) it answers per that script and keeps every
-    request (``fake.requests_url``)."""
+    request (``fake.requests_url``); with ``stream_s`` it writes streamed answers over
+    that long and keeps when each began (``fake.first_tokens_url``)."""
 
     module = "bench.fake_llm_server"
 
-    def __init__(self, delay: float = 0.0, script: str | None = None) -> None:
+    def __init__(
+        self, delay: float = 0.0, script: str | None = None, stream_s: float = 0.0
+    ) -> None:
         super().__init__()
         self.delay = delay
         self.script = script
+        self.stream_s = stream_s
 
     def args(self) -> list[str]:
-        return ["--delay", str(self.delay), *(["--script", self.script] if self.script else [])]
+        script = ["--script", self.script] if self.script else []
+        return ["--delay", str(self.delay), "--stream-s", str(self.stream_s), *script]
+
+    @property
+    def first_tokens_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bench/first_tokens"
 
     @property
     def requests_url(self) -> str:
