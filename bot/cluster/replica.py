@@ -21,7 +21,6 @@ retried on the next tick; past the deadline the leases are dropped (``lost``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import os
@@ -133,21 +132,22 @@ class PgCluster:
         the database answers); later ones in the background."""
         self._events = events
         await self._tick_safely()
-        await self._listen()
+        self._wakeups.start(self.timing.every_s)
         self._task = asyncio.create_task(self._run(), name="cluster")
 
     async def stop(self) -> None:
         """Leave cleanly: every lease released at once, so others need not wait the TTL."""
+        bound = self.timing.ttl_s / 2  # a stop never hangs on a server under strain
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait([self._task], timeout=bound)
         for name in list(self._held):
             await self._drop(name)
         await self._wakeups.close()
         if self._conn is not None:
             try:
-                await LeaseTable(self._conn, self.replica, self._ttl_ms).leave()
+                leaving = LeaseTable(self._conn, self.replica, self._ttl_ms).leave()
+                await asyncio.wait_for(leaving, timeout=bound)
             except Exception as exc:  # the leases lapse after the TTL anyway
                 log.warning("could not release the leases at stop: %s", exc)
             await self._close()
@@ -168,16 +168,10 @@ class PgCluster:
         while True:
             started = time.monotonic()
             await self._tick_safely()
-            await self._listen()
             wake = started + every
             if self._lapse_at is not None:  # another's lease lapses sooner: be there
                 wake = min(wake, max(started + LAPSE_WAIT_S, self._lapse_at + LAPSE_WAIT_S))
             await asyncio.sleep(max(0.0, wake - time.monotonic()))
-
-    async def _listen(self) -> None:
-        """LISTEN for wake-ups (again, if the connection went); bounded like a tick."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeups.ensure(), timeout=self.timing.ttl_s / 2)
 
     async def _tick_safely(self) -> None:
         try:

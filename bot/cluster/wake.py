@@ -40,10 +40,21 @@ class Wakeups:
         self._channel = PREFIX
         self._due: set[int] = set()
         self._sender: asyncio.Task[None] | None = None
+        self._keeper: asyncio.Task[None] | None = None
 
     @property
     def listening(self) -> bool:
         return self._conn is not None and not self._conn.is_closed()
+
+    def start(self, every_s: float) -> None:
+        """Listen from now on, in a task of its own (never in the lease renewal's way:
+        a connect to a server under strain may take long, even to cancel)."""
+        self._keeper = asyncio.create_task(self._keep(every_s), name="cluster-listen")
+
+    async def _keep(self, every_s: float) -> None:
+        while True:
+            await self.ensure()
+            await asyncio.sleep(every_s)
 
     async def ensure(self) -> None:
         """Listen, connecting anew if the connection is gone; a failure is only logged
@@ -86,10 +97,11 @@ class Wakeups:
                 return
 
     async def close(self) -> None:
-        if self._sender is not None:
-            self._sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sender
+        tasks = [t for t in (self._keeper, self._sender) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:  # a connect being cancelled may linger: never hold a stop up for it
+            await asyncio.wait(tasks, timeout=1.0)
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.terminate()

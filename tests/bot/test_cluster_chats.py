@@ -165,7 +165,7 @@ async def test_a_message_journaled_elsewhere_wakes_its_owner_before_its_poll(
     chats = [ChatKey("telegram", f"w{n}") for n in range(12)]
     async with two(url, storage, log, poll_s=60.0) as (a, b):
         theirs = [key for key in chats if b.cluster.runs(key)]
-        await until(lambda: b.cluster._wakeups.listening, 5)
+        await until(lambda: a.cluster._wakeups.listening and b.cluster._wakeups.listening, 10)
         for key in theirs:
             await say(a.bus, key, 0)  # journaled by a, run by b
         await until(lambda: len(log.turns) == len(theirs), 10)

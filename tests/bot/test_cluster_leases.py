@@ -286,13 +286,16 @@ async def test_a_busy_partition_is_not_handed_back(url: str) -> None:
 
 async def test_a_replica_journaling_for_another_ones_chat_wakes_that_one(url: str) -> None:
     """NOTIFY as a hint: the holder of the chat's partition hears it (the others, and
-    the announcer for its own chats, send or hear nothing)."""
-    first, second = replica(url), replica(url)
+    the announcer for its own chats, send or hear nothing). A long TTL: a loaded machine
+    must not move the partition between the NOTIFY and its hearing."""
+    timing = Timing(ttl_s=30.0, renew_s=0.1, partitions=8)
+    first, second = PgCluster(url, timing=timing), PgCluster(url, timing=timing)
     one, two = Events(), Events()
     await first.start(one)
     await second.start(two)
     try:
         await until(lambda: len(partitions_of(first)) == len(partitions_of(second)) == 4, 10)
+        await until(lambda: first._wakeups.listening and second._wakeups.listening, 10)
         keys = [ChatKey("slack", f"C{n}") for n in range(40)]
         theirs = next(k for k in keys if second.runs(k))
         mine = next(k for k in keys if first.runs(k))
