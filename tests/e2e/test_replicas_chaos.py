@@ -46,7 +46,7 @@ from tests.fakes.pg_schema import empty_schema
 from tests.fakes.process import BotProcess, bot_env
 from tests.fakes.slack_api import FakeSlack, post_signed
 from tests.fakes.telegram_api import FakeTelegram
-from tests.fakes.waiting import until
+from tests.fakes.waiting import PROCESS_S, PROCESS_TEST_S, until
 
 pytestmark = pytest.mark.slow  # three processes and real leases; still run by make test
 
@@ -59,7 +59,7 @@ TELEGRAM = [f"t{n:02d}" for n in range(10)]  # chat ids 1..10
 SLACK = [f"s{n:02d}" for n in range(10)]  # DMs D00..D09: half over HTTP, half Socket Mode
 CHATS = TELEGRAM + SLACK
 TOKEN = re.compile(r"\b([ts]\d\d) m(\d+)\b")
-WAIT_S = 40.0  # for any one phase: generous, the machine may be loaded
+WAIT_S = PROCESS_S  # for any one phase: a bound, never waited out by a passing run
 
 
 class TimedModel(FakeLLM):
@@ -102,6 +102,7 @@ class Replicas:
         self.url, self.tmp, self.env = url, tmp, env
         self.procs: dict[str, BotProcess] = {}
         self.ports: dict[str, int] = {}
+        self.conn: asyncpg.Connection | None = None
 
     async def start(self, label: str) -> None:
         env = {**self.env, "BOT_DATA_DIR": str(self.tmp / label), "BOT_CLUSTER__REPLICA": label}
@@ -110,21 +111,19 @@ class Replicas:
         self.ports[label] = int(re.search(r"web=http://127.0.0.1:(\d+)", ready)[1])  # type: ignore[index]
         self.procs[label] = bot
         # litellm is imported after ready: seconds, more on a loaded machine
-        await bot.wait_line("litellm warm-up import finished", 120)
+        await bot.wait_line("litellm warm-up import finished", PROCESS_S)
 
     def signal(self, label: str, sig: int) -> None:
         os.kill(self.procs[label].proc.pid, sig)
 
     async def owners(self) -> dict[str, str]:
         """Live lease -> the label of the replica holding it."""
-        conn = await asyncpg.connect(self.url)
-        try:
-            rows = await conn.fetch(
-                f"SELECT name, owner FROM cluster_leases WHERE owner IS NOT NULL"
-                f" AND expires_ms > {NOW_MS}"
-            )
-        finally:
-            await conn.close()
+        if self.conn is None:  # one connection for the test: the server is shared
+            self.conn = await asyncpg.connect(self.url)
+        rows = await self.conn.fetch(
+            f"SELECT name, owner FROM cluster_leases WHERE owner IS NOT NULL"
+            f" AND expires_ms > {NOW_MS}"
+        )
         return {r["name"]: r["owner"].split("-", 1)[0] for r in rows}
 
     async def chats_of(self, label: str) -> list[str]:
@@ -134,6 +133,8 @@ class Replicas:
         ]
 
     async def cleanup(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
         for bot in self.procs.values():
             if bot.proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -293,7 +294,7 @@ async def freeze_the_poller(replicas: Replicas, chats: Chats, model: TimedModel)
     return frozen
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(PROCESS_TEST_S)
 async def test_three_replicas_survive_a_kill_and_a_freeze_answering_each_message_once(
     tmp_path: Path, fake_telegram: FakeTelegram, fake_slack: FakeSlack
 ) -> None:
