@@ -359,7 +359,7 @@ async def test_a_guild_answer_is_previewed_at_the_group_interval(
     await discord_daemon(QUICK)
     _mention(fake_discord, "tell me a story", gid, cid)
     await fake_discord.wait_until(lambda: _bot_texts(fake_discord, cid) == [STORY], 30)
-    await until(lambda: fake_llm.streamed, 10)
+    await until(lambda: fake_llm.streamed)
     shown = _previews(fake_discord, cid, fake_llm.streamed[0][1])
     assert len(shown) >= 2 and fake_discord.count(POST, channel_id=cid) == 1
     gaps = [b.at - a.at for a, b in itertools.pairwise(shown)]

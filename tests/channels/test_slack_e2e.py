@@ -17,7 +17,7 @@ from tests.fakes import daemons, slack_api
 from tests.fakes.daemons import asked, channel_state_keys
 from tests.fakes.llm_server import streamed_answer
 from tests.fakes.slack_api import USER, FakeSlack, post_signed
-from tests.fakes.waiting import until
+from tests.fakes.waiting import STEP_S, until
 from tests.fakes.web_client import channel_state, metrics, value
 
 fake_slack = slack_api.fake_slack
@@ -49,7 +49,7 @@ async def slack_daemon(fake_slack: FakeSlack, platform_daemon: daemons.PlatformD
 
 
 async def _up(daemon: Daemon) -> Daemon:
-    await until(lambda: daemon.channels["slack"].connected, 10)
+    await until(lambda: daemon.channels["slack"].connected)
     return daemon
 
 
@@ -229,7 +229,7 @@ async def test_healthz_names_slack_while_its_socket_is_down(slack_daemon, fake_s
     down = await channel_state(daemon, "slack")
     assert down == (503, ["channel:slack"], "Socket Mode connection down (reconnecting)", 0)
     fake_slack._failures.clear()
-    await until(lambda: daemon.channels["slack"].connected, 10)
+    await until(lambda: daemon.channels["slack"].connected)
     assert (await daemon.health()).ok
 
 
@@ -273,7 +273,7 @@ async def test_ready_is_logged_only_once_socket_mode_is_connected(
         await fake_slack.wait_until(lambda: fake_slack.socket_attempts >= 1)
         await asyncio.wait({start}, timeout=0.5)  # a start that does not wait is done by now
         gate.set()
-        daemon = await asyncio.wait_for(start, 20)
+        daemon = await asyncio.wait_for(start, STEP_S)
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
