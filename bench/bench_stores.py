@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,9 +22,9 @@ from typing import Any
 
 import aiosqlite
 import asyncpg
-import psutil
 
 from bench.common import Row, cpu_s
+from bench.pgserver import PG_URL, cpu_of, writer_pids
 from bot.messages import ChatKey, InboundMessage, OutboundMessage, to_json, utcnow
 from bot.store.base import Storage
 from bot.store.db import MIGRATIONS
@@ -34,7 +33,6 @@ from bot.store.sqlite import sqlite_storage
 
 CHATS = 20
 TURNS = 15  # per chat
-PG_URL = os.environ.get("BOT_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 Turn = Callable[[int, int], Awaitable[None]]
 
@@ -163,7 +161,7 @@ async def _postgres() -> float | None:
         try:
             servers = await _server_processes(storage)
             return await _drive(
-                lambda c, n: _storage_turn(storage, c, n), lambda: cpu_s() + _cpu(servers)
+                lambda c, n: _storage_turn(storage, c, n), lambda: cpu_s() + cpu_of(servers)
             )
         finally:
             await storage.backend.close()
@@ -172,26 +170,14 @@ async def _postgres() -> float | None:
         await admin.close()
 
 
-async def _server_processes(storage: Storage) -> list[psutil.Process]:
+async def _server_processes(storage: Storage) -> list[int]:
     """The server's backends of every pool connection (opened first), and its writers."""
     pool: Any = storage.backend.pool
     conns = [await pool.acquire() for _ in range(pool.get_max_size())]
     pids = {await c.fetchval("SELECT pg_backend_pid()") for c in conns}
     for c in conns:
         await pool.release(c)
-    writers = ("walwriter", "checkpointer", "background writer")
-    for proc in psutil.process_iter(["cmdline"]):
-        if any(w in " ".join(proc.info["cmdline"] or ()) for w in writers):
-            pids.add(proc.pid)
-    return [psutil.Process(pid) for pid in pids]
-
-
-def _cpu(processes: list[psutil.Process]) -> float:
-    total = 0.0
-    for proc in processes:
-        times = proc.cpu_times()
-        total += times.user + times.system
-    return total
+    return [*pids, *writer_pids()]
 
 
 async def run() -> list[Row]:

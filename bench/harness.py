@@ -84,8 +84,11 @@ def settings(
     max_concurrent_chats: int | None = None,
     max_concurrent_calls: int | None = None,
     channels: dict[str, Any] | None = None,
+    store_url: str = "",
+    cluster: dict[str, Any] | None = None,
 ) -> Settings:
-    """The daemon's settings against the fake model; defaults unless a cap is given."""
+    """The daemon's settings against the fake model; defaults unless a cap is given
+    (``store_url``: ``[store] url``, "" for SQLite in ``data_dir``)."""
     agent = {} if max_concurrent_chats is None else {"max_concurrent_chats": max_concurrent_chats}
     calls = {} if max_concurrent_calls is None else {"max_concurrent_calls": max_concurrent_calls}
     return Settings(
@@ -104,6 +107,8 @@ def settings(
         # flood limit would answer most of them with "slow down" instead of a turn.
         limits={"user_refill_s": 0},
         channels=channels or {},
+        store={"url": store_url},
+        cluster=cluster or {},
         web={"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
     )
 

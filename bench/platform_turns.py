@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from bench.harness import CpuMeter, profiled, seed_sessions, settings
+from bench.pgserver import ServerCpu, throwaway_schema
 from bench.procs import fake_stats, served_between
 from bot.messages import ChatKey
 
@@ -46,18 +47,26 @@ async def platform(
     label: str,
     deliver: str = "",
     drive: dict[str, Any] | None = None,
+    store: str = "",
 ) -> AsyncIterator[Callable[..., Awaitable[dict[str, Any]]]]:
     """The daemon with the one platform ``channel`` configured by ``section``; a segment
     runs ``len(chat_ids)`` closed loops of ``per_chat`` messages (bench/bench_turns.py
     takes turns with its floor). ``deliver="http"``: the fake posts each message to the
     daemon's Slack HTTP Events route instead of its socket; ``drive``: more of the run's
-    spec (bench/driving.py), passed to the fake as it is."""
+    spec (bench/driving.py), passed to the fake as it is. ``store``: a PostgreSQL
+    server's URL; the daemon keeps its state in a throwaway schema there (one replica: it
+    holds every lease), and a segment reports the CPU of the server's backends serving it
+    (``server_cpu_s``) and of the server's shared writers (``writers_cpu_s``)."""
     from bot.agent.llm.client import litellm_module
     from bot.app import build_daemon
 
-    with tempfile.TemporaryDirectory() as tmp:
+    async with contextlib.AsyncExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        store_url = await stack.enter_async_context(throwaway_schema(store)) if store else ""
         section = {"allow_from": ["*"], **section}
-        daemon = build_daemon(settings(Path(tmp), url, channels={channel: section}))
+        daemon = build_daemon(
+            settings(Path(tmp), url, channels={channel: section}, store_url=store_url)
+        )
         await daemon.start()
         await litellm_module()
         keys = [ChatKey(channel, c) for c in chat_ids]
@@ -75,10 +84,16 @@ async def platform(
             gc.collect()
             before = await fake_stats(stats_url)
             asked = {**spec, "per_chat": per_chat, "prefix": f"message {next(numbers)}"}
+            server = ServerCpu(store_url) if store_url else None
+            if server is not None:
+                await server.start()
             with CpuMeter() as cpu, profiled(f"turns-{label}"):
                 run = await _drive(control_url, asked)
+            backends, writers = await server.stop() if server is not None else (0.0, 0.0)
             after = await fake_stats(stats_url)
             return {
+                "server_cpu_s": backends,
+                "writers_cpu_s": writers,
                 "chats": chats,
                 "messages": chats * per_chat,
                 "wall_s": run["wall_s"],
