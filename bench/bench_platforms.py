@@ -6,6 +6,12 @@ configured. 20 chats x 50 messages, zero-latency fake model, a short session and
 of 999 stored messages, CPU per message against the bare litellm floor segments that
 take turns with the scenario's (bench/bench_turns.py), and the platform calls each
 answered message cost, counted by the fake.
+
+At the default ``streaming = true`` a private chat's model call is streamed (a slow
+answer shows as a preview), so the floor those rows are held to is the bare streamed
+call; litellm's stream costs about twice its plain call on its own (the turns table's
+streamed floor row). The short session is run again with ``streaming = false`` against
+the plain bare call, which shows the adapter's own path without it.
 """
 
 from __future__ import annotations
@@ -26,11 +32,16 @@ CHATS = 20
 PER_CHAT = 50
 
 
-async def _both(urls: dict[str, str], fake: DrivingFakeProcess, channel: str,
+async def _runs(urls: dict[str, str], fake: DrivingFakeProcess, channel: str,
                 label: str, deliver: str = "") -> list[dict[str, Any]]:  # fmt: skip
-    """The short session, then the 999-message one, through ``fake``."""
+    """Through ``fake`` as users run it (``streaming`` at its default, on: a private
+    chat's model call is streamed, as a preview may show it; the floor streams too), the
+    short session and the 999-message one; then the short session with ``streaming =
+    false`` against the plain bare call: the adapter's own path without litellm's stream."""
     found = []
-    for stored, size in ((0, "short"), (LONG_SESSION, "long")):
+    for stored, size, stream in ((0, "short", True), (LONG_SESSION, "long", True),
+                                 (0, "plain", False)):  # fmt: skip
+        section = fake.section() if stream else {**fake.section(), "streaming": False}
         found.append(
             await take_turns(
                 urls,
@@ -38,9 +49,10 @@ async def _both(urls: dict[str, str], fake: DrivingFakeProcess, channel: str,
                 f"{label}-{size}",
                 PER_CHAT,
                 inflight=CHATS,
+                stream=stream,
                 control_url=fake.control_url,
                 channel=channel,
-                section=fake.section(),
+                section=section,
                 chat_ids=fake.chat_ids(CHATS),
                 warmup=WARMUP,
                 stored=stored,
@@ -68,18 +80,19 @@ async def run() -> list[Row]:
         urls = {"url": llm.url, "stats_url": llm.stats_url}
         runs: list[tuple[str, list[dict[str, Any]]]] = []
         async with FakeTelegramProcess() as tg:
-            runs.append(("Telegram (long polling)", await _both(urls, tg, "telegram", "tg")))
+            runs.append(("Telegram (long polling)", await _runs(urls, tg, "telegram", "tg")))
         async with FakeSlackProcess() as slack:
             slack.socket = False
-            http = await _both(urls, slack, "slack", "slack-http", deliver="http")
+            http = await _runs(urls, slack, "slack", "slack-http", deliver="http")
             runs.append(("Slack HTTP Events API", http))
         async with FakeSlackProcess() as slack:
-            runs.append(("Slack Socket Mode", await _both(urls, slack, "slack", "slack-socket")))
+            runs.append(("Slack Socket Mode", await _runs(urls, slack, "slack", "slack-socket")))
         async with FakeDiscordProcess() as dc:
-            runs.append(("Discord (gateway + REST)", await _both(urls, dc, "discord", "discord")))
+            runs.append(("Discord (gateway + REST)", await _runs(urls, dc, "discord", "discord")))
     for name, found in runs:
         for r in found:
             size = "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
+            size += "" if r["stream"] else ", streaming = false"
             scenario = f"platforms: {name}, {CHATS} chats x {PER_CHAT}, {size}"
             rows += [row for row in turn_rows(scenario, r) if row.metric != "latency p99"]
             rows.append(calls_row(scenario, r))

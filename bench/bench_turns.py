@@ -242,6 +242,21 @@ async def interleaved(
     }
 
 
+def streamed_floor_row(streamed: list[dict[str, Any]], plain_ms: float) -> Row:
+    """What litellm's ``stream=True`` costs a bare call (from a run's streamed floor
+    segments) against its plain call: the turns of a chat that previews pay it too."""
+    each = [_per_call(f) * 1000 for f in streamed]
+    per_call = _per_call(_pooled(streamed, FLOOR_KEYS)) * 1000
+    return Row(
+        "turns: floor streamed (bare litellm.acompletion, stream=True, read to the end)",
+        "CPU per call",
+        f"{per_call:.2f} ms",
+        f"{per_call / plain_ms:.2f}x the plain bare call above, in the same run"
+        f" ({len(streamed)} segments taking turns with the streamed scenarios:"
+        f" {min(each):.2f}-{max(each):.2f} ms); litellm's own cost of a stream",
+    )
+
+
 def floor_cpu_ms(r: dict[str, Any]) -> float:
     """CPU per call of the bare segments that took turns with run ``r``, in ms."""
     return _per_call(_pooled(r["floor_segments"], FLOOR_KEYS)) * 1000
@@ -256,6 +271,7 @@ def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
     spread = f"{min(r['ratios']):.2f}-{max(r['ratios']):.2f}x"
     sized = r["sized"]
     sized_ms = _per_call(sized) * 1000
+    kind = "streamed litellm" if r.get("stream") else "litellm"
     return [
         Row(
             scenario,
@@ -270,7 +286,7 @@ def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             scenario,
             "CPU per message",
             f"{cpu_ms:.2f} ms",
-            f"{cpu_ms / floor_ms:.2f}x the bare litellm call ({floor_ms:.2f} ms over the"
+            f"{cpu_ms / floor_ms:.2f}x the bare {kind} call ({floor_ms:.2f} ms over the"
             f" {len(r['floor_segments'])} bare segments taking turns with its {ROUNDS};"
             f" segment by segment {spread})",
             Target(cpu_ms / floor_ms, CPU_RATIO_LIMIT, "x"),
@@ -279,8 +295,8 @@ def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
             scenario,
             "CPU per message vs a same-size call",
             f"{cpu_ms / sized_ms:.2f}x",
-            f"a bare call with the {sized['history']} stored messages an average call here"
-            f" carried, in segments right after each of its own: {sized_ms:.2f} ms",
+            f"a bare {kind} call with the {sized['history']} stored messages an average"
+            f" call here carried, in segments right after each of its own: {sized_ms:.2f} ms",
         ),
         Row(
             scenario,
@@ -306,15 +322,20 @@ async def take_turns(
     per_chat: int,
     *,
     inflight: int = CHATS,
+    stream: bool = False,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """``target``'s segments taking turns with a floor worker of their own (``inflight``
-    bare calls at once: as many as the scenario has chats)."""
+    bare calls at once: as many as the scenario has chats). ``stream``: the scenario's
+    model calls are streamed (a platform chat that previews, at the default
+    ``streaming = true``), so the floor's are too: the bare call a bot makes for it."""
     async with (
-        Segments("bench_turns:floor", inflight=inflight, label=label, **urls) as floor,
+        Segments(
+            "bench_turns:floor", inflight=inflight, label=label, stream=stream, **urls
+        ) as floor,
         Segments(target, label=label, loop=DAEMON_LOOP, **urls, **kwargs) as scenario,
     ):
-        return await interleaved(floor, scenario, per_chat)
+        return {**await interleaved(floor, scenario, per_chat), "stream": stream}
 
 
 async def _loop_floors(urls: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
@@ -377,15 +398,17 @@ async def run() -> list[Row]:
                 section=tg.section(),
                 chat_ids=tg.chat_ids(CHATS),
                 warmup=WARMUP,
+                stream=True,  # private chats preview at the default `streaming = true`
             )
             tg_short = await via_telegram("telegram-short", MESSAGES // CHATS, stored=0)
             tg_long = await via_telegram(
                 "telegram-long", LONG_MESSAGES // CHATS, stored=LONG_SESSION
             )
-    segments = [f for r in (short, long, tg_short, tg_long) for f in r["floor_segments"]]
+    segments = [f for r in (short, long) for f in r["floor_segments"]]
     bare = _pooled(segments, FLOOR_KEYS)
     floor_ms = _per_call(bare) * 1000
     each = [_per_call(f) * 1000 for f in segments]
+    streamed = [f for r in (tg_short, tg_long) for f in r["floor_segments"]]
     rows = [
         Row(
             "turns: floor (bare litellm.acompletion)",
@@ -403,6 +426,7 @@ async def run() -> list[Row]:
         ),
     ]
     rows += _loop_rows(loops) if loops is not None else []
+    rows.append(streamed_floor_row(streamed, floor_ms))
     rows += turn_rows("turns: short session", short)
     rows += [
         Row(

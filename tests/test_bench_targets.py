@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench import bench_streaming, bench_tokens, conversation
+from bench import bench_streaming, bench_tokens, bench_turns, conversation
 from bench.common import Row, Target, print_targets
 
 
@@ -167,3 +167,39 @@ def test_each_platforms_streaming_rows_carry_the_issues_targets() -> None:
     ]
     assert _missed(_streamed(0.9, 66.0)) == ["CPU per message over the bare streaming call"]
     assert _missed(_streamed(0.9, 60.0, writes=5)) == ["writes per answer (previews + the final)"]
+
+
+# ------------------------------------------------------- the floor a scenario is held to
+
+
+def _floor_segment(cpu_ms: float) -> dict[str, float]:
+    return {"calls": 200, "wall_s": 1.0, "cpu_s": cpu_ms * 0.2, "requests": 200, "fake_cpu_s": 0.1}
+
+
+def _turns(stream: bool) -> dict[str, Any]:
+    """A scenario's pooled run as ``bench_turns.take_turns`` returns it: 10 ms a message
+    against floor segments of 9.5 and 10.5 ms a call."""
+    floors = [_floor_segment(9.5), _floor_segment(10.5)]
+    return {
+        "messages": 1000, "cpu_s": 10.0, "requests": 1000, "wall_s": 10.0, "fake_cpu_s": 0.4,
+        "chats": 20, "failed": 0, "seeded": 0, "p50_ms": 100.0, "p99_ms": 200.0,
+        "floor_segments": floors, "ratios": [1.0], "sized": {**floors[0], "history": 80},
+        "stream": stream,
+    }  # fmt: skip
+
+
+def test_a_streamed_scenario_is_named_against_the_streamed_floor() -> None:
+    """A chat that previews streams its model call, so its floor segments stream too
+    (``take_turns(stream=True)``); the row says which bare call it is held to."""
+    streamed = {r.metric: r for r in bench_turns.turn_rows("s", _turns(stream=True))}
+    cpu = streamed["CPU per message"]
+    assert "1.00x the bare streamed litellm call (10.00 ms" in cpu.note
+    assert cpu.target is not None and cpu.target.measured == pytest.approx(1.0)
+    plain = {r.metric: r for r in bench_turns.turn_rows("p", _turns(stream=False))}
+    assert "1.00x the bare litellm call (10.00 ms" in plain["CPU per message"].note
+
+
+def test_the_streamed_floor_row_compares_it_with_the_plain_call() -> None:
+    row = bench_turns.streamed_floor_row([_floor_segment(9.0), _floor_segment(11.0)], 5.0)
+    assert row.value == "10.00 ms"
+    assert row.note.startswith("2.00x the plain bare call above, in the same run")
