@@ -69,11 +69,11 @@ class PgAccess:
         return Admission(added is not None, evicted)
 
     async def hold(self, hold: PairingHold) -> None:
-        async with self._db.pool.acquire() as conn:
+        async with self._db.connection() as conn:
             await _put_hold(conn, hold)
 
     async def hold_of(self, channel: str, user_id: str, now: datetime) -> PairingHold | None:
-        async with self._db.pool.acquire() as conn:
+        async with self._db.connection() as conn:
             found = await _hold_of(conn, channel, user_id)
         return found if found is not None and found.until > now else None
 

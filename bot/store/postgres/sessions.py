@@ -131,7 +131,7 @@ class PgSessions:
         if cached is not None:
             return cached
         params = (key.channel, key.chat_id, key.thread_id or "", utcnow().isoformat())
-        async with self._db.pool.acquire() as conn:
+        async with self._db.connection() as conn:
             found = await conn.fetchval(_SESSION, *params)
             if found is None:  # made by a transaction that committed after our snapshot
                 found = await conn.fetchval(_SESSION, *params)

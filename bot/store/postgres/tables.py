@@ -82,7 +82,7 @@ class PgTables:
             tuple(None if v is None else cast(v) for cast, v in zip(casts, row, strict=True))
             for row in rows
         ]
-        async with self._db.pool.acquire() as conn:
+        async with self._db.connection() as conn:
             await conn.copy_records_to_table(table, records=records, columns=list(columns))
 
     async def settle(self) -> None:
