@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.messages import ChatKey, utcnow
+from bot.messages import ChatKey, InboundMessage, utcnow
 from bot.store.db import Database
+
+
+def turn_of(msg: InboundMessage) -> str:
+    """The key a turn's preview is stored under: the message it answers."""
+    return f"{msg.key}:{msg.message_id}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,10 @@ from collections.abc import Callable, Collection, Mapping
 from bot.config import StreamingSettings
 from bot.messages import InboundMessage
 from bot.store.base import Previews
+from bot.store.previews import turn_of
 from bot.streaming.pauses import ChatPauses
 from bot.streaming.preview import PreviewPlan, PreviewStream
 from channels.base import Channel, can_preview
-
-
-def turn_of(msg: InboundMessage) -> str:
-    """The key a turn's preview is stored under: the message it answers."""
-    return f"{msg.key}:{msg.message_id}"
 
 
 class Streaming:

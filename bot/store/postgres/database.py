@@ -27,6 +27,7 @@ from bot.errors import StoreError
 from bot.messages import utcnow
 from bot.store import schema
 from bot.store.postgres.statements import bound, marked, reads, refusals
+from bot.store.postgres.turnreads import TurnReads
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class PostgresDatabase:
         # Connections lent by :meth:`connection`: the pool's, kept between statements.
         self._idle: list[asyncpg.Connection] = []
         self._slots = asyncio.Semaphore(max_connections)
+        self.reads = TurnReads()  # what a turn's start read for the turn's readers
 
     @property
     def pool(self) -> asyncpg.Pool:

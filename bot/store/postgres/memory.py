@@ -28,16 +28,22 @@ class PgMemory:
     async def facts_of_both(
         self, workspace: str, user_owner: str, chat_owner: str
     ) -> tuple[list[Fact], list[Fact]]:
-        rows = await self._db.fetch(
-            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ("
-            "(scope = $2 AND owner = $3) OR (scope = $4 AND owner = $5)) ORDER BY id",
-            workspace,
-            Scope.USER.value,
-            user_owner,
-            Scope.CHAT.value,
-            chat_owner,
-        )
-        facts = [fact_of(r) for r in rows]
+        """A turn's facts: read by its start when the chat's last turn read them in the
+        same workspace (bot/store/postgres/turnreads.py), else here."""
+        reads = self._db.reads
+        reads.facts_read(chat_owner, workspace)
+        known, facts = reads.get(("facts", workspace, user_owner, chat_owner))
+        if not known:
+            rows = await self._db.fetch(
+                f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ("
+                "(scope = $2 AND owner = $3) OR (scope = $4 AND owner = $5)) ORDER BY id",
+                workspace,
+                Scope.USER.value,
+                user_owner,
+                Scope.CHAT.value,
+                chat_owner,
+            )
+            facts = [fact_of(r) for r in rows]
         users = [f for f in facts if f.scope is Scope.USER]
         return users, [f for f in facts if f.scope is Scope.CHAT]
 
@@ -66,6 +72,7 @@ class PgMemory:
     async def add(
         self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
     ) -> Fact:
+        self._db.reads.drop("facts")
         now = utcnow().isoformat()
         row = await self._db.fetchrow(
             "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
@@ -82,6 +89,7 @@ class PgMemory:
         return fact_of(row)
 
     async def update(self, fact_id: int, text: str) -> bool:
+        self._db.reads.drop("facts")
         changed = await self._db.execute(
             "UPDATE memory_facts SET fact = $1, updated_at = $2 WHERE id = $3",
             text,
@@ -93,6 +101,7 @@ class PgMemory:
     async def remove(self, fact_ids: Sequence[int]) -> int:
         if not fact_ids:
             return 0
+        self._db.reads.drop("facts")
         return await self._db.execute(
             "DELETE FROM memory_facts WHERE id = ANY($1::bigint[])", list(fact_ids)
         )

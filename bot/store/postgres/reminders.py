@@ -175,14 +175,17 @@ class PgUserSettings:
         self._db = db
 
     async def timezone(self, channel: str, user_id: str) -> str | None:
-        found = await self._db.fetchval(
-            "SELECT timezone FROM user_settings WHERE channel = $1 AND user_id = $2",
-            channel,
-            user_id,
-        )
+        known, found = self._db.reads.get(("timezone", channel, user_id))
+        if not known:  # else read by the turn's start (bot/store/postgres/turnreads.py)
+            found = await self._db.fetchval(
+                "SELECT timezone FROM user_settings WHERE channel = $1 AND user_id = $2",
+                channel,
+                user_id,
+            )
         return str(found) if found else None
 
     async def set_timezone(self, channel: str, user_id: str, tz: str) -> None:
+        self._db.reads.drop("timezone")
         await self._db.execute(
             "INSERT INTO user_settings (channel, user_id, timezone) VALUES ($1, $2, $3)"
             " ON CONFLICT (channel, user_id) DO UPDATE SET timezone = excluded.timezone",
