@@ -149,6 +149,9 @@ class Delivery:
         # Replies being sent, or sent and not yet marked so: a partition whose chats
         # have one is not handed to another replica (whose claim would take the row).
         self._unsettled: dict[str, ChatKey] = {}
+        # Replies claimed here and not yet through a send: their rows are this run's
+        # ('sending'), which a claim of this run never takes again (see _claim_and_submit).
+        self._claimed: set[str] = set()
         self._max_chars = max_chars
         self._metrics = metrics
         self._channels = channels
@@ -211,7 +214,12 @@ class Delivery:
         sent meanwhile, is dropped here. A claim the store cannot record (database busy)
         is retried with backoff; one never recorded stays pending for the next start."""
         async with self._handing_over:
-            for msg in await self._claim(batch):
+            # A copy of a reply already claimed here (the shared inbox's reader queues
+            # the chats' unsent rows again on every wake-up) is dropped without asking
+            # the store, whose claim would take nothing: one statement less for each.
+            fresh = [m for m in batch if m.delivery_key not in self._claimed]
+            for msg in await self._claim(fresh) if fresh else []:
+                self._claimed.add(msg.delivery_key)
                 self.submit(msg)
 
     async def _claim(self, batch: list[OutboundMessage]) -> list[OutboundMessage]:
@@ -274,6 +282,12 @@ class Delivery:
         lanes.submit(msg.key, msg)
 
     async def _send(self, msg: OutboundMessage) -> None:
+        try:
+            await self._send_claimed(msg)
+        finally:
+            self._claimed.discard(msg.delivery_key)
+
+    async def _send_claimed(self, msg: OutboundMessage) -> None:
         if not self._runs(msg.key):
             log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
             return
