@@ -13,6 +13,7 @@ the local test server) does not answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
 import uuid
@@ -171,12 +172,16 @@ async def _postgres() -> float | None:
 
 
 async def _server_processes(storage: Storage) -> list[int]:
-    """The server's backends of every pool connection (opened first), and its writers."""
-    pool: Any = storage.backend.pool
-    conns = [await pool.acquire() for _ in range(pool.get_max_size())]
-    pids = {await c.fetchval("SELECT pg_backend_pid()") for c in conns}
-    for c in conns:
-        await pool.release(c)
+    """The server's backends of every connection the store may lend (all opened first,
+    through the store: it keeps the ones it lent between uses, so asking its pool for
+    them all would wait for ever), and the server's writers."""
+    backend: Any = storage.backend
+    async with contextlib.AsyncExitStack() as held:
+        conns = [
+            await held.enter_async_context(backend.connection())
+            for _ in range(backend.pool.get_max_size())
+        ]
+        pids = {await c.fetchval("SELECT pg_backend_pid()") for c in conns}
     return [*pids, *writer_pids()]
 
 
