@@ -255,7 +255,7 @@ class DiscordChannel:
 
     async def on_gateway_message(self, message: discord.Message) -> None:
         async with self._order:
-            pass  # what was said before this session was read back first
+            pass  # a catch-up (messages from before this gateway connection) goes first
         async with self._conversations.turn(message.channel.id):
             await self._handle(message)
 
