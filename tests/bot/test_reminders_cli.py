@@ -50,14 +50,19 @@ async def test_list_then_cancel_and_the_timer_never_fires_it(
     code, out, err = await reminders(data, "list")
     assert (code, err) == (0, ""), out + err
     lines = out.splitlines()
-    assert [line.split(" ", 1)[0] for line in lines] == ["#2", "#3", "#1"]  # by next fire
-    water = lines[2]
+    # By next fire: 9:00 Berlin comes before "in 1 hour" or "in 2 hours" at some times of day.
+    store = ReminderStore(daemon.db)
+    fires = {n: (await store.get(n)).next_fire_at for n in (1, 2, 3)}  # type: ignore[union-attr]
+    by_fire = sorted(fires, key=lambda n: (fires[n], n))
+    assert [line.split(" ", 1)[0] for line in lines] == [f"#{n}" for n in by_fire]
+    water = lines[by_fire.index(1)]
     assert water.startswith("#1 reminder at ") and " 09:00 Europe/Berlin, repeats " in water
     assert "repeats '0 9 * * *': water the plants  [test:" in water, water
-    stretch = await ReminderStore(daemon.db).get(2)
+    stretch = await store.get(2)
     assert stretch is not None and stretch.next_fire_at is not None
     local = stretch.next_fire_at.astimezone(ZoneInfo(stretch.timezone))
-    assert lines[0].startswith(f"#2 reminder at {local:%a %Y-%m-%d %H:%M} Europe/Berlin: stretch")
+    stretch_line = f"#2 reminder at {local:%a %Y-%m-%d %H:%M} Europe/Berlin: stretch"
+    assert lines[by_fire.index(2)].startswith(stretch_line)
 
     code, out, err = await reminders(data, "cancel", "2")
     assert (code, err) == (0, "") and out.startswith("Cancelled #2 reminder at "), out + err
@@ -67,7 +72,6 @@ async def test_list_then_cancel_and_the_timer_never_fires_it(
     await daemon.scheduler.fire_due(utcnow() + timedelta(hours=2, minutes=1))
     await chat.wait_for(lambda sent: any("Reminder: drink tea" in m.text for m in sent))
     assert not [m.text for m in chat.sent if "Reminder: stretch" in m.text]
-    store = ReminderStore(daemon.db)
     assert [(r.id, r.status) for r in [await store.get(n) for n in (1, 2, 3)] if r] == [
         (1, ReminderStatus.ACTIVE),
         (2, ReminderStatus.CANCELLED),
