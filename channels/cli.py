@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -111,7 +112,7 @@ class CLIChannel:
             history = FileHistory(str(self._history))
         session: PromptSession[str] = PromptSession(history=history)
         try:
-            with patch_stdout():
+            with patch_stdout(), _no_echo(self._in):
                 while True:
                     try:
                         text = await session.prompt_async(PROMPT)
@@ -213,6 +214,34 @@ class CLIChannel:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+
+@contextlib.contextmanager
+def _no_echo(stream: TextIO) -> Iterator[None]:
+    """The terminal's own echo off while the chat runs. Between two prompts (a turn
+    running) the terminal is in its normal mode, and keys typed ahead would be echoed
+    where the cursor is, in front of the answer, while prompt_toolkit, which reads
+    them at the next prompt, draws them again after it. With echo off they appear
+    once, on the prompt line. prompt_toolkit's raw mode saves and restores this."""
+    try:
+        import termios
+    except ImportError:  # not POSIX: nothing to do
+        yield
+        return
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):  # not a terminal after all
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO  # lflag
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def _save(folder: Path, name: str, data: bytes) -> Path:

@@ -135,7 +135,13 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
         fake_llm.reply(tool_calls_reply([("final_result", {"answer": "slow answer"})], delay=2.5))
         term.type("slow one\r")
         await term.expect("thinking…")
+        term.type("ahead")  # typed while the turn runs: shown once, on the next prompt
         await term.expect("bot> slow answer")
+        await term.expect("you> ahead", last=True)
+        lines = term.lines()
+        assert [s for s in lines if "ahead" in s] == ["you> ahead"], lines
+        assert "bot> slow answer" in lines, lines  # not behind the keys typed ahead
+        term.type("\x15")
         term.type("\x1b[A")  # Up: the last line sent comes back
         await term.expect("you> slow one")
         assert "^[[A" not in term.raw
