@@ -21,6 +21,7 @@ from bench.harness import (
     BenchChannel,
     CpuMeter,
     bare_call,
+    bare_litellm,
     profiled,
     settings,
     tool_definitions,
@@ -47,9 +48,7 @@ def _hwm() -> float:
 
 
 async def floor(url: str, stats_url: str, calls: int) -> dict[str, Any]:
-    from bot.agent.llm.client import litellm_module
-
-    litellm = await litellm_module()
+    litellm = await bare_litellm()  # as shipped, for a model in its cost map
     tools = tool_definitions()
     await asyncio.gather(*(bare_call(litellm, url, tools, "warm-up") for _ in range(4)))
     gc.collect()

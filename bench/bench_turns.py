@@ -33,6 +33,7 @@ from bench.common import Row, Target, median, percentile
 from bench.harness import (
     BenchChannel,
     CpuMeter,
+    bare_litellm,
     bare_loop,
     profiled,
     seed_sessions,
@@ -72,13 +73,11 @@ Segment = Callable[..., Awaitable[dict[str, Any]]]
 async def floor(
     url: str, stats_url: str, inflight: int, label: str, *, stream: bool = False, warmup: int = 100
 ) -> AsyncIterator[Segment]:
-    """Bare ``litellm.acompletion`` calls, configured as the daemon configures litellm
-    (nothing of what the daemon adds: see bot.agent.llm.cost_map); a segment's
-    ``history``: this many stored messages go before the user's (the same-size floor);
-    ``stream``: each call streamed and read to its end."""
-    from bot.agent.llm.client import litellm_module
-
-    litellm = await litellm_module()
+    """Bare ``litellm.acompletion`` calls (litellm as :func:`bench.harness.bare_litellm`
+    sets it up: as shipped, for a model in its cost map); a segment's ``history``: this
+    many stored messages go before the user's (the same-size floor); ``stream``: each
+    call streamed and read to its end."""
+    litellm = await bare_litellm()
     tools = tool_definitions()
     await bare_loop(litellm, url, tools, warmup, inflight, stream=stream)
 

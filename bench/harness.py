@@ -146,6 +146,23 @@ def turn_history(messages: int) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if k != "name"} for m in out]
 
 
+async def bare_litellm() -> Any:
+    """litellm for the floor: as shipped (none of the daemon's economies), for a model in
+    its cost map. The bench's model name is not in the map, and after every call litellm
+    prices the answer; for an unmapped model that lookup walks every provider's variants
+    (twice for a stream). The daemon registers such a model once (bot.agent.llm.cost_map),
+    which only saves anything for self-hosted or brand-new models; most users run a model
+    the map knows, whose bare call never pays the walk. So the floor registers it too: the
+    floor is the bare call of the common case, not one slowed by a walk the daemon skips."""
+    from bot.agent.llm.client import litellm_module
+    from bot.agent.llm.cost_map import is_mapped, map_unknown_model
+
+    litellm = await litellm_module()
+    map_unknown_model(litellm, MODEL)
+    assert is_mapped(litellm, MODEL), "the floor's model must be in litellm's cost map"
+    return litellm
+
+
 async def bare_call(
     litellm: Any,
     url: str,
