@@ -122,7 +122,9 @@ def build_daemon(
     _protect_logs(settings)
     metrics = PrometheusMetrics()
     url = settings.store.url.get_secret_value()
-    storage = storage_for(url, settings.data_dir, stores)
+    storage = storage_for(
+        url, settings.data_dir, stores, max_connections=settings.store.max_connections
+    )
     shared = is_postgres(url)  # replicas may share it: see bot/cluster
     channels = _channels(settings, storage, channels, local, standby=shared)
     by_name = {c.name: c for c in channels}

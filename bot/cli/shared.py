@@ -57,7 +57,10 @@ def with_storage(
     settings = load_or_exit(config, data_dir=True)
 
     async def run() -> T:
-        storage = storage_for(settings.store.url.get_secret_value(), settings.data_dir)
+        store = settings.store
+        storage = storage_for(
+            store.url.get_secret_value(), settings.data_dir, max_connections=store.max_connections
+        )
         await storage.backend.open()
         try:
             return await work(settings, storage)

@@ -163,6 +163,11 @@ class StoreSettings(Section):
     PostgreSQL server, which several replicas may share. Secret: it may hold a password."""
 
     url: SecretStr = SecretStr("")
+    # PostgreSQL only: the most connections this process keeps open to the server for its
+    # state (opened as work needs them, then kept). A replica opens two more (its lease
+    # heartbeat and the LISTEN wake-up), so the server's max_connections must cover
+    # replicas x (max_connections + 2), plus the CLI commands run against it.
+    max_connections: int = Field(default=10, ge=1, le=1_000)
 
     @field_validator("url")
     @classmethod

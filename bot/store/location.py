@@ -56,11 +56,15 @@ def storage_for(
     url: str,
     data_dir: Path,
     sqlite: Callable[[Database], Storage] = sqlite_storage,
+    *,
+    max_connections: int = 10,
 ) -> Storage:
     """The repositories of the backend ``url`` names, not yet open (``backend.open``).
-    ``sqlite`` builds them over a SQLite database (tests wrap it with faults)."""
+    ``sqlite`` builds them over a SQLite database (tests wrap it with faults);
+    ``max_connections``: PostgreSQL's pool size (``[store] max_connections``)."""
     if is_postgres(url):
         from bot.store.postgres import postgres_storage
+        from bot.store.postgres.database import PostgresDatabase
 
-        return postgres_storage(url)
+        return postgres_storage(PostgresDatabase(url, max_connections=max_connections))
     return sqlite(Database(sqlite_path(url, data_dir)))
