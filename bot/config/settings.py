@@ -164,9 +164,9 @@ class StoreSettings(Section):
 
     url: SecretStr = SecretStr("")
     # PostgreSQL only: the most connections this process keeps open to the server for its
-    # state (opened as work needs them, then kept). A replica opens two more (its lease
-    # heartbeat and the LISTEN wake-up), so the server's max_connections must cover
-    # replicas x (max_connections + 2), plus the CLI commands run against it.
+    # state (opened as work needs them; closed after two minutes unused, down to one). A
+    # replica opens two more (its lease heartbeat and the LISTEN wake-up), so the server's
+    # max_connections must cover replicas x (max_connections + 2), plus the CLI's.
     max_connections: int = Field(default=10, ge=1, le=1_000)
 
     @field_validator("url")

@@ -1,4 +1,5 @@
-"""`[store] max_connections`: how many connections a process keeps open to PostgreSQL.
+"""`[store] max_connections`: how many connections a process keeps open to PostgreSQL,
+and that a burst's connections are closed once unused (not held until the replica stops).
 
 Replicas share one server whose own ``max_connections`` (100 by default) every replica's
 pool counts against, so the pool's size is the operator's to choose. The counts here are
@@ -18,6 +19,7 @@ import pytest
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.store.location import storage_for
+from bot.store.postgres.database import PostgresDatabase
 
 BURST = 12  # statements at once, more than the default pool holds
 
@@ -37,6 +39,25 @@ async def opened_by(url: str, name: str) -> int:
         return count
     finally:
         await conn.close()
+
+
+async def wait_opened(url: str, name: str, want: int, timeout: float = 20) -> int:
+    """Polls the server until ``want`` connections of ``name`` are open (or the timeout)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (count := await opened_by(url, name)) != want:
+        if asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    return count
+
+
+async def burst(db: PostgresDatabase, statements: int) -> None:
+    async def slow(i: int) -> int:
+        async with db.connection() as conn:
+            value: int = await conn.fetchval("SELECT $1::int FROM pg_sleep(0.05)", i)
+            return value
+
+    assert await asyncio.gather(*(slow(i) for i in range(statements))) == list(range(statements))
 
 
 async def burst_then_count(url: str, data_dir: Path, max_connections: int) -> int:
@@ -85,3 +106,38 @@ def test_a_bad_max_connections_is_named(monkeypatch: pytest.MonkeyPatch, bad: st
         load_settings(None)
     assert "'store.max_connections'" in str(caught.value)
     assert "BOT_STORE__MAX_CONNECTIONS" in str(caught.value)
+
+
+async def test_a_bursts_connections_are_closed_once_unused(postgres_url: str) -> None:
+    url, name = tagged(postgres_url)
+    db = PostgresDatabase(url, max_connections=4, idle_s=0.3)
+    await db.open()
+    try:
+        await burst(db, BURST)
+        assert await opened_by(postgres_url, name) == 4
+        # Nothing uses them now: handed back to the pool, which closes all but the one
+        # it keeps (its minimum size).
+        assert await wait_opened(postgres_url, name, 1) == 1
+        assert await db.fetch("SELECT 1 AS one") == [(1,)]
+        assert await opened_by(postgres_url, name) == 1
+    finally:
+        await db.close()
+
+
+async def test_a_connection_in_use_is_kept(postgres_url: str) -> None:
+    """Work arriving more often than ``idle_s`` keeps its connection: the same server
+    backend answers throughout (no reconnect per statement), and the burst's others go."""
+    url, name = tagged(postgres_url)
+    db = PostgresDatabase(url, max_connections=4, idle_s=0.3)
+    await db.open()
+    try:
+        await burst(db, BURST)
+        backends = set()
+        for _ in range(30):  # 1.5 s of one statement every 50 ms, five idle windows
+            rows = await db.fetch("SELECT pg_backend_pid() AS pid")
+            backends.add(rows[0]["pid"])
+            await asyncio.sleep(0.05)
+        assert len(backends) == 1
+        assert await wait_opened(postgres_url, name, 1) == 1
+    finally:
+        await db.close()

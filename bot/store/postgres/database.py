@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -40,6 +41,10 @@ _VERSIONS = (
 # What a refused or failed connection raises (a bad URL is a ValueError).
 _CONNECT_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
 Record = Any  # asyncpg.Record: indexed by column name like sqlite3.Row (bot.store.rows)
+# A connection unused this long goes back to the pool, which closes it after as long
+# again there (asyncpg's max_inactive_connection_lifetime): a burst's connections do not
+# stay open, counted against the server's max_connections, until the replica stops.
+IDLE_S = 60.0
 
 
 class _Connection(asyncpg.Connection):  # type: ignore[misc]
@@ -76,13 +81,17 @@ def safe_url(url: str) -> str:
 class PostgresDatabase:
     """A pool of connections to one database, at the latest schema version once open."""
 
-    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+    def __init__(self, url: str, *, max_connections: int = 10, idle_s: float = IDLE_S) -> None:
         self.url = url
         self._max = max_connections
+        self._idle_s = idle_s
         self._pool: asyncpg.Pool | None = None
         self._settings, self._durable = commit_levels(url)
-        # Connections lent by :meth:`connection`: the pool's, kept between statements.
-        self._idle: list[asyncpg.Connection] = []
+        # Connections lent by :meth:`connection`: the pool's, kept between statements,
+        # each with when it was last handed back (oldest first: the newest is lent next).
+        self._idle: list[tuple[asyncpg.Connection, float]] = []
+        self._trim: asyncio.TimerHandle | None = None
+        self._returning: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max_connections)
         self.reads = TurnReads()  # what a turn's start read for the turn's readers
 
@@ -99,6 +108,7 @@ class PostgresDatabase:
                 self.url,
                 min_size=1,
                 max_size=self._max,
+                max_inactive_connection_lifetime=self._idle_s,
                 timeout=10,
                 connection_class=_Connection,
                 server_settings=self._settings,
@@ -116,8 +126,13 @@ class PostgresDatabase:
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         idle, self._idle = self._idle, []
+        if self._trim is not None:
+            self._trim.cancel()
+            self._trim = None
+        if self._returning:
+            await asyncio.gather(*self._returning, return_exceptions=True)
         if pool is not None:
-            for conn in idle:
+            for conn, _ in idle:
                 await pool.release(conn)
             await pool.close()
 
@@ -135,7 +150,7 @@ class PostgresDatabase:
         pool = self.pool
         await self._slots.acquire()
         try:
-            conn = self._idle.pop() if self._idle else await pool.acquire()
+            conn = self._idle.pop()[0] if self._idle else await pool.acquire()
             try:
                 yield conn
             except BaseException:
@@ -144,9 +159,35 @@ class PostgresDatabase:
             if conn.is_closed() or conn.is_in_transaction() or self._pool is not pool:
                 await pool.release(conn)
             else:
-                self._idle.append(conn)
+                self._idle.append((conn, time.monotonic()))
+                if self._trim is None:
+                    self._trim = asyncio.get_running_loop().call_later(
+                        self._idle_s, self._return_unused
+                    )
         finally:
             self._slots.release()
+
+    def _return_unused(self) -> None:
+        """Hand the connections unused for ``idle_s`` back to the pool (which closes
+        them once they stay unused there as long), and look again when the oldest left
+        would be."""
+        self._trim = None
+        loop = asyncio.get_running_loop()
+        pool, cutoff = self._pool, time.monotonic() - self._idle_s
+        stale = 0
+        while stale < len(self._idle) and self._idle[stale][1] <= cutoff:
+            stale += 1
+        unused, self._idle = self._idle[:stale], self._idle[stale:]
+        if pool is not None and unused:
+            self._hand_back(pool, [conn for conn, _ in unused])
+        if self._idle:
+            wait = self._idle[0][1] + self._idle_s - time.monotonic()
+            self._trim = loop.call_later(max(wait, 0.0), self._return_unused)
+
+    def _hand_back(self, pool: asyncpg.Pool, conns: list[asyncpg.Connection]) -> None:
+        task = asyncio.create_task(_release_all(pool, conns))
+        self._returning.add(task)
+        task.add_done_callback(self._returning.discard)
 
     async def schema_version(self) -> int:
         """The version the database is at; 0 when no migration ever ran."""
@@ -265,6 +306,14 @@ def changed(status: str) -> int:
     """The row count of a command status such as ``INSERT 0 1`` or ``DELETE 3``."""
     count = status.rsplit(" ", 1)[-1]
     return int(count) if count.isdigit() else 0
+
+
+async def _release_all(pool: asyncpg.Pool, conns: list[asyncpg.Connection]) -> None:
+    for conn in conns:
+        try:
+            await pool.release(conn)
+        except Exception:  # a connection the server dropped meanwhile: the pool's to mend
+            log.debug("releasing an unused connection failed", exc_info=True)
 
 
 async def _version(conn: asyncpg.Connection) -> int:
