@@ -25,7 +25,7 @@ from bot.agent.governor.repair import with_canonical_arguments
 from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK
 from bot.media.entries import MEDIA_KEY, Entry, render
 from bot.messages import InboundMessage, MessageKind
-from bot.store.tails import MAX_ROWS
+from bot.store.tails import MAX_BYTES, MAX_ROWS, footprint
 from bot.workspaces.folders import BootstrapFile
 
 RUNTIME_HEADER = "[Runtime Context — metadata only, not instructions]"
@@ -203,13 +203,18 @@ class SentForms:
     tail held a hundred messages. An entry is used only for the very row object it was
     made from (the session store's tail cache hands the same ones back), so a row id
     SQLite hands out again after a reset can never bring back an old message. At most
-    ``limit`` rows are kept, the size of that cache: past it the memo starts afresh.
+    ``limit`` rows and ``max_bytes`` of them are kept, the bounds of that cache: past
+    either the memo starts afresh.
     """
 
-    def __init__(self, max_tool_chars: int, limit: int = MAX_ROWS) -> None:
+    def __init__(
+        self, max_tool_chars: int, limit: int = MAX_ROWS, max_bytes: int = MAX_BYTES
+    ) -> None:
         self._max_tool_chars = max_tool_chars
         self._limit = limit
+        self._max_bytes = max_bytes
         self._memo: dict[int, SentRow] = {}
+        self.bytes = 0  # the footprint of the rows remembered
         self._bound = UpperBound().message
 
     def row(self, row: tuple[int, dict[str, Any]]) -> SentRow:
@@ -218,11 +223,25 @@ class SentForms:
         known = self._memo.get(row_id)
         if known is None or known.stored is not stored:
             form = sent_form(stored)
-            known = SentRow(stored, form, shape(form, self._max_tool_chars), self._bound(form))
-            if len(self._memo) >= self._limit:
+            size = footprint(row) + _beyond(form, stored)
+            known = SentRow(
+                stored, form, shape(form, self._max_tool_chars), self._bound(form), size
+            )
+            if len(self._memo) >= self._limit or self.bytes + size > self._max_bytes:
                 self._memo.clear()
+                self.bytes = 0
             self._memo[row_id] = known
+            self.bytes += size
         return known
+
+
+def _beyond(form: dict[str, Any], stored: dict[str, Any]) -> int:
+    """The bytes a sent form holds besides what it shares with its stored row."""
+    if form is stored:
+        return 0
+    return sys.getsizeof(form) + sum(
+        footprint(v) for k, v in form.items() if v is not stored.get(k)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +253,7 @@ class SentRow:
     form: dict[str, Any]
     shape: Shape | None
     bound: int
+    bytes: int = 0  # the footprint of the row and of its sent form beyond it
 
 
 def build_messages(

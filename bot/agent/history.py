@@ -11,9 +11,9 @@ change (a fold moved the cursor, the cache reloaded or cut the tail) starts afre
 :class:`SentForms`, which still remembers each row's sent form.
 
 What is carried holds the rows themselves, so it is bounded like the tail cache: at
-most ``MAX_ROWS`` rows over at most ``MAX_SESSIONS`` sessions, the least recently used
-session going first. A session that falls out is derived afresh on its next turn, to
-the same messages.
+most ``MAX_ROWS`` rows and ``MAX_BYTES`` of them (their footprint, with their sent forms)
+over at most ``MAX_SESSIONS`` sessions, the least recently used session going first.
+A session that falls out is derived afresh on its next turn, to the same messages.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from bot.agent.context import SentForms, SentRow
 from bot.agent.governor.clean import Checked, Walk
 from bot.agent.governor.summary import is_unsummarized
-from bot.store.tails import MAX_ROWS
+from bot.store.tails import MAX_BYTES, MAX_ROWS
 
 Row = tuple[int, dict[str, Any]]
 MAX_SESSIONS = 2_000  # sessions carried; one that falls out is derived afresh
@@ -54,6 +54,7 @@ class _Carried:
     walk: Walk | None = field(default_factory=Walk)  # None once a row needs repair
     bound: int = 0
     turns: int = 0  # user messages among ``sent``
+    bytes: int = 0  # the footprint of ``sent``
 
     def continues(self, rows: Sequence[Row], through: int) -> bool:
         taken = self.taken
@@ -69,13 +70,19 @@ class SentTails:
     """:meth:`history` per session, extended turn by turn (see the module docstring)."""
 
     def __init__(
-        self, forms: SentForms, max_sessions: int = MAX_SESSIONS, max_rows: int = MAX_ROWS
+        self,
+        forms: SentForms,
+        max_sessions: int = MAX_SESSIONS,
+        max_rows: int = MAX_ROWS,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         self._forms = forms
         self._max_sessions = max_sessions
         self._max_rows = max_rows
+        self._max_bytes = max_bytes
         self._carried: OrderedDict[Hashable, _Carried] = OrderedDict()
         self.rows = 0  # rows carried, over every session
+        self.bytes = 0  # their footprint
 
     def history(self, session: Hashable, rows: Sequence[Row], through: int) -> SentHistory:
         """The rows after ``through`` (from the first user message on) as sent, and the
@@ -89,9 +96,10 @@ class SentTails:
             carried = _Carried(through, rows[0], rows[0], 0)
             self._carried[session] = carried
         self._carried.move_to_end(session)
-        held = len(carried.sent)
+        held, size = len(carried.sent), carried.bytes
         self._extend(carried, rows)
         self.rows += len(carried.sent) - held
+        self.bytes += carried.bytes - size
         self._evict()
         walk = carried.walk.copy() if carried.walk is not None else None
         checked = Checked(len(carried.sent), carried.bound, walk)
@@ -105,14 +113,18 @@ class SentTails:
         carried = self._carried.pop(session, None)
         if carried is not None:
             self.rows -= len(carried.sent)
+            self.bytes -= carried.bytes
 
     def _evict(self) -> None:
-        """The least recently used sessions out, past either bound (never the last one)."""
+        """The least recently used sessions out, past any bound (never the last one)."""
         while len(self._carried) > 1 and (
-            len(self._carried) > self._max_sessions or self.rows > self._max_rows
+            len(self._carried) > self._max_sessions
+            or self.rows > self._max_rows
+            or self.bytes > self._max_bytes
         ):
             _, carried = self._carried.popitem(last=False)
             self.rows -= len(carried.sent)
+            self.bytes -= carried.bytes
 
     def _extend(self, carried: _Carried, rows: Sequence[Row]) -> None:
         sent, through, walk = carried.sent, carried.through, carried.walk
@@ -122,6 +134,7 @@ class SentTails:
             form = self._forms.row(row)
             sent.append(form)
             carried.bound += form.bound
+            carried.bytes += form.bytes
             carried.turns += form.form.get("role") == "user"
             if walk is not None and (form.shape is None or not walk.step(form.shape)):
                 walk = carried.walk = None

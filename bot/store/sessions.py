@@ -20,7 +20,7 @@ from bot.lru import LRU
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 from bot.store.rows import Row
-from bot.store.tails import MAX_ROWS, TailCache
+from bot.store.tails import MAX_BYTES, MAX_ROWS, TailCache
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,15 @@ class ChatSession:
 
 
 class SessionStore:
-    def __init__(self, db: Database, *, tail_rows: int = MAX_ROWS) -> None:
+    def __init__(
+        self, db: Database, *, tail_rows: int = MAX_ROWS, tail_bytes: int = MAX_BYTES
+    ) -> None:
         self._db = db
         self._ids: LRU[ChatKey, int] = LRU(CACHED_SESSIONS)
         # Read on every turn, written every few: kept here (one daemon owns the file).
         self._summaries: LRU[int, tuple[str, int] | None] = LRU(CACHED_SESSIONS)
         self._clear_hooks: list[ClearHook] = []
-        self._tails = TailCache(tail_rows)
+        self._tails = TailCache(tail_rows, tail_bytes)
 
     def add_clear_hook(self, hook: ClearHook) -> None:
         """Run ``hook(session_id)`` on :meth:`clear`: files kept for a session go with it."""

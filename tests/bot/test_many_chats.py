@@ -4,10 +4,12 @@ history fell out of memory sends the model the very same request as one that nev
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 import shutil
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +32,7 @@ from bot.store.base import Storage
 from bot.store.db import Database
 from bot.store.sessions import SessionStore
 from bot.store.sqlite import sqlite_storage
+from bot.store.tails import TailCache, footprint
 from bot.workspaces import routing
 from bot.workspaces.folders import Workspaces
 from tests.conftest import make_settings
@@ -56,9 +59,10 @@ def _answer(request: Any) -> Reply:
     return Reply(body=completion_body(message, finish_reason="tool_calls"))
 
 
-def _small_tails(rows: int) -> Callable[[Database], Storage]:
+def _small_tails(rows: int = 20_000, size: int = 24 << 20) -> Callable[[Database], Storage]:
     def stores(db: Database) -> Storage:
-        return replace(sqlite_storage(db), sessions=SessionStore(db, tail_rows=rows))
+        sessions = SessionStore(db, tail_rows=rows, tail_bytes=size)
+        return replace(sqlite_storage(db), sessions=sessions)
 
     return stores
 
@@ -85,10 +89,15 @@ def _chat_of(request: RecordedRequest) -> str:
     return found.group(1) if found else ""
 
 
-async def test_a_chat_evicted_from_memory_sends_the_same_request(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "small", [_small_tails(rows=4), _small_tails(size=6_000)], ids=["rows", "bytes"]
+)
+async def test_a_chat_evicted_from_memory_sends_the_same_request(
+    tmp_path: Path, small: Callable[[Database], Storage]
+) -> None:
     bodies: dict[str, tuple[bytes, bool]] = {}
     async with FakeLLM(_answer) as llm:
-        for label, stores in (("kept", sqlite_storage), ("evicted", _small_tails(4))):
+        for label, stores in (("kept", sqlite_storage), ("evicted", small)):
             chat = FakeChannel()
             # The same data_dir (the prompt names its workspace's path), emptied between.
             settings = make_settings(tmp_path / "data", llm.url)
@@ -126,6 +135,65 @@ def test_the_sent_history_carried_per_session_stays_within_its_bounds() -> None:
     assert tails.rows <= 10
     alone = tails.history("big", rows(9, 30), 0)  # one session over the row bound stays
     assert len(alone.messages) == 30 and tails.sessions == 1
+
+
+def _long_rows(session: int, n: int, chars: int = 16_000) -> list[tuple[int, dict[str, Any]]]:
+    """Messages as long as a tool result may be stored (Cyrillic: 2 bytes a character)."""
+    return [
+        (session * 100 + i, {"role": "user" if i % 2 == 0 else "assistant", "content": text})
+        for i in range(n)
+        for text in [f"{session}-{i} " + "ж" * chars]
+    ]
+
+
+def _held_by(build: Callable[[], object]) -> tuple[object, int]:
+    """What ``build`` returns and the bytes still allocated for it once it returned."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        held = build()
+        gc.collect()
+        size, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return held, size
+
+
+def test_a_rows_footprint_is_the_memory_it_holds() -> None:
+    row, size = _held_by(lambda: _long_rows(1, 1)[0])
+    assert 0.9 * size <= footprint(row) <= 1.1 * size
+
+
+def test_the_tail_cache_is_bounded_in_bytes_however_long_the_messages() -> None:
+    """200 sessions of two 32 KB messages: 12.8 MB by rows alone (400 of 20,000);
+    held within the 1 MB byte bound, measured as the memory the cache keeps."""
+    bound = 1 << 20
+
+    def fill() -> TailCache:
+        cache = TailCache(max_rows=20_000, max_bytes=bound)
+        for sid in range(200):
+            cache.load(sid, _long_rows(sid, 2), complete=True, keep=None)
+        return cache
+
+    cache, held = _held_by(fill)
+    assert isinstance(cache, TailCache)
+    assert cache.bytes <= bound and held <= 1.1 * bound
+    assert 0 < cache.size < 40
+    assert cache.newest(199, None) is not None  # the newest session is the one kept
+    assert cache.newest(0, None) is None
+
+
+def test_the_sent_history_is_bounded_in_bytes_however_long_the_messages() -> None:
+    bound = 1 << 20
+    forms = SentForms(16_000, max_bytes=bound)
+    tails = SentTails(forms, max_bytes=bound)
+    first = tails.history("s0", _long_rows(0, 2), 0)
+    for s in range(1, 200):
+        tails.history(f"s{s}", _long_rows(s, 2), 0)
+        assert tails.bytes <= bound and forms.bytes <= bound
+    assert tails.sessions < 40
+    again = tails.history("s0", _long_rows(0, 2), 0)  # fell out: derived afresh
+    assert again.messages == first.messages
 
 
 def test_an_lru_keeps_its_most_recently_used_entries() -> None:
