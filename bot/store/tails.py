@@ -10,9 +10,9 @@ it writes (appends extend it, a new summary trims it, ``/new`` drops it).
 Bounded by rows and by bytes, not sessions: the least recently used sessions go first
 once the cache holds ``max_rows`` messages or ``max_bytes`` of them (their
 :func:`footprint`), so a daemon with many chats keeps the busy ones and its memory stays
-flat however long the messages are (a tool result may hold 16,000 characters, a Slack
-message 40,000: rows alone would let 20,000 of those take hundreds of MB). A session
-that falls out is read from the database again.
+flat however long the messages are (a tool result may hold 16,000 characters, a user's
+message tens of thousands: rows alone would let 20,000 of those take hundreds of MB). A
+session that falls out is read from the database again.
 """
 
 from __future__ import annotations
