@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import tempfile
+from abc import ABC, abstractmethod
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -144,7 +145,7 @@ class FakeLLMProcess(FakeProcess):
         return f"http://127.0.0.1:{self.port}/v1"
 
 
-class DrivingFakeProcess(FakeProcess):
+class DrivingFakeProcess(FakeProcess, ABC):
     """A fake platform driving closed-loop chats (bench/driving.py): ``control_url``
     runs them, ``section()`` configures the daemon's channel against it, ``chat_ids``
     are the chats a run of ``n`` uses."""
@@ -158,8 +159,9 @@ class DrivingFakeProcess(FakeProcess):
     def control_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/bench"
 
+    @abstractmethod
     def section(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The daemon's ``[channels.<name>]`` section against this fake."""
 
     def chat_ids(self, chats: int) -> list[str]:
         return [str(c) for c in range(1, chats + 1)]
