@@ -1,10 +1,14 @@
-"""The session store's in-memory tails: exact answers or none, and bounded by rows."""
+"""The session store's in-memory tails: exact answers or none, and bounded by rows and
+by bytes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bot.store.tails import TailCache
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.store.tails import TailCache, footprint
 
 
 def rows(*ids: int) -> list[tuple[int, dict[str, Any]]]:
@@ -53,6 +57,53 @@ def test_least_recently_used_sessions_go_once_the_row_budget_is_spent() -> None:
     assert tails.size == 4
     tails.extend(3, rows(7))
     assert tails.size <= 4 and tails.newest(3, None) == rows(5, 6, 7)
+
+
+# One operation on session 0-3: load n rows (complete, keep), extend by n, trim through,
+# drop. Row ids only grow, as the database hands them out; texts of varied length.
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["load", "extend", "trim", "drop"]),
+        st.integers(0, 3),
+        st.integers(0, 6),
+        st.booleans(),
+        st.sampled_from([None, 2, 4]),
+    ),
+    max_size=40,
+)
+
+
+@given(_OPS)
+def test_the_counts_stay_what_the_tails_hold(
+    ops: list[tuple[str, int, int, bool, int | None]],
+) -> None:
+    """Whatever happens, ``size`` and ``bytes`` are the rows held and their footprint, and
+    both stay within their bounds (beyond one session, which is kept however big)."""
+    tails = TailCache(max_rows=12, max_bytes=4_000)
+    made = 0
+
+    def fresh(n: int) -> list[tuple[int, dict[str, Any]]]:
+        nonlocal made
+        out = [
+            (made + i, {"role": "user", "content": "x" * (37 * (made + i) % 300)}) for i in range(n)
+        ]
+        made += n
+        return out
+
+    for op, sid, n, complete, keep in ops:
+        if op == "load":
+            tails.load(sid, fresh(n), complete=complete, keep=keep)
+        elif op == "extend":
+            tails.extend(sid, fresh(n))
+        elif op == "trim":
+            tails.trim(sid, made - n)
+        else:
+            tails.drop(sid)
+        held = [tails._tails[s].rows for s in tails._tails]
+        assert tails.size == sum(len(r) for r in held)
+        assert tails.bytes == sum(footprint(row) for r in held for row in r)
+        if len(held) > 1:
+            assert tails.size <= 12 and tails.bytes <= 4_000
 
 
 async def test_the_tail_stays_what_the_database_holds_through_real_turns(daemon_factory) -> None:
