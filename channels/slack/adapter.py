@@ -4,7 +4,8 @@ Both receiving paths feed one handler: normalize the event, decide whether it is
 the bot, add thread context the first time the bot is asked inside a thread, and
 journal it through ``put_inbound`` before Slack gets its ack (see receive.py). Sending,
 edits and reactions go through SlackSender (see send.py). While a turn runs, the
-message being answered wears an :eyes: reaction, removed once the answer is posted.
+message being answered wears an :eyes: reaction, removed once the answer is posted, by
+the next process too if a restart cut the turn off (see working.py).
 Streamed previews (``SupportsPreview``) are a native Slack stream in threads, else an
 edited message, paid from one budget per workspace (see preview.py).
 
@@ -26,7 +27,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import (
     CAUGHT_UP,
@@ -47,10 +48,10 @@ from channels.slack.receive import SlackReceiver
 from channels.slack.send import SlackSender
 from channels.slack.settings import SlackSettings
 from channels.slack.threads import Threads
+from channels.slack.working import WorkingSignal
 
 log = logging.getLogger(__name__)
 
-WORKING_EMOJI = "eyes"
 RETRY_START_S = (1.0, 60.0)  # backoff while Slack is unreachable at start: base, cap
 # A few emoji the daemon may pass as characters; Slack's reactions take names.
 EMOJI_NAMES = {
@@ -103,7 +104,7 @@ class SlackChannel:
         # recipient).
         self._latest: OrderedDict[ChatKey, tuple[str, str]] = OrderedDict()
         self._askers: dict[ChatKey, str] = {}
-        self._eyes: set[tuple[str, str]] = set()  # messages wearing our :eyes:
+        self.working = WorkingSignal(self.sender, state)  # :eyes: while a turn runs
         # Per DM, channel and thread the bot takes part in: the last message seen.
         self._cursors = Cursors(state, "slack:seen")
         self._window: CatchUpWindow | None = None
@@ -325,26 +326,13 @@ class SlackChannel:
     async def typing(self, key: ChatKey) -> None:
         """:eyes: on the message being answered (once; the daemon calls this repeatedly)."""
         target = self._latest.get(key)
-        if target is None or target in self._eyes:
-            return
-        self._eyes.add(target)
-        try:
-            await self.sender.reaction(True, *target, WORKING_EMOJI)
-        except DeliveryRejected:
-            raise  # e.g. no reactions:write scope: not asked again for this message
-        except ChannelError:
-            self._eyes.discard(target)  # transient: the next refresh tries again
-            raise
+        if target is not None:
+            await self.working.show(target)
 
     async def _clear_working(self, msg: OutboundMessage) -> None:
         target = norm.parse_message_id(msg.reply_to) or self._latest.get(msg.key)
-        if target is None or target not in self._eyes:
-            return
-        self._eyes.discard(target)
-        try:
-            await self.sender.reaction(False, *target, WORKING_EMOJI)
-        except ChannelError as exc:  # cosmetic, and the answer is out: never resend it
-            log.info("slack: could not remove :%s: from %s: %s", WORKING_EMOJI, target, exc)
+        if target is not None:
+            await self.working.clear(target)
 
     def _target(self, key: ChatKey, message_id: str) -> tuple[str, str]:
         """An inbound id (``C:ts``) or a sent id (a bare ts in ``key``'s chat)."""

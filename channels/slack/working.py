@@ -1,0 +1,83 @@
+"""The :eyes: a user's message wears while the daemon answers it.
+
+Added once a turn outlasts ``typing_after_s`` (the daemon's typing refresh asks for it
+again and again: once per message is enough), removed when the answer is posted. A
+turn cut off by a stop or a crash is run again by the next process, whose answer must
+take the reaction off too, or it stays on that message for good. So each mark is also
+kept in the channel's state for a day, and an answer to a message older than this
+process looks there when it did not mark the message itself. Answers to newer messages
+never look: they were marked here, or not at all (most turns end before the signal).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from bot.errors import ChannelError, DeliveryRejected
+from bot.lru import LRU
+from channels.base import StateStore
+from channels.slack.send import SlackSender
+
+log = logging.getLogger(__name__)
+
+WORKING_EMOJI = "eyes"
+KEEP = timedelta(days=1)  # a turn that long is over one way or another
+WORN_KEPT = 1_024  # marks remembered here (a turn another replica answered never clears)
+
+Target = tuple[str, str]  # (channel id, message ts)
+
+
+class WorkingSignal:
+    def __init__(self, sender: SlackSender, state: StateStore | None) -> None:
+        self._sender = sender
+        self._state = state
+        self._worn: LRU[Target, None] = LRU(WORN_KEPT)  # messages this process marked
+        self._since = time.time()
+
+    async def show(self, target: Target) -> None:
+        """:eyes: on ``target``, once."""
+        if target in self._worn:
+            return
+        self._worn[target] = None
+        try:
+            await self._sender.reaction(True, *target, WORKING_EMOJI)
+        except DeliveryRejected:
+            raise  # e.g. no reactions:write scope: not asked again for this message
+        except ChannelError:
+            self._worn.pop(target)  # transient: the next refresh tries again
+            raise
+        if self._state is not None:
+            await self._state.set(_key(target), "1", keep_for=KEEP)
+
+    async def clear(self, target: Target) -> None:
+        """The answer to ``target`` is out: its :eyes: off, if this process or an
+        earlier one put them there."""
+        if target in self._worn:
+            self._worn.pop(target)
+        elif not await self._left_before(target):
+            return
+        try:
+            await self._sender.reaction(False, *target, WORKING_EMOJI)
+        except ChannelError as exc:  # cosmetic, and the answer is out: never resend it
+            log.info("slack: could not remove :%s: from %s: %s", WORKING_EMOJI, target, exc)
+        if self._state is not None:
+            await self._state.delete(_key(target))
+
+    async def _left_before(self, target: Target) -> bool:
+        """Marked by a process before this one (its turn was run again here)."""
+        if self._state is None or not _older(target[1], self._since):
+            return False
+        return await self._state.get(_key(target)) is not None
+
+
+def _key(target: Target) -> str:
+    return f"slack:eyes:{target[0]}:{target[1]}"
+
+
+def _older(ts: str, since: float) -> bool:
+    try:
+        return float(ts) < since
+    except ValueError:
+        return False
