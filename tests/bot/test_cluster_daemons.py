@@ -44,13 +44,7 @@ def leases(daemon: Any) -> set[str]:
 async def test_two_replicas_on_one_store_are_one_bot(
     platform_daemon: Any, fake_telegram: Any, tmp_path: Path
 ) -> None:
-    channels = {
-        "telegram": {
-            "token": fake_telegram.token,
-            "base_url": fake_telegram.base_url,
-            "allow_from": ["*"],
-        }
-    }
+    channels = {"telegram": fake_telegram.section()}
     async with empty_schema() as url:
         common: dict[str, Any] = {
             "store": {"url": url},

@@ -158,13 +158,7 @@ def _turn_statement(record: Any, seen: Counter[str]) -> None:
 async def test_a_telegram_turn_on_postgresql_runs_no_more_statements_than_it_does_now(
     platform_daemon: Any, fake_telegram: Any, tmp_path: Path
 ) -> None:
-    channels = {
-        "telegram": {
-            "token": fake_telegram.token,
-            "base_url": fake_telegram.base_url,
-            "allow_from": ["*"],
-        }
-    }
+    channels = {"telegram": fake_telegram.section()}
     async with empty_schema() as schema_url:
         daemon = await platform_daemon(channels, store={"url": schema_url})
         db = daemon.db

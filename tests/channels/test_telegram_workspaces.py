@@ -37,13 +37,7 @@ async def admin_daemon(
             "routes": {"*": "default", "telegram:-5": "team"},
             "team": {"admins": [f"telegram:{TEAM_ADMIN}"]},
         },
-        channels={
-            "telegram": {
-                "token": fake_telegram.token,
-                "base_url": fake_telegram.base_url,
-                "allow_from": ["*"],
-            }
-        },
+        channels={"telegram": fake_telegram.section()},
     )
 
     def channels(ctx: Any) -> list[TelegramChannel]:

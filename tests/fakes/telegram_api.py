@@ -121,6 +121,10 @@ class FakeTelegram(LoopbackServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}/bot"
 
+    def section(self, **extra: Any) -> dict[str, Any]:
+        """A ``[channels.telegram]`` section against this fake, open to everyone."""
+        return {"token": self.token, "base_url": self.base_url, "allow_from": ["*"], **extra}
+
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._file)
@@ -557,13 +561,9 @@ async def telegram_daemon(
         streaming_off: bool = False,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
-        section = {
-            "token": fake_telegram.token,
-            "base_url": fake_telegram.base_url,
-            "allow_from": ["*"],
-            **telegram,
-            **({"streaming": False} if streaming_off else {}),
-        }
+        section = fake_telegram.section(
+            **telegram, **({"streaming": False} if streaming_off else {})
+        )
         settings = make_settings(
             data_dir or tmp_path / "data",
             fake_llm.url,
