@@ -53,17 +53,18 @@ class WorkingSignal:
 
     async def clear(self, target: Target) -> None:
         """The answer to ``target`` is out: its :eyes: off, if this process or an
-        earlier one put them there."""
-        if target in self._worn:
-            self._worn.pop(target)
-        elif not await self._left_before(target):
-            return
+        earlier one put them there. Never raises: the answer must not be sent again
+        over a reaction or a mark."""
         try:
+            if target in self._worn:
+                self._worn.pop(target)
+            elif not await self._left_before(target):
+                return
             await self._sender.reaction(False, *target, WORKING_EMOJI)
-        except ChannelError as exc:  # cosmetic, and the answer is out: never resend it
+            if self._state is not None:
+                await self._state.delete(_key(target))
+        except Exception as exc:  # cosmetic (a stale mark expires with its day): never fail a send
             log.info("slack: could not remove :%s: from %s: %s", WORKING_EMOJI, target, exc)
-        if self._state is not None:
-            await self._state.delete(_key(target))
 
     async def _left_before(self, target: Target) -> bool:
         """Marked by a process before this one (its turn was run again here)."""

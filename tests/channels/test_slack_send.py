@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError, DeliveryRejected, StoreError
 from bot.messages import Attachment, ChatKey, OutboundMessage
 from channels.slack.mrkdwn import MAX_CHARS
 from channels.slack.send import SlackRateLimited
 from tests.fakes import slack_api
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import FakeSlack, MemoryState
 
 fake_slack = slack_api.fake_slack
 slack_channel = slack_api.slack_channel
@@ -190,6 +190,41 @@ async def test_typing_edit_and_reactions(fake_slack: FakeSlack, slack_channel):
     await channel.unreact(msg.key, msg.message_id, "+1")  # already gone: fine
     assert fake_slack.reactions == set()
     assert re.fullmatch(r"\d+\.\d{6}", sent.ids[0])
+
+
+class FailingDeletes(MemoryState):
+    """The channel's state, whose deletes fail once ``broken`` (a database error)."""
+
+    broken = False
+
+    async def delete(self, key: str) -> None:
+        if self.broken:
+            raise StoreError("database is locked")
+        await super().delete(key)
+
+
+async def test_an_answer_is_sent_once_whatever_becomes_of_its_eyes(
+    fake_slack: FakeSlack, slack_channel
+):
+    """The :eyes: are marked in the channel's state (for the next process); neither a
+    failing reaction nor a failing state makes the send fail, which would post the
+    answer again."""
+    state = FailingDeletes()
+    channel, inbox = await slack_channel(state=state)
+    await fake_slack.wait_socket()
+    for n, text in enumerate(("first", "second"), 1):
+        await fake_slack.wait_acked(await fake_slack.push(fake_slack.mention(text)))
+        msg = (await inbox.wait(n))[-1]
+        await channel.typing(msg.key)
+        assert any(k.startswith("slack:eyes:") for k in state.data)
+        if n == 1:
+            state.broken = True  # the reaction comes off; forgetting the mark fails
+        else:
+            fake_slack.fail("reactions.remove", 200, "internal_error")
+        sent = await channel.send(OutboundMessage(msg.key, f"answer {n}", reply_to=msg.message_id))
+        assert sent.ids
+    assert [p["text"] for p in fake_slack.posts("C0GENERAL")] == ["answer 1", "answer 2"]
+    assert len(fake_slack.reactions) == 1  # the second's: its removal failed
 
 
 async def test_a_slack_backoff_never_holds_other_channels_deliveries(
