@@ -181,7 +181,7 @@ async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemo
     }
     daemon = await platform_daemon(
         {"slack": values},
-        extras={"slack": {"ping_interval": 0.2, "max_wait_s": 2.0}},
+        extras={"slack": {"ping_interval": slack_api.PING_INTERVAL_S, "max_wait_s": 2.0}},
         media=_media(fake_llm),
         streaming=NO_PREVIEW,
     )

@@ -22,7 +22,7 @@ from tests.fakes.web_client import channel_state, metrics, value
 
 fake_slack = slack_api.fake_slack
 platform_daemon = daemons.platform_daemon
-TUNING = {"slack": {"ping_interval": 0.2, "max_wait_s": 2.0}}
+TUNING = {"slack": {"ping_interval": slack_api.PING_INTERVAL_S, "max_wait_s": 2.0}}
 REMINDER = "⏰ Reminder"
 
 

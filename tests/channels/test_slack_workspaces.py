@@ -29,8 +29,14 @@ async def test_a_slack_team_routes_to_its_workspace(
     )  # fmt: skip
 
     def channels(ctx: Any) -> list[SlackChannel]:
-        return [SlackChannel(settings.channels.slack, state=ctx.state, ping_interval=0.2,
-                             max_wait_s=2.0)]  # fmt: skip
+        return [
+            SlackChannel(
+                settings.channels.slack,
+                state=ctx.state,
+                ping_interval=slack_api.PING_INTERVAL_S,
+                max_wait_s=2.0,
+            )
+        ]
 
     daemon = build_daemon(settings, channels)
     await daemon.start()

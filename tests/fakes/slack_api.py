@@ -56,6 +56,11 @@ TEAM = "T0TEAM"
 BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
 USER = "U0ALICE"
+# The adapters' Socket Mode ping interval here (10 s in production). slack_sdk gives it
+# to aiohttp as the heartbeat, which closes a socket whose pong is late by half of it: at
+# 0.2 s a 100 ms stall of the test process (a first import of litellm holding the GIL, a
+# loaded CI machine) dropped the socket with an event in flight on it, never acknowledged.
+PING_INTERVAL_S = 1.0
 
 _JSON_FIELDS = {"metadata", "blocks", "attachments", "chunks", "files"}
 
@@ -788,7 +793,7 @@ async def slack_channel(fake_slack: FakeSlack) -> AsyncIterator[ChannelFactory]:
             **settings,
         }
         channel = SlackChannel(
-            SlackSettings(**values), state=state or MemoryState(), ping_interval=0.2,
+            SlackSettings(**values), state=state or MemoryState(), ping_interval=PING_INTERVAL_S,
             max_wait_s=2.0,
         )  # fmt: skip
         if window is not None:
