@@ -41,7 +41,7 @@ class _Recorder:
     async def stop(self) -> None:
         return None
 
-    async def typing(self, key: object) -> None:
+    async def typing(self, key: object, message_id: str | None = None) -> None:
         return None
 
     async def send(self, msg: OutboundMessage) -> Sent:

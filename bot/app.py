@@ -290,7 +290,9 @@ def _channels(
 ) -> list[Channel]:
     """The channels given, or built by the factory, or ``local`` plus every configured
     platform; their state (polling offsets, seen threads) lives in this daemon's store."""
-    ctx = ChannelContext(state=storage.kv, data_dir=settings.data_dir, standby=standby)
+    ctx = ChannelContext(
+        state=storage.kv, data_dir=settings.data_dir, standby=standby, shared=standby
+    )
     if channels is None:
         return [*local, *platform_channels(settings, ctx)]
     if callable(channels):

@@ -88,8 +88,12 @@ class Channel(Protocol):
 
 @runtime_checkable
 class SupportsTyping(Protocol):
-    async def typing(self, key: ChatKey) -> None:
-        """Show a typing / working indicator in the chat while a turn runs."""
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
+        """Show a typing / working indicator in the chat while a turn runs.
+
+        ``message_id``: the inbound message being answered, for a platform whose signal
+        marks the message itself (Slack's :eyes:). The process running a turn need not
+        be the one that received its message (replicas), so it cannot look it up."""
         ...
 
 
@@ -352,6 +356,8 @@ class ChannelContext:
     extras: dict[str, Any] = field(default_factory=dict)
     # Among replicas: a ReceivesAlone channel starts without receiving until told to.
     standby: bool = False
+    # Among replicas: ``state`` is shared with them (what one keeps, another may read).
+    shared: bool = False
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -135,7 +135,7 @@ class CLIChannel:
         await done.wait()
         self._thinking.discard(msg.message_id)
 
-    async def typing(self, key: ChatKey) -> None:
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
         """A turn is taking a while: say so once (at a terminal only), unless its answer
         is already being printed as it is written (the line would land inside it)."""
         if not self._interactive:

@@ -166,7 +166,7 @@ class TurnHandler:
         async def refresh() -> None:
             while True:
                 try:
-                    await channel.typing(msg.key)
+                    await channel.typing(msg.key, msg.message_id)
                 except Exception as exc:  # cosmetic: never fail a turn over it
                     log.debug("typing indicator failed in %s: %s", msg.key, exc)
                 await asyncio.sleep(TYPING_REFRESH_S)

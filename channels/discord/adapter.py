@@ -309,7 +309,7 @@ class DiscordChannel:
         """SupportsLookup: looked up in the channel's recent history before it is posted."""
         await self.sender.in_doubt(msg, since)
 
-    async def typing(self, key: ChatKey) -> None:
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
         await self.sender.typing(key)
 
     async def edit(self, key: ChatKey, message_id: str, text: str) -> None:

@@ -17,7 +17,7 @@ def _create(settings: SlackSettings, ctx: ChannelContext) -> Channel:
     from channels.slack.adapter import SlackChannel
 
     # extras["slack"]: constructor tuning (timers), e.g. shrunk by tests.
-    return SlackChannel(settings, state=ctx.state, **ctx.extras.get("slack", {}))
+    return SlackChannel(settings, state=ctx.state, shared=ctx.shared, **ctx.extras.get("slack", {}))
 
 
 def _secrets(settings: SlackSettings) -> list[SecretStr]:

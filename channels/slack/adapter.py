@@ -73,6 +73,7 @@ class SlackChannel:
         settings: SlackSettings,
         *,
         state: StateStore | None = None,
+        shared: bool = False,
         ping_interval: float = 10.0,
         max_wait_s: float = 30.0,
         connect_wait_s: float = 10.0,
@@ -104,7 +105,8 @@ class SlackChannel:
         # recipient).
         self._latest: OrderedDict[ChatKey, tuple[str, str]] = OrderedDict()
         self._askers: dict[ChatKey, str] = {}
-        self.working = WorkingSignal(self.sender, state)  # :eyes: while a turn runs
+        # :eyes: while a turn runs (``shared``: among replicas, see working.py)
+        self.working = WorkingSignal(self.sender, state, shared=shared)
         # Per DM, channel and thread the bot takes part in: the last message seen.
         self._cursors = Cursors(state, "slack:seen")
         self._window: CatchUpWindow | None = None
@@ -323,14 +325,15 @@ class SlackChannel:
     async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
         await self.sender.in_doubt(msg, since)
 
-    async def typing(self, key: ChatKey) -> None:
-        """:eyes: on the message being answered (once; the daemon calls this repeatedly)."""
-        target = self._latest.get(key)
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
+        """:eyes: on the message being answered (once; the daemon calls this repeatedly).
+        Not on anything for a turn no Slack message started (a follow-up)."""
+        target = self._latest.get(key) if message_id is None else norm.parse_message_id(message_id)
         if target is not None:
             await self.working.show(target)
 
     async def _clear_working(self, msg: OutboundMessage) -> None:
-        target = norm.parse_message_id(msg.reply_to) or self._latest.get(msg.key)
+        target = norm.parse_message_id(msg.reply_to)
         if target is not None:
             await self.working.clear(target)
 

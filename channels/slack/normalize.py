@@ -25,6 +25,7 @@ MESSAGE_EVENTS = frozenset({"message", "app_mention"})
 # Subtypes that are still a person writing to us; every other subtype is housekeeping.
 USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
 CONTEXT_LINE_MAX = 500
+_TS = re.compile(r"\d+\.\d+")  # a message's ts: seconds.sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +73,12 @@ def message_id(channel: str, ts: str) -> str:
 
 
 def parse_message_id(value: str | None) -> tuple[str, str] | None:
-    """``"C1:1700.1"`` -> ``("C1", "1700.1")``; None for ids not made here."""
+    """``"C1:1700.1"`` -> ``("C1", "1700.1")``; None for ids not made here (a
+    follow-up's ``followup:7:...``)."""
     if not value or ":" not in value:
         return None
     channel, _, ts = value.partition(":")
-    return (channel, ts) if channel and ts else None
+    return (channel, ts) if channel and _TS.fullmatch(ts) else None
 
 
 def _mention_re(me: BotIdentity) -> re.Pattern[str]:

@@ -1,12 +1,16 @@
 """The :eyes: a user's message wears while the daemon answers it.
 
 Added once a turn outlasts ``typing_after_s`` (the daemon's typing refresh asks for it
-again and again: once per message is enough), removed when the answer is posted. A
-turn cut off by a stop or a crash is run again by the next process, whose answer must
-take the reaction off too, or it stays on that message for good. So each mark is also
-kept in the channel's state for a day, and an answer to a message older than this
-process looks there when it did not mark the message itself. Answers to newer messages
-never look: they were marked here, or not at all (most turns end before the signal).
+again and again: once per message is enough), removed when the answer is posted. The
+answer may come from another process than the mark: a turn cut off by a stop or a crash
+is run again by the next process, or by another replica that took its chat over, and an
+answer a dead replica left queued is sent by the one after it. Its reaction must come
+off too, or it stays on that message for good. So each mark is also kept in the
+channel's state (shared by replicas) for a day, and an answer this process did not mark
+looks there. Alone, only an answer to a message older than this process looks: a newer
+one was marked here or not at all (most turns end before the signal), so steady state
+costs no read. Among replicas (``shared``) another one may have marked any message, so
+every answer not marked here looks: one key read per answer.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ Target = tuple[str, str]  # (channel id, message ts)
 
 
 class WorkingSignal:
-    def __init__(self, sender: SlackSender, state: StateStore | None) -> None:
+    def __init__(
+        self, sender: SlackSender, state: StateStore | None, *, shared: bool = False
+    ) -> None:
         self._sender = sender
         self._state = state
+        self._shared = shared  # replicas share the state: any of them may have marked
         self._worn: LRU[Target, None] = LRU(WORN_KEPT)  # messages this process marked
         self._since = time.time()
 
@@ -58,7 +65,7 @@ class WorkingSignal:
         try:
             if target in self._worn:
                 self._worn.pop(target)
-            elif not await self._left_before(target):
+            elif not await self._marked_elsewhere(target):
                 return
             await self._sender.reaction(False, *target, WORKING_EMOJI)
             if self._state is not None:
@@ -66,9 +73,12 @@ class WorkingSignal:
         except Exception as exc:  # cosmetic (a stale mark expires with its day): never fail a send
             log.info("slack: could not remove :%s: from %s: %s", WORKING_EMOJI, target, exc)
 
-    async def _left_before(self, target: Target) -> bool:
-        """Marked by a process before this one (its turn was run again here)."""
-        if self._state is None or not _older(target[1], self._since):
+    async def _marked_elsewhere(self, target: Target) -> bool:
+        """Marked by an earlier process or another replica (a turn run again here, an
+        answer it left queued)."""
+        if self._state is None:
+            return False
+        if not self._shared and not _older(target[1], self._since):
             return False
         return await self._state.get(_key(target)) is not None
 

@@ -326,7 +326,7 @@ class TelegramChannel:
             msg = dataclasses.replace(msg, preview_id=None)
         return await self.sender.send(msg)
 
-    async def typing(self, key: ChatKey) -> None:
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
         await self.sender.typing(key)
 
     def upload_limit(self) -> int:

@@ -109,6 +109,7 @@ def test_parse_message_id() -> None:
     assert norm.parse_message_id("C1:1700.1") == ("C1", "1700.1")
     assert norm.parse_message_id("1700.1") is None
     assert norm.parse_message_id(None) is None
+    assert norm.parse_message_id("followup:7:2026-12-07T09:00:00+00:00") is None  # not Slack's
 
 
 def test_mrkdwn_conversion_and_escaping() -> None:

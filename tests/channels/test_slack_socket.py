@@ -31,8 +31,10 @@ async def test_dm_turn_is_journaled_before_the_ack_and_answered(
     assert msg.message_id == f"D0DM:{event['ts']}"
     assert msg.sender == f"slack:{USER}"
     assert msg.extras["workspace_key"] == f"slack:{TEAM}"
-    await channel.typing(msg.key)
-    assert ("D0DM", event["ts"], "eyes") in fake_slack.reactions
+    await channel.typing(msg.key, "followup:7:2026-12-07T09:00:00+00:00")
+    assert not fake_slack.reactions  # a follow-up's turn marks no one's message
+    await channel.typing(msg.key, msg.message_id)
+    assert fake_slack.reactions == {("D0DM", event["ts"], "eyes")}
     sent = await channel.send(OutboundMessage(msg.key, "**hi** back", reply_to=msg.message_id))
     [post] = fake_slack.posts("D0DM")
     assert sent.ids == (post["ts"],)

@@ -33,7 +33,7 @@ class FakeChannel:
     async def stop(self) -> None:
         self.put_inbound = None
 
-    async def typing(self, key: ChatKey) -> None:
+    async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
         return None
 
     async def send(self, msg: OutboundMessage) -> Sent:

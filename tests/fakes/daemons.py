@@ -21,6 +21,7 @@ import pytest_asyncio
 from bot.agent.context import RUNTIME_HEADER
 from bot.app import build_daemon, platform_channels
 from bot.daemon import Daemon
+from bot.store.postgres.database import PostgresDatabase
 from channels.base import ChannelContext
 from tests.conftest import make_settings
 
@@ -34,8 +35,12 @@ def asked(fake_llm: Any) -> list[str]:
 
 
 async def channel_state_keys(daemon: Daemon) -> list[str]:
-    """The keys adapters keep in the daemon's state store (what survives a restart)."""
-    return [str(r["key"]) for r in await daemon.db.fetchall("SELECT key FROM kv ORDER BY key")]
+    """The keys adapters keep in the daemon's state store (what survives a restart), on
+    SQLite or PostgreSQL."""
+    sql = "SELECT key FROM kv ORDER BY key"
+    db: Any = daemon.db
+    rows = await (db.fetch(sql) if isinstance(db, PostgresDatabase) else db.fetchall(sql))
+    return [str(r["key"]) for r in rows]
 
 
 class PlatformDaemons:
@@ -68,13 +73,13 @@ class PlatformDaemons:
         self._made[id(daemon)] = (channels, tuning, {"data_dir": data, **overrides})
         return daemon
 
-    async def restart(self, daemon: Daemon) -> Daemon:
+    async def restart(self, daemon: Daemon, **changes: Any) -> Daemon:
         """Stop ``daemon`` (unless stopped already) and start a new one on the same data
-        dir and config."""
+        dir and config (with ``changes``: these sections replaced)."""
         channels, tuning, rest = self._made[id(daemon)]
         if daemon.db._conn is not None:
             await daemon.stop(timeout=2)
-        return await self(channels, extras=tuning, **rest)
+        return await self(channels, extras=tuning, **{**rest, **changes})
 
     async def stop_all(self) -> None:
         for daemon in self.started:
