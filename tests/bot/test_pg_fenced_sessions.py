@@ -5,52 +5,21 @@ turn write carries the fence check in its own statement (one round trip)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
-import asyncpg
 import pytest
 
-from bot.cluster.fence import Fence, fenced
-from bot.cluster.leases import LeaseTable
+from bot.cluster.fence import fenced
 from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Storage
-from bot.store.postgres import postgres_storage
-from tests.fakes.pg_schema import empty_schema
+from tests.fakes import pg_schema
+from tests.fakes.pg_schema import opened, take
 
 KEY = ChatKey("telegram", "42")
 LIMIT = 40
 
-
-@contextlib.asynccontextmanager
-async def opened(url: str) -> AsyncIterator[Storage]:
-    storage = postgres_storage(url)
-    await storage.backend.open()
-    try:
-        yield storage
-    finally:
-        await storage.backend.close()
-
-
-@pytest.fixture
-async def url() -> AsyncIterator[str]:
-    async with empty_schema() as schema_url:
-        async with opened(schema_url):  # migrated
-            pass
-        yield schema_url
-
-
-async def take(url: str, owner: str) -> Fence:
-    """The chat's lease for ``owner`` (lapsed first, so another may take it at once)."""
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute("UPDATE cluster_leases SET expires_ms = 0 WHERE name = 'chats:1'")
-        token = (await LeaseTable(conn, owner, ttl_ms=60_000).take(["chats:1"], 1))["chats:1"]
-    finally:
-        await conn.close()
-    return Fence("chats:1", owner, token)
+url = pg_schema.migrated_url
 
 
 async def turn(storage: Storage, n: int) -> Any:

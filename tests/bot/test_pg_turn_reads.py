@@ -14,8 +14,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.cluster import fence as fences
 from bot.cluster.fence import Fence, fenced
 from bot.messages import ChatKey, InboundMessage
@@ -23,13 +21,13 @@ from bot.store.base import Storage
 from bot.store.memory import Scope, chat_owner, user_owner
 from bot.store.postgres.database import PostgresDatabase
 from bot.store.previews import PreviewRecord, turn_of
-from tests.bot.test_pg_fenced_sessions import opened, take
-from tests.fakes import daemons, telegram_api
-from tests.fakes.pg_schema import empty_schema
+from tests.fakes import daemons, pg_schema, telegram_api
+from tests.fakes.pg_schema import empty_schema, opened, take
 from tests.fakes.waiting import until
 
 fake_telegram = telegram_api.fake_telegram
 platform_daemon = daemons.platform_daemon
+url = pg_schema.migrated_url
 
 KEY = ChatKey("telegram", "42")
 MSG = InboundMessage(KEY, "u7", "hello", message_id="m1")
@@ -40,14 +38,6 @@ USER, CHAT = user_owner(KEY.channel, "u7"), chat_owner(KEY)
 # memory facts and the preview lookup each a statement of their own).
 TURN_STATEMENTS = 6
 TURNS = 4
-
-
-@pytest.fixture
-async def url() -> AsyncIterator[str]:
-    async with empty_schema() as schema_url:
-        async with opened(schema_url):  # migrated
-            pass
-        yield schema_url
 
 
 @contextlib.contextmanager

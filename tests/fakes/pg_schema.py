@@ -10,6 +10,12 @@ from collections.abc import AsyncIterator
 from importlib import resources
 
 import asyncpg
+import pytest_asyncio
+
+from bot.cluster.fence import Fence
+from bot.cluster.leases import LeaseTable
+from bot.store.base import Storage
+from bot.store.postgres import postgres_storage
 
 PG_URL = os.environ.get("BOT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -49,3 +55,33 @@ async def empty_schema(url: str = PG_URL) -> AsyncIterator[str]:
     finally:
         await admin.execute(f"DROP SCHEMA {schema} CASCADE")
         await admin.close()
+
+
+@contextlib.asynccontextmanager
+async def opened(url: str) -> AsyncIterator[Storage]:
+    storage = postgres_storage(url)
+    await storage.backend.open()
+    try:
+        yield storage
+    finally:
+        await storage.backend.close()
+
+
+@pytest_asyncio.fixture
+async def migrated_url() -> AsyncIterator[str]:
+    """A fresh schema the store has migrated; its URL (``url = pg_schema.migrated_url``)."""
+    async with empty_schema() as schema_url:
+        async with opened(schema_url):
+            pass
+        yield schema_url
+
+
+async def take(url: str, owner: str) -> Fence:
+    """The chat's lease for ``owner`` (lapsed first, so another may take it at once)."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("UPDATE cluster_leases SET expires_ms = 0 WHERE name = 'chats:1'")
+        token = (await LeaseTable(conn, owner, ttl_ms=60_000).take(["chats:1"], 1))["chats:1"]
+    finally:
+        await conn.close()
+    return Fence("chats:1", owner, token)
