@@ -35,6 +35,7 @@ from bot.dispatcher.ownership import ChatOwnership
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
 from bot.dispatcher.screen import JournalScreen
+from bot.dispatcher.stops import TurnStops
 from bot.handlers.commands import CommandRouter
 from bot.handlers.pairing import PairingDecisions, register_pairing_commands
 from bot.handlers.session_commands import new_session_command
@@ -151,6 +152,8 @@ def build_daemon(
         return base_url(settings.admin.public_url, settings.web.host, port)
 
     commands.register(admin_link_command(settings, admin_auth, access.is_admin, admin_base))
+    stops = TurnStops()  # /stop: the dispatcher ends the turn, the command replies
+    commands.register(stops.command())
     backlog = _catch_up(settings, channels)
     media = MediaFiles(settings.data_dir)
     storage.sessions.add_clear_hook(media.remove_session)  # a session's files go with it
@@ -181,6 +184,7 @@ def build_daemon(
         filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
         forget=lambda msg: storage.sessions.retract(msg.key, msg.message_id),
         cluster=cluster,
+        stops=stops,
     )
     delivery = Delivery(
         storage.outbox,
@@ -419,7 +423,7 @@ def channel_routes(channels: Sequence[Channel]) -> list[Route]:
 async def run_daemon(settings: Settings, *, terminal: bool) -> int:
     cli = _terminal(settings, interactive=True) if terminal else None
     daemon = build_daemon(settings, local=[cli] if cli else [])
-    stop_on_signals(daemon.request_stop)
+    stop_on_signals(daemon.request_stop, cli.interrupt if cli else None)
     await daemon.start()
     startup.after_ready()  # the collector, paused by `bot run` until now
     if cli is not None:
@@ -434,7 +438,7 @@ async def run_chat(settings: Settings) -> int:
     cli = _terminal(settings)
     # No /healthz here: a terminal session next to a running `bot run` must not clash.
     daemon = build_daemon(settings, local=[cli], serve_web=False)
-    stop_on_signals(daemon.request_stop)
+    stop_on_signals(daemon.request_stop, cli.interrupt)
     await daemon.start()
     await _first(daemon.wait_stopped(), cli.finished.wait())
     await daemon.stop()

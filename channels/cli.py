@@ -57,6 +57,8 @@ class CLIChannel:
         self._pending: dict[str, asyncio.Event] = {}
         self._thinking: set[str] = set()  # turns whose "thinking…" line was printed
         self._task: asyncio.Task[None] | None = None
+        self._put: PutInbound | None = None
+        self._stopping: set[asyncio.Future[None]] = set()  # /stop messages being put
         self._shown: dict[str, str] = {}  # streamed previews: id -> the text printed
         self._previews = itertools.count(1)
         self.finished = asyncio.Event()
@@ -70,6 +72,7 @@ class CLIChannel:
         return self._task is not None and not self._task.done()
 
     async def start(self, put_inbound: PutInbound) -> None:
+        self._put = put_inbound
         loop = self._prompt_loop if self._interactive else self._read_loop
         self._task = asyncio.create_task(loop(put_inbound), name="cli-reader")
 
@@ -115,7 +118,11 @@ class CLIChannel:
             with patch_stdout(), _no_echo(self._in):
                 while True:
                     try:
-                        text = await session.prompt_async(PROMPT)
+                        # Ctrl-C at the prompt is a key here (raw mode), so the
+                        # daemon's SIGINT handler is left in place: prompt_toolkit's
+                        # own would remove it on return, and a Ctrl-C while an answer
+                        # is awaited would then be swallowed.
+                        text = await session.prompt_async(PROMPT, handle_sigint=False)
                     except (EOFError, KeyboardInterrupt):  # Ctrl-D, Ctrl-C: leave
                         break
                     await self._say(put_inbound, text)
@@ -134,6 +141,24 @@ class CLIChannel:
         await put_inbound(msg)
         await done.wait()
         self._thinking.discard(msg.message_id)
+
+    def interrupt(self) -> bool:
+        """Ctrl-C while an answer is awaited at the terminal (between two prompts the
+        terminal is in its normal mode, so the key arrives as SIGINT): /stop that answer
+        and prompt again at once; "Stopped." follows above the prompt. False when no
+        answer is awaited: Ctrl-C then leaves, as at the prompt."""
+        if not self._interactive or not self._pending or self._put is None:
+            return False
+        stop = InboundMessage(
+            key=CLI_KEY, user_id=self._user, text="/stop", user_name="you", direct=True
+        )
+        task: asyncio.Future[None] = asyncio.ensure_future(self._put(stop))
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+        for done in self._pending.values():
+            done.set()
+        self._pending.clear()
+        return True
 
     async def typing(self, key: ChatKey, message_id: str | None = None) -> None:
         """A turn is taking a while: say so once (at a terminal only), unless its answer

@@ -29,6 +29,7 @@ from bot.bus.base import Bus
 from bot.cluster.base import Cluster, SingleProcess
 from bot.cluster.fence import fenced
 from bot.dispatcher.lanes import KeyedSerial
+from bot.dispatcher.stops import TurnStops
 from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.retrying import backoff, retry_after_failure
@@ -74,8 +75,10 @@ class Dispatcher:
         retry_max_s: float = 30.0,
         forget: Forget | None = None,
         cluster: Cluster | None = None,
+        stops: TurnStops | None = None,
     ) -> None:
         self._bus = bus
+        self._stops = stops or TurnStops()  # /stop: ends a running turn as it arrives
         self._cluster = cluster or SingleProcess()
         # Messages queued or running here, so a replica's look at the shared inbox
         # (a partition taken over, a poll) never queues one twice.
@@ -124,6 +127,8 @@ class Dispatcher:
         if mark in self._inflight or mark in self._finished:
             return
         self._inflight.add(mark)
+        if self._stops.asks_to_stop(msg):
+            self._stops.stop(msg)  # now, not after the turn it means (then it replies)
         self._workers.submit(msg.key, msg)
 
     def idle(self, keep: Callable[[ChatKey], bool]) -> bool:
@@ -192,7 +197,8 @@ class Dispatcher:
 
     async def _turn(self, msg: InboundMessage) -> None:
         try:
-            await self._handler(msg)
+            if await self._stops.run(msg, lambda: self._handler(msg)) and self._forget:
+                await self._steady(self._forget, msg)  # stopped: as if never asked
         except (asyncio.CancelledError, FencedOff):
             raise
         except Exception:

@@ -18,6 +18,7 @@ from typing import Any
 from bot.agent.llm.credentials import CONFIGURE_HINT
 from bot.agent.runner import AgentRunner
 from bot.bus.base import Bus
+from bot.dispatcher.stops import STOPPED_BY_USER
 from bot.errors import (
     CredentialsRejectedError,
     ModelNotConfiguredError,
@@ -93,6 +94,10 @@ class TurnHandler:
         preview = await self.streaming.open(msg) if self.streaming is not None else None
         try:
             return await self._answer(msg, preview)
+        except asyncio.CancelledError as exc:
+            if preview is not None and exc.args == (STOPPED_BY_USER,):
+                await preview.discard()  # stopped: no answer will take its place
+            raise
         except Exception:
             if preview is not None:
                 await preview.discard()

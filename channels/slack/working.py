@@ -48,6 +48,11 @@ class WorkingSignal:
         if target in self._worn:
             return
         self._worn[target] = None
+        # Kept before it is put on: a reaction no state knows of would stay if the
+        # answer came from another process (and an answer sent while the state write
+        # was still on its way would leave the mark behind).
+        if self._state is not None:
+            await self._state.set(_key(target), "1", keep_for=KEEP)
         try:
             await self._sender.reaction(True, *target, WORKING_EMOJI)
         except DeliveryRejected:
@@ -55,8 +60,6 @@ class WorkingSignal:
         except ChannelError:
             self._worn.pop(target)  # transient: the next refresh tries again
             raise
-        if self._state is not None:
-            await self._state.set(_key(target), "1", keep_for=KEEP)
 
     async def clear(self, target: Target) -> None:
         """The answer to ``target`` is out: its :eyes: off, if this process or an

@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from bot.daemon import Daemon
 from tests.fakes import daemons, slack_api
-from tests.fakes.daemons import asked, channel_state_keys
+from tests.fakes.daemons import asked, channel_state_keys, until_no_state_key
 from tests.fakes.llm_server import streamed_answer
 from tests.fakes.slack_api import USER, FakeSlack, post_signed
 from tests.fakes.waiting import STEP_S, until
@@ -104,7 +104,7 @@ async def test_eyes_a_restart_left_on_a_message_come_off_with_its_answer(
     daemon = await slack_daemon()
     await _barrier(fake_slack)  # marked (typing_after_s is 0 here) and answered here
     await fake_slack.wait_until(lambda: not fake_slack.reactions)
-    assert not [k for k in await channel_state_keys(daemon) if "eyes" in k]
+    await until_no_state_key(daemon, "eyes")
     fake_llm.reply_tool_calls([("final_result", {"answer": "too late"})], delay=30)
     event = await _say(fake_slack, "a slow one")
     await fake_slack.wait_until(lambda: fake_slack.reactions)
@@ -114,7 +114,7 @@ async def test_eyes_a_restart_left_on_a_message_come_off_with_its_answer(
     await _answers(fake_slack, "echo: a slow one")
     await fake_slack.wait_until(lambda: not fake_slack.reactions)
     assert len(fake_slack.calls_to("reactions.add")) == 2  # the second turn marked nothing
-    assert not [k for k in await channel_state_keys(daemon) if "eyes" in k]
+    await until_no_state_key(daemon, "eyes")
 
 
 async def test_mention_is_answered_in_its_new_thread_once(slack_daemon, fake_slack, fake_llm):

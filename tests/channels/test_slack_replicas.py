@@ -1,7 +1,8 @@
 """Slack's :eyes: with two replicas on one PostgreSQL store (in one process, each with
 its own web server taking signed HTTP events): the replica that runs a turn marks the
 message even when the other one received it, and a replica that takes a chat over
-takes off the mark the chat's previous owner left, though its own turn never marks."""
+takes off the mark the chat's previous owner left, though its own turn never marks. A
+/stop either replica receives ends the turn on the one running the chat."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import pytest_asyncio
 
 from bot.cluster.partitions import lease_name, partition_of
 from bot.daemon import Daemon
+from bot.dispatcher.stops import STOPPED
 from bot.messages import ChatKey
 from tests.fakes import daemons, slack_api
-from tests.fakes.daemons import channel_state_keys
+from tests.fakes.daemons import until_no_state_key
 from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
 from tests.fakes.pg_schema import empty_schema
 from tests.fakes.slack_api import FakeSlack, post_signed
@@ -107,7 +109,7 @@ async def test_the_replica_running_a_turn_marks_a_message_the_other_received(
     [post] = await fake_slack.wait_posts(1, channel=channel)
     assert post["text"] == "done"
     await fake_slack.wait_until(lambda: not fake_slack.reactions)
-    assert not [k for k in await channel_state_keys(b) if "eyes" in k]
+    await until_no_state_key(b, "eyes")
 
 
 async def test_a_replica_taking_a_chat_over_takes_off_the_eyes_its_owner_left(
@@ -123,5 +125,19 @@ async def test_a_replica_taking_a_chat_over_takes_off_the_eyes_its_owner_left(
     assert post["text"] == "echo: cut off"
     await fake_slack.wait_until(lambda: not fake_slack.reactions)
     assert [c.params["timestamp"] for c in fake_slack.calls_to("reactions.add")] == [event["ts"]]
-    assert not [k for k in await channel_state_keys(b) if "eyes" in k]
+    await until_no_state_key(b, "eyes")
+    release.set()
+
+
+async def test_a_stop_the_other_replica_received_ends_the_turn_where_it_runs(
+    replicas: Any, fake_slack: FakeSlack, fake_llm: Any
+) -> None:
+    a, b = await replicas()
+    channel = dm_run_by(a)
+    release = held_answer(fake_llm, "never sent")
+    await say(fake_slack, a, channel, "a slow one")
+    await fake_llm.wait_requests(1)  # a's turn is waiting on the model
+    await say(fake_slack, b, channel, "/stop")  # b journals it; a, running the chat, stops
+    [post] = await fake_slack.wait_posts(1, channel=channel)
+    assert post["text"] == STOPPED
     release.set()

@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
+from bot.dispatcher.stops import STOPPED
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FINAL_RESULT, streamed_answer, tool_calls_reply
 from tests.fakes.telegram_api import FakeTelegram
@@ -253,3 +254,15 @@ async def test_an_answer_the_contract_rejects_is_overwritten_by_the_retry(
     assert any(t.startswith("an answer that breaks") for t in shown)  # it was on screen
     assert fake_telegram.visible(42) == [ANSWER]  # and is gone: one message, the retry's
     assert len(fake_llm.requests) == 2
+
+
+async def test_stop_takes_the_half_written_answer_away(telegram_daemon, fake_llm, fake_telegram):
+    """/stop while the answer is being written: its preview is deleted (no answer will
+    replace it) and the person is told."""
+    fake_llm.reply(paced(seconds=60.0))
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("tell me a very long story", chat_id=42)
+    await fake_telegram.wait_until(lambda: fake_telegram.visible(42))  # the preview shows
+    fake_telegram.message("/stop", chat_id=42)
+    await fake_telegram.wait_until(lambda: fake_telegram.visible(42) == [STOPPED])
+    assert len(fake_telegram.calls_to("deleteMessage")) == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import replace
@@ -147,6 +148,7 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
         assert "^[[A" not in term.raw
         term.type("\x15")
         await _streams_as_written(term, fake_llm)
+        await _ctrl_c_stops_the_answer_awaited(term, fake_llm)
         assert await term.close() == 0
     finally:
         if term.proc.poll() is None:
@@ -155,6 +157,23 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
     assert not [s for s in shown if " INFO " in s or " WARNING " in s], shown
     assert shown[0].startswith(f"(logs: {data / 'bot.log'}")
     assert (data / "bot.log").is_file()  # `bot chat` logs warnings only; `bot run` all
+
+
+async def _ctrl_c_stops_the_answer_awaited(term: Terminal, fake_llm: FakeLLM) -> None:
+    """Ctrl-C while an answer is awaited (the terminal, in its normal mode between two
+    prompts, sends SIGINT) stops that answer and prompts again; the chat stays."""
+    release = asyncio.Event()
+    fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": "too late"})]), held=release)
+    asked = len(fake_llm.requests)
+    term.type("a long one\r")
+    await fake_llm.wait_requests(asked + 1)  # the turn is waiting on the model
+    term.proc.send_signal(signal.SIGINT)
+    await term.expect("bot> Stopped.")
+    await term.expect("you>", last=True)
+    release.set()
+    term.type("still here?\r")
+    await term.expect("bot> echo: still here?")
+    assert "too late" not in term.raw
 
 
 STORY = " ".join(f"word{n}" for n in range(60))  # 60 distinct words, about 400 characters

@@ -11,6 +11,7 @@ a new daemon on the same data dir and config::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from bot.daemon import Daemon
 from bot.store.postgres.database import PostgresDatabase
 from channels.base import ChannelContext
 from tests.conftest import make_settings
+from tests.fakes.waiting import STEP_S
 
 
 def asked(fake_llm: Any) -> list[str]:
@@ -41,6 +43,14 @@ async def channel_state_keys(daemon: Daemon) -> list[str]:
     db: Any = daemon.db
     rows = await (db.fetch(sql) if isinstance(db, PostgresDatabase) else db.fetchall(sql))
     return [str(r["key"]) for r in rows]
+
+
+async def until_no_state_key(daemon: Daemon, part: str, timeout: float = STEP_S) -> None:
+    """Until no state key holds ``part`` (an adapter forgets a mark after its platform
+    call: an answer seen on the platform may come just before)."""
+    async with asyncio.timeout(timeout):
+        while [k for k in await channel_state_keys(daemon) if part in k]:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
 
 
 class PlatformDaemons:

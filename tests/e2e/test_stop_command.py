@@ -1,0 +1,80 @@
+"""/stop through the whole daemon (fake channel -> dispatcher -> runner -> real litellm ->
+fake model whose answer is held): a person ends the turn answering them while it is in
+the model; the stopped message gets no answer, now or after a restart, and its words do
+not reach the model again; nobody else's /stop and no follow-up ends it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from bot.dispatcher.stops import NOTHING, STOPPED
+from bot.messages import MessageKind
+from tests.fakes.channel import FakeChannel
+from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
+
+
+def held(fake_llm: Any, answer: str) -> asyncio.Event:
+    """The next model call answers ``answer`` once the returned event is set."""
+    release = asyncio.Event()
+    fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": answer})]), held=release)
+    return release
+
+
+def carried(fake_llm: Any, text: str) -> bool:
+    """Whether the last model request carried ``text`` anywhere in its messages."""
+    return text in str(fake_llm.requests[-1].json["messages"])
+
+
+async def test_stop_ends_the_turn_in_the_model_and_sets_its_message_aside(
+    daemon_factory: Any, fake_llm: Any, tmp_path: Path
+) -> None:
+    daemon, chat = await daemon_factory()
+    release = held(fake_llm, "the long essay")
+    long = await chat.say("write me a long essay")
+    await fake_llm.wait_requests(1)  # the turn is waiting on the model
+    stop = await chat.say("/stop")
+    assert (await chat.reply(stop)).text == STOPPED
+    release.set()
+    assert (await chat.ask("and now a haiku")).text == "echo: and now a haiku"
+    assert not carried(fake_llm, "long essay")  # forgotten, as if never asked
+    assert chat.replies_to(long) == []
+    await daemon.stop(timeout=2)
+    again = FakeChannel()
+    _, _ = await daemon_factory(data_dir=tmp_path / "data", channel=again)
+    assert (await again.ask("still there?")).text == "echo: still there?"
+    assert again.replies_to(long) == []  # finished: not run again after a restart
+    assert len(fake_llm.requests) == 3
+
+
+async def test_the_chat_goes_on_with_the_messages_queued_behind_the_stopped_one(
+    daemon_factory: Any, fake_llm: Any
+) -> None:
+    _, chat = await daemon_factory()
+    held(fake_llm, "never said")
+    long = await chat.say("a slow one")
+    await fake_llm.wait_requests(1)
+    queued = await chat.say("a quick one")
+    stop = await chat.say("/stop")
+    assert (await chat.reply(queued)).text == "echo: a quick one"
+    assert (await chat.reply(stop)).text == STOPPED
+    assert chat.replies_to(long) == []
+
+
+async def test_only_the_person_being_answered_can_stop_their_turn(
+    daemon_factory: Any, fake_llm: Any
+) -> None:
+    _, chat = await daemon_factory()
+    release = held(fake_llm, "done")
+    group = {"chat": "g1", "direct": False}
+    long = await chat.say("a slow one", user="ann", **group)
+    await fake_llm.wait_requests(1)
+    other = await chat.say("/stop", user="bob", **group)
+    follow_up = await chat.say("/stop", user="ann", kind=MessageKind.SCHEDULED, **group)
+    release.set()
+    assert (await chat.reply(long)).text == "done"
+    assert (await chat.reply(other)).text == NOTHING
+    answer = (await chat.reply(follow_up)).text
+    assert answer.startswith("echo: [Scheduled follow-up") and answer.endswith("/stop")  # a turn
+    assert (await chat.ask("/stop", user="ann", **group)).text == NOTHING  # nothing runs now
