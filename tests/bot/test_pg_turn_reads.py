@@ -171,7 +171,6 @@ async def test_a_telegram_turn_on_postgresql_runs_no_more_statements_than_it_doe
             fake_telegram.message(f"m{n}", chat_id=101)
             await _turn_done(fake_telegram, seen, n)
             first = first or sum(seen.values())
-        print("SEEN", first, sorted(seen.items()))
         assert sum(seen.values()) - first <= TURN_STATEMENTS * TURNS, seen
 
 
