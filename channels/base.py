@@ -98,6 +98,17 @@ class SupportsTyping(Protocol):
 
 
 @runtime_checkable
+class MarksWorking(Protocol):
+    """A working signal that stays on the message until taken off (Slack's :eyes:), not
+    one that lapses by itself (Telegram's and Discord's "typing"). It comes off with the
+    answer's final send; this is for a turn that ends without one."""
+
+    async def done_working(self, key: ChatKey, message_id: str) -> None:
+        """The turn answering ``message_id`` ended without an answer (stopped)."""
+        ...
+
+
+@runtime_checkable
 class SupportsEdit(Protocol):
     async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
         """Replace the text of a message this adapter sent (streaming, placeholders)."""

@@ -30,7 +30,7 @@ from bot.messages import Attachment, InboundMessage, OutboundKind, OutboundMessa
 from bot.ops.metrics import Metrics
 from bot.streaming.preview import PreviewStream
 from bot.streaming.service import Streaming
-from channels.base import Channel, SupportsTyping, can_type
+from channels.base import Channel, MarksWorking, SupportsTyping, can_type
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +95,8 @@ class TurnHandler:
         try:
             return await self._answer(msg, preview)
         except asyncio.CancelledError as exc:
-            if preview is not None and exc.args == (STOPPED_BY_USER,):
-                await preview.discard()  # stopped: no answer will take its place
+            if exc.args == (STOPPED_BY_USER,):
+                await self._stopped(msg, preview)
             raise
         except Exception:
             if preview is not None:
@@ -105,6 +105,18 @@ class TurnHandler:
         finally:
             if preview is not None:  # an answer queued it already; else kept for a replay
                 await preview.abandon()
+
+    async def _stopped(self, msg: InboundMessage, preview: PreviewStream | None) -> None:
+        """A /stop ended the turn: no answer will replace its preview or take its
+        working mark off, so both go now."""
+        if preview is not None:
+            await preview.discard()
+        channel = self.channels.get(msg.key.channel)
+        if isinstance(channel, MarksWorking):
+            try:
+                await channel.done_working(msg.key, msg.message_id)
+            except Exception as exc:  # cosmetic: never fail the stop over it
+                log.info("working mark in %s not taken off: %s", msg.key, exc)
 
     async def _answer(self, msg: InboundMessage, preview: PreviewStream | None) -> str:
         try:

@@ -332,6 +332,12 @@ class SlackChannel:
         if target is not None:
             await self.working.show(target)
 
+    async def done_working(self, key: ChatKey, message_id: str) -> None:
+        """MarksWorking: a stopped turn's :eyes: come off without an answer."""
+        target = norm.parse_message_id(message_id)
+        if target is not None:
+            await self.working.clear(target)
+
     async def _clear_working(self, msg: OutboundMessage) -> None:
         target = norm.parse_message_id(msg.reply_to)
         if target is not None:

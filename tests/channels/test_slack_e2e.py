@@ -117,6 +117,23 @@ async def test_eyes_a_restart_left_on_a_message_come_off_with_its_answer(
     await until_no_state_key(daemon, "eyes")
 
 
+async def test_a_stopped_turn_takes_its_eyes_off_and_says_so(
+    slack_daemon, fake_slack, fake_llm
+) -> None:
+    """/stop while the model works: no answer will come to take the :eyes: off, so the
+    stop does; "Stopped." answers the /stop."""
+    daemon = await slack_daemon()
+    fake_llm.reply_tool_calls([("final_result", {"answer": "never said"})], delay=30)
+    event = await _say(fake_slack, "a slow one")
+    await fake_slack.wait_until(lambda: fake_slack.reactions)
+    await _say(fake_slack, "/stop")
+    await _answers(fake_slack, "Stopped.")
+    await fake_slack.wait_until(lambda: not fake_slack.reactions)
+    assert [c.params["timestamp"] for c in fake_slack.calls_to("reactions.remove")] == [event["ts"]]
+    await until_no_state_key(daemon, "eyes")
+    assert not _with_text(fake_slack, "never said")
+
+
 async def test_mention_is_answered_in_its_new_thread_once(slack_daemon, fake_slack, fake_llm):
     await slack_daemon()
     mention = fake_slack.mention("what's the plan?")
