@@ -259,7 +259,7 @@ async def test_an_answer_the_contract_rejects_is_overwritten_by_the_retry(
 async def test_stop_takes_the_half_written_answer_away(telegram_daemon, fake_llm, fake_telegram):
     """/stop while the answer is being written: its preview is deleted (no answer will
     replace it) and the person is told."""
-    fake_llm.reply(paced(seconds=60.0))
+    fake_llm.reply(paced(seconds=12.0))  # the stop comes long before its end
     await telegram_daemon(streaming=FAST)
     fake_telegram.message("tell me a very long story", chat_id=42)
     await fake_telegram.wait_until(lambda: fake_telegram.visible(42))  # the preview shows
