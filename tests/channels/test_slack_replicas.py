@@ -6,7 +6,6 @@ takes off the mark the chat's previous owner left, though its own turn never mar
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from bot.dispatcher.stops import STOPPED
 from bot.messages import ChatKey
 from tests.fakes import daemons, slack_api
 from tests.fakes.daemons import until_no_state_key
-from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
 from tests.fakes.pg_schema import empty_schema
 from tests.fakes.slack_api import FakeSlack, post_signed
 from tests.fakes.waiting import until
@@ -33,6 +31,8 @@ PARTITIONS = 8
 # a clean stop releases them at once, so a takeover never waits for it.
 CLUSTER = {"lease_ttl_s": 20, "renew_every_s": 0.2, "partitions": PARTITIONS, "poll_s": 0.1}
 SLOW = {"typing_after_s": 60}  # a replica whose turns end before they show the signal
+
+pytestmark = pytest.mark.timeout(120)
 
 
 @pytest_asyncio.fixture
@@ -86,22 +86,12 @@ async def say(fake_slack: FakeSlack, to: Daemon, channel: str, text: str) -> dic
     return event
 
 
-def held_answer(fake_llm: Any, answer: str) -> asyncio.Event:
-    """The next model call answers ``answer`` once the returned event is set."""
-    release = asyncio.Event()
-    fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": answer})]), held=release)
-    return release
-
-
-pytestmark = pytest.mark.timeout(120)
-
-
 async def test_the_replica_running_a_turn_marks_a_message_the_other_received(
     replicas: Any, fake_slack: FakeSlack, fake_llm: Any
 ) -> None:
     a, b = await replicas()
     channel = dm_run_by(a)
-    release = held_answer(fake_llm, "done")
+    release = fake_llm.held_answer("done")
     event = await say(fake_slack, b, channel, "a slow one")  # b journals it; a runs it
     await fake_slack.wait_until(lambda: fake_slack.reactions)
     assert fake_slack.reactions == {(channel, event["ts"], "eyes")}
@@ -117,7 +107,7 @@ async def test_a_replica_taking_a_chat_over_takes_off_the_eyes_its_owner_left(
 ) -> None:
     a, b = await replicas(agent_b=SLOW)
     channel = dm_run_by(a)
-    release = held_answer(fake_llm, "never sent")
+    release = fake_llm.held_answer("never sent")
     event = await say(fake_slack, a, channel, "cut off")
     await fake_slack.wait_until(lambda: fake_slack.reactions)
     await a.stop(timeout=2)  # mid-turn: b takes the chat over and runs the message again
@@ -134,7 +124,7 @@ async def test_a_stop_the_other_replica_received_ends_the_turn_where_it_runs(
 ) -> None:
     a, b = await replicas()
     channel = dm_run_by(a)
-    release = held_answer(fake_llm, "never sent")
+    release = fake_llm.held_answer("never sent")
     await say(fake_slack, a, channel, "a slow one")
     await fake_llm.wait_requests(1)  # a's turn is waiting on the model
     await say(fake_slack, b, channel, "/stop")  # b journals it; a, running the chat, stops

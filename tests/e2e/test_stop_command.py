@@ -5,21 +5,12 @@ not reach the model again; nobody else's /stop and no follow-up ends it."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from bot.dispatcher.stops import NOTHING, STOPPED
 from bot.messages import MessageKind
 from tests.fakes.channel import FakeChannel
-from tests.fakes.llm_server import FINAL_RESULT, tool_calls_reply
-
-
-def held(fake_llm: Any, answer: str) -> asyncio.Event:
-    """The next model call answers ``answer`` once the returned event is set."""
-    release = asyncio.Event()
-    fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": answer})]), held=release)
-    return release
 
 
 def carried(fake_llm: Any, text: str) -> bool:
@@ -31,7 +22,7 @@ async def test_stop_ends_the_turn_in_the_model_and_sets_its_message_aside(
     daemon_factory: Any, fake_llm: Any, tmp_path: Path
 ) -> None:
     daemon, chat = await daemon_factory()
-    release = held(fake_llm, "the long essay")
+    release = fake_llm.held_answer("the long essay")
     long = await chat.say("write me a long essay")
     await fake_llm.wait_requests(1)  # the turn is waiting on the model
     stop = await chat.say("/stop")
@@ -52,7 +43,7 @@ async def test_the_chat_goes_on_with_the_messages_queued_behind_the_stopped_one(
     daemon_factory: Any, fake_llm: Any
 ) -> None:
     _, chat = await daemon_factory()
-    held(fake_llm, "never said")
+    fake_llm.held_answer("never said")
     long = await chat.say("a slow one")
     await fake_llm.wait_requests(1)
     queued = await chat.say("a quick one")
@@ -66,7 +57,7 @@ async def test_only_the_person_being_answered_can_stop_their_turn(
     daemon_factory: Any, fake_llm: Any
 ) -> None:
     _, chat = await daemon_factory()
-    release = held(fake_llm, "done")
+    release = fake_llm.held_answer("done")
     group = {"chat": "g1", "direct": False}
     long = await chat.say("a slow one", user="ann", **group)
     await fake_llm.wait_requests(1)

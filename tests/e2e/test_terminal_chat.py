@@ -162,8 +162,7 @@ async def test_the_terminal_chat_keeps_its_prompt_whole(tmp_path: Path, fake_llm
 async def _ctrl_c_stops_the_answer_awaited(term: Terminal, fake_llm: FakeLLM) -> None:
     """Ctrl-C while an answer is awaited (the terminal, in its normal mode between two
     prompts, sends SIGINT) stops that answer and prompts again; the chat stays."""
-    release = asyncio.Event()
-    fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": "too late"})]), held=release)
+    release = fake_llm.held_answer("too late")
     asked = len(fake_llm.requests)
     term.type("a long one\r")
     await fake_llm.wait_requests(asked + 1)  # the turn is waiting on the model

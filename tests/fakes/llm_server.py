@@ -268,6 +268,13 @@ class ReplyQueue:
     ) -> Self:
         return self.reply(tool_calls_reply(calls, content=content, delay=delay))
 
+    def held_answer(self, answer: str) -> asyncio.Event:
+        """The next call answers ``answer`` (through final_result) once the returned
+        event is set: a turn that waits on the model as long as a test needs."""
+        release = asyncio.Event()
+        self.reply(tool_calls_reply([(FINAL_RESULT, {"answer": answer})]), held=release)
+        return release
+
     def reply_error(
         self,
         status: int = 500,
