@@ -83,8 +83,9 @@ class TurnHandler:
                 await self.reply(msg, text)
             else:
                 outcome = await self._agent_turn(msg)
-        except asyncio.CancelledError:
-            outcome = "cancelled"  # shutdown: the message stays in the inbox
+        except asyncio.CancelledError as exc:
+            # A shutdown (the message stays in the inbox), or its person's /stop.
+            outcome = "stopped" if exc.args == (STOPPED_BY_USER,) else "cancelled"
             raise
         finally:
             kind = "agent" if matched is None else "command"

@@ -11,6 +11,7 @@ from typing import Any
 from bot.dispatcher.stops import NOTHING, STOPPED
 from bot.messages import MessageKind
 from tests.fakes.channel import FakeChannel
+from tests.fakes.web_client import metrics, value
 
 
 def carried(fake_llm: Any, text: str) -> bool:
@@ -31,6 +32,8 @@ async def test_stop_ends_the_turn_in_the_model_and_sets_its_message_aside(
     assert (await chat.ask("and now a haiku")).text == "echo: and now a haiku"
     assert not carried(fake_llm, "long essay")  # forgotten, as if never asked
     assert chat.replies_to(long) == []
+    turns = {"channel": "test", "kind": "agent"}
+    assert value(await metrics(daemon), "bot_turn_seconds_count", **turns, outcome="stopped") == 1
     await daemon.stop(timeout=2)
     again = FakeChannel()
     _, _ = await daemon_factory(data_dir=tmp_path / "data", channel=again)
