@@ -39,6 +39,11 @@ STOPPED = "Stopped. I set that message aside: it gets no answer and is not part 
 NOTHING = "Nothing to stop: no answer to a message of yours is being written here."
 
 
+def ended_by_stop(exc: BaseException) -> bool:
+    """Whether ``exc`` (a turn's CancelledError) is a /stop's, not a shutdown's."""
+    return isinstance(exc, asyncio.CancelledError) and exc.args == (STOPPED_BY_USER,)
+
+
 @dataclass(slots=True)
 class _Running:
     message_id: str

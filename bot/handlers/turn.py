@@ -18,7 +18,7 @@ from typing import Any
 from bot.agent.llm.credentials import CONFIGURE_HINT
 from bot.agent.runner import AgentRunner
 from bot.bus.base import Bus
-from bot.dispatcher.stops import STOPPED_BY_USER
+from bot.dispatcher.stops import ended_by_stop
 from bot.errors import (
     CredentialsRejectedError,
     ModelNotConfiguredError,
@@ -85,7 +85,7 @@ class TurnHandler:
                 outcome = await self._agent_turn(msg)
         except asyncio.CancelledError as exc:
             # A shutdown (the message stays in the inbox), or its person's /stop.
-            outcome = "stopped" if exc.args == (STOPPED_BY_USER,) else "cancelled"
+            outcome = "stopped" if ended_by_stop(exc) else "cancelled"
             raise
         finally:
             kind = "agent" if matched is None else "command"
@@ -96,7 +96,7 @@ class TurnHandler:
         try:
             return await self._answer(msg, preview)
         except asyncio.CancelledError as exc:
-            if exc.args == (STOPPED_BY_USER,):
+            if ended_by_stop(exc):
                 await self._stopped(msg, preview)
             raise
         except Exception:

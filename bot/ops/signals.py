@@ -20,6 +20,8 @@ def stop_on_signals(
         if interrupt is None or not interrupt():
             request_stop(signal.SIGINT.name)
 
+    # A loop without signal handlers (Windows' proactor) raises NotImplementedError:
+    # there Ctrl-C arrives as KeyboardInterrupt, which ``bot`` turns into exit code 0.
     with contextlib.suppress(NotImplementedError):
         loop.add_signal_handler(signal.SIGTERM, request_stop, signal.SIGTERM.name)
         loop.add_signal_handler(signal.SIGINT, on_sigint)

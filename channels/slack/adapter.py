@@ -333,15 +333,15 @@ class SlackChannel:
             await self.working.show(target)
 
     async def done_working(self, key: ChatKey, message_id: str) -> None:
-        """MarksWorking: a stopped turn's :eyes: come off without an answer."""
+        """MarksWorking (a stopped turn's, without an answer), and at an answer's final
+        send: the :eyes: on ``message_id`` come off."""
         target = norm.parse_message_id(message_id)
         if target is not None:
             await self.working.clear(target)
 
     async def _clear_working(self, msg: OutboundMessage) -> None:
-        target = norm.parse_message_id(msg.reply_to)
-        if target is not None:
-            await self.working.clear(target)
+        if msg.reply_to is not None:
+            await self.done_working(msg.key, msg.reply_to)
 
     def _target(self, key: ChatKey, message_id: str) -> tuple[str, str]:
         """An inbound id (``C:ts``) or a sent id (a bare ts in ``key``'s chat)."""

@@ -19,7 +19,7 @@ import logging
 import time
 from datetime import timedelta
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import DeliveryRejected
 from bot.lru import LRU
 from channels.base import StateStore
 from channels.slack.send import SlackSender
@@ -48,17 +48,17 @@ class WorkingSignal:
         if target in self._worn:
             return
         self._worn[target] = None
-        # Kept before it is put on: a reaction no state knows of would stay if the
-        # answer came from another process (and an answer sent while the state write
-        # was still on its way would leave the mark behind).
-        if self._state is not None:
-            await self._state.set(_key(target), "1", keep_for=KEEP)
         try:
+            # Kept before it is put on: a reaction no state knows of would stay if the
+            # answer came from another process (and an answer sent while the state
+            # write was still on its way would leave the mark behind).
+            if self._state is not None:
+                await self._state.set(_key(target), "1", keep_for=KEEP)
             await self._sender.reaction(True, *target, WORKING_EMOJI)
         except DeliveryRejected:
             raise  # e.g. no reactions:write scope: not asked again for this message
-        except ChannelError:
-            self._worn.pop(target)  # transient: the next refresh tries again
+        except Exception:
+            self._worn.pop(target)  # transient (Slack, the store): the next refresh retries
             raise
 
     async def clear(self, target: Target) -> None:

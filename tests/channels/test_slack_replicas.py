@@ -39,8 +39,9 @@ pytestmark = pytest.mark.timeout(120)
 async def replicas(
     platform_daemon: daemons.PlatformDaemons, fake_slack: FakeSlack, tmp_path: Path
 ) -> AsyncIterator[Any]:
-    """``await replicas(agent_b=...)``: replicas a (marking at once) and b, HTTP events
-    only, with the chat partitions split between them."""
+    """``a, b, dm = await replicas(agent_b=...)``: replicas a (marking at once) and b,
+    HTTP events only, with the chat partitions split between them, and a DM channel id
+    whose chat a runs."""
     section = {
         "bot_token": fake_slack.bot_token,
         "app_token": "",
@@ -50,7 +51,7 @@ async def replicas(
     }
     async with empty_schema() as url:
 
-        async def start(agent_b: dict[str, Any] | None = None) -> tuple[Daemon, Daemon]:
+        async def start(agent_b: dict[str, Any] | None = None) -> tuple[Daemon, Daemon, str]:
             common: dict[str, Any] = {"store": {"url": url}, "cluster": CLUSTER}
             a = await platform_daemon({"slack": section}, data_dir=tmp_path / "a", **common)
             b_agent = {"agent": agent_b} if agent_b else {}
@@ -59,7 +60,7 @@ async def replicas(
             )
             half = PARTITIONS // 2
             await until(lambda: len(a.cluster.held()) == half == len(b.cluster.held()))
-            return a, b
+            return a, b, dm_run_by(a)
 
         yield start
         await platform_daemon.stop_all()  # before the schema goes
@@ -89,8 +90,7 @@ async def say(fake_slack: FakeSlack, to: Daemon, channel: str, text: str) -> dic
 async def test_the_replica_running_a_turn_marks_a_message_the_other_received(
     replicas: Any, fake_slack: FakeSlack, fake_llm: Any
 ) -> None:
-    a, b = await replicas()
-    channel = dm_run_by(a)
+    _, b, channel = await replicas()  # a runs the chat
     release = fake_llm.held_answer("done")
     event = await say(fake_slack, b, channel, "a slow one")  # b journals it; a runs it
     await fake_slack.wait_until(lambda: fake_slack.reactions)
@@ -105,8 +105,7 @@ async def test_the_replica_running_a_turn_marks_a_message_the_other_received(
 async def test_a_replica_taking_a_chat_over_takes_off_the_eyes_its_owner_left(
     replicas: Any, fake_slack: FakeSlack, fake_llm: Any
 ) -> None:
-    a, b = await replicas(agent_b=SLOW)
-    channel = dm_run_by(a)
+    a, b, channel = await replicas(agent_b=SLOW)
     release = fake_llm.held_answer("never sent")
     event = await say(fake_slack, a, channel, "cut off")
     await fake_slack.wait_until(lambda: fake_slack.reactions)
@@ -122,8 +121,7 @@ async def test_a_replica_taking_a_chat_over_takes_off_the_eyes_its_owner_left(
 async def test_a_stop_the_other_replica_received_ends_the_turn_where_it_runs(
     replicas: Any, fake_slack: FakeSlack, fake_llm: Any
 ) -> None:
-    a, b = await replicas()
-    channel = dm_run_by(a)
+    a, b, channel = await replicas()
     release = fake_llm.held_answer("never sent")
     await say(fake_slack, a, channel, "a slow one")
     await fake_llm.wait_requests(1)  # a's turn is waiting on the model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -225,6 +226,34 @@ async def test_an_answer_is_sent_once_whatever_becomes_of_its_eyes(
         assert sent.ids
     assert [p["text"] for p in fake_slack.posts("C0GENERAL")] == ["answer 1", "answer 2"]
     assert len(fake_slack.reactions) == 1  # the second's: its removal failed
+
+
+class FailingSets(MemoryState):
+    """The channel's state, whose writes of :eyes: marks fail while ``broken`` (a
+    database error)."""
+
+    broken = True
+
+    async def set(self, key: str, value: str, *, keep_for: timedelta | None = None) -> None:
+        if self.broken and key.startswith("slack:eyes:"):
+            raise StoreError("database is locked")
+        await super().set(key, value, keep_for=keep_for)
+
+
+async def test_eyes_go_on_only_once_their_mark_is_kept(fake_slack: FakeSlack, slack_channel):
+    """A mark the state could not keep puts no :eyes: on (another process could not take
+    them off), and the next typing refresh tries again."""
+    state = FailingSets()
+    channel, inbox = await slack_channel(state=state)
+    await fake_slack.wait_socket()
+    await fake_slack.wait_acked(await fake_slack.push(fake_slack.mention("hello")))
+    [msg] = await inbox.wait(1)
+    with pytest.raises(StoreError):
+        await channel.typing(msg.key, msg.message_id)
+    assert not fake_slack.reactions
+    state.broken = False
+    await channel.typing(msg.key, msg.message_id)
+    assert len(fake_slack.reactions) == 1 and any(k.startswith("slack:eyes:") for k in state.data)
 
 
 async def test_a_slack_backoff_never_holds_other_channels_deliveries(
