@@ -128,7 +128,9 @@ class Dispatcher:
             return
         self._inflight.add(mark)
         if self._stops.asks_to_stop(msg):
-            self._stops.stop(msg)  # now, not after the turn it means (then it replies)
+            self._stops.stop(msg)  # now, not after what it means (then it replies)
+        else:
+            self._stops.queued(msg)
         self._workers.submit(msg.key, msg)
 
     def idle(self, keep: Callable[[ChatKey], bool]) -> bool:
@@ -138,6 +140,7 @@ class Dispatcher:
     async def forsake(self, keep: Callable[[ChatKey], bool]) -> None:
         """Stop the chats ``keep`` selects: their lease went to another replica."""
         await self._workers.cancel(keep)
+        self._stops.forsake(keep)
         self._inflight = {m for m in self._inflight if not keep(m[0])}
 
     async def _run_turn(self, msg: InboundMessage) -> None:
@@ -176,6 +179,11 @@ class Dispatcher:
             log.info("a lost turn's start stays counted: %s", task.exception())
 
     async def _fenced_turn(self, msg: InboundMessage) -> None:
+        if not self._stops.begins(msg):  # its person's /stop withdrew it while it waited
+            if self._forget is not None:
+                await self._steady(self._forget, msg)
+            await self._steady(self._bus.inbound_done, msg)
+            return
         verdict = await self._steady(self._admit, msg)
         if verdict is Verdict.RUN:
             await self._turn(msg)

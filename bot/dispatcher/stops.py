@@ -1,9 +1,13 @@
-"""/stop: a person ends the turn that is answering them, while it runs.
+"""/stop: a person ends the turn that is answering them, while it runs, and sets aside
+their messages still waiting for their turn in that chat.
 
 A command waits in its chat's lane like any message, so it would run only after the turn
 it means to stop. The dispatcher therefore looks at a /stop as it arrives, before its
-lane, and cancels that turn at once; the /stop then runs in the lane as an ordinary
-command, after the turn it ended, and its reply says whether anything was stopped.
+lane, and cancels that turn at once; the person's messages queued before the /stop are
+withdrawn (each is finished without a turn when its lane reaches it), as someone who
+says "stop" means everything they asked so far. Messages sent after the /stop, and other
+people's, are answered. The /stop then runs in the lane as an ordinary command, after
+what it ended, and its reply says how much was stopped.
 
 The cancellation is the lane worker's own (a task per turn would cost each turn a task,
 and the reads its start made ahead for it, which belong to the task that counted it), and
@@ -36,6 +40,10 @@ STOP = "stop"
 STOPPED_BY_USER = "stopped by /stop"
 KEPT = 1_024  # /stop messages remembered until their reply is written
 STOPPED = "Stopped. I set that message aside: it gets no answer and is not part of our chat."
+STOPPED_MANY = (
+    "Stopped. I set your last {count} messages aside: they get no answer and are not part "
+    "of our chat."
+)
 NOTHING = "Nothing to stop: no answer to a message of yours is being written here."
 
 
@@ -52,11 +60,21 @@ class _Running:
     stopped: bool = False
 
 
+def stopped_reply(count: int) -> str:
+    """The /stop's reply when it ended ``count`` of its person's messages."""
+    if count == 0:
+        return NOTHING
+    return STOPPED if count == 1 else STOPPED_MANY.format(count=count)
+
+
 class TurnStops:
     def __init__(self) -> None:
         self._running: dict[ChatKey, _Running] = {}
-        self._asked: LRU[str, str] = LRU(KEPT)  # /stop message id -> the message it meant
-        self._ended: LRU[str, None] = LRU(KEPT)  # messages whose turn a /stop ended
+        # A person's messages queued in each chat, not yet begun: message id -> sender.
+        self._waiting: dict[ChatKey, dict[str, str]] = {}
+        self._withdrawn: LRU[str, None] = LRU(KEPT)  # set aside before their turn began
+        self._asked: LRU[str, tuple[str, ...]] = LRU(KEPT)  # /stop id -> the messages it meant
+        self._ended: LRU[str, None] = LRU(KEPT)  # messages a /stop ended or set aside
 
     @staticmethod
     def asks_to_stop(msg: InboundMessage) -> bool:
@@ -64,16 +82,55 @@ class TurnStops:
         parsed = parse_command(msg.text) if msg.from_person else None
         return parsed is not None and parsed[0] == STOP
 
+    def queued(self, msg: InboundMessage) -> None:
+        """``msg`` joined its chat's lane: a later /stop of its sender may withdraw it."""
+        if msg.from_person:
+            self._waiting.setdefault(msg.key, {})[msg.message_id] = msg.user_id
+
     def stop(self, msg: InboundMessage) -> None:
         """On arrival of ``msg`` (a /stop): cancel the turn answering its sender in its
-        chat, if one is running here."""
+        chat, if one is running here, and withdraw their messages waiting behind it."""
+        meant = [*self._cancel_running(msg), *self._withdraw_waiting(msg)]
+        if meant:
+            self._asked[msg.message_id] = tuple(meant)
+
+    def _cancel_running(self, msg: InboundMessage) -> list[str]:
         running = self._running.get(msg.key)
         if running is None or running.user_id != msg.user_id or running.stopped:
-            return
-        self._asked[msg.message_id] = running.message_id
+            return []
         running.stopped = True
         running.task.cancel(STOPPED_BY_USER)
         log.info("message %s in %s: its turn stopped by /stop", running.message_id, msg.key)
+        return [running.message_id]
+
+    def _withdraw_waiting(self, msg: InboundMessage) -> list[str]:
+        waiting = self._waiting.get(msg.key, {})
+        theirs = [m for m, user in waiting.items() if user == msg.user_id]
+        for message_id in theirs:
+            del waiting[message_id]
+            self._withdrawn[message_id] = None
+        if theirs:
+            log.info("%d waiting message(s) in %s set aside by /stop", len(theirs), msg.key)
+        return theirs
+
+    def begins(self, msg: InboundMessage) -> bool:
+        """``msg``'s lane reached it: False if a /stop withdrew it meanwhile (it is then
+        finished without a turn)."""
+        waiting = self._waiting.get(msg.key)
+        if waiting is not None:
+            waiting.pop(msg.message_id, None)
+            if not waiting:
+                del self._waiting[msg.key]
+        if msg.message_id not in self._withdrawn:
+            return True
+        self._withdrawn.pop(msg.message_id)
+        self._ended[msg.message_id] = None
+        return False
+
+    def forsake(self, keep: Callable[[ChatKey], bool]) -> None:
+        """The chats ``keep`` selects left this replica, their queued messages with them."""
+        for key in [k for k in self._waiting if keep(k)]:
+            del self._waiting[key]
 
     async def run(self, msg: InboundMessage, turn: Callable[[], Awaitable[None]]) -> bool:
         """Run ``msg``'s turn in this task; True if a /stop ended it (a cancellation of
@@ -98,8 +155,8 @@ class TurnStops:
 
     async def reply(self, msg: InboundMessage, args: str) -> str:
         """The /stop command, run in its lane after the turn it ended."""
-        meant = self._asked.pop(msg.message_id)
-        return STOPPED if meant is not None and meant in self._ended else NOTHING
+        meant = self._asked.pop(msg.message_id) or ()
+        return stopped_reply(sum(1 for m in meant if m in self._ended))
 
     def command(self) -> Command:
-        return Command(STOP, "/stop", "stop the answer being written to your message", self.reply)
+        return Command(STOP, "/stop", "stop answering your messages sent so far", self.reply)

@@ -1,6 +1,7 @@
 """TurnStops on its own: the cancellation a /stop sends lands in the turn and is taken
 back when the turn ends, so the lane worker goes on; any other cancellation of the
-worker, alone or besides a /stop, still cancels it."""
+worker, alone or besides a /stop, still cancels it. A /stop also withdraws its person's
+messages waiting in the chat (theirs only, and only those sent before it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.dispatcher.stops import NOTHING, STOPPED, TurnStops
+from bot.dispatcher.stops import NOTHING, STOPPED, TurnStops, stopped_reply
 from bot.messages import ChatKey, InboundMessage, MessageKind
 
 KEY = ChatKey("test", "g1")
@@ -90,3 +91,44 @@ async def test_nobody_else_and_no_follow_up_stops_a_turn() -> None:
     assert await task == (False, 0)
     assert await stops.reply(by_bob, "") == NOTHING
     assert await stops.reply(said("/stop"), "") == NOTHING  # nothing was running
+
+
+def waiting(stops: TurnStops, *msgs: InboundMessage) -> tuple[InboundMessage, ...]:
+    for msg in msgs:
+        stops.queued(msg)
+    return msgs
+
+
+async def test_a_stop_withdraws_its_persons_waiting_messages_only() -> None:
+    stops = TurnStops()
+    ann1, bob1, ann2 = waiting(stops, said("one"), said("bob's", user="bob"), said("two"))
+    follow_up, stop = waiting(stops, said("remind", kind=MessageKind.SCHEDULED))[0], said("/stop")
+    stops.stop(stop)  # nothing runs: only waiting messages are meant
+    later = waiting(stops, said("after the stop"))[0]
+    begun = [stops.begins(m) for m in (ann1, bob1, ann2, follow_up, later)]
+    assert begun == [False, True, False, True, True]
+    assert await stops.reply(stop, "") == stopped_reply(2)
+    assert stopped_reply(2) != STOPPED
+
+
+async def test_a_stop_counts_the_running_turn_and_the_waiting_ones() -> None:
+    stops, turn = TurnStops(), Turn()
+    long, queued = said("a long one"), said("and another")
+    assert stops.begins(long)
+    task = await started(stops, long, turn)
+    stops.queued(queued)
+    stop = said("/stop")
+    stops.stop(stop)
+    assert await task == (True, 0)
+    assert not stops.begins(queued)
+    assert await stops.reply(stop, "") == stopped_reply(2)
+
+
+async def test_a_chat_that_leaves_takes_its_waiting_messages_along() -> None:
+    stops = TurnStops()
+    (msg,) = waiting(stops, said("one"))
+    stops.forsake(lambda key: key == KEY)
+    stop = said("/stop")
+    stops.stop(stop)  # on this replica, nothing of Ann's waits any more
+    assert await stops.reply(stop, "") == NOTHING
+    assert stops.begins(msg)

@@ -1,14 +1,15 @@
 """/stop through the whole daemon (fake channel -> dispatcher -> runner -> real litellm ->
 fake model whose answer is held): a person ends the turn answering them while it is in
-the model; the stopped message gets no answer, now or after a restart, and its words do
-not reach the model again; nobody else's /stop and no follow-up ends it."""
+the model, and sets aside their messages waiting behind it; the stopped messages get no
+answer, now or after a restart, and their words do not reach the model again; nobody
+else's /stop and no follow-up ends it, and what comes after the /stop is answered."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from bot.dispatcher.stops import NOTHING, STOPPED
+from bot.dispatcher.stops import NOTHING, STOPPED, stopped_reply
 from bot.messages import MessageKind
 from tests.fakes.channel import FakeChannel
 from tests.fakes.web_client import metrics, value
@@ -42,18 +43,24 @@ async def test_stop_ends_the_turn_in_the_model_and_sets_its_message_aside(
     assert len(fake_llm.requests) == 3
 
 
-async def test_the_chat_goes_on_with_the_messages_queued_behind_the_stopped_one(
+async def test_stop_sets_aside_its_persons_waiting_messages_and_the_chat_goes_on(
     daemon_factory: Any, fake_llm: Any
 ) -> None:
     _, chat = await daemon_factory()
     fake_llm.held_answer("never said")
-    long = await chat.say("a slow one")
+    group = {"chat": "g1", "direct": False}
+    long = await chat.say("a slow one", user="ann", **group)
     await fake_llm.wait_requests(1)
-    queued = await chat.say("a quick one")
-    stop = await chat.say("/stop")
-    assert (await chat.reply(queued)).text == "echo: a quick one"
-    assert (await chat.reply(stop)).text == STOPPED
-    assert chat.replies_to(long) == []
+    queued = await chat.say("and a quick one", user="ann", **group)
+    bobs = await chat.say("bob asks too", user="bob", **group)
+    stop = await chat.say("/stop", user="ann", **group)
+    after = await chat.say("a new question", user="ann", **group)
+    assert (await chat.reply(bobs)).text == "echo: bob asks too"  # not Ann's to stop
+    assert (await chat.reply(stop)).text == stopped_reply(2)
+    assert (await chat.reply(after)).text == "echo: a new question"
+    assert chat.replies_to(long) == chat.replies_to(queued) == []
+    assert not carried(fake_llm, "quick one")  # never sent to the model, then or now
+    assert len(fake_llm.requests) == 3
 
 
 async def test_only_the_person_being_answered_can_stop_their_turn(
