@@ -27,6 +27,7 @@ from bot.config.webtools import FetchSettings, SearchSettings
 from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
 from bot.ops.loop import EventLoopChoice
+from bot.store.location import POOL_SIZE
 from channels.registry import SPECS
 
 DEFAULT_CONFIG_NAME = "bot.toml"
@@ -167,7 +168,7 @@ class StoreSettings(Section):
     # state (opened as work needs them; closed after two minutes unused, down to one). A
     # replica opens two more (its lease heartbeat and the LISTEN wake-up), so the server's
     # max_connections must cover replicas x (max_connections + 2), plus the CLI's.
-    max_connections: int = Field(default=10, ge=1, le=1_000)
+    max_connections: int = Field(default=POOL_SIZE, ge=1, le=1_000)
 
     @field_validator("url")
     @classmethod

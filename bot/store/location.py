@@ -15,6 +15,9 @@ from bot.store.base import Storage
 from bot.store.db import Database, sqlite_version
 from bot.store.sqlite import sqlite_storage
 
+# PostgreSQL connections one process keeps at most: ``[store] max_connections``'s default.
+POOL_SIZE = 10
+
 _POSTGRES = ("postgresql://", "postgres://")
 
 
@@ -57,7 +60,7 @@ def storage_for(
     data_dir: Path,
     sqlite: Callable[[Database], Storage] = sqlite_storage,
     *,
-    max_connections: int = 10,
+    max_connections: int = POOL_SIZE,
 ) -> Storage:
     """The repositories of the backend ``url`` names, not yet open (``backend.open``).
     ``sqlite`` builds them over a SQLite database (tests wrap it with faults);

@@ -27,6 +27,7 @@ from bot.cluster import fence
 from bot.errors import StoreError
 from bot.messages import utcnow
 from bot.store import schema
+from bot.store.location import POOL_SIZE
 from bot.store.postgres.statements import bound, marked, reads, refusals
 from bot.store.postgres.turnreads import TurnReads
 
@@ -81,7 +82,9 @@ def safe_url(url: str) -> str:
 class PostgresDatabase:
     """A pool of connections to one database, at the latest schema version once open."""
 
-    def __init__(self, url: str, *, max_connections: int = 10, idle_s: float = IDLE_S) -> None:
+    def __init__(
+        self, url: str, *, max_connections: int = POOL_SIZE, idle_s: float = IDLE_S
+    ) -> None:
         self.url = url
         self._max = max_connections
         self._idle_s = idle_s
