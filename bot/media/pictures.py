@@ -10,8 +10,11 @@ pixel cap, an unknown format (HEIC without a plugin) or a damaged file is said p
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
+import warnings
+from typing import Any
 
 from bot.errors import MediaError
 
@@ -23,14 +26,28 @@ MAX_PIXELS = 60_000_000  # about 8,000 x 7,500: a larger picture is refused unre
 SENT_AS_IS = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
+@functools.cache
+def _pillow() -> Any:
+    """Pillow's Image, set to refuse pictures past the cap; its warning for those below
+    twice the cap is silenced, as :func:`fit` refuses them itself."""
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+    return Image
+
+
 def fit(data: bytes, mime: str) -> tuple[bytes, str]:
     """``data`` (and its type) as the model is sent it; :class:`MediaError` when it is
     no picture Pillow reads. CPU-bound: run it on a thread."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
 
-    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    Image = _pillow()
     try:
         with Image.open(io.BytesIO(data)) as image:
+            # Pillow itself refuses only past twice its cap (between, it warns and decodes).
+            if image.width * image.height > MAX_PIXELS:
+                raise Image.DecompressionBombError
             fmt = Image.MIME.get(image.format or "", mime)
             if fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and len(data) <= MAX_BYTES:
                 return data, fmt

@@ -372,6 +372,15 @@ async def test_large_pictures_are_made_smaller_and_bombs_refused(
     )
 
 
+def test_a_picture_past_the_pixel_cap_is_refused_unread_even_below_pillows_own() -> None:
+    from bot.errors import MediaError
+    from bot.media.pictures import fit
+
+    # 81 megapixels: over MAX_PIXELS, under the 120 at which Pillow itself refuses
+    with pytest.raises(MediaError, match="more than 60,000,000 pixels"):
+        fit(_png_header(9_000, 9_000), "image/png")
+
+
 async def test_the_terminal_saves_a_file_it_is_sent_and_prints_its_path(tmp_path) -> None:
     import io
 
