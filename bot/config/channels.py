@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from bot.config.settings import Settings
+from bot.ops.redaction import url_secrets
 from channels.base import ChannelSpec
 from channels.registry import SPECS
 
@@ -45,5 +46,7 @@ def secret_values(settings: Settings) -> list[str]:
     for server in settings.mcp.servers.values():
         secrets += server.secrets()
     values = [s.get_secret_value() for s in secrets]
+    for server in settings.mcp.servers.values():
+        values += url_secrets(server.url)  # a key in the URL's query, a password in it
     values.append(urlsplit(settings.store.url.get_secret_value()).password or "")
     return sorted({v for v in values if v}, key=len, reverse=True)

@@ -99,6 +99,19 @@ def url_secrets(url: str) -> list[str]:
 REDACTOR = Redactor()
 
 
+def redacted(value: Any) -> Any:
+    """``value`` (JSON-shaped: dicts, lists, strings) with every string redacted: for
+    what is served without a login (``/healthz``, ``/status``), where an error's text
+    may quote a URL with its key."""
+    if isinstance(value, str):
+        return REDACTOR(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v) for v in value]
+    return value
+
+
 class _RedactingFactory:
     """The log-record factory: the one it replaced makes the record, then it is redacted."""
 

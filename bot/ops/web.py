@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from bot.errors import ConfigError
+from bot.ops.redaction import redacted
 from channels.base import Route
 
 log = logging.getLogger(__name__)
@@ -142,11 +143,11 @@ class WebServer:
         health = await self._health()
         body = health.body()
         body["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        return web.json_response(body, status=200 if health.ok else 503)
+        return web.json_response(redacted(body), status=200 if health.ok else 503)
 
     async def _status_view(self, request: web.Request) -> web.Response:
         report = await self._status() if self._status is not None else {}
-        return web.json_response(dict(report))
+        return web.json_response(redacted(dict(report)))
 
     async def _metrics_view(self, request: web.Request) -> web.Response:
         payload = await self._metrics()

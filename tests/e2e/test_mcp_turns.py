@@ -113,3 +113,31 @@ async def test_an_image_an_mcp_tool_returns_reaches_the_user_with_the_answer(
     await channel.wait_for(lambda _: len(channel.uploads) == 1)
     [(key, name, data, _)] = channel.uploads
     assert (key, name, data) == (reply.key, "image-1.png", b"\x89PNG\r\n\x1a\n")
+
+
+async def test_a_key_in_an_mcp_url_stays_out_of_health_and_status(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    """/healthz and /status need no login: a server's error, which quotes its URL, is
+    shown there with the URL's query values masked, as in the log."""
+    import asyncio
+
+    from tests.fakes.web_sites import FakeSite
+
+    key = "SUPERSECRET0123456789"
+    async with FakeSite() as site:
+        url = site.page("/sse", "bad key", "text/plain", status=401) + f"?api_key={key}"
+        search = {"url": url, "connect_timeout_s": 3}
+        daemon, _ = await daemon_factory(mcp={"servers": {"search": search}})
+
+        async def health() -> dict[str, Any]:
+            while True:  # polls the endpoint the operator reads
+                body = dict((await _get(daemon, "/healthz"))[1])
+                if str(body["mcp:search"]).startswith("failed"):
+                    return body
+                await asyncio.sleep(0.05)
+
+        shown = await asyncio.wait_for(health(), 30)
+        status = (await _get(daemon, "/status"))[1]
+    assert "401" in shown["mcp:search"] and "api_key=***" in shown["mcp:search"]
+    assert key not in str(shown) and key not in str(status)

@@ -23,6 +23,7 @@ from bot.config.mcp import MCPServerSettings
 from bot.errors import MCPConnectionLost as ConnectionLost
 from bot.errors import MCPServerError as ServerError
 from bot.errors import MCPTimeout as RequestTimedOut
+from bot.ops.redaction import REDACTOR
 from tools.mcp.results import CallOutcome, render_result
 
 if TYPE_CHECKING:  # the SDK costs a second to import: only when a server is configured
@@ -137,7 +138,9 @@ class MCPServer:
             tools = await self._list(conn)
         except Exception as exc:  # whatever a server does, the daemon carries on
             await conn.close()
-            self.status.state, self.status.detail = "failed", str(exc) or type(exc).__name__
+            # Shown on /healthz and the admin page: an error quoting the URL is masked.
+            detail = REDACTOR(str(exc)) or type(exc).__name__
+            self.status.state, self.status.detail = "failed", detail
             expected = isinstance(exc, ConnectionLost | RequestTimedOut | ServerError)
             log.warning(
                 "MCP server %s: cannot connect (attempt %d): %s",
