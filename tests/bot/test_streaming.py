@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from bot.agent.llm.client import LLMClient
 from bot.agent.llm.response import AnswerReader
@@ -80,6 +83,27 @@ async def test_stream_assembles_calls_by_index_and_shows_only_the_answer(fake_ll
     assert seen.texts[-1] == ANSWER
     assert all(ANSWER.startswith(t) for t in seen.texts)
     assert len(set(seen.texts)) > 3  # it grew in steps
+
+
+async def test_the_hang_guard_spares_a_long_steady_stream_and_cuts_a_stalled_one(
+    fake_llm: FakeLLM,
+) -> None:
+    """The guard against hangs outside litellm's HTTP client (2 x timeout_s + 5 s by
+    default) watches the gaps between chunks: an answer written steadily for longer than
+    the guard is kept whole; a stream that stops sending is still cut off."""
+    from bot.errors import ModelUnavailableError
+    from tests.fakes.llm_server import streamed_answer
+
+    llm = LLMClient("openai/fake-model", api_base=fake_llm.url, api_key="sk-test", max_retries=0)
+    llm.hang_guard_s = 1.5
+    answer = "A long answer, written steadily. " * 4
+    fake_llm.reply(streamed_answer(answer, seconds=3.5))
+    resp = await llm.stream([{"role": "user", "content": "hi"}], None, Seen())
+    assert json.loads(resp.tool_calls[0].arguments)["answer"] == answer
+    stalled = streamed_answer(answer, seconds=3.5)
+    fake_llm.reply(replace(stalled, pace=3.0))  # the first chunk, then nothing for 3 s
+    with pytest.raises(ModelUnavailableError):
+        await llm.stream([{"role": "user", "content": "hi"}], None, Seen())
 
 
 def _fields(reply: Any) -> dict[str, Any]:

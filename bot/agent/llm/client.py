@@ -70,13 +70,24 @@ _Loader = LitellmLoader  # the names tests reach for: llm._Loader() and llm._loa
 # No stream_options include_usage: nothing reads a streamed turn's token counts, and
 # litellm's usage bookkeeping per chunk was a third of a streamed call's CPU.
 _STREAMED: dict[str, Any] = {"stream": True}
+GUARD_STEP_S = 1.0  # how often a stream's hang guard is pushed back while chunks arrive
 
 
-async def _read_stream(resp: Any, model: str, sink: AnswerSink) -> LLMResponse:
-    """Every chunk of a streamed answer, assembled; an empty stream is retried."""
+async def _read_stream(
+    resp: Any, model: str, sink: AnswerSink, guard: asyncio.Timeout, guard_s: float
+) -> LLMResponse:
+    """Every chunk of a streamed answer, assembled; an empty stream is retried. The hang
+    guard watches the gaps between chunks, not the whole answer: a model writing steadily
+    for minutes (a long answer, a slow local model) is not cut off mid-answer."""
     assembled = AnswerStream(model, sink)
+    loop = asyncio.get_running_loop()
+    moved = loop.time()
     async for chunk in resp:
         assembled.feed(chunk)
+        now = loop.time()
+        if now - moved > GUARD_STEP_S:  # a timer moved per second, not per chunk
+            guard.reschedule(now + guard_s)
+            moved = now
     if not assembled.chunks:
         raise EmptyResponse("the provider streamed no chunks")
     return assembled.response()
@@ -103,6 +114,9 @@ class LLMClient:
         self._api_key = api_key
         self.fallback_models = tuple(fallback_models)
         self.timeout_s = timeout_s
+        # litellm enforces timeout_s itself; this outer guard only catches a hang outside
+        # its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
+        self.hang_guard_s = timeout_s * 2 + 5
         self.max_retries = max(0, max_retries)
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -243,9 +257,7 @@ class LLMClient:
         sink: AnswerSink | None = None,
     ) -> LLMResponse:
         try:
-            # litellm enforces timeout_s itself; this outer guard only catches a hang
-            # outside its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
-            async with self._calls, asyncio.timeout(self.timeout_s * 2 + 5):
+            async with self._calls, asyncio.timeout(self.hang_guard_s) as guard:
                 with setup_inline(self._pure_setup.get(model, False)):
                     resp = await litellm.acompletion(
                         model=model,
@@ -260,7 +272,7 @@ class LLMClient:
                 if sink is None:
                     parsed = parse_response(resp, model)
                 else:
-                    parsed = await _read_stream(resp, model, sink)
+                    parsed = await _read_stream(resp, model, sink, guard, self.hang_guard_s)
         except Exception as exc:
             failure = classify(litellm, exc)
             self._observe(model, failure.kind)
