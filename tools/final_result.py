@@ -8,10 +8,13 @@ from ``ToolResult.arguments``; this tool only acknowledges it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK, ToolContext
 from tools.base import Tool
+
+BLANK = "parameter 'answer': it is blank; write the reply the user will read"
 
 
 class FinalResultTool(Tool):
@@ -45,6 +48,16 @@ class FinalResultTool(Tool):
     }
     read_only = True
     offload_exempt = True
+
+    def validate_params(self, params: Mapping[str, Any]) -> list[str]:
+        """The schema's checks, and an answer with something to read: spaces and line
+        breaks pass ``minLength`` but show the user nothing (a platform drops an empty
+        message), so the model is asked again."""
+        problems = super().validate_params(params)
+        answer = params.get("answer")
+        if isinstance(answer, str) and answer and not answer.strip():
+            problems.append(BLANK)
+        return problems
 
     async def execute(self, ctx: ToolContext, **kwargs: Any) -> str:
         return FINAL_RESULT_ACK

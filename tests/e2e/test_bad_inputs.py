@@ -191,6 +191,23 @@ async def test_invalid_final_result_twice_falls_back(daemon_factory, fake_llm, c
     await _next_message_works(chat, fake_llm)
 
 
+async def test_a_blank_answer_is_asked_again_and_never_left_unsaid(daemon_factory, fake_llm):
+    """Spaces and line breaks pass the schema's minLength but show nothing (a platform
+    drops an empty message): the model is asked again, and a second blank one gets the
+    apology, so the person always sees a reply."""
+    from tools.final_result import BLANK
+
+    _, chat = await _setup(daemon_factory)
+    fake_llm.reply_tool_calls([("final_result", {"answer": " \n \n"})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "here it is"})])
+    assert (await chat.ask("hi")).text == "here it is"
+    assert BLANK in _tool_result(fake_llm)
+    fake_llm.reply_tool_calls([("final_result", {"answer": "  "})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "\n"})])
+    reply = await chat.ask("again")
+    assert reply.text == "Sorry, I could not put my answer together. Please try again."
+
+
 async def test_max_steps_gives_fallback_answer(daemon_factory, fake_llm):
     _, chat = await _setup(daemon_factory, llm={"max_steps": 3})
     for _ in range(3):
