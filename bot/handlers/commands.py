@@ -12,7 +12,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.messages import InboundMessage
+from bot.messages import TO_ANY_BOT, InboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # "/name[@bot]" then arguments after any whitespace (a newline too).
 _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 
-CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]
+CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]  # its reply; "": none
 
 # Sent by a platform itself (a "Start" button on a first visit): a greeting
 # for the assistant, not a mistyped command.
@@ -72,8 +72,10 @@ class CommandRouter:
         name, args = parsed
         cmd = self._commands.get(name)
         if cmd is None and name not in GREETINGS:
-            # A typo costs no model call and says where the list is.
-            cmd = Command(name, f"/{name}", "unknown", self._unknown)
+            if msg.extras.get(TO_ANY_BOT):  # another bot's (/ban), or "/etc is full": silence
+                cmd = Command(name, f"/{name}", "not ours", _silent)
+            else:  # a typo costs no model call and says where the list is
+                cmd = Command(name, f"/{name}", "unknown", self._unknown)
         return (cmd, args) if cmd else None
 
     async def _unknown(self, msg: InboundMessage, args: str) -> str:
@@ -85,6 +87,10 @@ class CommandRouter:
         lines += [f"{c.usage} — {c.summary}" for c in sorted(self._commands.values(), key=_name)]
         lines.append("Anything else you write goes to the assistant.")
         return "\n".join(lines)
+
+
+async def _silent(msg: InboundMessage, args: str) -> str:
+    return ""  # no reply
 
 
 def _name(c: Command) -> str:

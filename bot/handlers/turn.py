@@ -80,7 +80,8 @@ class TurnHandler:
                     outcome = "ok"
                 except ToolError as exc:
                     text, outcome = f"Error: {exc}", "tool_error"
-                await self.reply(msg, text)
+                if text:
+                    await self.reply(msg, text)
             else:
                 outcome = await self._agent_turn(msg)
         except asyncio.CancelledError as exc:

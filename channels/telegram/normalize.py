@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.messages import Attachment, ChatKey, InboundMessage, utcnow
+from bot.messages import TO_ANY_BOT, Attachment, ChatKey, InboundMessage, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,12 @@ def _replied(m: Json) -> Json | None:
 
 def _addressed(m: Json, text: str, me: BotIdentity) -> bool:
     """Mentioned (@name or text_mention), replying to us, or a command for us."""
+    return _named(m, text, me) or text.startswith("/")
+
+
+def _named(m: Json, text: str, me: BotIdentity) -> bool:
+    """Mentioned (@name or text_mention), replying to us, or a /command@us: meant for this
+    bot, not a bare /command, which Telegram delivers to every bot in the group."""
     handle = "@" + me.username.lower()
     body = m.get("text") or m.get("caption") or ""
     entities = m.get("entities") if m.get("text") else m.get("caption_entities")
@@ -103,12 +109,11 @@ def _addressed(m: Json, text: str, me: BotIdentity) -> bool:
         if kind == "text_mention" and (entity.get("user") or {}).get("id") == me.id:
             return True
         if kind == "bot_command" and entity.get("offset") == 0:
-            value = entity_text(body, entity)
-            return "@" not in value or value.lower().endswith(handle)
+            return entity_text(body, entity).lower().endswith(handle)
     reply = _replied(m)
     if reply is not None and (reply.get("from") or {}).get("id") == me.id:
         return True
-    return text.startswith("/") or re.search(rf"{re.escape(handle)}\b", text, re.I) is not None
+    return re.search(rf"{re.escape(handle)}\b", text, re.I) is not None
 
 
 def _for_other_bot(text: str, me: BotIdentity) -> bool:
@@ -166,6 +171,8 @@ def normalize(
     }
     if chat.get("title"):
         extras["chat_title"] = chat["title"]
+    if group and text.startswith("/") and not _named(m, text, me):
+        extras[TO_ANY_BOT] = True
     context = _reply_context(m, me)
     if context is not None:
         extras["reply_to"] = context

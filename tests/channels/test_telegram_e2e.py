@@ -93,6 +93,25 @@ async def test_group_gating_mention_reply_and_command(telegram_daemon, fake_tele
     assert len(fake_llm.requests) == 2  # "people talking" never reached the model
 
 
+async def test_in_a_group_a_bare_command_we_do_not_know_is_another_bots(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    """Telegram hands a bare /command in a group to every bot there: one this bot does
+    not know (a moderation bot's /ban, "/etc is full") gets no reply and no model call;
+    one addressed to it by name, or sent in private, is told it is unknown."""
+    await telegram_daemon()
+    for text in ("/ban @spammer", "/etc is full, why?"):
+        fake_telegram.message(text, chat_id=-100)
+    await _barrier(fake_telegram, -100, "/help")
+    assert [c.params["text"][:9] for c in fake_telegram.sent(-100)] == ["Commands "]
+    await _barrier(fake_telegram, -100, "/ban@test_bot")
+    await _barrier(fake_telegram, 42, "/ban")
+    unknown = "Unknown command /ban, see /help."
+    assert [c.params["text"] for c in fake_telegram.sent(-100)][1:] == [unknown]
+    assert [c.params["text"] for c in fake_telegram.sent(42)] == [unknown]
+    assert fake_llm.requests == []
+
+
 async def test_group_policy_all_answers_every_message(telegram_daemon, fake_telegram, fake_llm):
     await telegram_daemon(group_policy="all")
     fake_telegram.message("people talking", chat_id=-100)
