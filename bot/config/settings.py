@@ -221,6 +221,9 @@ else:
     ChannelsSettings = _channels_model()
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 class Settings(BaseSettings):
     """The whole configuration. ``repr`` never shows secrets (``SecretStr``)."""
 
@@ -258,6 +261,15 @@ class Settings(BaseSettings):
     media: MediaSettings = Field(default_factory=MediaSettings)
 
     _toml_data: ClassVar[dict[str, Any]] = {}
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        """A level's name in any case ("debug" as "DEBUG"); a typo said, not run as INFO."""
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {value!r}: use one of {', '.join(LOG_LEVELS)}")
+        return level
 
     @field_validator("timezone")
     @classmethod

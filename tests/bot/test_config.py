@@ -250,6 +250,12 @@ def test_invalid_timezone(tmp_path: Path) -> None:
     assert "Mars/Olympus" in message
 
 
+def test_log_level_in_any_case_and_a_typo_said(tmp_path: Path) -> None:
+    assert load_settings(write(tmp_path / "a.toml", 'log_level = "debug"\n')).log_level == "DEBUG"
+    message = config_error(write(tmp_path / "b.toml", 'log_level = "verbose"\n'))
+    assert "'log_level'" in message and "verbose" in message and "WARNING" in message
+
+
 def test_invalid_toml(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "[llm\nmodel = \n")
     message = config_error(path)
