@@ -55,6 +55,32 @@ async def test_chat_answers_piped_lines_in_order_and_exits(tmp_path, fake_llm):
         assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
 
 
+async def test_every_command_keeps_the_data_it_makes_private(tmp_path):
+    """Not only `bot run` and `bot chat`: any command may make the data folder and its
+    database (here `bot pairing list` in an empty folder, and `bot store copy` to a new
+    SQLite file); a database an older version left readable is made private on open."""
+    old = os.umask(0o022)
+    try:
+        env = bot_env(tmp_path / "data")
+        code, _, err = await _bot("pairing", "list", env=env, cwd=tmp_path)
+        assert code == 0, err
+        copy = tmp_path / "copy.db"
+        src, dst = f"sqlite:{tmp_path / 'data' / 'bot.db'}", f"sqlite:{copy}"
+        code, _, err = await _bot(
+            "store", "copy", "--from", src, "--to", dst, env=env, cwd=tmp_path
+        )
+        assert code == 0, err
+        for path in (tmp_path / "data", tmp_path / "data" / "bot.db", copy):
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+        copy.chmod(0o644)  # as an older version left it
+        again = {**env, "BOT_STORE__URL": f"sqlite:{copy}"}
+        code, _, err = await _bot("pairing", "list", env=again, cwd=tmp_path)
+        assert code == 0, err
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
 async def test_chat_without_model_explains_configuration(tmp_path):
     code, out, err = await _bot(
         "chat", env=bot_env(tmp_path / "data"), cwd=tmp_path, stdin=b"hello\n"
