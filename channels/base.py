@@ -406,3 +406,6 @@ class ChannelSpec(Generic[S]):
     doctor: Callable[[aiohttp.ClientSession, S], Awaitable[Check]] | None = None
     example: str = ""  # the commented ``[channels.<name>]`` block ``bot init`` writes
     setup: tuple[SetupQuestion, ...] = ()  # what ``bot init`` asks at a terminal
+    # How the section receives through the shared web app ("a webhook"), or "" when it
+    # does not: with [web] off such a channel would start and never hear a message.
+    web_route: Callable[[S], str] = lambda _: ""

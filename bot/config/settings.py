@@ -12,7 +12,15 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -262,6 +270,22 @@ class Settings(BaseSettings):
 
     _toml_data: ClassVar[dict[str, Any]] = {}
 
+    @model_validator(mode="after")
+    def _web_for_webhooks(self) -> Settings:
+        """A channel that receives through the web app needs it on: else it would start,
+        register its webhook, and never hear a message."""
+        if self.web.enabled:
+            return self
+        for spec in SPECS:
+            section = getattr(self.channels, spec.name)
+            route = spec.enabled(section) and spec.web_route(section)
+            if route:
+                raise ValueError(
+                    f"channels.{spec.name} receives through {route}, served by the web "
+                    "app, but web.enabled = false: set web.enabled = true"
+                )
+        return self
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
@@ -341,6 +365,8 @@ def _describe(error: Any) -> str:
     if kind == "extra_forbidden":
         return f"unknown key '{loc}'"
     msg = str(error["msg"]).removeprefix("Value error, ")
+    if not loc:  # a check across sections names its keys itself
+        return msg
     value = error.get("input")
     # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
     secret = any(word in loc for word in ("secret", "token", "key", "password")) or any(

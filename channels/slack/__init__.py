@@ -32,6 +32,9 @@ SPEC = ChannelSpec(
     secrets=_secrets,
     doctor=check_slack,
     example=EXAMPLE,
+    web_route=lambda s: (
+        "the Events API (signing_secret)" if s.signing_secret.get_secret_value() else ""
+    ),
 )
 
 __all__ = ["SPEC", "SlackSettings"]

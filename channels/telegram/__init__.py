@@ -31,6 +31,7 @@ SPEC = ChannelSpec(
     secrets=_secrets,
     doctor=check_telegram,
     example=EXAMPLE,
+    web_route=lambda s: 'a webhook (mode = "webhook")' if s.mode == "webhook" else "",
     setup=(
         SetupQuestion("Telegram bot token, from @BotFather (empty: no Telegram)", "token", True),
         SetupQuestion(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from bot.config.section import ChannelSection
 
@@ -22,6 +22,21 @@ class TelegramSettings(ChannelSection):
     # that is edited; the final answer is then posted as a new message.
     telegram_drafts: bool = False
 
+    @model_validator(mode="after")
+    def _webhook_complete(self) -> TelegramSettings:
+        """Said at load (and by ``bot doctor``), not by a channel that fails to start."""
+        missing = [
+            name
+            for name, value in (
+                ("webhook_url", self.webhook_url),
+                ("webhook_secret", self.webhook_secret.get_secret_value()),
+            )
+            if not value
+        ]
+        if self.token.get_secret_value() and self.mode == "webhook" and missing:
+            raise ValueError(f"webhook mode needs {' and '.join(missing)}")
+        return self
+
 
 EXAMPLE = """\
 [channels.telegram]
@@ -30,7 +45,7 @@ base_url = "https://api.telegram.org/bot" # Bot API root; the token is appended
 allow_from = []                           # user ids or usernames; ["*"] = everyone
 mode = "polling"             # "polling" (long polling) or "webhook"
 webhook_url = ""             # webhook mode: the public HTTPS URL Telegram posts to
-webhook_port = 8443          # webhook mode: local port of the webhook server (behind TLS proxy)
+webhook_port = 8443          # deprecated, ignored: the webhook is served by the [web] app
 webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bot-Api-Secret-Token
 group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
                              # "all" = every message

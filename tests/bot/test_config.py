@@ -256,6 +256,37 @@ def test_log_level_in_any_case_and_a_typo_said(tmp_path: Path) -> None:
     assert "'log_level'" in message and "verbose" in message and "WARNING" in message
 
 
+WEBHOOK = '[channels.telegram]\ntoken = "123:abc"\nmode = "webhook"\n'
+HOOKED = f'{WEBHOOK}webhook_url = "https://bot.example.com/tg"\nwebhook_secret = "s3cret-path"\n'
+
+
+def test_a_webhook_missing_its_url_or_secret_is_said_at_load(tmp_path: Path) -> None:
+    message = config_error(write(tmp_path / "a.toml", WEBHOOK))
+    assert "'channels.telegram'" in message
+    assert "webhook mode needs webhook_url and webhook_secret" in message
+    no_token = "[channels.telegram]\nmode = 'webhook'\n"  # the channel is off: no matter
+    assert load_settings(write(tmp_path / "b.toml", no_token)).channels.telegram.mode == "webhook"
+
+
+@pytest.mark.parametrize(
+    ("section", "route"),
+    [
+        (HOOKED, "channels.telegram receives through a webhook"),
+        (
+            '[channels.slack]\nbot_token = "xoxb-1-a"\nsigning_secret = "signing-secret-1"\n',
+            "channels.slack receives through the Events API",
+        ),
+    ],
+)
+def test_a_channel_that_receives_by_the_web_app_needs_it_on(
+    tmp_path: Path, section: str, route: str
+) -> None:
+    """Else it would start, register its webhook, and never hear a message."""
+    assert load_settings(write(tmp_path / "on.toml", section)).web.enabled
+    message = config_error(write(tmp_path / "off.toml", f"{section}[web]\nenabled = false\n"))
+    assert route in message and "set web.enabled = true" in message and "key" not in message
+
+
 def test_invalid_toml(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "[llm\nmodel = \n")
     message = config_error(path)

@@ -68,13 +68,16 @@ async def test_webhook_rejects_garbage_without_crashing(telegram_daemon, fake_te
     assert channel.connected
 
 
-async def test_webhook_without_secret_does_not_start(telegram_daemon, fake_telegram, caplog):
-    _, channel = await telegram_daemon(
-        mode="webhook", webhook_url="https://bot.example.com/hook", webhook_port=0
-    )
-    assert not channel.connected
-    assert "needs webhook_url and webhook_secret" in caplog.text
-    assert not fake_telegram.calls_to("setWebhook")
+def test_webhook_without_secret_is_refused_with_the_settings() -> None:
+    """Said at load and by `bot doctor`, not by a channel that fails to start."""
+    import pytest
+    from pydantic import ValidationError
+
+    from channels.telegram.settings import TelegramSettings
+
+    url = "https://bot.example.com/hook"
+    with pytest.raises(ValidationError, match="webhook mode needs webhook_secret"):
+        TelegramSettings(token="1:abc", mode="webhook", webhook_url=url)
 
 
 async def test_refused_set_webhook_leaves_the_daemon_running(
