@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from bot.agent.llm.client import LLMClient
+from bot.agent.llm.client import LLMClient, litellm_module
+from bot.agent.llm.credentials import check_configured
 from bot.config import Settings, load_settings
 from bot.config.channels import enabled_channels, secret_values
 from bot.errors import ConfigError, LLMError, ModelNotConfiguredError, StoreError
@@ -87,6 +88,24 @@ async def check_model(settings: Settings) -> Check:
     return ok(name, f"answered in {time.perf_counter() - started:.1f} s")
 
 
+async def check_model_offline(settings: Settings) -> Check:
+    """A remote model is not called offline, but a missing key or an unknown provider is
+    found without the network: the chat would otherwise answer every message with how
+    to configure it, after a doctor that said all was well."""
+    llm = settings.llm
+    name = f"model {llm.model}"
+    try:
+        check_configured(
+            await litellm_module(),
+            llm.model,
+            api_base=llm.api_base,
+            api_key=llm.api_key.get_secret_value(),
+        )
+    except ModelNotConfiguredError as exc:
+        return failed(name, str(exc).split(". ")[0], "set llm.model, llm.api_key, llm.api_base")
+    return ok(name, "configured (not called: --offline)")
+
+
 async def check_store(settings: Settings) -> Check:
     """The store answers, at a schema version this release can run (read, not migrated)."""
     url = settings.store.url.get_secret_value()
@@ -130,7 +149,8 @@ async def run_checks(
     if offline:
         skipped = Check("internet", "skipped", "--offline: platforms, weather, MCP servers")
         local = _is_local(settings.llm.api_base)
-        return [*checks, skipped, *([await check_model(settings)] if local else [])]
+        model = await (check_model if local else check_model_offline)(settings)
+        return [*checks, skipped, model]
     async with aiohttp.ClientSession() as http:
         pending: list[Awaitable[Check]] = [
             spec.doctor(http, section)

@@ -196,9 +196,21 @@ async def test_offline_skips_what_needs_the_internet_and_exits_zero(tmp_path, fa
     assert "internet" in rows and "telegram" not in rows and "weather" not in rows
     assert "model openai/fake-model" in out and fake_llm.requests
 
-    remote = _config(tmp_path, llm={"api_base": "https://api.example.com/v1"}, **unreachable)
-    names = [c.name for c in await doctor.run_checks(remote, offline=True)]
-    assert names == ["config", "data dir", "store", "internet"]
+    remote = {"model": "openai/gpt-4o-mini", "api_base": "https://api.example.com/v1"}
+    keyed = _config(tmp_path, llm={**remote, "api_key": "sk-remote-1"}, **unreachable)
+    checks = await doctor.run_checks(keyed, offline=True)
+    assert [c.name for c in checks] == [
+        "config",
+        "data dir",
+        "store",
+        "internet",
+        "model openai/gpt-4o-mini",
+    ]
+    assert checks[-1].status == "ok" and "not called" in checks[-1].detail
+    # no key: found without the network, where it passed before
+    keyless = _config(tmp_path, llm=remote, **unreachable)
+    model = (await doctor.run_checks(keyless, offline=True))[-1]
+    assert model.status == "failed" and "OPENAI_API_KEY" in model.detail, model
 
 
 async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):
