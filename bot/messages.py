@@ -48,8 +48,8 @@ class MessageKind(StrEnum):
 PERSON_KINDS = frozenset({MessageKind.USER, MessageKind.COMMAND})
 
 
-# An ``InboundMessage.extras`` key: a bare /command in a group, which the platform hands
-# to every bot there (Telegram); one this bot does not know is another bot's to answer.
+# An ``InboundMessage.extras`` key: a bare /command in a group, which a platform may hand
+# to every bot there; one this bot does not know is another bot's to answer.
 TO_ANY_BOT = "to_any_bot"
 
 

@@ -93,6 +93,7 @@ def _root(
     ] = False,
 ) -> None:
     """The options before any command."""
+    process.private_files()  # every command may make the data folder and its database
 
 
 @app.command()
@@ -104,7 +105,6 @@ def run(config: ConfigOpt = None) -> None:
 @app.command()
 def chat(config: ConfigOpt = None) -> None:
     """Chat in the terminal through the same pipeline (answers piped lines in order)."""
-    process.private_files()
     settings = load_or_exit(config, data_dir=True)
     process.setup_logging(settings.log_level, quiet=True)
     from bot.app import run_chat

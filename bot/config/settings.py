@@ -35,7 +35,7 @@ from bot.config.webtools import FetchSettings, SearchSettings
 from bot.config.workspaces import WorkspacesSettings
 from bot.errors import ConfigError
 from bot.ops.loop import EventLoopChoice
-from bot.store.location import POOL_SIZE
+from bot.store.base import POOL_SIZE
 from channels.registry import SPECS
 
 DEFAULT_CONFIG_NAME = "bot.toml"

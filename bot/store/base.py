@@ -22,6 +22,9 @@ from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.sessions import ChatSession, TurnStart
 from bot.store.workspaces import PersonaVersion
 
+# PostgreSQL connections one process keeps at most: ``[store] max_connections``'s default.
+POOL_SIZE = 10
+
 Message = dict[str, Any]
 ClearHook = Callable[[int], None]
 

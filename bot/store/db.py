@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from importlib.resources.abc import Traversable
@@ -301,7 +303,21 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
     conn.executescript(script)
 
 
+def _private(path: Path) -> None:
+    """A database file (and its WAL) left readable by others, say by an older version or
+    a command run under a loose umask, is made this user's alone: it holds the chats."""
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            mode = stat.S_IMODE(part.stat().st_mode)
+            if mode & 0o077 and part.stat().st_uid == os.geteuid():
+                part.chmod(mode & 0o700)
+                log.warning("%s was readable by other users (%s); made private", part, oct(mode))
+        except OSError:
+            continue  # not there (yet), or not ours to change
+
+
 def _connect(path: Path) -> sqlite3.Connection:
+    _private(path)
     # isolation_level=None: autocommit; transactions are explicit (``transaction``).
     # check_same_thread=False: small pieces may run on the event loop's thread, never at
     # the same time as the database thread (Database._serial).

@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.store.base import Storage
+from bot.store.base import POOL_SIZE, Storage
 from bot.store.db import Database, sqlite_version
 from bot.store.sqlite import sqlite_storage
-
-# PostgreSQL connections one process keeps at most: ``[store] max_connections``'s default.
-POOL_SIZE = 10
 
 _POSTGRES = ("postgresql://", "postgres://")
 

@@ -27,7 +27,7 @@ from bot.cluster import fence
 from bot.errors import StoreError
 from bot.messages import utcnow
 from bot.store import schema
-from bot.store.location import POOL_SIZE
+from bot.store.base import POOL_SIZE
 from bot.store.postgres.statements import bound, marked, reads, refusals
 from bot.store.postgres.turnreads import TurnReads
 
