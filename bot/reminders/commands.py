@@ -9,36 +9,61 @@ from datetime import datetime
 from bot.errors import ToolError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage, utcnow
+from bot.reminders.phrases import is_number, is_quantity, is_unit
 from bot.reminders.repeats import USAGE, every
 from bot.reminders.service import ReminderService, describe
 from bot.reminders.timeparse import format_local, parse_when
 
 MAX_WHEN_WORDS = 8
+_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "next", "this"})
 
 
 def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
     """``"in 10 minutes tea"`` -> ``("in 10 minutes", "tea")``.
 
     An explicit separator (``|``) wins; otherwise the longest leading run of words that
-    parses as a time is the time, and the rest is the reminder text.
+    parses as a time is the time, and the rest is the reminder text. A unit is never
+    split off its number ("in 1 | hour") nor a time after "at" ("tomorrow at | 8"), and
+    an amount dateparser ignored at the end of the time ("tomorrow 9am 10 min standup")
+    goes back to the text. All of it a time is a reminder without text.
     """
     if "|" in args:
         when, _, what = args.partition("|")
         return when.strip(), what.strip()
+    if _parses(args, tz, now):
+        raise ToolError(
+            "the reminder has no text; say what to remind about after the time, e.g. "
+            f"'/remind {args.strip()} | stretch'"
+        )
     words = args.split()
-    best = 0
+    parsed: dict[int, datetime] = {}
     for n in range(1, min(len(words) - 1, MAX_WHEN_WORDS) + 1):
-        try:
-            parse_when(" ".join(words[:n]), tz, now)
-        except ToolError:
-            continue
-        best = n
-    if best == 0:
+        if not _cuts_a_phrase(words, n) and (at := _parses(" ".join(words[:n]), tz, now)):
+            parsed[n] = at
+    if not parsed:
         raise ToolError(
             "usage: /remind <when> <what>, e.g. '/remind in 10 minutes tea' or "
             "'/remind tomorrow 9am | call mom'"
         )
+    longest = max(parsed)
+    # An amount dateparser skipped ("10 min" in "tomorrow 9am 10 min standup") is text.
+    same = (n for n, at in parsed.items() if at == parsed[longest] and is_quantity(words, n))
+    best = min(same, default=longest)
     return " ".join(words[:best]), " ".join(words[best:])
+
+
+def _parses(text: str, tz: str, now: datetime) -> datetime | None:
+    try:
+        return parse_when(text, tz, now)
+    except ToolError:
+        return None
+
+
+def _cuts_a_phrase(words: list[str], n: int) -> bool:
+    """Whether ending the time before ``words[n]`` cuts it mid-phrase: dateparser
+    ignores a trailing "at", and read "in 1" as January."""
+    last = words[n - 1].lower()
+    return last in _CONNECTORS or (is_unit(words[n]) and is_number(last))
 
 
 def _every_split(rest: str, tz: str) -> tuple[str, str]:

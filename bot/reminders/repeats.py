@@ -46,7 +46,7 @@ def _interval(n: int, unit: str) -> str:
 
 def _time_of_day(at: str, tz: str, now: datetime) -> tuple[int, int]:
     """(minute, hour) of "at <time>", or of now when no time is given."""
-    local = parse_when(at, tz, now) if at.strip() else now
+    local = parse_when(f"at {at}", tz, now) if at.strip() else now  # "at 9" is 09:00
     local = local.astimezone(zone(tz))
     return local.minute, local.hour
 

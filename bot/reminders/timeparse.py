@@ -8,16 +8,21 @@ goes through the standard library first so exact times never depend on heuristic
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
 
 from bot.errors import ToolError
+from bot.reminders.phrases import at_times, check_numbers
 
 MAX_AHEAD = timedelta(days=3652)  # ten years
 # No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
 MAX_WHEN_CHARS = 200
 PAST_TOLERANCE = timedelta(seconds=5)
+# Runs of one schedule in a repeated stretch: one a minute ("* * * * *") over the
+# longest (Antarctica/Troll goes back two hours).
+MAX_REPEATED_RUNS = 121
 
 
 def zone(name: str) -> ZoneInfo:
@@ -69,20 +74,32 @@ def _parse_iso(text: str, tz: ZoneInfo) -> datetime | None:
 
 
 def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> datetime | None:
-    import dateparser  # ~0.2 s to import: only when someone sets a reminder
+    phrase = at_times(text)  # "at 8" is 08:00, never August
+    check_numbers(phrase)  # "in 5" is refused, never May
+    settings: dict[str, object] = {
+        "TIMEZONE": tz.key,
+        "RETURN_AS_TIMEZONE_AWARE": True,
+        "PREFER_DATES_FROM": "future",
+        "RELATIVE_BASE": now.astimezone(tz).replace(tzinfo=None),
+        "RETURN_TIME_AS_PERIOD": True,  # the period says how much of the date was named
+        "PARSERS": ["relative-time", "absolute-time"],  # no digits read as a Unix time
+    }
+    found = _date_data(phrase, settings)
+    if found.date_obj is None:
+        return None
+    # A month or a year alone ("may", "2027") gets today's day filled in; relative
+    # phrases ("in 2 months") still parse with the day required.
+    vague = found.period in ("month", "year")
+    if vague and _date_data(phrase, {**settings, "REQUIRE_PARTS": ["day"]}).date_obj is None:
+        raise ToolError(f"'{text}' names no day; say e.g. 'May 5' or 'in 2 months'")
+    when: datetime = found.date_obj
+    return when
 
-    base = now.astimezone(tz).replace(tzinfo=None)
-    parsed: datetime | None = dateparser.parse(
-        text,
-        languages=["en"],
-        settings={
-            "TIMEZONE": tz.key,
-            "RETURN_AS_TIMEZONE_AWARE": True,
-            "PREFER_DATES_FROM": "future",
-            "RELATIVE_BASE": base,
-        },
-    )
-    return parsed
+
+def _date_data(phrase: str, settings: dict[str, object]) -> Any:
+    from dateparser.date import DateDataParser  # ~0.2 s to import: only when needed
+
+    return DateDataParser(languages=["en"], settings=settings).get_date_data(phrase)
 
 
 def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
@@ -100,10 +117,29 @@ def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
 
 
 def next_occurrence(expr: str, tz_name: str, after: datetime) -> datetime | None:
-    """The first run of ``expr`` strictly after ``after`` (aware UTC), or None."""
+    """The first run of ``expr`` strictly after ``after`` (aware UTC), or None.
+
+    A local wall-clock time runs once: the night clocks go back, runs in the repeated
+    hour's second pass are skipped (CronTrigger matches 01:30 in both passes, so a
+    daily 01:30 fired twice).
+    """
     trigger = cron_trigger(expr, tz_name)
-    nxt = trigger.get_next_fire_time(None, after + timedelta(microseconds=1))
+    nxt = trigger.get_next_fire_time(None, _just_after(after))
+    for _ in range(MAX_REPEATED_RUNS):
+        if nxt is None or not _second_pass(nxt):
+            break
+        nxt = trigger.get_next_fire_time(None, _just_after(nxt))
     return nxt.astimezone(UTC) if nxt else None
+
+
+def _just_after(when: datetime) -> datetime:
+    # In UTC: local arithmetic drops the fold and lands back in the first pass.
+    return when.astimezone(UTC) + timedelta(microseconds=1)
+
+
+def _second_pass(when: datetime) -> bool:
+    """Whether the local time ``when`` shows was already shown an offset earlier."""
+    return when.fold == 1 and when.utcoffset() != when.replace(fold=0).utcoffset()
 
 
 def format_local(when: datetime, tz_name: str) -> str:

@@ -223,11 +223,14 @@ class ReminderStore:
         return int(row["n"]) if row else 0
 
     async def fired_many(self, entries: list[tuple[int, datetime, datetime | None, bool]]) -> None:
-        """Record a batch of firings (id, fired at, next fire or None, missed) at once."""
+        """Record a batch of firings (id, fired at, next fire or None, missed) at once.
+
+        Only rows still active move on: one cancelled while it fired stays cancelled.
+        """
         rows = fired_rows(entries)
         await self._db.executemany(
             "UPDATE reminders SET last_fired_at = ?, next_fire_at = ?, status = ?,"
-            " attempts = attempts + 1 WHERE id = ?",
+            " attempts = attempts + 1 WHERE id = ? AND status = 'active'",
             rows,
         )
 

@@ -592,6 +592,25 @@ async def test_set_status_cancels(storage: Storage) -> None:
     assert await storage.reminders.count_active() == 0
 
 
+async def test_a_reminder_cancelled_while_it_fires_stays_cancelled(storage: Storage) -> None:
+    # The scheduler reads them due, the user cancels them, then the scheduler records
+    # the fires: a recurring one came back active with its next time and fired forever.
+    daily = await _remind(storage, "daily", T0, recurrence="0 9 * * *")
+    once = await _remind(storage, "once", T0)
+    due = await storage.reminders.due(T0)
+    assert [r.id for r in due] == [daily.id, once.id]
+    for reminder in due:
+        await storage.reminders.set_status(reminder.id, ReminderStatus.CANCELLED)
+    await storage.reminders.fired_many(
+        [(daily.id, T0, T0 + timedelta(days=1), False), (once.id, T0, None, True)]
+    )
+    for reminder in due:
+        after = await storage.reminders.get(reminder.id)
+        assert after is not None and after.status is ReminderStatus.CANCELLED
+    assert await storage.reminders.count_active() == 0
+    assert await storage.reminders.due(T0 + timedelta(days=2)) == []
+
+
 async def test_prune_forgets_finished_reminders_only(storage: Storage) -> None:
     fired = await _remind(storage, "fired", T0)
     cancelled = await _remind(storage, "cancelled", T0)

@@ -104,3 +104,88 @@ def test_an_overlong_time_phrase_is_refused_before_dateparser_sees_it():
         parse_when("x" * 201, "UTC", NOW)
     padded = "  tomorrow at 9am" + " " * 500  # surrounding blanks do not count
     assert parse_when(padded, "UTC", NOW) > NOW
+
+
+# Monday 2026-12-07, 11:00 in Berlin: the clock of the auditor's misread phrases.
+MONDAY = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_local"),
+    [
+        ("tomorrow at 8", "2026-12-08 08:00"),  # was 11:00: the number was dropped
+        ("at 8", "2026-12-08 08:00"),  # was 2027-08-07: August; 08:00 is past today
+        ("at 18", "2026-12-07 18:00"),
+        ("at 8:30", "2026-12-08 08:30"),
+        ("at 6pm", "2026-12-07 18:00"),
+        ("at 6 p.m.", "2026-12-07 18:00"),
+        ("at 12am", "2026-12-08 00:00"),
+        ("monday at 9", "2026-12-14 09:00"),  # was 2027-09-07: September
+        ("friday at 8.30pm", "2026-12-11 20:30"),
+        ("tomorrow at 8am", "2026-12-08 08:00"),
+        ("tomorrow 8:00", "2026-12-08 08:00"),
+        ("december 24 at 7", "2026-12-24 07:00"),
+        ("5th of january", "2027-01-05 00:00"),
+        ("in 2 months", "2027-02-07 11:00"),
+        ("in 90 seconds", "2026-12-07 11:01"),
+    ],
+)
+def test_a_number_at_a_time_is_a_time_of_day(text, expected_local):
+    when = parse_when(text, "Europe/Berlin", MONDAY)
+    assert when.astimezone(zone("Europe/Berlin")).strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("in 5", "'5' has no unit"),  # was 2027-05-07: May
+        ("at 6pm 2", "'2' has no unit"),  # was 2027-02-07 18:00: February
+        ("tomorrow 8", "'8' has no unit"),
+        ("in 1", "'1' has no unit"),
+        ("on the 5th", "names no month"),  # was 2027-05-07
+        ("2027", "has no unit"),
+        ("1700000000", "has no unit"),  # never a Unix time
+        ("may", "names no day"),
+        ("at 25", "not a time of day"),
+        ("at 13pm", "not a time of day"),
+    ],
+)
+def test_a_number_with_nothing_to_place_it_is_refused(text, error):
+    with pytest.raises(ToolError, match=error):
+        parse_when(text, "Europe/Berlin", MONDAY)
+
+
+NY = "America/New_York"  # clocks go back on 2026-11-01: 02:00 EDT is 01:00 EST again
+
+
+@pytest.mark.parametrize(
+    ("tz", "expr", "first", "second"),
+    [
+        (NY, "30 1 * * *", datetime(2026, 11, 1, 5, 30), datetime(2026, 11, 2, 6, 30)),
+        (NY, "0 1 * * sun", datetime(2026, 11, 1, 5, 0), datetime(2026, 11, 8, 6, 0)),
+        (
+            "Europe/Berlin",
+            "30 2 * * *",
+            datetime(2026, 10, 25, 0, 30),
+            datetime(2026, 10, 26, 1, 30),
+        ),
+    ],
+)
+def test_a_daily_time_in_the_repeated_hour_fires_once(tz, expr, first, second):
+    """01:30 comes twice the night clocks go back; it fired at both (05:30Z, 06:30Z)."""
+    fired = next_occurrence(expr, tz, first.replace(tzinfo=UTC) - timedelta(hours=6))
+    assert fired == first.replace(tzinfo=UTC)
+    assert next_occurrence(expr, tz, fired) == second.replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize("expr", ["0 * * * *", "*/30 * * * *", "* * * * *"])
+def test_a_wall_clock_time_never_fires_twice_across_the_fall_back(expr):
+    when = datetime(2026, 11, 1, 4, 0, tzinfo=UTC)  # 00:00 EDT
+    seen = []
+    while when < datetime(2026, 11, 1, 8, 0, tzinfo=UTC):  # 03:00 EST
+        nxt = next_occurrence(expr, NY, when)
+        assert nxt is not None and nxt > when
+        seen.append(nxt.astimezone(zone(NY)).replace(tzinfo=None))
+        when = nxt
+    assert len(seen) == len(set(seen))
+    assert datetime(2026, 11, 1, 2, 0) in seen  # and the schedule goes on after it

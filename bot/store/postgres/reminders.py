@@ -138,9 +138,10 @@ class PgReminders:
         return int(found)
 
     async def fired_many(self, entries: list[tuple[int, datetime, datetime | None, bool]]) -> None:
+        # Only rows still active move on: one cancelled while it fired stays cancelled.
         await self._db.executemany(
             "UPDATE reminders SET last_fired_at = $1, next_fire_at = $2, status = $3,"
-            " attempts = attempts + 1 WHERE id = $4",
+            " attempts = attempts + 1 WHERE id = $4 AND status = 'active'",
             fired_rows(entries),
         )
 

@@ -1,0 +1,67 @@
+"""``/remind <when> <what>`` without a ``|``: where the time ends and the text begins,
+and ``/remind every ... at N``. The clock is fixed: Monday 2026-12-07, 11:00 in Berlin."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.errors import ToolError
+from bot.reminders.commands import split_when_what
+from bot.reminders.repeats import every
+from bot.reminders.timeparse import parse_when, zone
+
+NOW = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
+TZ = "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("args", "when", "what", "expected_local"),
+    [
+        # was 'at 6pm 2' | 'tickets' at 2027-02-07 18:00
+        ("at 6pm 2 tickets", "at 6pm", "2 tickets", "2026-12-07 18:00"),
+        # was 11:00 tomorrow
+        ("tomorrow at 8 pay 300 rent", "tomorrow at 8", "pay 300 rent", "2026-12-08 08:00"),
+        ("monday at 9 standup", "monday at 9", "standup", "2026-12-14 09:00"),
+        ("at 8 coffee", "at 8", "coffee", "2026-12-08 08:00"),
+        ("in 1 hour 5 pushups", "in 1 hour", "5 pushups", "2026-12-07 12:00"),
+        ("in 20 minutes second coffee", "in 20 minutes", "second coffee", "2026-12-07 11:20"),
+        ("tomorrow 9am 10 min standup", "tomorrow 9am", "10 min standup", "2026-12-08 09:00"),
+        ("in 30 minutes take 2 pills", "in 30 minutes", "take 2 pills", "2026-12-07 11:30"),
+        ("in 10 minutes tea", "in 10 minutes", "tea", "2026-12-07 11:10"),
+        ("tonight watch may december", "tonight", "watch may december", "2026-12-07 20:00"),
+        ("tomorrow 9am | call mom", "tomorrow 9am", "call mom", "2026-12-08 09:00"),
+    ],
+)
+def test_the_time_ends_where_the_text_begins(args, when, what, expected_local):
+    assert split_when_what(args, TZ, NOW) == (when, what)
+    local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
+    assert local.strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+@pytest.mark.parametrize("args", ["in 1 hour", "in 5 minutes", "in 2 days", "tomorrow at 8"])
+def test_a_time_without_text_says_the_text_is_missing(args):
+    """'/remind in 1 hour' was 'in 1' | 'hour': a reminder reading "hour" a month out."""
+    with pytest.raises(ToolError, match="the reminder has no text"):
+        split_when_what(args, TZ, NOW)
+
+
+@pytest.mark.parametrize("args", ["", "blorp flurb", "in 5 tea"])
+def test_no_time_at_all_is_the_usage(args):
+    with pytest.raises(ToolError, match="usage: /remind"):
+        split_when_what(args, TZ, NOW)
+
+
+@pytest.mark.parametrize(
+    ("text", "cron"),
+    [
+        ("day at 9", "0 9 * * *"),  # was "0 0 * * *": '9' read as September
+        ("day at 9am", "0 9 * * *"),
+        ("weekday at 8:30", "30 8 * * 1-5"),
+        ("day at 8.30pm", "30 20 * * *"),
+        ("day at noon", "0 12 * * *"),
+    ],
+)
+def test_every_at_n_is_a_time_of_day(text, cron):
+    assert every(text, TZ, NOW) == cron
