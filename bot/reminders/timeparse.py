@@ -15,6 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from bot.errors import ToolError
 from bot.reminders.phrases import at_times, check_numbers
+from bot.reminders.weekdays import weekday_names
 
 MAX_AHEAD = timedelta(days=3652)  # ten years
 # No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
@@ -110,9 +111,18 @@ def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
             f"'{expr}' is not a 5-field cron expression (minute hour day month weekday), "
             "e.g. '0 9 * * *' for every day at 9:00"
         )
+    minute, hour, day, month, weekday = fields
+    tz = zone(tz_name)
     try:
-        return CronTrigger.from_crontab(expr, timezone=zone(tz_name))
-    except ValueError as exc:
+        return CronTrigger(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=weekday_names(weekday),  # cron's numbering, not APScheduler's
+            timezone=tz,
+        )
+    except (ValueError, ToolError) as exc:
         raise ToolError(f"invalid cron expression '{expr}': {exc}") from None
 
 

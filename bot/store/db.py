@@ -311,7 +311,7 @@ def _private(path: Path) -> None:
             mode = stat.S_IMODE(part.stat().st_mode)
             if mode & 0o077 and part.stat().st_uid == os.geteuid():
                 part.chmod(mode & 0o700)
-                log.warning("%s was readable by other users (%s); made private", part, oct(mode))
+                log.info("%s was readable by other users (%s); made private", part, oct(mode))
         except OSError:
             continue  # not there (yet), or not ours to change
 

@@ -189,3 +189,40 @@ def test_a_wall_clock_time_never_fires_twice_across_the_fall_back(expr):
         when = nxt
     assert len(seen) == len(set(seen))
     assert datetime(2026, 11, 1, 2, 0) in seen  # and the schedule goes on after it
+
+
+MONDAY_10 = datetime(2026, 12, 7, 10, tzinfo=UTC)  # a Monday, 10:00 UTC
+
+
+@pytest.mark.parametrize(
+    ("expr", "days"),
+    [
+        # cron's weekday numbers: 0 and 7 are Sunday, 1 is Monday (APScheduler 3 counts
+        # from Monday: "1-5" ran Tuesday to Saturday)
+        ("0 9 * * 1-5", ["Tue", "Wed", "Thu", "Fri", "Mon"]),
+        ("0 9 * * 1", ["Mon", "Mon"]),
+        ("0 9 * * 0", ["Sun", "Sun"]),
+        ("0 9 * * 7", ["Sun", "Sun"]),
+        ("0 9 * * 6,0", ["Sat", "Sun", "Sat"]),
+        ("0 9 * * */2", ["Tue", "Thu", "Sat", "Sun", "Tue"]),
+        ("0 9 * * 1/3", ["Thu", "Mon", "Thu"]),
+        ("0 9 * * mon-fri", ["Tue", "Wed", "Thu", "Fri", "Mon"]),
+        ("0 9 * * SUN", ["Sun", "Sun"]),
+    ],
+)
+def test_weekdays_are_numbered_as_cron_numbers_them(expr, days):
+    when, seen = MONDAY_10, []
+    for _ in days:
+        when = next_occurrence(expr, "UTC", when)
+        assert when is not None
+        seen.append(when.strftime("%a"))
+    assert seen == days
+
+
+@pytest.mark.parametrize(
+    ("field", "error"),
+    [("8", "not 0-7"), ("5-1", "runs backwards"), ("mon/0", "at least 1"), ("x-2", "not a day")],
+)
+def test_a_weekday_field_cron_would_refuse_is_refused(field, error):
+    with pytest.raises(ToolError, match=error):
+        cron_trigger(f"0 9 * * {field}", "UTC")
