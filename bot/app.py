@@ -193,6 +193,7 @@ def build_daemon(
         max_chars=settings.agent.max_answer_chars,
         runs=cluster.runs,
         fence=cluster.fence,
+        state=storage.kv,
     )
     ownership = (
         ChatOwnership(

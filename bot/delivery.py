@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Literal
 
 from bot.bus.base import Bus
 from bot.cluster.fence import Fence, fenced
+from bot.delivery_steps import DeliveryProgress, Steps
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import DeliveryRejected, FencedOff
 from bot.media.entries import size_text
@@ -33,7 +34,7 @@ from bot.messages import Attachment, ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
 from bot.retrying import backoff, retry_after_failure
 from bot.store.base import Outbox
-from channels.base import Channel, Sent, SupportsUpload, can_lookup, can_upload
+from channels.base import Channel, Sent, StateStore, SupportsUpload, can_lookup, can_upload
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ MARK_ATTEMPTS = 4  # recording a sent batch; if all fail it is re-sent after a r
 
 ANSWER_FILE = "answer.md"
 DEFAULT_MAX_CHARS = 20_000
+Step = tuple[str, Callable[[], Awaitable[Sent]]]  # a step's name, and what sends it
 
 
 def cap_text(msg: OutboundMessage, max_chars: int, can_upload: bool) -> tuple[OutboundMessage, str]:
@@ -72,15 +74,15 @@ async def deliver(
     msg: OutboundMessage,
     *,
     max_chars: int = DEFAULT_MAX_CHARS,
-    uploaded: set[int] | None = None,
+    steps: Steps | None = None,
 ) -> Sent:
     """Send the text (capped at ``max_chars``), then upload each attachment where the
     channel can, and the whole text when it was capped.
 
     A file the channel cannot take (no upload capability, over the platform's size limit,
     or the file is gone) is never dropped silently: the user is told which and why.
-    ``uploaded`` holds the indexes of the files a failed attempt already uploaded: a
-    retry skips them (the text's parts are resumed by the channel itself).
+    ``steps``: what an earlier attempt already sent (the text, a file), skipped here;
+    the text's parts are resumed by the channel itself.
     """
     uploading = can_upload(channel)
     msg, full_text = cap_text(msg, max_chars, uploading)
@@ -89,24 +91,41 @@ async def deliver(
     if unsent:
         note = "(Could not send here: " + ", ".join(unsent) + ")"
         msg = replace(msg, text=f"{msg.text}\n\n{note}".strip(), attachments=tuple(uploads))
-    sent = await channel.send(msg)
-    done = uploaded if uploaded is not None else set()
-    for index, attachment in enumerate(uploads):
-        assert isinstance(channel, SupportsUpload)
-        if index in done:
-            continue
-        more = await _upload(channel, channel, msg, attachment)
-        done.add(index)
-        sent = Sent(sent.ids + more.ids)
+    todo: list[Step] = [("text", functools.partial(channel.send, msg))]
+    uploader = channel
+    if can_upload(uploader):
+        todo += _uploads(channel, uploader, msg, uploads, full_text)
+    steps = steps if steps is not None else Steps()
+    ids: list[str] = []
+    for i, (name, send) in enumerate(todo):
+        ids += (await steps.step(name, send, last=i == len(todo) - 1)).ids
+    return Sent(tuple(ids))
+
+
+def _uploads(
+    channel: Channel,
+    uploader: SupportsUpload,
+    msg: OutboundMessage,
+    files: list[Attachment],
+    full_text: str,
+) -> list[Step]:
+    """The steps after the text: each file (by its index), then the whole text."""
+    todo: list[Step] = [
+        (f"file:{i}", functools.partial(_upload, channel, uploader, msg, a, i))
+        for i, a in enumerate(files)
+    ]
     if full_text:
-        assert isinstance(channel, SupportsUpload)
-        more = await channel.upload(msg.key, ANSWER_FILE, full_text.encode("utf-8"))
-        sent = Sent(sent.ids + more.ids)
-    return sent
+        data = full_text.encode("utf-8")
+        todo.append((ANSWER_FILE, functools.partial(uploader.upload, msg.key, ANSWER_FILE, data)))
+    return todo
 
 
 async def _upload(
-    channel: Channel, uploader: SupportsUpload, msg: OutboundMessage, attachment: Attachment
+    channel: Channel,
+    uploader: SupportsUpload,
+    msg: OutboundMessage,
+    attachment: Attachment,
+    index: int,
 ) -> Sent:
     """One file, its size checked against the platform's limit before it is read."""
     path, limit = Path(attachment.file_id), uploader.upload_limit()
@@ -122,8 +141,11 @@ async def _upload(
         text = f"(Could not send the file {attachment.name}: {exc})"
     else:
         return await uploader.upload(msg.key, attachment.name, data, attachment.caption)
+    # A delivery of its own: to the channel the note is not the answer's text (the parts
+    # it resumes, the key a post carries or is looked up by), so never taken for it.
+    key = f"{msg.delivery_key}#file:{index}"
     note = replace(msg, text=text, attachments=(), reply_to=None, preview_id=None)
-    return await channel.send(note)
+    return await channel.send(replace(note, idempotency_key=key))
 
 
 class Delivery:
@@ -138,6 +160,7 @@ class Delivery:
         max_chars: int = DEFAULT_MAX_CHARS,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
         fence: Callable[[ChatKey], Fence | None] = lambda _key: None,
+        state: StateStore | None = None,
     ) -> None:
         self._outbox = outbox
         # Among replicas: whether this one still runs the chat. A reply for a chat whose
@@ -164,8 +187,9 @@ class Delivery:
         self._sent_keys: list[str] = []
         self._marker: asyncio.Task[None] | None = None
         self._run_id = new_id()  # whose claims on outbox rows are ours
-        # Per answer being retried, the files an attempt already uploaded (by index).
-        self._uploaded: dict[str, set[int]] = {}
+        # Per answer of several steps (text, files) not yet marked sent, the steps
+        # already sent; kept in ``state`` too, so a retry after a restart skips them.
+        self._progress = DeliveryProgress(state)
         self._handing_over = asyncio.Lock()  # held while a burst is claimed
         # Rows a dead run was sending: posted or not, nobody knows (key -> queued at).
         self._in_doubt: dict[str, datetime] = {}
@@ -319,10 +343,10 @@ class Delivery:
         if not self._runs(msg.key):  # the last look, right before the platform call
             log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
             return False
-        uploaded = self._uploaded.setdefault(msg.delivery_key, set())
-        await deliver(channel, msg, max_chars=self._max_chars, uploaded=uploaded)
-        self._uploaded.pop(msg.delivery_key, None)
-        return True
+        several = bool(msg.attachments) or len(msg.text) > self._max_chars
+        steps = await self._progress.of(msg, several)
+        await deliver(channel, msg, max_chars=self._max_chars, steps=steps)
+        return True  # its steps are forgotten once it is marked sent (_mark_sent)
 
     async def _failed(self, msg: OutboundMessage, exc: Exception) -> None:
         """A refusal gives up at once; another failure is retried with backoff."""
@@ -330,7 +354,7 @@ class Delivery:
         self._metrics.delivery_failed(msg.key.channel)
         if isinstance(exc, DeliveryRejected):
             log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
-            self._uploaded.pop(msg.delivery_key, None)
+            await self._progress.forget(msg.delivery_key)
             await self._outbox.give_up(msg, str(exc))
             return
         error = f"{type(exc).__name__}: {exc}"
@@ -343,7 +367,7 @@ class Delivery:
                 attempts,
                 error,
             )
-            self._uploaded.pop(msg.delivery_key, None)
+            await self._progress.forget(msg.delivery_key)
             await self._outbox.give_up(msg, error)
             return
         delay = max(0.0, (due - utcnow()).total_seconds())
@@ -375,10 +399,16 @@ class Delivery:
                     backoff(initial=0.05, max_s=1.0, attempts=MARK_ATTEMPTS),
                 )
             except Exception:
-                # Left claimed: at worst re-sent after a restart, never lost.
+                # Left claimed: at worst re-sent after a restart, never lost (and the
+                # steps of it already sent are kept for that send: they are skipped).
                 log.exception("could not mark %d deliveries as sent", len(keys))
+                marked = False
+            else:
+                marked = True
             for key in keys:
                 self._unsettled.pop(key, None)
+            for key in keys if marked else ():
+                await self._progress.forget(key)
 
     async def _mark_keys(self, keys: list[str], _attempt: int) -> None:
         await self._outbox.mark_sent_keys(keys)
