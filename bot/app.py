@@ -145,7 +145,7 @@ def build_daemon(
     )
     register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
     access, rate, decisions = _gatekeepers(settings, storage.access, bus, channels, commands)
-    admin_auth = AdminAuth(storage.admin)
+    admin_auth = AdminAuth(storage.admin, is_admin=access.is_admin_sender)
 
     def admin_base() -> str:  # the bound port once the web app runs ([web] port = 0)
         port = daemon.web.port if daemon.web is not None else settings.web.port

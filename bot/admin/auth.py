@@ -60,9 +60,17 @@ class Session:
 
 
 class AdminAuth:
-    def __init__(self, store: AdminTokens, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        store: AdminTokens,
+        clock: Callable[[], datetime] = utcnow,
+        *,
+        is_admin: Callable[[str], bool] = lambda _: True,
+    ) -> None:
         self._store = store
         self._clock = clock
+        # Asked at every request: a session outlives no admin removed from the config.
+        self._is_admin = is_admin
 
     async def new_link(self, admin: str, base: str) -> str:
         """A login URL for ``admin`` (``"<channel>:<user id>"`` or ``"cli"``)."""
@@ -94,7 +102,13 @@ class AdminAuth:
             return None
         now = self._clock()
         admin = await self._store.session(token_hash(token), now, now + SESSION_IDLE)
-        return Session(admin, token) if admin is not None else None
+        if admin is None:
+            return None
+        if not self._is_admin(admin):
+            await self._store.end_sessions(token_hash(token))
+            log.warning("admin page: %s is no longer an admin; their session ended", admin)
+            return None
+        return Session(admin, token)
 
     async def log_out(self, token: str) -> None:
         await self._store.end_sessions(token_hash(token))

@@ -52,6 +52,12 @@ class AccessControl:
     def is_admin(self, msg: InboundMessage) -> bool:
         return msg.key.channel in self._trusted or msg.sender.lower() in self._admins
 
+    def is_admin_sender(self, sender: str) -> bool:
+        """Whether ``sender`` (``channel:user``, or ``cli``: a link the machine's own user
+        made with ``bot admin link``) is an admin now, by today's configuration."""
+        channel = sender.split(":", 1)[0]
+        return sender == "cli" or channel in self._trusted or sender.lower() in self._admins
+
     def policy(self, channel: str) -> str:
         if self._policy != AUTO:
             return self._policy

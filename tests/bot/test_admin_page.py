@@ -172,6 +172,29 @@ async def test_logout_all_from_the_cli_ends_every_session(site: Site, tmp_path: 
     assert (await client.get("/admin/workspaces")).status == 200
 
 
+async def test_a_session_ends_once_its_admin_is_no_longer_one(site: Site, tmp_path: Path) -> None:
+    """An admin taken off `admins` loses the page at the next request (a session slides
+    12 h with each use: it would otherwise outlive the removal indefinitely)."""
+    from bot.admin.site import COOKIE
+
+    data = tmp_path / "data"
+    daemon, _, client = await site(
+        channel=FakeChannel("tg", trusted=False), admins=["tg:boss"], data_dir=data
+    )
+    token = (await auth_of(daemon).new_link("tg:boss", "")).split("token=")[1]
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert response.status == 303
+    cookie = {COOKIE: response.cookies[COOKIE].value}
+    assert (await client.get("/admin", cookies=cookie)).status == 200
+    await daemon.stop(timeout=2)
+    daemon, _, client = await site(
+        channel=FakeChannel("tg", trusted=False), admins=[], data_dir=data
+    )
+    assert (await client.get("/admin", cookies=cookie)).status == 401
+    posted = await client.post("/admin/logout", data={"csrf": "x"}, cookies=cookie)
+    assert posted.status == 403
+
+
 async def test_persona_edits_from_page_disk_and_chat_meet_in_one_history(
     site: Site, tmp_path: Path
 ) -> None:
