@@ -72,7 +72,8 @@ def build_agent(parts: ReadyParts) -> AgentSide:
     tools = build_registry()
     for name, section in settings.workspaces.sections().items():
         tools.disable(name, section.disabled_tools)
-    web = WebTools(settings.search, settings.fetch, parts.http)
+    reader = DocumentReader(settings.media)  # one conversion at a time: uploads and web_fetch
+    web = WebTools(settings.search, settings.fetch, parts.http, reader=reader)
     parts.metrics.read_metrics(
         counters_by(
             "bot_web_calls", "web_search and web_fetch calls", ("tool", "outcome"), web.counts
@@ -111,7 +112,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
         memory=memory,
         workspace_of=parts.turn_workspace,
         offload=parts.offload,
-        media=_media_intake(parts, files),
+        media=_media_intake(parts, files, reader),
         images=ImageParts(parts.media, settings.media.keep_images_turns),
     )
     turns = TurnHandler(
@@ -143,7 +144,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
     )
 
 
-def _media_intake(parts: ReadyParts, files: ChannelFiles) -> MediaIntake:
+def _media_intake(parts: ReadyParts, files: ChannelFiles, reader: DocumentReader) -> MediaIntake:
     """Pictures, voice and documents users send ([media]): a describing model and a
     transcription model only where one is named."""
     media, llm = parts.settings.media, parts.settings.llm
@@ -162,7 +163,7 @@ def _media_intake(parts: ReadyParts, files: ChannelFiles) -> MediaIntake:
         files,
         vision=Vision(media, llm.model, describer),
         transcriber=Transcriber(media, timeout_s=max(llm.timeout_s, 120)),
-        reader=DocumentReader(media),
+        reader=reader,
         offload=parts.offload,
     )
 

@@ -6,9 +6,12 @@ One converter for every document the assistant reads (a fetched page, an attachm
 so they all read the same. HTML goes through trafilatura, which keeps the article and
 drops navigation, footers and cookie banners (readability-lxml keeps HTML; markitdown
 converts the whole page and needs onnxruntime and numpy for its file-type model). PDF
-goes through pdfminer.six (pure Python). Both are imported on first use, and the work
-is CPU-bound: callers run :func:`convert` and :func:`convert_file` on a thread, with a
-time cap (bot/media/reading.py); the page and unpacked-size caps bound the work itself.
+goes through pdfminer.six (pure Python). Both are imported on first use. The work is
+CPU-bound and a hostile file makes it slow or huge (a PDF stream is inflated whole), so
+the daemon runs :func:`convert` and :func:`convert_file` in a child process with a
+memory cap and a deadline (bot/conversion.py, through bot/media/reading.py); the page and
+unpacked-size caps bound the work itself. A MemoryError is let through, for that child
+to report.
 """
 
 from __future__ import annotations
@@ -85,14 +88,20 @@ def decode(data: bytes, charset: str | None) -> str:
 
 
 def convert(
-    data: bytes, content_type: str, *, charset: str | None = None, url: str = ""
+    data: bytes,
+    content_type: str,
+    *,
+    charset: str | None = None,
+    url: str = "",
+    max_pages: int = 0,
 ) -> Document:
-    """``data`` as text; :class:`UnreadableDocument` when it is no document read here."""
+    """``data`` as text (a PDF read up to ``max_pages``, 0: all);
+    :class:`UnreadableDocument` when it is no document read here."""
     kind = kind_of(data, content_type)
     if kind == "html":
         return html_document(decode(data, charset) if charset else data, url)
     if kind == "pdf":
-        return pdf_document(data)
+        return pdf_document(data, max_pages)
     if kind == "text":
         return Document("text", decode(data, charset))
     shown = content_type.split(";", 1)[0].strip() or "unknown"
@@ -119,6 +128,19 @@ def html_document(html: str | bytes, url: str = "") -> Document:
     if not text:
         text = trafilatura.html2txt(html) or ""
     return Document("html", text.strip(), title.strip())
+
+
+def label_of(data: bytes, content_type: str, name: str = "") -> str:
+    """How a refusal names the document: PDF, DOCX, XLSX, PPTX, page, text or file."""
+    try:
+        office = office_kind(data, content_type, name)
+    except OfficeUnreadable:
+        office = None
+    if office is not None:
+        return office.upper()
+    return {"pdf": "PDF", "html": "page", "text": "text"}.get(
+        kind_of(data, content_type) or "", "file"
+    )
 
 
 def convert_file(
@@ -155,6 +177,8 @@ def pdf_document(data: bytes, max_pages: int = 0) -> Document:
         text = extract_text(io.BytesIO(data), maxpages=max_pages)
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise UnreadableDocument("the PDF is encrypted (it needs a password)") from None
+    except MemoryError:
+        raise
     except Exception as exc:  # pdfminer raises many kinds on a damaged or cut file
         log.info("PDF not readable: %s: %s", type(exc).__name__, exc)
         raise UnreadableDocument(f"the PDF could not be read ({type(exc).__name__})") from None

@@ -66,7 +66,7 @@ def office_text(data: bytes, kind: str, max_unpacked: int) -> str:
     read = {"docx": _docx, "xlsx": _xlsx, "pptx": _pptx}[kind]
     try:
         return "\n".join(read(io.BytesIO(data))).strip()
-    except OfficeUnreadable:
+    except (OfficeUnreadable, MemoryError):
         raise
     except Exception as exc:  # each library raises its own kinds on a damaged file
         log.info("%s not readable: %s: %s", kind, type(exc).__name__, exc)

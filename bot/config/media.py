@@ -32,8 +32,11 @@ class MediaSettings(Section):
     transcription_model: str = ""
     transcription_api_base: str = ""
     transcription_api_key: SecretStr = SecretStr("")
-    # Converting one document: at most this long, this many PDF pages, and this much
-    # unpacked from an Office file (a zip): a 10,000-page PDF or a zip bomb stops here.
+    # Converting one document (a file sent, a page web_fetch read) runs in a child process
+    # killed after convert_timeout_s, reads this many PDF pages at most, and refuses an
+    # Office file (a zip) unpacking past max_unpacked_mb; the child's memory is capped at
+    # twice max_unpacked_mb plus 256 MB, so a PDF whose streams inflate past that (a
+    # deflate bomb) is refused too: a 10,000-page PDF or a bomb stops here.
     convert_timeout_s: float = Field(default=60, gt=0)
     max_pdf_pages: int = Field(default=500, ge=1)
     max_unpacked_mb: float = Field(default=200, gt=0)

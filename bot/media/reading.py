@@ -1,57 +1,59 @@
-"""A document a user sent, as text: converted on a thread, one at a time, within a time cap.
+"""A document as text: a file a user sent, or a page web_fetch downloaded, converted in a
+child process, one at a time, within [media]'s limits.
 
-The converters are CPU-bound and a hostile file may make them slow, so each runs off the
-event loop and is awaited at most ``convert_timeout_s``. A thread cannot be stopped, so
-the work itself is bounded too: PDF pages read and the unpacked size of an Office file
-are capped before conversion starts (bot/documents.py, bot/office.py), and conversions
-run one at a time, so a slow one holds one thread, never many.
+The converters are CPU-bound and a hostile file may make them slow or huge (a PDF whose
+stream inflates to gigabytes), so each conversion runs in a child the OS confines
+(bot/conversion.py): an address space of twice ``max_unpacked_mb`` plus a fixed margin,
+killed at ``convert_timeout_s``. Conversions run one at a time across uploads and
+web_fetch, so the daemon holds at most one such child; a killed one frees the slot at
+once. PDF pages read and the unpacked size of an Office file are capped before
+conversion starts (bot/documents.py, bot/office.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import functools
+from collections.abc import Callable
 
 from bot.config.media import MediaSettings
-from bot.documents import Document, UnreadableDocument, convert_file
-
-log = logging.getLogger(__name__)
+from bot.conversion import Limits, convert_in_child, memory_for
+from bot.documents import Document, convert, convert_file, label_of
 
 
 class DocumentReader:
     def __init__(self, settings: MediaSettings) -> None:
-        self._timeout_s = settings.convert_timeout_s
         self._max_pages = settings.max_pdf_pages
         self._max_unpacked = int(settings.max_unpacked_mb * 1_000_000)
+        self.limits = Limits(memory_for(self._max_unpacked), settings.convert_timeout_s)
         self._one_at_a_time = asyncio.Semaphore(1)
 
     async def read(self, data: bytes, mime: str, name: str) -> Document:
-        """The document's text; :class:`UnreadableDocument` (a ToolError) with a reason
-        the user can read when it is encrypted, damaged, unknown or too slow."""
-        await self._one_at_a_time.acquire()
-        work = asyncio.ensure_future(
-            asyncio.to_thread(
-                convert_file,
-                data,
-                mime,
-                name,
-                max_pages=self._max_pages,
-                max_unpacked=self._max_unpacked,
-            )
+        """A file's text; :class:`~bot.documents.UnreadableDocument` (a ToolError) with a
+        reason the user can read when it is encrypted, damaged, unknown, too large once
+        unpacked or too slow."""
+        job = functools.partial(
+            convert_file,
+            data,
+            mime,
+            name,
+            max_pages=self._max_pages,
+            max_unpacked=self._max_unpacked,
         )
-        # Released when the thread ends, not when we stop waiting for it.
-        work.add_done_callback(lambda _: self._one_at_a_time.release())
-        try:
-            return await asyncio.wait_for(asyncio.shield(work), self._timeout_s)
-        except TimeoutError:
-            log.warning("converting %r took over %gs; given up", name, self._timeout_s)
-            work.add_done_callback(_retrieve)
-            raise UnreadableDocument(
-                f"reading it took longer than {self._timeout_s:g} s, so I stopped"
-            ) from None
+        return await self.convert(job, label_of(data, mime, name))
 
+    async def read_page(
+        self, data: bytes, content_type: str, *, charset: str | None, url: str
+    ) -> Document:
+        """A downloaded page's text (HTML, PDF up to ``max_pdf_pages``, text), as
+        :meth:`read` refuses and reports."""
+        job = functools.partial(
+            convert, data, content_type, charset=charset, url=url, max_pages=self._max_pages
+        )
+        return await self.convert(job, label_of(data, content_type))
 
-def _retrieve(work: asyncio.Future[Document]) -> None:
-    """An abandoned conversion's outcome, taken so asyncio logs no unretrieved error."""
-    if not work.cancelled():
-        work.exception()
+    async def convert(self, job: Callable[[], Document], what: str) -> Document:
+        """``job`` (picklable: a module-level function and its arguments) in a child, once
+        the one slot is free; ``what`` names the document in a refusal."""
+        async with self._one_at_a_time:
+            return await convert_in_child(job, self.limits, what)

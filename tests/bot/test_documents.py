@@ -4,6 +4,11 @@ and what cannot be read says why; the page, unpack and time caps stop hostile fi
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import resource
+import time
+from pathlib import Path
 
 import pytest
 
@@ -53,13 +58,53 @@ def test_an_office_zip_bomb_is_refused_before_it_is_opened() -> None:
         convert_file(documents.zip_bomb(50), "", "x.xlsx", max_pages=1, max_unpacked=1_000_000)
 
 
-async def test_a_slow_conversion_is_given_up_and_the_next_waits_for_its_thread() -> None:
+async def test_a_slow_conversion_is_killed_at_its_deadline_and_frees_the_slot_at_once() -> None:
     reader = DocumentReader(MediaSettings(convert_timeout_s=0.01, max_pdf_pages=300))
     slow = documents.many_page_pdf(300)
     with pytest.raises(UnreadableDocument, match=r"took longer than 0\.01 s"):
         await reader.read(slow, "application/pdf", "slow.pdf")
-    # One at a time: the next conversion starts only once the abandoned thread ended.
+    # One at a time, and its child is gone (not still converting): the slot is free.
+    assert not reader._one_at_a_time.locked()
     quick = DocumentReader(MediaSettings(convert_timeout_s=30))
     quick._one_at_a_time = reader._one_at_a_time
     document = await asyncio.wait_for(quick.read(b"hi", "text/plain", "a.txt"), 30)
+    assert document.text == "hi"
+
+
+async def test_a_pdf_bomb_is_refused_in_its_child_and_this_process_does_not_grow() -> None:
+    """300 KB that inflate to 300 MB: the child's address space (twice max_unpacked_mb
+    plus the margin, 258 MB here) runs out; the refusal says so, and the next file reads."""
+    reader = DocumentReader(MediaSettings(max_unpacked_mb=1))
+    bomb = documents.pdf_bomb(300)
+    assert len(bomb) < 400_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(UnreadableDocument) as refused:
+        await reader.read(bomb, "application/pdf", "bomb.pdf")
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert str(refused.value) == (
+        "the PDF is too large to read once unpacked (it would need over 258 MB of memory)"
+    )
+    assert grown_mb < 100
+    document = await reader.read(documents.pdf("Hello PDF"), "application/pdf", "a.pdf")
+    assert document.text == "Hello PDF"
+
+
+async def test_a_conversion_that_hangs_is_killed_at_its_timeout(tmp_path: Path) -> None:
+    reader = DocumentReader(MediaSettings(convert_timeout_s=1))
+    pid_file = tmp_path / "pid"
+    started = time.monotonic()
+    with pytest.raises(UnreadableDocument, match=r"took longer than 1 s, so I stopped"):
+        await reader.convert(functools.partial(documents.hang, str(pid_file)), "file")
+    assert time.monotonic() - started < 15  # the fork server's first start included
+    assert not reader._one_at_a_time.locked()
+    pid = int(pid_file.read_text())
+    for _ in range(100):  # killed; its parent, the fork server, reaps it right away
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail(f"the hanging conversion (pid {pid}) is still running")
+    document = await asyncio.wait_for(reader.read(b"hi", "text/plain", "a.txt"), 30)
     assert document.text == "hi"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import resource
 import stat
 from pathlib import Path
 from typing import Any
@@ -227,6 +228,32 @@ async def test_unreadable_documents_get_a_clear_reply(
     )
     assert reply.text.startswith(f'I could not take "{name}": ') and said in reply.text
     assert fake_llm.requests == []  # nothing left for a model to answer
+
+
+async def test_a_pdf_bomb_is_refused_without_growing_the_daemon_and_the_rest_is_answered(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    """A 300 KB PDF whose stream inflates to 300 MB: its child runs out of its memory
+    (twice max_unpacked_mb plus the margin: 258 MB) and this process does not grow; the
+    caption and the other file still reach the model."""
+    _, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm, max_unpacked_mb=1)
+    chat.add_file("bomb", documents.pdf_bomb(300))
+    chat.add_file("plan", documents.docx("The budget is 4,200 euros."))
+    files = (
+        Attachment("document", "bomb", "report.pdf", "application/pdf"),
+        Attachment("document", "plan", "plan.docx", ""),
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    reply = await chat.ask("what do these say?", attachments=files)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100
+    assert reply.text.startswith(
+        'I could not take "report.pdf": the PDF is too large to read once unpacked'
+    )
+    text = _user_parts(fake_llm.requests[-1])[0]["text"]
+    assert text.startswith("what do these say?")
+    assert "not taken: the PDF is too large to read once unpacked" in text
+    assert "The budget is 4,200 euros." in text
 
 
 async def test_labels_in_file_names_and_captions_are_defused(

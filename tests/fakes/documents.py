@@ -1,14 +1,18 @@
 """Real files for the media tests, made here: Office files through the libraries that
-read them, PDFs byte by byte (one page, thousands of pages, encrypted), a small PNG, a
-zip bomb. Nothing is downloaded or shipped as a binary fixture."""
+read them, PDFs byte by byte (one page, thousands of pages, encrypted, a deflate bomb),
+a small PNG, a zip bomb. Nothing is downloaded or shipped as a binary fixture."""
 
 from __future__ import annotations
 
 import io
 import os
 import struct
+import time
 import zipfile
 import zlib
+from pathlib import Path
+
+from bot.documents import Document
 
 
 def pdf(*pages: str) -> bytes:
@@ -24,6 +28,39 @@ def many_page_pdf(count: int, text: str = "page") -> bytes:
 def encrypted_pdf() -> bytes:
     """A PDF whose Standard security handler needs a password (the empty one fails)."""
     return _pdf(["secret"], encrypt=True)
+
+
+def pdf_bomb(inflated_mb: int) -> bytes:
+    """A one-page PDF whose content stream (FlateDecode) inflates to ``inflated_mb`` MB
+    of spaces: about 1 KB on disk per MB inflated. Made without compressing it all: one
+    megabyte's deflate output, ended by a full flush (which resets the compressor), is
+    the same for every megabyte, so it is repeated."""
+    block = b" " * 1_000_000
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: header added below
+    piece = squeeze.compress(block) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    checksum = 1
+    for _ in range(inflated_mb):
+        checksum = zlib.adler32(block, checksum)
+    stream = (
+        b"\x78\xda"
+        + piece * inflated_mb
+        + squeeze.flush(zlib.Z_FINISH)
+        + struct.pack(">I", checksum)
+    )
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    return _serialized(objects, b"/Size %d /Root 1 0 R" % (len(objects) + 1))
+
+
+def hang(pid_file: str) -> Document:
+    """A conversion that never ends (run in the conversion child: it writes its pid)."""
+    Path(pid_file).write_text(str(os.getpid()))
+    while True:
+        time.sleep(60)
 
 
 def _pdf(pages: list[str], repeat: int = 1, encrypt: bool = False) -> bytes:
@@ -51,6 +88,11 @@ def _pdf(pages: list[str], repeat: int = 1, encrypt: bool = False) -> bytes:
         )
         trailer += b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (len(objects), b"ab" * 16, b"ab" * 16)
         trailer = trailer.replace(b"/Size %d" % len(objects), b"/Size %d" % (len(objects) + 1))
+    return _serialized(objects, trailer)
+
+
+def _serialized(objects: list[bytes], trailer: bytes) -> bytes:
+    """``objects`` numbered from 1, with their cross-reference table and ``trailer``."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for n, body in enumerate(objects, 1):

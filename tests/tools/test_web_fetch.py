@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 from pathlib import Path
 
 import pytest
 
 from bot.agent.forgery import neutralize
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
+from bot.config.media import MediaSettings
 from bot.config.webtools import FetchSettings, SearchSettings
 from bot.documents import convert
 from bot.errors import ToolError
+from bot.media.reading import DocumentReader
 from bot.messages import ChatKey
 from tests.fakes import documents
 from tests.fakes.web_sites import FakeSite
@@ -27,9 +30,10 @@ FRAME = re.compile(
 )
 
 
-def web(**fetch: object) -> WebTools:
+def web(media: MediaSettings | None = None, **fetch: object) -> WebTools:
     settings = FetchSettings(allow_private=["127.0.0.1"], **fetch)  # type: ignore[arg-type]
-    return WebTools(SearchSettings(), settings, lambda: None)
+    reader = DocumentReader(media or MediaSettings())
+    return WebTools(SearchSettings(), settings, lambda: None, reader=reader)
 
 
 def inside(framed: str) -> str:
@@ -140,6 +144,40 @@ async def test_prompt_injection_stays_inside_the_frame(
     sent = neutralize(result.content)
     assert "[Runtime Context" not in sent and "[tool output:" not in sent
     assert "[quoted text: runtime context" in sent and "[quoted text: tool output:" in sent
+
+
+async def test_a_pdf_bomb_is_refused_and_this_process_does_not_grow(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    """The auditor's case: 500 KB (under max_bytes) inflating to 500 MB, under the default
+    [media] limits (656 MB for the child); counted as unsupported."""
+    tools = web()
+    url = fake_site.page("/bomb.pdf", documents.pdf_bomb(500), "application/pdf")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ToolError, match="the PDF is too large to read once unpacked"):
+        await tools.fetch(url)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100
+    assert tools.counts() == {("web_fetch", "unsupported"): 1}
+    report = fake_site.page("/report.pdf", documents.pdf("Revenue rose"), "application/pdf")
+    assert "Revenue rose" in inside(await tools.fetch(report))
+
+
+async def test_a_fetched_pdf_is_read_up_to_the_page_cap(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    url = fake_site.page("/long.pdf", documents.many_page_pdf(20), "application/pdf")
+    text = inside(await web(MediaSettings(max_pdf_pages=3)).fetch(url))
+    assert text.count("page\n") == 3
+    assert "[only the first 3 of its 20 pages were read]" in text
+
+
+async def test_a_conversion_past_its_deadline_is_refused(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    url = fake_site.page("/slow.pdf", documents.many_page_pdf(300), "application/pdf")
+    with pytest.raises(ToolError, match=r"took longer than 0\.05 s"):
+        await web(MediaSettings(convert_timeout_s=0.05, max_pdf_pages=300)).fetch(url)
 
 
 def test_converter_falls_back_to_all_text_when_no_main_content() -> None:

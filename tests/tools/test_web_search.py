@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
+from bot.config.media import MediaSettings
 from bot.config.webtools import FetchSettings, SearchSettings
 from bot.errors import ToolError
+from bot.media.reading import DocumentReader
 from bot.messages import ChatKey
 from tests.fakes.web_sites import FakeSearch, Hit
 from tools.loader import build_registry
@@ -37,7 +39,11 @@ def backends(fake: FakeSearch) -> dict[str, SearchBackend]:
 
 def tools_with(backend: SearchBackend, max_results: int = 5) -> WebTools:
     return WebTools(
-        SearchSettings(max_results=max_results), FetchSettings(), lambda: None, backend=backend
+        SearchSettings(max_results=max_results),
+        FetchSettings(),
+        lambda: None,
+        reader=DocumentReader(MediaSettings()),
+        backend=backend,
     )
 
 

@@ -4,7 +4,9 @@ framed as external content, and counted by outcome.
 Every expected failure is a ``ToolError`` the model can explain to the user; each call
 is counted under ``(tool, outcome)`` for ``bot_web_calls_total`` (ok, refused, timeout,
 rate_limited, http_error, unsupported, error). At most ``_SLOTS`` fetches and as many
-searches run at once; more wait their turn.
+searches run at once; more wait their turn. A fetched page becomes text through the
+``PageReader`` the daemon shares with the files users send (bot/media/reading.py): in a
+child process with a memory cap and a deadline, one conversion at a time.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
 
 from bot.config.webtools import FetchSettings, SearchSettings
-from bot.documents import UnreadableDocument, convert, kind_of
+from bot.documents import Document, UnreadableDocument, kind_of
 from bot.errors import ToolError
 from tools.web.errors import WebError
 from tools.web.fetch import Fetched, Fetcher, too_large
@@ -61,6 +64,15 @@ def format_page(fetched: Fetched, text: str, title: str, max_chars: int) -> str:
     return frame(f"the page {fetched.url}", "\n\n".join([body, *notes]))
 
 
+class PageReader(Protocol):
+    """Converts a downloaded page to text (DocumentReader fits); raises
+    ``UnreadableDocument`` with the reason when it cannot or may not."""
+
+    async def read_page(
+        self, data: bytes, content_type: str, *, charset: str | None, url: str
+    ) -> Document: ...
+
+
 class WebTools:
     """``web_search`` and ``web_fetch`` behind the ``WebAccess`` protocol."""
 
@@ -70,12 +82,14 @@ class WebTools:
         fetch: FetchSettings,
         http: HttpGetter,
         *,
+        reader: PageReader,
         backend: SearchBackend | None = None,
         fetcher: Fetcher | None = None,
     ) -> None:
         self._max_results = search.max_results
         self._backend = backend or make_backend(search, http)
         self._fetcher = fetcher or Fetcher(fetch)
+        self._reader = reader
         self._search_slots = asyncio.Semaphore(_SLOTS)
         self._fetch_slots = asyncio.Semaphore(_SLOTS)
         self._counts: Counter[tuple[str, ...]] = Counter()
@@ -106,12 +120,8 @@ class WebTools:
                 fetched = await self._fetcher.fetch(url)
             if fetched.truncated and kind_of(fetched.body, fetched.content_type) == "pdf":
                 raise too_large(fetched.url, len(fetched.body))  # a cut PDF is unreadable
-            document = await asyncio.to_thread(
-                convert,
-                fetched.body,
-                fetched.content_type,
-                charset=fetched.charset,
-                url=fetched.url,
+            document = await self._reader.read_page(
+                fetched.body, fetched.content_type, charset=fetched.charset, url=fetched.url
             )
             return format_page(fetched, document.text, document.title, limit)
 
