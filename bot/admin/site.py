@@ -124,6 +124,12 @@ class AdminSite:
         routes += [Route(p.method, p.path, self._guard(p.handler, p.back)) for p in self._pages]
         return routes
 
+    def _limited(self, request: web.Request) -> bool:
+        """Whether a failed login try is one too many from its address. Only failures
+        count, so a valid link always works: behind a reverse proxy every client shares
+        one address, and a scanner there must not lock the admin out."""
+        return not self.services.limiter.allow(request.remote or "?")
+
     def _guard(
         self, handler: Handler, back: str = ""
     ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -153,20 +159,20 @@ class AdminSite:
         """The link opens a page with a button: a link previewer fetching the URL
         must not spend it, and the POST from this page is same-site (the Strict
         cookie then reaches the page it leads to)."""
-        if not self.services.limiter.allow(request.remote or "?"):
-            return self.renderer.response("login.html", 429, state="limited")
         token = request.query.get("token", "")
         found = await self.services.auth.check_link(token)
+        if found.state != "valid" and self._limited(request):
+            return self.renderer.response("login.html", 429, state="limited")
         status = 200 if found.state == "valid" else 410 if found.admin else 404
         return self.renderer.response("login.html", status, state=found.state, token=token)
 
     async def _login(self, request: web.Request) -> web.StreamResponse:
-        if not self.services.limiter.allow(request.remote or "?"):
-            return self.renderer.response("login.html", 429, state="limited")
         posted = await request.post()
         token = posted.get("token", "")
         found, session = await self.services.auth.log_in(token if isinstance(token, str) else "")
         if session is None:
+            if self._limited(request):
+                return self.renderer.response("login.html", 429, state="limited")
             status = 410 if found.admin else 404
             return self.renderer.response("login.html", status, state=found.state)
         response = see_other("/admin")

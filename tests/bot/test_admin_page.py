@@ -100,6 +100,19 @@ async def test_logins_are_rate_limited(site: Site) -> None:
     assert statuses == [404] * 10 + [429]
 
 
+async def test_a_valid_link_logs_in_while_its_address_is_limited(site: Site) -> None:
+    """Behind a reverse proxy every client shares one address: a scanner's failures
+    there must not lock the admin out, so only failed tries count against it."""
+    daemon, _, client = await site()
+    for _ in range(11):
+        await client.post("/admin/login", data={"token": "guess"})
+    assert (await client.post("/admin/login", data={"token": "guess"})).status == 429
+    token = (await new_link(daemon)).split("token=")[1]
+    assert (await client.get(f"/admin/login?token={token}")).status == 200
+    response = await client.post("/admin/login", data={"token": token}, allow_redirects=False)
+    assert response.status == 303
+
+
 PAGES = [
     "/admin",
     "/admin/workspaces",
