@@ -399,6 +399,7 @@ async def test_large_pictures_are_made_smaller_and_bombs_refused(
     )
 
 
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # Pillow's own
 def test_a_picture_past_the_pixel_cap_is_refused_unread_even_below_pillows_own() -> None:
     from bot.errors import MediaError
     from bot.media.pictures import fit
