@@ -9,9 +9,10 @@ into the commented example, so the file still documents every key.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
+import os
 import sys
+import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +20,8 @@ from typing import Annotated
 import typer
 
 from bot.cli import process
-from bot.cli.shared import fail, load_or_exit
+from bot.cli.shared import ConfigOpt, fail, load_or_exit
+from bot.cli.toml_edit import parse_value, set_key, toml_key
 
 app = typer.Typer()
 
@@ -31,30 +33,8 @@ DEFAULT_MODEL = "openai/gpt-4o-mini"
 class Answers:
     """Keys to write: (section, key) -> value; ``admins`` joins the top-level list."""
 
-    values: dict[tuple[str, str], str] = field(default_factory=dict)
+    values: dict[tuple[str, str], object] = field(default_factory=dict)
     admins: list[str] = field(default_factory=list)
-
-
-def set_key(text: str, section: str, key: str, value: object) -> str:
-    """``text`` (TOML) with ``key`` of ``[section]`` ("" for the top) set to ``value``,
-    the line's comment kept; added under the header when the example lacks it."""
-    lines = text.splitlines()
-    current, header_at = "", -1 if section else 0
-    pattern = re.compile(rf"^{re.escape(key)}(\s*=\s*)(?:\"[^\"]*\"|\[[^\]]*\]|\S+)(.*)$")
-    for n, line in enumerate(lines):
-        found = re.match(r"^\[([^\]]+)\]", line)
-        if found:
-            current = found.group(1).strip()
-            header_at = n if current == section else header_at
-            continue
-        hit = pattern.match(line) if current == section else None
-        if hit:
-            lines[n] = f"{key}{hit.group(1)}{json.dumps(value)}{hit.group(2)}"
-            return "\n".join(lines) + "\n"
-    if header_at < 0:
-        return f"{text.rstrip()}\n\n[{section}]\n{key} = {json.dumps(value)}\n"
-    lines.insert(header_at + (1 if section else 0), f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
 
 
 def _ask(answers: Answers) -> None:
@@ -83,10 +63,21 @@ def _ask(answers: Answers) -> None:
 
 
 def _written(text: str, answers: Answers) -> str:
-    for (section, key), value in answers.values.items():
-        if value or key != "model":
-            text = set_key(text, section, key, value)
-    return set_key(text, "", "admins", answers.admins) if answers.admins else text
+    """The example with the answers in; a key that makes it invalid TOML (``llm=x`` over
+    the ``[llm]`` table) is refused by name (exit 2), before anything is written."""
+    items = list(answers.values.items())
+    if answers.admins:
+        items.append((("", "admins"), answers.admins))
+    for (section, key), value in items:
+        if not value and key == "model":
+            continue
+        text = set_key(text, section, key, value)
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            name = ".".join(toml_key(p) for p in [*section.split("."), key] if p)
+            raise fail(f"{name}: cannot be set here ({exc})") from None
+    return text
 
 
 def _from_options(
@@ -101,17 +92,21 @@ def _from_options(
         section, _, key = path.strip().rpartition(".")
         if not sep or not key:
             raise fail(f"--set {item!r}: write it as section.key=value, e.g. llm.model=...")
-        answers.values[section, key] = value
+        answers.values[section, key] = parse_value(value)
     return answers
 
 
 Opt = typer.Option
+SET_HELP = (
+    "any key: section.key=value, the value as TOML (9000, true, '[\"42\"]'; "
+    "'\"123\"' for text of digits), else text; repeatable"
+)
 
 
 @app.command()
 def init(  # every option by keyword: Typer passes them so
     *,
-    config: Annotated[Path, Opt("--config", "-c")] = Path("bot.toml"),
+    config: ConfigOpt = None,
     force: Annotated[bool, Opt(help="overwrite an existing config")] = False,
     interactive: Annotated[
         bool | None, Opt(help="ask the questions (default: when stdin is a terminal)")
@@ -120,38 +115,65 @@ def init(  # every option by keyword: Typer passes them so
     api_base: Annotated[str, Opt(help="llm.api_base: an OpenAI-compatible server")] = "",
     api_key: Annotated[str, Opt(help="llm.api_key (else the provider's variable)")] = "",
     admin: Annotated[list[str], Opt(help="an admin, <channel>:<user id>; repeatable")] = [],  # noqa: B006
-    set_: Annotated[list[str], Opt("--set", help="any key: section.key=value; repeatable")] = [],  # noqa: B006
+    set_: Annotated[list[str], Opt("--set", help=SET_HELP)] = [],  # noqa: B006
     offline: Annotated[
         bool, Opt(help="the doctor run after the questions skips the internet")
     ] = False,
 ) -> None:
     """Write a config and the workspace templates (an existing config is kept)."""
-    from bot.app import example_config
+    from bot.config import resolve_config_path
     from bot.workspaces.folders import Workspaces
 
     process.private_files()  # the answers hold keys and tokens
+    path = resolve_config_path(config)[0]  # --config, else $BOT_CONFIG, as every command
     asking = sys.stdin.isatty() if interactive is None else interactive
-    if config.exists() and not force:
-        typer.echo(f"{config} exists; not overwritten (use --force)")
+    if path.exists() and not force:
+        typer.echo(f"{path} exists; not overwritten (use --force)")
         asking = False
     else:
         answers = _from_options(model, api_base, api_key, admin, set_)
         if asking:
             _ask(answers)
-        _write(config, _written(example_config(), answers))
-    settings = load_or_exit(config, data_dir=True)
+        _write(path, _checked(path, answers))
+    settings = load_or_exit(path, data_dir=True)
     ws = Workspaces(settings.data_dir / "workspaces").ensure()
     typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")
     if not asking:
         typer.echo(NEXT_STEP)
         return
-    raise typer.Exit(_doctor(config, offline))
+    raise typer.Exit(_doctor(path, offline))
+
+
+def _checked(config: Path, answers: Answers) -> str:
+    """The config to write, loaded through the settings first: one refused (a wrong type,
+    an unknown key) is one line naming the key and exit 2, and no file."""
+    from bot.app import example_config
+    from bot.config.settings import settings_from_text
+    from bot.errors import ConfigError
+
+    text = _written(example_config(), answers)
+    try:
+        settings_from_text(text, config)
+    except ConfigError as exc:
+        raise fail(f"{exc}; nothing written") from None
+    return text
 
 
 def _write(config: Path, text: str) -> None:
+    """Into a private temporary file beside it, renamed over it once whole: an
+    interrupted write leaves the old config or none, never half of one."""
+    target = Path(os.path.realpath(config))  # a symlinked config is written through
+    temp = ""
     try:
-        config.write_text(text, encoding="utf-8")
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp: mode 0600
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, target)
     except OSError as exc:
+        if temp:
+            Path(temp).unlink(missing_ok=True)
         folder = config.parent if not config.parent.is_dir() else None
         fix = f"create {folder} first" if folder else "check the folder's permissions"
         raise fail(

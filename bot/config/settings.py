@@ -396,7 +396,20 @@ def _env_problem(exc: SettingsError) -> str:
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load and validate the configuration or raise a one-line :class:`ConfigError`."""
     config_path, required = resolve_config_path(path)
-    data = _read_toml(config_path, required)
+    return _validated(_read_toml(config_path, required), config_path)
+
+
+def settings_from_text(text: str, config_path: Path) -> Settings:
+    """The settings ``text`` would give once written to ``config_path``: ``bot init``
+    checks what it writes first, so a refused config is never left behind."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {config_path}: invalid TOML ({exc})") from None
+    return _validated(data, config_path)
+
+
+def _validated(data: dict[str, Any], config_path: Path) -> Settings:
     Settings._toml_data = data
     try:
         settings = Settings()

@@ -8,10 +8,12 @@ import stat
 import tomllib
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bot.cli.app import app
-from bot.cli.init import set_key
+from bot.cli.toml_edit import parse_value, set_key
+from bot.config import load_settings
 from tests.fakes.llm_server import FakeLLM
 
 
@@ -73,3 +75,101 @@ def test_set_key_keeps_the_comment_and_adds_a_missing_key() -> None:
         "llm": {"model": "b", "extra": "c"},
         "web": {"port": 1},
     }
+
+
+def test_set_values_are_toml_and_keys_are_quoted(tmp_path: Path, monkeypatch) -> None:
+    # Each was written as a string (allow_from = "[\"42\"]" refused at load, port = "9000"),
+    # and telegram:1 = "team" was not TOML at all.
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "-c", "bot.toml", "--set", 'channels.telegram.allow_from=["42"]']
+    args += ["--set", "web.port=9000", "--set", "streaming.enabled=false"]
+    args += ["--set", "workspaces.routes.telegram:1=team", "--set", "llm.model=openai/x"]
+    args += ["--set", "llm.fallback_models=[]"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    written = _read(tmp_path / "bot.toml")
+    assert written["channels"]["telegram"]["allow_from"] == ["42"]
+    assert written["web"]["port"] == 9000 and written["streaming"]["enabled"] is False
+    assert written["workspaces"]["routes"] == {"*": "default", "telegram:1": "team"}
+    assert written["llm"]["model"] == "openai/x"  # not TOML: the text itself
+    settings = load_settings(tmp_path / "bot.toml")
+    assert settings.web.port == 9000 and settings.workspaces.routes["telegram:1"] == "team"
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        ("web.port=not-a-port", "'web.port'"),
+        ("channels.telegram.allow_from=42", "'channels.telegram.allow_from'"),
+        ("llm.no_such_key=1", "'llm.no_such_key'"),
+        ("llm=x", "llm: cannot be set here"),  # over the [llm] table: not TOML
+    ],
+)
+def test_a_refused_config_is_one_line_and_leaves_nothing(
+    tmp_path: Path, monkeypatch, option: str, named: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--set", option])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], lines
+    assert list(tmp_path.iterdir()) == []  # no config, no temporary file, no data
+    # So the corrected command runs, instead of "bot.toml exists; not overwritten".
+    again = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--set", "web.port=9000"])
+    assert again.exit_code == 0, again.output
+    assert _read(tmp_path / "bot.toml")["web"]["port"] == 9000
+    assert stat.S_IMODE((tmp_path / "bot.toml").stat().st_mode) == 0o600
+
+
+def test_force_replaces_the_config_whole_and_private(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bot.toml").write_text("old = 1\n", encoding="utf-8")
+    (tmp_path / "bot.toml").chmod(0o644)
+    result = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--force", "--model", "x/y"])
+    assert result.exit_code == 0, result.output
+    assert _read(tmp_path / "bot.toml")["llm"]["model"] == "x/y"
+    assert stat.S_IMODE((tmp_path / "bot.toml").stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bot.toml", "data"]
+
+
+def test_init_writes_where_bot_config_points(tmp_path: Path, monkeypatch) -> None:
+    # It wrote ./bot.toml, and `bot doctor` (which reads $BOT_CONFIG) found no config.
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "etc" / "bot.toml"
+    target.parent.mkdir()
+    monkeypatch.setenv("BOT_CONFIG", str(target))
+    result = CliRunner().invoke(app, ["init", "--model", "x/from-env-path"])
+    assert result.exit_code == 0, result.output
+    assert target.exists() and not (tmp_path / "bot.toml").exists()
+    assert load_settings().llm.model == "x/from-env-path"  # what every command reads
+    again = CliRunner().invoke(app, ["init"])
+    assert f"{target} exists; not overwritten" in again.output
+
+
+def test_set_key_quotes_keys_and_writes_toml_values() -> None:
+    text = '[workspaces.routes]\n"*" = "default"   # the default\n'
+    changed = set_key(text, "workspaces.routes", "*", "team")
+    changed = set_key(changed, "workspaces.routes", "slack:T1", "ops")
+    changed = set_key(changed, "mcp.servers.my files", "env", {"A-B": "x\x7f", "n": [1.5, True]})
+    assert '"*" = "team"   # the default' in changed
+    assert tomllib.loads(changed) == {
+        "workspaces": {"routes": {"*": "team", "slack:T1": "ops"}},
+        "mcp": {"servers": {"my files": {"env": {"A-B": "x\x7f", "n": [1.5, True]}}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('["42"]', ["42"]),
+        ("9000", 9000),
+        ("true", True),
+        ('"123"', "123"),
+        ("openai/gpt-4o", "openai/gpt-4o"),
+        ("123:token", "123:token"),
+        ("1\nw = 2", "1\nw = 2"),
+        ("", ""),
+    ],
+)
+def test_parse_value_is_toml_else_text(text: str, value: object) -> None:
+    assert parse_value(text) == value
