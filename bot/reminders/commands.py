@@ -147,4 +147,4 @@ def register_reminder_commands(
     )
     router.register(Command("reminders", "/reminders", "list your reminders", reminders))
     router.register(Command("cancel", "/cancel <id>", "cancel a reminder", cancel))
-    router.register(Command("timezone", "/timezone <zone>", "show or set your time zone", timezone))
+    router.register(Command("timezone", "/timezone [zone]", "show or set your time zone", timezone))

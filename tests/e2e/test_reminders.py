@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -18,6 +19,7 @@ from tests.fakes.channel import FakeChannel
 from tests.fakes.web_client import get
 
 REMINDER = "⏰ Reminder"
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 FOLLOWUP_LABEL = (
     "[Scheduled follow-up: a prompt you (the assistant) wrote earlier with "
     "schedule_followup, running now; the user did not write it]"
@@ -57,6 +59,9 @@ async def test_commands_work_without_a_model(daemon_factory, fake_llm, monkeypat
     help_text = (await chat.ask("/help")).text
     for name in ("/remind", "/reminders", "/cancel", "/timezone", "/weather", "/help"):
         assert name in help_text
+    # With no zone it shows the current one: the usage says so, as the README's table does.
+    assert "/timezone [zone] — " in help_text
+    assert "| `/timezone [zone]` |" in README
     assert fake_llm.requests == []
 
 
