@@ -28,6 +28,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from bot.config.envnames import unknown_variable
 from bot.config.mcp import MCPSettings
 from bot.config.media import MediaSettings
 from bot.config.section import Section
@@ -393,6 +394,10 @@ def _env_problem(exc: SettingsError) -> str:
     return f"environment variable {name}: not valid JSON; a list is written as {name}='{example}'"
 
 
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load and validate the configuration or raise a one-line :class:`ConfigError`."""
     config_path, required = resolve_config_path(path)
@@ -410,6 +415,11 @@ def settings_from_text(text: str, config_path: Path) -> Settings:
 
 
 def _validated(data: dict[str, Any], config_path: Path) -> Settings:
+    fields = Settings.model_fields
+    sections = [n for n, f in fields.items() if _is_model(f.annotation)]
+    misspelled = unknown_variable(os.environ, list(fields), sections)
+    if misspelled:
+        raise ConfigError(misspelled)
     Settings._toml_data = data
     try:
         settings = Settings()

@@ -16,6 +16,17 @@ CASES = {
         {"BOT_ADMINS": "telegram:42"},
         "BOT_ADMINS='[\"telegram:42\"]'",
     ),
+    "a misspelled top-level variable (it was ignored)": (
+        ["chat"],
+        {"BOT_LLM_MODEL": "openai/x"},
+        "environment variable BOT_LLM_MODEL: no setting is named 'llm_model'; "
+        "did you mean BOT_LLM__MODEL?",
+    ),
+    "init with a value the config refuses (it wrote it first)": (
+        ["init", "--config", "new.toml", "--set", "web.port=not-a-port"],
+        {},
+        "key 'web.port'",
+    ),
     "init into a folder that does not exist": (
         ["init", "--config", "/nonexistent/dir/bot.toml"],
         {},

@@ -203,6 +203,37 @@ def test_unknown_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "unknown key 'llm.modle'" in config_error(None)
 
 
+@pytest.mark.parametrize(
+    ("name", "intended"),
+    [
+        ("BOT_LLM_MODEL", "BOT_LLM__MODEL"),  # one underscore where the section ends
+        ("BOT_CHANNEL__TELEGRAM__TOKEN", "BOT_CHANNELS__TELEGRAM__TOKEN"),
+        ("BOT_DATA_DIRS", "BOT_DATA_DIR"),
+        ("bot_time_zone", "BOT_TIMEZONE"),
+        ("BOT_TOKEN", None),  # nothing close: how a name is made
+    ],
+)
+def test_a_variable_naming_no_setting_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, name: str, intended: str | None
+) -> None:
+    # Silently ignored before (the setting left at its default), while BOT_LLM__MODLE
+    # was reported.
+    monkeypatch.setenv(name, "x")
+    message = config_error(None)
+    assert message.startswith(f"environment variable {name}: ")
+    assert f"did you mean {intended}?" in message if intended else "BOT_LLM__MODEL" in message
+
+
+def test_variables_read_by_name_are_no_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BOT_CONFIG", str(write(tmp_path / "c.toml", "[llm]\nmodel = 'a/b'\n")))
+    monkeypatch.setenv("BOT_TEST_POSTGRES_URL", "postgresql://x")  # the tests' own server
+    monkeypatch.setenv("BOT_BENCH_POSTGRES_URL", "postgresql://x")  # make bench's
+    monkeypatch.setenv("BOT_LLM__API_KEY", "sk-1")
+    assert load_settings(None).llm.model == "a/b"
+
+
 def test_wrong_type_names_the_key(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", '[agent]\nmax_concurrent_chats = "many"\n')
     message = config_error(path)
