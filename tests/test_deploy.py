@@ -228,6 +228,7 @@ def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
     assert argv[1:] == json.loads(instructions("CMD")[0]), "same `bot run --config` as the image"
     expected = {
         "Restart": "on-failure",
+        "RestartPreventExitStatus": "2",  # a config error: restarting every 5 s cannot fix it
         "NoNewPrivileges": "yes",
         "ProtectSystem": "strict",
         "ProtectHome": "yes",
@@ -239,6 +240,26 @@ def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
     assert f"BOT_DATA_DIR={data_dir}" in [v for _, k, v in unit() if k == "Environment"]
     assert data_dir in unit_value("ReadWritePaths").split()
     assert int(unit_value("TimeoutStopSec")) > Settings().agent.shutdown_timeout_s + 5
+
+
+def test_systemd_unit_documentation_exists_once_installed() -> None:
+    # It named file:///opt/chatbot/deploy/README.md, which the install never creates.
+    for _, key, value in unit():
+        if key == "Documentation":
+            assert value.startswith(("https://", "man:")), value
+
+
+def test_deploy_readme_lists_every_file_and_points_at_the_readme() -> None:
+    # deploy/README.md repeated the README's Deploy section and went stale (metrics,
+    # /healthz parts, a file it lacked); it now says what each file is for and links.
+    local = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    deploy_section = readme.partition("\n## Deploy\n")[2].partition("\n## ")[0]
+    assert "(../README.md#deploy)" in local and deploy_section
+    for name in sorted(p.name for p in DEPLOY.iterdir() if p.name != "README.md"):
+        assert f"| `{name}` |" in local, f"deploy/README.md does not list {name}"
+        assert f"| `{name}` |" in deploy_section, f"README's Deploy section does not list {name}"
+    assert "bot_" not in local  # no metric names, nor other details that go stale
 
 
 def test_systemd_analyze_verifies_unit() -> None:
