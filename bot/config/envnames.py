@@ -1,7 +1,9 @@
-"""A ``BOT_`` environment variable that names no setting is a config error, as an unknown
-key in the file is: pydantic-settings reports a misspelled nested name (``BOT_LLM__MODLE``)
+"""A ``BOT_`` environment variable that names no setting is said at start-up, with the name
+it likely meant: pydantic-settings reports a misspelled nested name (``BOT_LLM__MODLE``)
 but never reads one whose first part matches no field (``BOT_LLM_MODEL``,
-``BOT_CHANNEL__<NAME>__TOKEN``), so the setting was silently left at its default.
+``BOT_CHANNEL__<NAME>__TOKEN``), so the setting was silently left at its default. A
+warning, not an error: a deployment may set ``BOT_`` names for tools of its own
+(``BOT_TOKEN`` is common), and an upgrade must not stop it from starting.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ the key, because a traceback at start-up tells an operator nothing.
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from pathlib import Path
@@ -38,6 +39,8 @@ from bot.errors import ConfigError
 from bot.ops.loop import EventLoopChoice
 from bot.store.base import POOL_SIZE
 from channels.registry import SPECS
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_NAME = "bot.toml"
 
@@ -418,8 +421,8 @@ def _validated(data: dict[str, Any], config_path: Path) -> Settings:
     fields = Settings.model_fields
     sections = [n for n, f in fields.items() if _is_model(f.annotation)]
     misspelled = unknown_variable(os.environ, list(fields), sections)
-    if misspelled:
-        raise ConfigError(misspelled)
+    if misspelled:  # said, not refused: a deployment may set BOT_ names for other tools
+        log.warning("%s (ignored)", misspelled)
     Settings._toml_data = data
     try:
         settings = Settings()

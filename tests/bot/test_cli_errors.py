@@ -16,12 +16,6 @@ CASES = {
         {"BOT_ADMINS": "telegram:42"},
         "BOT_ADMINS='[\"telegram:42\"]'",
     ),
-    "a misspelled top-level variable (it was ignored)": (
-        ["chat"],
-        {"BOT_LLM_MODEL": "openai/x"},
-        "environment variable BOT_LLM_MODEL: no setting is named 'llm_model'; "
-        "did you mean BOT_LLM__MODEL?",
-    ),
     "init with a value the config refuses (it wrote it first)": (
         ["init", "--config", "new.toml", "--set", "web.port=not-a-port"],
         {},
@@ -66,3 +60,23 @@ def test_a_mistake_is_one_line_and_exit_code_2(tmp_path: Path, case: str) -> Non
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert fix in lines[0]
+
+
+def test_a_misspelled_variable_is_said_and_the_command_still_runs(tmp_path: Path) -> None:
+    """It was silently ignored; refusing to start would break deployments that set BOT_
+    names of their own, so it is one warning line."""
+    (tmp_path / "bot.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "pairing", "list"],
+        check=False,
+        env={**clean, "BOT_LLM_MODEL": "openai/x"},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "environment variable BOT_LLM_MODEL: no setting is named 'llm_model'; " in done.stderr
+    assert "did you mean BOT_LLM__MODEL? (ignored)" in done.stderr

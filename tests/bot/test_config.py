@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -213,14 +214,19 @@ def test_unknown_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
         ("BOT_TOKEN", None),  # nothing close: how a name is made
     ],
 )
-def test_a_variable_naming_no_setting_is_an_error(
-    monkeypatch: pytest.MonkeyPatch, name: str, intended: str | None
+def test_a_variable_naming_no_setting_is_said(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    intended: str | None,
 ) -> None:
     # Silently ignored before (the setting left at its default), while BOT_LLM__MODLE
-    # was reported.
+    # was reported; a warning, so a deployment's own BOT_ names never stop a start.
     monkeypatch.setenv(name, "x")
-    message = config_error(None)
-    assert message.startswith(f"environment variable {name}: ")
+    with caplog.at_level(logging.WARNING):
+        load_settings(None)
+    [message] = [r.getMessage() for r in caplog.records if "environment variable" in r.getMessage()]
+    assert message.startswith(f"environment variable {name}: ") and message.endswith("(ignored)")
     assert f"did you mean {intended}?" in message if intended else "BOT_LLM__MODEL" in message
 
 
