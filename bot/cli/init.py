@@ -35,6 +35,19 @@ class Answers:
 
     values: dict[tuple[str, str], object] = field(default_factory=dict)
     admins: list[str] = field(default_factory=list)
+    # --set values read as a number or a boolean, as typed: a text setting that looks
+    # like one (a replica id "2") is written as text when the typed value is refused.
+    typed: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def as_text(self, refusal: str) -> Answers | None:
+        """These answers with the typed value ``refusal`` names back as the text it was
+        typed as; None when it names none of them."""
+        for (section, key), text in self.typed.items():
+            if f"'{section}.{key}'" in refusal or (f"'{key}'" in refusal and not section):
+                typed = {k: v for k, v in self.typed.items() if k != (section, key)}
+                values = {**self.values, (section, key): text}
+                return Answers(values, list(self.admins), typed)
+        return None
 
 
 def _ask(answers: Answers) -> None:
@@ -92,14 +105,16 @@ def _from_options(
         section, _, key = path.strip().rpartition(".")
         if not sep or not key:
             raise fail(f"--set {item!r}: write it as section.key=value, e.g. llm.model=...")
-        answers.values[section, key] = parse_value(value)
+        parsed = answers.values[section, key] = parse_value(value)
+        if isinstance(parsed, bool | int | float):
+            answers.typed[section, key] = value
     return answers
 
 
 Opt = typer.Option
 SET_HELP = (
-    "any key: section.key=value, the value as TOML (9000, true, '[\"42\"]'; "
-    "'\"123\"' for text of digits), else text; repeatable"
+    "any key: section.key=value, the value as TOML (9000, true, '[\"42\"]'), else text "
+    "(as text too where the key takes text: cluster.replica=2); repeatable"
 )
 
 
@@ -151,12 +166,18 @@ def _checked(config: Path, answers: Answers) -> str:
     from bot.config.settings import settings_from_text
     from bot.errors import ConfigError
 
-    text = _written(example_config(), answers)
-    try:
-        settings_from_text(text, config)
-    except ConfigError as exc:
-        raise fail(f"{exc}; nothing written") from None
-    return text
+    first: ConfigError | None = None
+    while True:
+        text = _written(example_config(), answers)
+        try:
+            settings_from_text(text, config)
+            return text
+        except ConfigError as exc:
+            first = first or exc
+            retry = answers.as_text(str(exc))  # "2" for a text setting, not 2
+            if retry is None:
+                raise fail(f"{first}; nothing written") from None
+            answers = retry
 
 
 def _write(config: Path, text: str) -> None:

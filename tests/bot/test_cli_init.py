@@ -96,6 +96,17 @@ def test_set_values_are_toml_and_keys_are_quoted(tmp_path: Path, monkeypatch) ->
     assert settings.web.port == 9000 and settings.workspaces.routes["telegram:1"] == "team"
 
 
+def test_a_text_setting_that_looks_like_a_number_is_written_as_text(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "-c", "bot.toml", "--set", "cluster.replica=2", "--set", "web.port=9000"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    written = _read(tmp_path / "bot.toml")
+    assert written["cluster"]["replica"] == "2" and written["web"]["port"] == 9000
+
+
 @pytest.mark.parametrize(
     ("option", "named"),
     [
