@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.config.section import Section
 
@@ -28,6 +28,17 @@ def check_workspace_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def _not_a_key(name: str, known: set[str]) -> str:
+    import difflib  # only for a mistake
+
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (
+        f"unknown key {name!r}: {hint}(its keys are {', '.join(sorted(known))}; a table "
+        f"[workspaces.<name>] is one workspace's section)"
+    )
 
 
 class WorkspaceSection(Section):
@@ -71,8 +82,18 @@ class WorkspacesSettings(Section):
         for name, value in data.items():
             if name in known:
                 continue
+            if not isinstance(value, dict):  # a misspelled key, not a [workspaces.<name>]
+                raise ValueError(_not_a_key(name, known))
             check_workspace_name(name)
-            out[name] = WorkspaceSection.model_validate(value)
+            try:
+                out[name] = WorkspaceSection.model_validate(value)
+            except ValidationError as exc:  # said with its own path, not "workspaces"
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in ("workspaces", name, *first["loc"]))
+                if first["type"] == "extra_forbidden":
+                    raise ValueError(f"unknown key {where!r}") from None
+                said = str(first["msg"]).removeprefix("Value error, ")
+                raise ValueError(f"{where!r}: {said}") from None
         return out
 
     def sections(self) -> dict[str, WorkspaceSection]:

@@ -324,6 +324,23 @@ def test_a_channel_that_receives_by_the_web_app_needs_it_on(
     assert route in message and "set web.enabled = true" in message and "key" not in message
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[workspaces]\nmax_file_char = 9000\n", "did you mean 'max_file_chars'?"),
+        ("[workspaces.team]\nadmin = []\n", "unknown key 'workspaces.team.admin'"),
+        (
+            "[workspaces.team]\ndisabled_tools = ['final_result']\n",
+            "'workspaces.team.disabled_tools': final_result cannot be disabled",
+        ),
+    ],
+)
+def test_a_workspaces_mistake_names_its_key(tmp_path: Path, text: str, said: str) -> None:
+    # They said "valid dictionary or instance of WorkspaceSection (got 9000)", or named
+    # 'workspaces.admin' without the workspace.
+    assert said in config_error(write(tmp_path / "w.toml", text))
+
+
 def test_invalid_toml(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "[llm\nmodel = \n")
     message = config_error(path)
