@@ -241,6 +241,13 @@ def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
     assert int(unit_value("TimeoutStopSec")) > Settings().agent.shutdown_timeout_s + 5
 
 
+def test_systemd_unit_lets_the_document_converter_set_its_limits() -> None:
+    # bot/conversion.py's child calls setrlimit (in @resources): denied by the filter,
+    # seccomp kills it with SIGSYS, and no document could be read under the unit.
+    denied = [v for _, k, v in unit() if k == "SystemCallFilter" and v.startswith("~")]
+    assert denied and not any("@resources" in v or "setrlimit" in v for v in denied)
+
+
 def test_systemd_unit_documentation_exists_once_installed() -> None:
     # It named file:///opt/chatbot/deploy/README.md, which the install never creates.
     for _, key, value in unit():
