@@ -44,17 +44,7 @@ def test_a_mistake_is_one_line_and_exit_code_2(tmp_path: Path, case: str) -> Non
     argv, env, fix = CASES[case]
     (tmp_path / "bot.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     (tmp_path / "proc.toml").write_text('data_dir = "/proc/nope"\n', encoding="utf-8")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "VISUAL"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", *argv],
-        check=False,
-        env={**clean, **env},
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _bot(argv, env, tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -66,17 +56,22 @@ def test_a_misspelled_variable_is_said_and_the_command_still_runs(tmp_path: Path
     """It was silently ignored; refusing to start would break deployments that set BOT_
     names of their own, so it is one warning line."""
     (tmp_path / "bot.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "pairing", "list"],
+    done = _bot(["pairing", "list"], {"BOT_LLM_MODEL": "openai/x"}, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "environment variable BOT_LLM_MODEL: no setting is named 'llm_model'; " in done.stderr
+    assert "did you mean BOT_LLM__MODEL? (ignored)" in done.stderr
+
+
+def _bot(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real `bot` process with ``env`` over the caller's (no BOT_ or VISUAL of it)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "VISUAL"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *argv],
         check=False,
-        env={**clean, "BOT_LLM_MODEL": "openai/x"},
-        cwd=tmp_path,
+        env={**clean, **env},
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
-    assert "environment variable BOT_LLM_MODEL: no setting is named 'llm_model'; " in done.stderr
-    assert "did you mean BOT_LLM__MODEL? (ignored)" in done.stderr
