@@ -50,13 +50,15 @@ class AccessControl:
         self._told: LRU[str, None] = LRU(TOLD_KEPT)
 
     def is_admin(self, msg: InboundMessage) -> bool:
-        return msg.key.channel in self._trusted or msg.sender.lower() in self._admins
+        return self._admin(msg.key.channel, msg.sender)
 
     def is_admin_sender(self, sender: str) -> bool:
         """Whether ``sender`` (``channel:user``, or ``cli``: a link the machine's own user
         made with ``bot admin link``) is an admin now, by today's configuration."""
-        channel = sender.split(":", 1)[0]
-        return sender == "cli" or channel in self._trusted or sender.lower() in self._admins
+        return sender == "cli" or self._admin(sender.split(":", 1)[0], sender)
+
+    def _admin(self, channel: str, sender: str) -> bool:
+        return channel in self._trusted or sender.lower() in self._admins
 
     def policy(self, channel: str) -> str:
         if self._policy != AUTO:
