@@ -47,6 +47,6 @@ def secret_values(settings: Settings) -> list[str]:
         secrets += server.secrets()
     values = [s.get_secret_value() for s in secrets]
     for server in settings.mcp.servers.values():
-        values += url_secrets(server.url)  # a key in the URL's query, a password in it
+        values += url_secrets(server.url)  # a key in its query or path, a password in it
     values.append(urlsplit(settings.store.url.get_secret_value()).password or "")
     return sorted({v for v in values if v}, key=len, reverse=True)

@@ -34,6 +34,7 @@ _URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
 _QUERY_VALUE = re.compile(r"([?&;][^=&#\s]+=)[^&#\s]+")
 _USERINFO = re.compile(r"(://[^/@:\s]+:)[^/@\s]+@")
 _TOKEN_PATH = re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+")  # Bot API URLs: /bot<id>:<secret>/
+_PATH_KEY = re.compile(r"[A-Za-z0-9_\-.~%+=]{16,}")
 _KEY_LIKE = re.compile(
     r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{6,}|\bxox[abeprs]-[A-Za-z0-9-]{6,}|\bxapp-[A-Za-z0-9-]{6,}"
 )
@@ -87,13 +88,27 @@ def _mask_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The parts of a configured URL that may be credentials: its password and query values."""
+    """The parts of a configured URL that may be credentials: its password, its query
+    values, and path segments shaped like a key (hosted MCP servers often put the key in
+    the path: ``/api/mcp/s/<key>/mcp``)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return []
     values = [v for _, _, v in (p.partition("=") for p in parts.query.split("&")) if v]
+    values += [s for s in parts.path.split("/") if _key_shaped(s)]
     return values + ([parts.password] if parts.password else [])
+
+
+def _key_shaped(segment: str) -> bool:
+    """A path segment that reads as a generated key rather than a word or a version:
+    at least 16 characters of a token's alphabet, with both letters and digits
+    (``mcp``, ``v1``, ``streamable-http``, ``2025-03-26`` are not)."""
+    return (
+        _PATH_KEY.fullmatch(segment) is not None
+        and any(c.isdigit() for c in segment)
+        and any(c.isalpha() for c in segment)
+    )
 
 
 REDACTOR = Redactor()

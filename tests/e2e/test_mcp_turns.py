@@ -119,14 +119,15 @@ async def test_a_key_in_an_mcp_url_stays_out_of_health_and_status(
     daemon_factory: DaemonFactory, fake_llm: FakeLLM
 ) -> None:
     """/healthz and /status need no login: a server's error, which quotes its URL, is
-    shown there with the URL's query values masked, as in the log."""
+    shown there with the URL's query values and a key in its path masked, as in the log."""
     import asyncio
 
     from tests.fakes.web_sites import FakeSite
 
-    key = "SUPERSECRET0123456789"
+    key, path_key = "SUPERSECRET0123456789", "pk4Rt9ZxQ2mN7vL1"
     async with FakeSite() as site:
-        url = site.page("/sse", "bad key", "text/plain", status=401) + f"?api_key={key}"
+        page = site.page(f"/s/{path_key}/sse", "bad key", "text/plain", status=401)
+        url = f"{page}?api_key={key}"
         search = {"url": url, "connect_timeout_s": 3}
         daemon, _ = await daemon_factory(mcp={"servers": {"search": search}})
 
@@ -141,3 +142,5 @@ async def test_a_key_in_an_mcp_url_stays_out_of_health_and_status(
         status = (await _get(daemon, "/status"))[1]
     assert "401" in shown["mcp:search"] and "api_key=***" in shown["mcp:search"]
     assert key not in str(shown) and key not in str(status)
+    assert path_key not in str(shown) and path_key not in str(status)
+    assert "/s/***/sse" in shown["mcp:search"]

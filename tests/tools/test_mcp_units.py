@@ -127,3 +127,14 @@ def test_the_sdk_is_imported_only_when_a_server_is_configured() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     assert "'mcp'" not in out and "'mcp_types'" not in out and "'httpx2'" not in out
+
+
+def test_a_key_in_an_mcp_urls_path_is_a_secret_but_words_and_versions_are_not() -> None:
+    from bot.ops.redaction import url_secrets
+
+    found = url_secrets(
+        "https://u:pw-123456789@mcp.example/api/v1/mcp/s/k3yAbCdEfGh1234xyz/sse?t=q1"
+    )
+    assert set(found) == {"k3yAbCdEfGh1234xyz", "pw-123456789", "q1"}
+    plain = "https://mcp.example/2025-03-26/streamable-http/mcp/server-registry-tools"
+    assert url_secrets(plain) == []
