@@ -29,7 +29,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from bot.documents import Document, UnreadableDocument
+from bot.documents import Document, DocumentTimeout, DocumentTooLarge, UnreadableDocument
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ async def convert_in_child(job: Callable[[], Document], limits: Limits, what: st
         answered = True
     except TimeoutError:
         log.warning("converting a %s took over %gs; killed", what, limits.timeout_s)
-        raise UnreadableDocument(
+        raise DocumentTimeout(
             f"reading it took longer than {limits.timeout_s:g} s, so I stopped"
         ) from None
     finally:
@@ -148,7 +148,7 @@ def _outcome(raw: bytes, exitcode: int | None, limits: Limits, what: str) -> Doc
         raise UnreadableDocument(str(said["reason"]))
     if kind == "memory":
         log.warning("a %s needed over %g MB to convert; refused", what, limits.memory_mb)
-        raise UnreadableDocument(
+        raise DocumentTooLarge(
             f"the {what} is too large to read once unpacked (it would need over "
             f"{limits.memory_mb:,.0f} MB of memory)"
         )

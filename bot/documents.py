@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass
+from typing import ClassVar
 
 from bot.errors import ToolError
 from bot.office import OfficeUnreadable, office_kind, office_text
@@ -54,7 +55,22 @@ class Document:
 
 
 class UnreadableDocument(ToolError):
-    """The bytes are no document this converter reads (an image, an archive, junk)."""
+    """The bytes are no document this converter reads (an image, an archive, junk).
+    ``outcome``: the label the web tools count it under in ``bot_web_calls_total``."""
+
+    outcome: ClassVar[str] = "unsupported"
+
+
+class DocumentTimeout(UnreadableDocument):
+    """Reading it took past the conversion's deadline (the child was killed)."""
+
+    outcome = "timeout"
+
+
+class DocumentTooLarge(UnreadableDocument):
+    """Unpacked, it would need more memory than a conversion gets."""
+
+    outcome = "too_large"
 
 
 def kind_of(data: bytes, content_type: str) -> str | None:

@@ -150,7 +150,7 @@ async def test_a_pdf_bomb_is_refused_and_this_process_does_not_grow(
     fake_site: FakeSite, loopback_only: list[str]
 ) -> None:
     """The auditor's case: 500 KB (under max_bytes) inflating to 500 MB, under the default
-    [media] limits (656 MB for the child); counted as unsupported."""
+    [media] limits (656 MB for the child); counted as too_large."""
     tools = web()
     url = fake_site.page("/bomb.pdf", documents.pdf_bomb(500), "application/pdf")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -158,7 +158,7 @@ async def test_a_pdf_bomb_is_refused_and_this_process_does_not_grow(
         await tools.fetch(url)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 100
-    assert tools.counts() == {("web_fetch", "unsupported"): 1}
+    assert tools.counts() == {("web_fetch", "too_large"): 1}
     report = fake_site.page("/report.pdf", documents.pdf("Revenue rose"), "application/pdf")
     assert "Revenue rose" in inside(await tools.fetch(report))
 
@@ -175,9 +175,12 @@ async def test_a_fetched_pdf_is_read_up_to_the_page_cap(
 async def test_a_conversion_past_its_deadline_is_refused(
     fake_site: FakeSite, loopback_only: list[str]
 ) -> None:
+    """Refused, and counted as a timeout (not as a document it cannot read)."""
     url = fake_site.page("/slow.pdf", documents.many_page_pdf(300), "application/pdf")
+    tools = web(MediaSettings(convert_timeout_s=0.05, max_pdf_pages=300))
     with pytest.raises(ToolError, match=r"took longer than 0\.05 s"):
-        await web(MediaSettings(convert_timeout_s=0.05, max_pdf_pages=300)).fetch(url)
+        await tools.fetch(url)
+    assert tools.counts() == {("web_fetch", "timeout"): 1}
 
 
 def test_converter_falls_back_to_all_text_when_no_main_content() -> None:

@@ -136,8 +136,8 @@ class WebTools:
         except WebError as exc:
             outcome = exc.outcome
             raise
-        except UnreadableDocument:
-            outcome = "unsupported"
+        except UnreadableDocument as exc:  # unsupported, or its conversion timed out / too big
+            outcome = exc.outcome
             raise
         finally:
             self._counts[(tool, outcome)] += 1
