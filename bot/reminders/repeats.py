@@ -10,7 +10,8 @@ import re
 from datetime import datetime
 
 from bot.errors import ToolError
-from bot.reminders.timeparse import cron_trigger, parse_when, zone
+from bot.reminders.cron import cron_trigger
+from bot.reminders.timeparse import parse_when, zone
 
 _DAYS = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 0}
 _UNITS = {"minute": 60, "min": 60, "hour": 24}

@@ -33,7 +33,8 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.bus.base import Bus
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
-from bot.reminders.timeparse import format_delay, format_local, next_occurrence
+from bot.reminders.cron import next_occurrence
+from bot.reminders.timeparse import format_delay, format_local
 from bot.store.base import Reminders
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 

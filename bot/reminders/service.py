@@ -13,15 +13,9 @@ from datetime import datetime, timedelta
 
 from bot.errors import QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
+from bot.reminders.cron import cron_trigger, next_occurrence
 from bot.reminders.scheduler import ReminderScheduler
-from bot.reminders.timeparse import (
-    check_future,
-    cron_trigger,
-    format_local,
-    next_occurrence,
-    parse_when,
-    zone,
-)
+from bot.reminders.timeparse import check_future, format_local, parse_when, zone
 from bot.store.base import Reminders, UserSettings
 from bot.store.reminders import (
     Reminder,

@@ -5,15 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.errors import ToolError
-from bot.reminders.timeparse import (
-    check_future,
-    cron_trigger,
-    format_delay,
-    format_local,
-    next_occurrence,
-    parse_when,
-    zone,
-)
+from bot.reminders.cron import cron_trigger, next_occurrence
+from bot.reminders.timeparse import check_future, format_delay, format_local, parse_when, zone
 
 NOW = datetime(2026, 11, 29, 13, 0, tzinfo=UTC)  # 21:00 in Shanghai
 
