@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 
 from bot.errors import ToolError
@@ -19,8 +21,15 @@ from bot.reminders.weekdays import weekday_names
 MAX_REPEATED_RUNS = 121
 
 
-def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
-    """A validated 5-field cron schedule (minute hour day month weekday) in the user's zone."""
+def cron_trigger(expr: str, tz_name: str) -> BaseTrigger:
+    """A validated 5-field cron schedule (minute hour day month weekday) in the user's zone.
+
+    When both the day of the month and the weekday are restricted, cron runs on a day
+    matching either ("0 9 1,15 * 1": the 1st, the 15th and every Monday); APScheduler 3
+    requires both, which ran such a schedule a few times a year. So it becomes the
+    earlier of two triggers, one per field. A field starting with '*' ("*", "*/2") or
+    "?" leaves the other alone, as in Vixie cron and cronie: then both must match.
+    """
     fields = expr.split()
     if len(fields) != 5:
         raise ToolError(
@@ -30,16 +39,26 @@ def cron_trigger(expr: str, tz_name: str) -> CronTrigger:
     minute, hour, day, month, weekday = fields
     tz = zone(tz_name)
     try:
+        days = weekday_names(weekday)  # cron's numbering, not APScheduler's
+        day = "*" if day == "?" else day
+        if _restricted(day) and _restricted(weekday):
+            return OrTrigger(
+                [
+                    CronTrigger(minute=minute, hour=hour, day=day, month=month, timezone=tz),
+                    CronTrigger(
+                        minute=minute, hour=hour, month=month, day_of_week=days, timezone=tz
+                    ),
+                ]
+            )
         return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=weekday_names(weekday),  # cron's numbering, not APScheduler's
-            timezone=tz,
+            minute=minute, hour=hour, day=day, month=month, day_of_week=days, timezone=tz
         )
     except (ValueError, ToolError) as exc:
         raise ToolError(f"invalid cron expression '{expr}': {exc}") from None
+
+
+def _restricted(field: str) -> bool:
+    return not field.startswith("*") and field != "?"
 
 
 def next_occurrence(expr: str, tz_name: str, after: datetime) -> datetime | None:
