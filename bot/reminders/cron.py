@@ -61,20 +61,38 @@ def _restricted(field: str) -> bool:
     return not field.startswith("*") and field != "?"
 
 
-def next_occurrence(expr: str, tz_name: str, after: datetime) -> datetime | None:
+def next_occurrence(
+    expr: str, tz_name: str, after: datetime, *, since: datetime | None = None
+) -> datetime | None:
     """The first run of ``expr`` strictly after ``after`` (aware UTC), or None.
 
-    A local wall-clock time runs once: the night clocks go back, runs in the repeated
-    hour's second pass are skipped (CronTrigger matches 01:30 in both passes, so a
-    daily 01:30 fired twice).
+    The night clocks go back, the wall clock shows an hour (two in Antarctica/Troll)
+    twice, and CronTrigger matches a time in both passes. What a user expects:
+
+    - A schedule on every hour (hour field '*' or '*/n': hourly, every 30 minutes) is
+      about elapsed time: it runs in both passes, so an hourly reminder runs every real
+      hour (it skipped the second 01:00: two hours without one).
+    - A schedule on hours of the day (daily 01:30) runs once per wall-clock time: in the
+      first pass, or in the second when the first came before ``since`` (when the
+      schedule started, or the run this one follows; ``after`` by default). So a daily
+      01:30 runs once that night, and one set at 01:45 or during the second pass runs
+      at the second 01:30, not a day later.
     """
     trigger = cron_trigger(expr, tz_name)
+    every_hour = expr.split()[1].startswith("*")
+    start = after if since is None else since
     nxt = trigger.get_next_fire_time(None, _just_after(after))
     for _ in range(MAX_REPEATED_RUNS):
-        if nxt is None or not _second_pass(nxt):
+        if nxt is None or every_hour or not _repeats_a_run(nxt, start):
             break
         nxt = trigger.get_next_fire_time(None, _just_after(nxt))
     return nxt.astimezone(UTC) if nxt else None
+
+
+def _repeats_a_run(when: datetime, since: datetime) -> bool:
+    """Whether ``when`` is the second pass of a wall-clock time whose first pass was a
+    run of the schedule (at or after ``since``)."""
+    return _second_pass(when) and when.replace(fold=0).astimezone(UTC) >= since
 
 
 def _just_after(when: datetime) -> datetime:

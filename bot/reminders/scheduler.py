@@ -221,8 +221,11 @@ class ReminderScheduler:
                 nxt = None
                 if reminder.recurrence:
                     # A recurring reminder that missed several runs catches up once,
-                    # then continues from now on its schedule.
-                    nxt = next_occurrence(reminder.recurrence, reminder.timezone, max(now, due))
+                    # then continues from now on its schedule (this run stands for the
+                    # wall-clock time it was due at: see next_occurrence).
+                    nxt = next_occurrence(
+                        reminder.recurrence, reminder.timezone, max(now, due), since=due
+                    )
                 records.append((reminder.id, now, nxt, missed))
             try:
                 await self._bus.put_outbound_many(outbound)

@@ -74,3 +74,31 @@ async def test_a_pasted_cron_with_a_day_and_a_weekday_runs_on_either(paths: Path
     assert "Mon 2026-11-30 09:00" in reply
     reminder = await paths.latest()
     assert reminder.next_fire_at == datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("expr", "due", "fired", "then"),
+    [
+        # a daily 01:30 runs once the night New York's clocks go back...
+        ("30 1 * * *", (5, 30), (5, 30, 1), (2, 6, 30)),
+        # ...also when its run was late, fired during the second pass
+        ("30 1 * * *", (5, 30), (6, 10, 0), (2, 6, 30)),
+        # an hourly one runs at 01:00 EDT and at 01:00 EST an hour later
+        ("0 * * * *", (5, 0), (5, 0, 1), (1, 6, 0)),
+    ],
+)
+async def test_a_fired_run_moves_on_to_the_next_across_the_fall_back(
+    paths: Paths, expr, due, fired, then
+):
+    ny = "America/New_York"
+    paths.clock[0] = datetime(2026, 11, 1, 4, 10, tzinfo=UTC)  # 00:10 EDT
+    reply = await paths.command(f"/remind every {expr} | check", tz=ny)
+    reminder = await paths.latest()
+    assert reminder.next_fire_at == datetime(2026, 11, 1, *due, tzinfo=UTC), reply
+    hour, minute, second = fired
+    paths.clock[0] = datetime(2026, 11, 1, hour, minute, second, tzinfo=UTC)
+    await paths.service._scheduler.fire_due(paths.clock[0])
+    moved = await paths.store.get(reminder.id)
+    assert moved is not None
+    day, hour, minute = then
+    assert moved.next_fire_at == datetime(2026, 11, day, hour, minute, tzinfo=UTC)

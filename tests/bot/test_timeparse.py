@@ -171,19 +171,6 @@ def test_a_daily_time_in_the_repeated_hour_fires_once(tz, expr, first, second):
     assert next_occurrence(expr, tz, fired) == second.replace(tzinfo=UTC)
 
 
-@pytest.mark.parametrize("expr", ["0 * * * *", "*/30 * * * *", "* * * * *"])
-def test_a_wall_clock_time_never_fires_twice_across_the_fall_back(expr):
-    when = datetime(2026, 11, 1, 4, 0, tzinfo=UTC)  # 00:00 EDT
-    seen = []
-    while when < datetime(2026, 11, 1, 8, 0, tzinfo=UTC):  # 03:00 EST
-        nxt = next_occurrence(expr, NY, when)
-        assert nxt is not None and nxt > when
-        seen.append(nxt.astimezone(zone(NY)).replace(tzinfo=None))
-        when = nxt
-    assert len(seen) == len(set(seen))
-    assert datetime(2026, 11, 1, 2, 0) in seen  # and the schedule goes on after it
-
-
 MONDAY_10 = datetime(2026, 12, 7, 10, tzinfo=UTC)  # a Monday, 10:00 UTC
 
 
