@@ -10,14 +10,14 @@ from typing import Any, ClassVar
 
 from bot.agent.toolbox import ReminderAccess, ToolContext
 from bot.errors import ToolError
-from bot.reminders.service import describe
+from bot.reminders.service import confirmation, describe
 from bot.store.reminders import ReminderKind
 from tools.base import Tool
 
 _TIME_HELP = (
     "ISO 8601 ('2026-12-01T09:00' in the user's time zone, or with an offset) or a "
-    "phrase ('in 10 minutes', 'tomorrow at 9am'). With a recurrence: when it starts "
-    "('now' is fine)."
+    "phrase ('in 10 minutes', 'tomorrow at 9am'); a day with no time ('friday') is at "
+    "09:00. With a recurrence: when it starts ('now' is fine)."
 )
 _CRON_HELP = (
     "Optional 5-field cron expression for repeats, in the user's time zone: "
@@ -62,7 +62,7 @@ class CreateReminderTool(Tool):
             workspace=ctx.workspace_name,
             chain_depth=ctx.chain_depth,
         )
-        return f"Created {describe(reminder)}"
+        return f"Created {confirmation(reminder, kwargs['time'])}"
 
 
 class ScheduleFollowupTool(CreateReminderTool):

@@ -11,7 +11,7 @@ from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage, utcnow
 from bot.reminders.phrases import is_number, is_quantity, is_unit
 from bot.reminders.repeats import USAGE, every
-from bot.reminders.service import ReminderService, describe
+from bot.reminders.service import ReminderService, confirmation, describe
 from bot.reminders.timeparse import format_local, parse_when
 
 MAX_WHEN_WORDS = 8
@@ -109,7 +109,7 @@ def register_reminder_commands(
             source=f"{msg.key}:{msg.message_id}#command",
             workspace=await workspace_of(msg),
         )
-        return f"OK, {describe(reminder)}"
+        return f"OK, {confirmation(reminder, when)}"
 
     async def reminders(msg: InboundMessage, args: str) -> str:
         # In a group only what was set in this chat: the rest is nobody else's business.

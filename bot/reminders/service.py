@@ -15,7 +15,14 @@ from bot.errors import QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
 from bot.reminders.cron import cron_trigger, next_occurrence
 from bot.reminders.scheduler import ReminderScheduler
-from bot.reminders.timeparse import check_future, format_local, parse_when, zone
+from bot.reminders.timeparse import (
+    DEFAULT_TIME,
+    check_future,
+    format_local,
+    parse_when,
+    read_when,
+    zone,
+)
 from bot.store.base import Reminders, UserSettings
 from bot.store.reminders import (
     Reminder,
@@ -211,6 +218,25 @@ def describe(reminder: Reminder) -> str:
     what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
     repeat = f", repeats '{reminder.recurrence}'" if reminder.recurrence else ""
     return f"#{reminder.id} {what} at {when}{repeat}: {reminder.content}"
+
+
+def confirmation(reminder: Reminder, when: str) -> str:
+    """:func:`describe` for a reminder just set from ``when``: when that named a day and
+    no time of day, it also says the time taken and how to pick another."""
+    line = describe(reminder)
+    if reminder.recurrence or not _default_time(reminder, when):
+        return line
+    return (
+        f"{line} (no time of day was given, so {DEFAULT_TIME:%H:%M}; to change it, cancel "
+        f"#{reminder.id} and set it again with a time, e.g. '{when.strip()} at 18:00')"
+    )
+
+
+def _default_time(reminder: Reminder, when: str) -> bool:
+    try:  # the phrase parsed a moment ago: only whether it named a time is asked again
+        return read_when(when, reminder.timezone, reminder.created_at).default_time
+    except ToolError:
+        return False
 
 
 _EPSILON = timedelta(seconds=1)

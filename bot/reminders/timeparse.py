@@ -3,11 +3,14 @@ aware UTC datetime in the user's zone (cron schedules are :mod:`bot.reminders.cr
 
 dateparser handles the natural-language phrases (well kept, many languages); ISO 8601
 goes through the standard library first so exact times never depend on heuristics.
+A day named without a time of day ("friday", "december 24", "2026-12-11") is at
+:data:`DEFAULT_TIME`: dateparser made it 00:00, the night before the day the user meant.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -18,6 +21,16 @@ MAX_AHEAD = timedelta(days=3652)  # ten years
 # No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
 MAX_WHEN_CHARS = 200
 PAST_TOLERANCE = timedelta(seconds=5)
+DEFAULT_TIME = time(9, 0)  # of a day named with no time of day, in the user's zone
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """A time the user gave (aware UTC); ``default_time``: they named a day and no time
+    of day, so it is at :data:`DEFAULT_TIME` (a confirmation says so)."""
+
+    at: datetime
+    default_time: bool = False
 
 
 def zone(name: str) -> ZoneInfo:
@@ -35,6 +48,11 @@ def zone(name: str) -> ZoneInfo:
 
 def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
     """Parse a time the user gave; returns aware UTC. Raises ToolError when unusable."""
+    return read_when(text, tz_name, now).at
+
+
+def read_when(text: str, tz_name: str, now: datetime) -> When:
+    """:func:`parse_when`, saying whether the time of day was taken by default."""
     tz = zone(tz_name)
     phrase = text.strip()
     if not phrase:
@@ -50,7 +68,7 @@ def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
             f"could not understand the time '{phrase}'; try 'in 10 minutes', "
             "'tomorrow at 9am', 'next Monday 8:30' or ISO 8601 like '2026-12-01T09:00'"
         )
-    return when.astimezone(UTC)
+    return When(when.at.astimezone(UTC), when.default_time)
 
 
 def check_future(when: datetime, now: datetime, tz_name: str) -> None:
@@ -60,22 +78,33 @@ def check_future(when: datetime, now: datetime, tz_name: str) -> None:
         raise ToolError("that is more than 10 years away; pick a nearer time")
 
 
-def _parse_iso(text: str, tz: ZoneInfo) -> datetime | None:
+def _parse_iso(text: str, tz: ZoneInfo) -> When | None:
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    if _is_date(text):  # "2026-12-11": a day, no time of day
+        return When(datetime.combine(parsed.date(), DEFAULT_TIME, tzinfo=tz), True)
+    return When(parsed if parsed.tzinfo else parsed.replace(tzinfo=tz))
 
 
-def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> datetime | None:
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
     phrase = at_times(text)  # "at 8" is 08:00, never August
     check_numbers(phrase)  # "in 5" is refused, never May
+    base = now.astimezone(tz).replace(tzinfo=None)
     settings: dict[str, object] = {
         "TIMEZONE": tz.key,
         "RETURN_AS_TIMEZONE_AWARE": True,
         "PREFER_DATES_FROM": "future",
-        "RELATIVE_BASE": now.astimezone(tz).replace(tzinfo=None),
+        "RELATIVE_BASE": base,
         "RETURN_TIME_AS_PERIOD": True,  # the period says how much of the date was named
         "PARSERS": ["relative-time", "absolute-time"],  # no digits read as a Unix time
     }
@@ -88,7 +117,21 @@ def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> datetime | None:
     if vague and _date_data(phrase, {**settings, "REQUIRE_PARTS": ["day"]}).date_obj is None:
         raise ToolError(f"'{text}' names no day; say e.g. 'May 5' or 'in 2 months'")
     when: datetime = found.date_obj
-    return when
+    if _names_a_day_only(found, phrase, settings, base):
+        return When(datetime.combine(when.date(), DEFAULT_TIME, tzinfo=tz), True)
+    return When(when)
+
+
+def _names_a_day_only(found: Any, phrase: str, settings: dict[str, object], base: datetime) -> bool:
+    """Whether dateparser read a day and no time of day: "friday" is that day at 00:00,
+    where a day counted from now ("tomorrow", "in 2 days") keeps the time of now."""
+    if found.period != "day" or found.date_obj.time() != time(0):
+        return False
+    if base.time() != time(0):
+        return True
+    # At 00:00 sharp both read 00:00: a day counted from now moves with the clock.
+    later = _date_data(phrase, {**settings, "RELATIVE_BASE": base + timedelta(hours=1)})
+    return later.date_obj is not None and later.date_obj.time() == time(0)
 
 
 def _date_data(phrase: str, settings: dict[str, object]) -> Any:

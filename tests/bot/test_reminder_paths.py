@@ -102,3 +102,26 @@ async def test_a_fired_run_moves_on_to_the_next_across_the_fall_back(
     assert moved is not None
     day, hour, minute = then
     assert moved.next_fire_at == datetime(2026, 11, day, hour, minute, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("how", ["command", "command with a bar", "tool"])
+async def test_a_day_without_a_time_is_at_nine_and_the_reply_says_so(paths: Paths, how: str):
+    """'/remind friday call mum' was set for 00:00, the night before the user's Friday."""
+    tz = "Europe/Berlin"
+    if how == "command":
+        reply = await paths.command("/remind friday call mum", tz=tz)
+    elif how == "command with a bar":
+        reply = await paths.command("/remind friday | call mum", tz=tz)
+    else:
+        reply = await paths.tool(tz=tz, content="call mum", time="friday")
+    reminder = await paths.latest()
+    assert reminder.next_fire_at == datetime(2026, 12, 4, 8, 0, tzinfo=UTC)  # 09:00 CET
+    assert "at Fri 2026-12-04 09:00 Europe/Berlin" in reply
+    assert "no time of day was given, so 09:00" in reply
+    assert "'friday at 18:00'" in reply
+
+
+async def test_a_time_given_gets_no_note(paths: Paths):
+    reply = await paths.command("/remind friday at 7pm | call mum", tz="Europe/Berlin")
+    assert "at Fri 2026-12-04 19:00 Europe/Berlin: call mum" in reply
+    assert "no time" not in reply

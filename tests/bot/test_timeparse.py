@@ -118,7 +118,7 @@ MONDAY = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
         ("tomorrow at 8am", "2026-12-08 08:00"),
         ("tomorrow 8:00", "2026-12-08 08:00"),
         ("december 24 at 7", "2026-12-24 07:00"),
-        ("5th of january", "2027-01-05 00:00"),
+        ("5th of january", "2027-01-05 09:00"),  # a day with no time: 09:00
         ("in 2 months", "2027-02-07 11:00"),
         ("in 90 seconds", "2026-12-07 11:01"),
     ],
@@ -206,3 +206,36 @@ def test_weekdays_are_numbered_as_cron_numbers_them(expr, days):
 def test_a_weekday_field_cron_would_refuse_is_refused(field, error):
     with pytest.raises(ToolError, match=error):
         cron_trigger(f"0 9 * * {field}", "UTC")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_local"),
+    [
+        ("friday", "2026-12-11 09:00"),  # was 00:00, the night before
+        ("Friday", "2026-12-11 09:00"),
+        ("next monday", "2026-12-14 09:00"),
+        ("december 24", "2026-12-24 09:00"),
+        ("2026-12-11", "2026-12-11 09:00"),  # an ISO 8601 date alone
+        # a time of day named is kept, midnight too
+        ("friday at 0:00", "2026-12-11 00:00"),
+        ("friday midnight", "2026-12-11 00:00"),
+        ("friday evening", "2026-12-11 18:00"),
+        ("2026-12-11T00:00", "2026-12-11 00:00"),
+        # a day counted from now keeps the time of now
+        ("tomorrow", "2026-12-08 11:00"),
+        ("in 2 days", "2026-12-09 11:00"),
+    ],
+)
+def test_a_day_named_without_a_time_of_day_is_at_nine(text, expected_local):
+    when = parse_when(text, "Europe/Berlin", MONDAY)
+    assert when.astimezone(zone("Europe/Berlin")).strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+def test_at_midnight_a_day_counted_from_now_still_keeps_the_time_of_now():
+    """At 00:00 sharp "in 2 days" is at 00:00 too; only a named day moves to 09:00."""
+    midnight = datetime(2026, 12, 6, 23, 0, tzinfo=UTC)  # Monday 00:00 in Berlin
+    local = [
+        parse_when(text, "Europe/Berlin", midnight).astimezone(zone("Europe/Berlin"))
+        for text in ("in 2 days", "friday")
+    ]
+    assert [f"{t:%a %H:%M}" for t in local] == ["Wed 00:00", "Fri 09:00"]
