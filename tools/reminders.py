@@ -21,8 +21,8 @@ _TIME_HELP = (
 )
 _CRON_HELP = (
     "Optional 5-field cron expression for repeats, in the user's time zone: "
-    "'0 9 * * *' daily at 9:00, '30 8 * * 1-5' weekdays at 8:30, '0 9 1,15 * 1' on the "
-    "1st, the 15th and every Monday (as in cron, a day of the month or a weekday)."
+    "'0 9 * * *' daily at 9:00, '30 8 * * 1-5' weekdays at 8:30, '0 9 1,15 * 1' the 1st, "
+    "the 15th and Mondays."
 )
 
 
