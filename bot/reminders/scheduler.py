@@ -34,6 +34,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.bus.base import Bus
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.cron import next_occurrence
+from bot.reminders.replan import replan
 from bot.reminders.timeparse import format_delay, format_local
 from bot.store.base import Reminders
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
@@ -103,6 +104,7 @@ class ReminderScheduler:
 
     async def start(self) -> int:
         """Start the timer and plan the next horizon; returns the active reminders."""
+        await replan(self._store, self._clock())
         self._scheduler.start()
         self._scheduler.add_job(
             refill_job,

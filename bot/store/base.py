@@ -124,6 +124,7 @@ class Reminders(Protocol):
     async def fired_many(
         self, entries: list[tuple[int, datetime, datetime | None, bool]]
     ) -> None: ...
+    async def moved_many(self, entries: list[tuple[int, datetime, datetime]]) -> int: ...
     async def fired(
         self,
         reminder_id: int,

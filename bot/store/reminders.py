@@ -234,6 +234,19 @@ class ReminderStore:
             rows,
         )
 
+    async def moved_many(self, entries: list[tuple[int, datetime, datetime]]) -> int:
+        """Move next runs: (id, the next run as read, the new one). Only a row still
+        active whose next run is still the one read moves (a fire or a cancel since
+        wins); returns how many moved."""
+        moved = 0
+        for reminder_id, was, new in entries:
+            moved += await self._db.execute_count(
+                "UPDATE reminders SET next_fire_at = ?"
+                " WHERE id = ? AND status = 'active' AND next_fire_at = ?",
+                (new.isoformat(), reminder_id, was.isoformat()),
+            )
+        return moved
+
     async def fired(
         self,
         reminder_id: int,

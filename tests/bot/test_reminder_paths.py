@@ -15,10 +15,11 @@ from bot.bus.base import InProcessBus
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from bot.reminders.commands import register_reminder_commands
+from bot.reminders.replan import replan
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
 from bot.store.db import Database
-from bot.store.reminders import Reminder, ReminderStore, UserSettingsStore
+from bot.store.reminders import Reminder, ReminderKind, ReminderStore, UserSettingsStore
 from tools.reminders import CreateReminderTool
 
 KEY = ChatKey("test", "c1")
@@ -125,3 +126,52 @@ async def test_a_time_given_gets_no_note(paths: Paths):
     reply = await paths.command("/remind friday at 7pm | call mum", tz="Europe/Berlin")
     assert "at Fri 2026-12-04 19:00 Europe/Berlin: call mum" in reply
     assert "no time" not in reply
+
+
+async def _stored(store: ReminderStore, recurrence: str | None, next_at: datetime) -> Reminder:
+    """A reminder as an earlier version left it: ``next_at`` worked out by its rules."""
+    return await store.add(
+        KEY, "u1", content="x", kind=ReminderKind.REMINDER, fire_at=next_at,
+        recurrence=recurrence, timezone="UTC",
+    )  # fmt: skip
+
+
+async def test_a_next_run_stored_by_older_rules_is_moved_at_start(db: Database) -> None:
+    """Before the fixes, 'every monday' (0 9 * * 1) stored a Tuesday and '0 9 1,15 * 1'
+    a Monday that is the 1st or 15th (months away). At start the scheduler moves each to
+    today's next run, and leaves alone a run that is right, a one-off and one due now.
+    (A year ahead of the real clock: APScheduler's timer, on real time, fires nothing.)"""
+    store = ReminderStore(db)
+    now = datetime(2027, 11, 26, 12, 0, tzinfo=UTC)  # a Friday
+    monday = await _stored(store, "0 9 * * 1", datetime(2027, 11, 30, 9, tzinfo=UTC))
+    either = await _stored(store, "0 9 1,15 * 1", datetime(2028, 5, 1, 9, tzinfo=UTC))
+    right = await _stored(store, "0 9 * * *", datetime(2027, 11, 27, 9, tzinfo=UTC))
+    once = await _stored(store, None, datetime(2028, 1, 3, 9, tzinfo=UTC))
+    due = await _stored(store, "0 9 * * 1", datetime(2027, 11, 26, 11, tzinfo=UTC))
+    scheduler = ReminderScheduler(store, InProcessBus(), clock=lambda: now)
+    await scheduler.start()
+    try:
+        after = {r.id: r.next_fire_at for r in await store.active()}
+    finally:
+        await scheduler.stop()
+    assert after[monday.id] == after[either.id] == datetime(2027, 11, 29, 9, tzinfo=UTC)
+    for kept in (right, once, due):
+        assert after[kept.id] == kept.next_fire_at
+
+
+async def test_a_daily_run_that_fired_in_the_first_pass_is_not_moved_into_the_second(
+    db: Database,
+) -> None:
+    """A restart during the repeated hour: the daily 01:30 fired at 01:30 EDT and stored
+    tomorrow's; worked out again at 01:20 EST it must not come at 01:30 EST too."""
+    store = ReminderStore(db)
+    first_pass = datetime(2026, 11, 1, 5, 30, tzinfo=UTC)  # 01:30 EDT, New York
+    made = await store.add(
+        KEY, "u1", content="pills", kind=ReminderKind.REMINDER, fire_at=first_pass,
+        recurrence="30 1 * * *", timezone="America/New_York",
+    )  # fmt: skip
+    tomorrow = datetime(2026, 11, 2, 6, 30, tzinfo=UTC)
+    await store.fired(made.id, first_pass, tomorrow)
+    assert await replan(store, datetime(2026, 11, 1, 6, 20, tzinfo=UTC)) == 0  # 01:20 EST
+    stored = await store.get(made.id)
+    assert stored is not None and stored.next_fire_at == tomorrow

@@ -585,6 +585,24 @@ async def test_fired_moves_or_finishes_a_reminder(storage: Storage) -> None:
     assert [r.id for r in await storage.reminders.active()] == [daily.id]
 
 
+async def test_moved_many_moves_only_a_next_run_still_as_read(storage: Storage) -> None:
+    moved, fired, cancelled = [
+        await _remind(storage, name, T0 + timedelta(days=7), recurrence="0 9 * * 1")
+        for name in ("moved", "fired", "cancelled")
+    ]
+    await storage.reminders.fired(fired.id, T0, T0 + timedelta(days=14))
+    await storage.reminders.set_status(cancelled.id, ReminderStatus.CANCELLED)
+    earlier = T0 + timedelta(days=6)
+    count = await storage.reminders.moved_many(
+        [(r.id, T0 + timedelta(days=7), earlier) for r in (moved, fired, cancelled)]
+    )
+    assert count == 1
+    after = {r.id: await storage.reminders.get(r.id) for r in (moved, fired, cancelled)}
+    assert after[moved.id].next_fire_at == earlier  # type: ignore[union-attr]
+    assert after[fired.id].next_fire_at == T0 + timedelta(days=14)  # type: ignore[union-attr]
+    assert after[cancelled.id].status is ReminderStatus.CANCELLED  # type: ignore[union-attr]
+
+
 async def test_set_status_cancels(storage: Storage) -> None:
     made = await _remind(storage, "x", T0)
     await storage.reminders.set_status(made.id, ReminderStatus.CANCELLED)

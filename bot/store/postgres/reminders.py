@@ -145,6 +145,18 @@ class PgReminders:
             fired_rows(entries),
         )
 
+    async def moved_many(self, entries: list[tuple[int, datetime, datetime]]) -> int:
+        moved = 0  # see ReminderStore.moved_many
+        for reminder_id, was, new in entries:
+            moved += await self._db.execute(
+                "UPDATE reminders SET next_fire_at = $1"
+                " WHERE id = $2 AND status = 'active' AND next_fire_at = $3",
+                new.isoformat(),
+                reminder_id,
+                was.isoformat(),
+            )
+        return moved
+
     async def fired(
         self,
         reminder_id: int,
