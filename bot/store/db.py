@@ -24,6 +24,7 @@ from bot.errors import StoreError
 from bot.messages import utcnow
 from bot.store import schema
 from bot.store.group import GroupCommit
+from bot.store.holes import fill_holes
 from bot.store.transaction import transaction
 from bot.store.worker import DatabaseThread
 
@@ -201,8 +202,12 @@ class Database:
                 f"database schema version {current} is newer than this release "
                 f"({len(MIGRATIONS)}); upgrade the daemon"
             )
-        if current == len(MIGRATIONS):
-            return
+        if current < len(MIGRATIONS):
+            await self._run_migrations(current)
+        # Steps early releases skipped under their number (bot/store/holes.py).
+        await self.run(functools.partial(fill_holes, version=max(current, len(MIGRATIONS))))
+
+    async def _run_migrations(self, current: int) -> None:
         # Every pending step in one transaction: all of them or none (a failed step leaves
         # the previous version whole), and one commit instead of one per step (a first
         # start creates every table: about 4 ms less before ready:).
