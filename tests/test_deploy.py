@@ -84,7 +84,10 @@ def unit_value(key: str) -> str:
 
 
 def settings_paths(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+    """Every key in use (deprecated ones are accepted but no longer written)."""
     for name, info in model.model_fields.items():
+        if name in getattr(model, "DEPRECATED", {}):
+            continue
         sub = info.annotation
         if isinstance(sub, type) and issubclass(sub, BaseModel):
             yield from settings_paths(sub, f"{prefix}{name}.")

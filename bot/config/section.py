@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -14,6 +16,9 @@ class Section(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", validate_default=True)
+    # Keys still accepted but ignored, each with what replaced it (bot.config.deprecated):
+    # a config an earlier `bot init` wrote keeps loading, and says so at start-up.
+    DEPRECATED: ClassVar[dict[str, str]] = {}
 
 
 class ChannelSection(Section):

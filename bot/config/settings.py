@@ -29,6 +29,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from bot.config.deprecated import deprecated_in_use
 from bot.config.envnames import unknown_variable
 from bot.config.mcp import MCPSettings
 from bot.config.media import MediaSettings
@@ -426,6 +427,8 @@ def _validated(data: dict[str, Any], config_path: Path) -> Settings:
     Settings._toml_data = data
     try:
         settings = Settings()
+        for line in deprecated_in_use(Settings, data, os.environ):
+            log.warning("config %s: %s", config_path, line)
     except ValidationError as exc:
         first = exc.errors()[0]
         more = len(exc.errors()) - 1

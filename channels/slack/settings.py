@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SecretStr
 
@@ -13,8 +13,11 @@ class SlackSettings(ChannelSection):
     bot_token: SecretStr = SecretStr("")
     app_token: SecretStr = SecretStr("")
     signing_secret: SecretStr = SecretStr("")
-    # Deprecated and ignored: the Events API route lives on the shared [web] app now.
-    # Still accepted so existing configs keep loading.
+    DEPRECATED: ClassVar[dict[str, str]] = {
+        "http_port": "the Events API route is served by the [web] app at http_path: set"
+        " [web] port and host, and remove this key",
+    }
+
     http_port: int = Field(default=3000, ge=0, le=65535)
     http_path: str = "/slack/events"
     api_url: str = "https://slack.com/api/"
@@ -33,5 +36,4 @@ allow_from = []              # user ids (U...); ["*"] = everyone
 streaming = true             # false: no growing preview here, the final answer only ([streaming])
 group_policy = "mention"     # channels: "mention" = only when @mentioned (and in threads
                              # the bot joined); "all" = every message. DMs always answer.
-http_port = 3000             # deprecated, ignored: the route is served by the [web] app
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -10,6 +10,11 @@ from bot.config.section import ChannelSection
 
 
 class TelegramSettings(ChannelSection):
+    DEPRECATED: ClassVar[dict[str, str]] = {
+        "webhook_port": "the webhook is served by the [web] app: set [web] port and host,"
+        " and remove this key",
+    }
+
     token: SecretStr = SecretStr("")
     base_url: str = "https://api.telegram.org/bot"
     allow_from: list[str] = Field(default=[])
@@ -45,7 +50,6 @@ base_url = "https://api.telegram.org/bot" # Bot API root; the token is appended
 allow_from = []                           # user ids or usernames; ["*"] = everyone
 mode = "polling"             # "polling" (long polling) or "webhook"
 webhook_url = ""             # webhook mode: the public HTTPS URL Telegram posts to
-webhook_port = 8443          # deprecated, ignored: the webhook is served by the [web] app
 webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bot-Api-Secret-Token
 group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
                              # "all" = every message

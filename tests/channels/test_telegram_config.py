@@ -68,7 +68,6 @@ def test_example_config_documents_every_key():
         "allow_from",
         "mode",
         "webhook_url",
-        "webhook_port",
         "webhook_secret",
         "group_policy",
         "streaming",
