@@ -130,3 +130,27 @@ async def test_an_old_store_copies_into_postgresql_whole(old: Old, postgres_url:
         assert (await target.sessions.history(TERMINAL))[0]["content"] == ("hello, my name is Ada")
     finally:
         await target.backend.close()
+
+
+@pytest.mark.parametrize(
+    "dump", [p for p in OLD_STORES if "v01-" not in p.name], ids=lambda p: p.stem
+)
+async def test_messages_an_old_release_left_unfinished_are_read_back(
+    dump: Path, tmp_path: Path
+) -> None:
+    """A message still in the journal (or a reply still in the outbox) at the upgrade is
+    run (sent) by this release: its payload, in the old release's JSON, decodes."""
+    before = _load(dump, tmp_path / "bot.db")
+    with sqlite3.connect(tmp_path / "bot.db") as conn:
+        conn.execute("UPDATE inbox SET status = 'pending'")
+        conn.execute("UPDATE outbox SET status = 'pending'")
+    storage = storage_for("", tmp_path)
+    await storage.backend.open()
+    try:
+        pending = await storage.inbox.pending()
+        due = await storage.outbox.due(datetime.now(UTC) + timedelta(days=1))
+    finally:
+        await storage.backend.close()
+    assert (len(pending), len(due)) == (before["inbox"], before["outbox"])
+    assert pending[0].text == "hello, my name is Ada" and pending[0].key == TERMINAL
+    assert due[0].text == "echo: hello, my name is Ada"
