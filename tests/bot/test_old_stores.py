@@ -27,10 +27,12 @@ import pytest
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Storage
 from bot.store.copy import copy_store
+from bot.store.db import MIGRATIONS
 from bot.store.location import storage_for
 from bot.store.reminders import ReminderKind
 
 OLD_STORES = sorted((Path(__file__).parent / "old_stores").glob("v*.sql"))
+OLD_STORES_BY_STEM = {p.stem: p for p in OLD_STORES}
 TERMINAL = ChatKey("cli", "local")
 
 
@@ -154,3 +156,22 @@ async def test_messages_an_old_release_left_unfinished_are_read_back(
     assert (len(pending), len(due)) == (before["inbox"], before["outbox"])
     assert pending[0].text == "hello, my name is Ada" and pending[0].key == TERMINAL
     assert due[0].text == "echo: hello, my name is Ada"
+
+
+async def test_a_placeholder_database_an_earlier_upgrade_already_migrated_is_mended(
+    tmp_path: Path,
+) -> None:
+    """Releases before the mend migrated such a database to their version and then failed
+    on it: at the latest version, it still gets what the placeholders skipped."""
+    before = _load(OLD_STORES_BY_STEM["v10-2997765"], tmp_path / "bot.db")
+    with sqlite3.connect(tmp_path / "bot.db") as conn:  # what those releases did to it
+        conn.executescript("\n".join(MIGRATIONS[10:]))
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    storage = storage_for("", tmp_path)
+    await storage.backend.open()
+    try:
+        assert {t: await storage.tables.count(t) for t in before} == before
+        assert "attempts" in await storage.tables.columns("inbox")
+        assert await storage.workspaces.latest("default", "SOUL.md") is None
+    finally:
+        await storage.backend.close()
