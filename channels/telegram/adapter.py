@@ -26,6 +26,7 @@ from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import ChannelHealth, PutInbound, Route, Sent, StateStore
 from channels.health import LinkHealth
+from channels.telegram.albums import Albums, Unit
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
 from channels.telegram.preview import TelegramPreviews, is_draft
 from channels.telegram.rawbot import RawBot
@@ -46,6 +47,7 @@ ALLOWED_UPDATES = ["message", "edited_message"]
 READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
 POLL_FAILURES_DEGRADE = 3  # failed polls in a row before /healthz reports the channel
 WEBHOOK_CHECK_S = 60.0  # between getWebhookInfo checks in webhook mode
+ALBUM_POLL_S = 0.25  # between polls while an album is held (others' messages wait this)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,9 @@ class TelegramChannel:
         self.me: BotIdentity | None = None
         self._put_inbound: PutInbound | None = None
         self._offset: int | None = None
+        self.albums = Albums()
+        self._ahead: set[int] = set()  # journaled, past the offset (behind a held album)
+        self._hold_s = 0.0  # an album is held: poll again after this, not at once
         self._task: asyncio.Task[None] | None = None
         self._worked = 0.0  # when a webhook delivery last worked (epoch seconds)
         secret = settings.webhook_secret.get_secret_value()
@@ -220,6 +225,8 @@ class TelegramChannel:
                     cleared = True
                 await self._accept(await self._fetch())
                 self.link.succeeded()
+                if self._hold_s:  # the held album's updates would come back at once
+                    await asyncio.sleep(min(self._hold_s, ALBUM_POLL_S))
             except asyncio.CancelledError:
                 raise
             except RetryAfter as exc:
@@ -270,36 +277,43 @@ class TelegramChannel:
         once, so their journal writes share a commit (a batch of 50 chats cost 50
         fsyncs one after another, and the poll loop waited on them while replies
         queued). The offset stops at the first update not journaled: it and the ones
-        after it are fetched again, and the inbox drops those already journaled.
+        after it are fetched again; those journaled already (behind an album held in
+        another chat) are skipped, and the inbox drops any other repeat. An album still
+        held stops its chat there (``albums.py``).
         """
-        read = [(int(data["update_id"]), self._read(data)) for data in updates]
-        chats: dict[ChatKey, list[tuple[int, InboundMessage]]] = {}
-        for update_id, msg in read:
-            if msg is not None:
-                chats.setdefault(msg.key, []).append((update_id, msg))
-        journaled: set[int] = set()  # the update ids whose messages are on the bus
+        units = self.albums.units(updates, self._read, time.monotonic())
+        chats: dict[ChatKey, list[Unit]] = {}
+        for unit in units:
+            if unit.msg is not None and not self._ahead.issuperset(unit.update_ids):
+                chats.setdefault(unit.msg.key, []).append(unit)
+        journaled = set(self._ahead)  # the update ids whose messages are on the bus
         results = await asyncio.gather(
             *(self._put_in_order(chat, journaled) for chat in chats.values()),
             return_exceptions=True,
         )
         start = self._offset
-        for update_id, msg in read:
-            if msg is not None and update_id not in journaled:
+        waiting = [u for u in units if u.msg is not None or u.held_for]
+        pending = {i for u in waiting for i in u.update_ids} - journaled
+        for data in updates:
+            if int(data["update_id"]) in pending:
                 break
-            self._offset = update_id + 1
+            self._offset = int(data["update_id"]) + 1
+        self._ahead = {i for i in journaled if self._offset is None or i >= self._offset}
         if self._offset != start and self.state is not None and self.me is not None:
             await self.state.set(self.offset_key, str(self._offset))
+        self._hold_s = min((u.held_for for u in units if u.held_for), default=0.0)
         if failed := next((r for r in results if isinstance(r, BaseException)), None):
             raise failed
 
-    async def _put_in_order(
-        self, chat: list[tuple[int, InboundMessage]], journaled: set[int]
-    ) -> None:
-        """One chat's messages of a batch, in order; the first failure stops the rest."""
+    async def _put_in_order(self, chat: list[Unit], journaled: set[int]) -> None:
+        """One chat's messages of a batch, in order; the first failure, or an album
+        still held, stops the rest."""
         assert self._put_inbound is not None
-        for update_id, msg in chat:
-            await self._put_inbound(msg)
-            journaled.add(update_id)
+        for unit in chat:
+            if unit.held_for or unit.msg is None:
+                return
+            await self._put_inbound(unit.msg)
+            journaled.update(unit.update_ids)
 
     def _read(self, data: dict[str, Any]) -> InboundMessage | None:
         """The update's message, or None when there is nothing to answer."""

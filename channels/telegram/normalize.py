@@ -53,7 +53,8 @@ def full_name(user: Json) -> str:
     return f"{first} {last}" if last else first
 
 
-def _attachments(m: Json) -> tuple[Attachment, ...]:
+def attachments_of(m: Json) -> tuple[Attachment, ...]:
+    """The files a message carries (a photo as its largest size)."""
     found: list[Attachment] = []
     if photo := m.get("photo"):
         big = photo[-1]  # Telegram sends ascending sizes; the last is the original
@@ -126,7 +127,7 @@ def _reply_context(m: Json, me: BotIdentity) -> dict[str, Any] | None:
     if reply is None:
         return None
     quoted = (m.get("quote") or {}).get("text") or reply.get("text") or reply.get("caption")
-    quoted = quoted or _described(reply, _attachments(reply)) or "[message]"
+    quoted = quoted or _described(reply, attachments_of(reply)) or "[message]"
     author = reply.get("from")
     if author is None:
         who = (reply.get("sender_chat") or {}).get("title") or "someone"
@@ -152,7 +153,7 @@ def normalize(
     user, chat = m.get("from"), m["chat"]
     if user is None or user.get("is_bot") or chat["type"] == "channel":
         return None
-    attachments = _attachments(m)
+    attachments = attachments_of(m)
     text = m.get("text") or m.get("caption") or _described(m, attachments)
     if not text:  # service messages (joins, pins, topic edits, ...)
         return None
