@@ -48,12 +48,17 @@ def with_storage(
     work: Callable[[Settings, Storage], Awaitable[T]],
     *,
     refusal_exit: int = 1,
+    new_store: bool = False,
 ) -> T:
     """Open the daemon's store (``[store] url``; also while it runs: SQLite takes a
     second connection, PostgreSQL many), run ``work``, close it. A refusal (any
-    BotError) is one line on stderr and ``refusal_exit``; a config error is exit code 2."""
+    BotError) is one line on stderr and ``refusal_exit``; a config error is exit code 2.
+    ``new_store``: the work may be the store's first (else one not found is refused)."""
     from bot.store.location import storage_for
 
+    settings = load_or_exit(config)
+    if not new_store and (missing := _no_store(settings)) is not None:
+        raise fail(missing)
     settings = load_or_exit(config, data_dir=True)
 
     async def run() -> T:
@@ -71,3 +76,24 @@ def with_storage(
         return asyncio.run(run())
     except BotError as exc:
         raise fail(str(exc), refusal_exit) from None
+
+
+def _no_store(settings: Settings) -> str | None:
+    """Why there is no store to open here, or None. A SQLite file missing with its whole
+    data folder, named relative to the current directory, is another directory's: a
+    relative ``data_dir`` is read from the current one, and opening it would make an
+    empty database there (``bot admin link`` printed a link the daemon never accepts,
+    ``bot reminders list`` said there were none)."""
+    from bot.store.location import is_postgres, sqlite_path
+
+    url = settings.store.url.get_secret_value()
+    if is_postgres(url):
+        return None
+    path = sqlite_path(url, settings.data_dir)
+    if path.is_absolute() or path.exists() or settings.data_dir.exists():
+        return None
+    return (
+        f"no database at {path.absolute()}: data_dir '{settings.data_dir}' is read from "
+        f"the current directory ({Path.cwd()}), where the daemon has not run; run this "
+        "where the daemon runs, or set data_dir to an absolute path"
+    )

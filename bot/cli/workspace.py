@@ -57,7 +57,7 @@ def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]
         )
         return await work(personas)
 
-    return with_storage(config, run, refusal_exit=2)
+    return with_storage(config, run, refusal_exit=2, new_store=True)  # before a first start
 
 
 def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:

@@ -75,3 +75,26 @@ def _bot(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
         text=True,
         timeout=60,
     )
+
+
+@pytest.mark.parametrize("argv", [["admin", "link"], ["reminders", "list"], ["pairing", "list"]])
+def test_a_command_run_away_from_the_daemons_folder_makes_no_database_there(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """``data_dir = "data"`` is read from the current directory: run elsewhere, these
+    made an empty database there and answered from it (a login link the daemon never
+    accepts, "no active reminders"). Now they say where they looked, and make nothing."""
+    (tmp_path / "bot.toml").write_text('data_dir = "data"\n', encoding="utf-8")
+    (tmp_path / "daemon" / "data").mkdir(parents=True)
+    away = tmp_path / "home"
+    away.mkdir()
+    repo = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's bot
+    done = _bot([*argv, "--config", str(tmp_path / "bot.toml")], repo, away)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "" and list(away.iterdir()) == []
+    assert done.stderr == (
+        f"error: no database at {away / 'data' / 'bot.db'}: data_dir 'data' is read from the "
+        f"current directory ({away}), where the daemon has not run; run this where the "
+        "daemon runs, or set data_dir to an absolute path\n"
+    )
+    assert _bot([*argv, "--config", "../bot.toml"], repo, tmp_path / "daemon").returncode == 0
