@@ -89,6 +89,7 @@ class View:
 
     def render(self, template: str, status: int = 200, **values: Any) -> web.Response:
         values.setdefault("note", self.request.query.get("note", ""))
+        values.setdefault("path", self.request.path)  # a POST's page: the page it came from
         return self.renderer.response(
             template,
             status,
@@ -96,7 +97,6 @@ class View:
             csrf=self.session.csrf,
             workspace=self.workspace,
             workspaces=self.workspaces,
-            path=self.request.path,
             page=self.page,
             page_size=PAGE_SIZE,
             **values,

@@ -4,6 +4,7 @@ web app: login links and sessions, CSRF, and each page calling the chat's servic
 from __future__ import annotations
 
 import asyncio
+import html
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
@@ -394,3 +395,28 @@ async def test_admin_command_sends_a_link_to_an_admin_in_a_direct_chat_only(site
     response = await client.post("/admin/login", data={"token": link.group(2)})
     assert response.status == 200 and "tg:boss" in await response.text()
     assert auth_of(daemon) is not None
+
+
+async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
+    site: Site, tmp_path: Path
+) -> None:
+    """Over the budget, the save is refused and the page says why, with the text as sent
+    still in the editor (it was sent back to the file's old text: everything typed was
+    lost); the file is unchanged and the page's links lead to the page, not the form."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    before = soul.read_text()
+    draft = "You are Ada, <terse> & kind.\n" + "x" * 8000
+    refused = await client.post(
+        "/admin/workspaces/save",
+        data={"csrf": csrf, "ws": "default", "file": "SOUL.md", "text": draft},
+    )
+    page = await refused.text()
+    assert refused.status == 200 and soul.read_text() == before
+    assert "over its budget of 8,000; nothing was changed" in page
+    assert "Your text is below, not saved." in page
+    editor = re.search(r'<textarea id="text"[^>]*>(.*?)</textarea>', page, re.S)
+    assert editor is not None and editor.group(1) == html.escape(draft, quote=False)
+    assert "8,029 / 8,000 chars" in page
+    assert 'href="/admin/workspaces?ws=default&amp;file=AGENTS.md"' in page

@@ -10,7 +10,7 @@ from aiohttp import web
 from markupsafe import Markup
 
 from bot.admin.site import PAGE_SIZE, PageRoute, View
-from bot.errors import WorkspaceError
+from bot.errors import BotError, WorkspaceError
 from bot.workspaces.commands import saved_note
 from bot.workspaces.files import PERSONA_FILES
 
@@ -32,8 +32,13 @@ def side_by_side(old: str, new: str, old_name: str, new_name: str) -> Markup:
 
 
 async def workspaces(view: View) -> web.StreamResponse:
+    return await _editor(view)
+
+
+async def _editor(view: View, draft: str | None = None, note: str = "") -> web.Response:
+    """The page; with ``draft``, a refused save's text stays in the editor, unsaved."""
     personas, ws, file = view.services.personas, view.workspace, _file(view)
-    text = await personas.current(ws, file)
+    text = await personas.current(ws, file) if draft is None else draft
     history = await personas.history_page(ws, file, PAGE_SIZE + 1, view.offset)
     diff = None
     wanted = view.request.query.get("diff", "")
@@ -42,6 +47,7 @@ async def workspaces(view: View) -> web.StreamResponse:
         diff = (int(wanted), side_by_side(old, now, f"{file} version {wanted}", f"{file} now"))
     return view.render(
         "workspaces.html",
+        path=PATH,
         routes=view.services.settings.workspaces.routes,
         files=PERSONA_FILES,
         file=file,
@@ -50,17 +56,24 @@ async def workspaces(view: View) -> web.StreamResponse:
         history=history[:PAGE_SIZE],
         more=len(history) > PAGE_SIZE,
         diff=diff,
+        note=note or view.request.query.get("note", ""),
     )
 
 
 async def save(view: View) -> web.StreamResponse:
+    """A refusal (over the budget, empty, ...) shows the page again with the text as
+    sent: sent back to the file's current text, an admin lost everything typed."""
     ws, file = view.workspace, _file(view)
     # A browser sends a textarea's lines with CRLF; the files keep what chat writes.
     text = view.form.get("text", "").replace("\r\n", "\n")
-    if not text.strip():
-        raise WorkspaceError(f"{file} cannot be empty; nothing was changed")
     personas = view.services.personas
-    version = await personas.set(ws, file, text, author=view.who, via=VIA)
+    try:
+        if not text.strip():
+            raise WorkspaceError(f"{file} cannot be empty; nothing was changed.")
+        version = await personas.set(ws, file, text, author=view.who, via=VIA)
+    except BotError as exc:
+        kept = " Your text is below, not saved." if text.strip() else ""
+        return await _editor(view, text, f"Error: {exc}{kept}")
     return view.done(PATH, saved_note(file, ws, version, personas), file=file)
 
 
