@@ -21,8 +21,8 @@ from bot.reminders.timeparse import (
     format_local,
     parse_when,
     read_when,
-    zone,
 )
+from bot.reminders.zones import user_zone
 from bot.store.base import Reminders, UserSettings
 from bot.store.reminders import (
     Reminder,
@@ -64,7 +64,7 @@ class ReminderService:
         return await self._users.timezone(channel, user_id) or self._default_tz
 
     async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str:
-        tz = zone(tz_name.strip())
+        tz = user_zone(tz_name)
         await self._users.set_timezone(channel, user_id, tz.key)
         now = format_local(self._clock(), tz.key)
         return f"Time zone set to {tz.key}; it is now {now}."

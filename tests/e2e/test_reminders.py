@@ -45,6 +45,30 @@ async def test_remind_command_fires_in_origin_thread_without_llm(daemon_factory,
     assert fake_llm.requests == []  # no model in a plain reminder's path
 
 
+async def test_a_time_zone_is_taken_as_people_type_it(daemon_factory, fake_llm):
+    """The name in any case, or its city, is the zone, and the answer says which; a typo
+    gets the zone it likely meant (each was "not an IANA time zone; use a name like
+    'Europe/Berlin'", also to someone who had typed europe/berlin)."""
+    _, chat = await daemon_factory()
+    for typed, zone in [
+        ("europe/berlin", "Europe/Berlin"),
+        ("new york", "America/New_York"),
+        ("Buenos Aires", "America/Argentina/Buenos_Aires"),  # its alias is the same zone
+        ("utc", "UTC"),
+    ]:
+        answer = (await chat.ask(f"/timezone {typed}")).text
+        assert answer.startswith(f"Time zone set to {zone}; it is now "), answer
+    refused = (await chat.ask("/timezone Europe/Berln")).text
+    assert refused == (
+        "Error: 'Europe/Berln' is not an IANA time zone; did you mean 'Europe/Berlin'?"
+    )
+    assert (
+        "'PST' is not an IANA time zone; use a name like" in (await chat.ask("/timezone PST")).text
+    )
+    assert "UTC" in (await chat.ask("/timezone")).text
+    assert fake_llm.requests == []
+
+
 async def test_commands_work_without_a_model(daemon_factory, fake_llm, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     _, chat = await daemon_factory(llm={"api_base": "", "api_key": ""})
