@@ -421,3 +421,17 @@ async def test_an_answer_never_pings_the_channel_or_a_group(slack_daemon, fake_s
     assert not [t for t in texts if "<!" in t], texts
     finals = [p["text"].strip() for p in _with_text(fake_slack, "lunch")]
     assert finals == [" ".join([QUIET] * 5)] * 2
+
+
+async def test_a_command_after_a_space_or_a_mention_is_the_command(
+    slack_daemon, fake_slack, fake_llm
+):
+    """Slack's client takes a leading "/" as its own slash command (README: Slack), so
+    a user writes " /timezone Berlin" or "@bot /reminders": each is the chat command."""
+    await slack_daemon()
+    await _say(fake_slack, " /timezone Berlin")
+    await _answers(fake_slack, "Time zone set to Europe/Berlin")
+    mention = fake_slack.mention("/reminders")
+    await fake_slack.wait_acked(await fake_slack.push(mention))
+    [post] = await _answers(fake_slack, "no active reminders", channel="C0GENERAL")
+    assert post["thread_ts"] == mention["ts"] and fake_llm.requests == []
