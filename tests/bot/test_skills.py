@@ -13,6 +13,7 @@ from bot.agent.skills.commands import register_skill_commands
 from bot.agent.skills.loader import discover
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
 from bot.cli.app import app
+from bot.errors import ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from tools.registry import ToolRegistry
@@ -188,8 +189,10 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
     )
     assert await command[0].func(msg("boss"), "disable alpha") == "Skill alpha is now disabled."
     assert "- alpha (disabled; builtin)" in await command[0].func(msg("boss"), "")
-    assert "no skill named 'zzz'" in await command[0].func(msg("boss"), "enable zzz")
-    assert await command[0].func(msg("boss"), "toggle") == "usage: /skills [enable|disable <name>]"
+    with pytest.raises(ToolError, match=r"no skill named 'zzz' in workspace .*; /skills lists"):
+        await command[0].func(msg("boss"), "enable zzz")
+    with pytest.raises(ToolError, match=r"^usage: /skills \[enable\|disable <name>\]$"):
+        await command[0].func(msg("boss"), "toggle")
 
 
 def test_skills_cli_lists_and_toggles(tmp_path: Path) -> None:

@@ -24,3 +24,21 @@ async def test_a_disabled_skill_is_not_offered_whatever_the_history_says(daemon_
         "[tool output: read_skill]\nError: skill 'reminders' is disabled in this workspace"
     )
     assert (daemon.workspaces.path() / "skills" / "disabled.txt").read_text() == "reminders\n"
+
+
+async def test_skills_command_answers_read_like_every_command(daemon_factory, fake_llm):
+    """A refusal reads "Error: ..." as every other command's does (it came bare), and
+    disabling a disabled skill says so (it said "is now disabled" again)."""
+    _, chat = await daemon_factory()
+    assert (await chat.ask("/skills disable nope")).text == (
+        "Error: no skill named 'nope' in workspace 'default'; /skills lists them"
+    )
+    assert (await chat.ask("/skills enable")).text == (
+        "Error: usage: /skills [enable|disable <name>]"
+    )
+    assert (await chat.ask("/skills disable reminders")).text == "Skill reminders is now disabled."
+    assert (await chat.ask("/skills disable reminders")).text == (
+        "Skill reminders is already disabled; nothing changed."
+    )
+    assert (await chat.ask("/skills enable reminders")).text == "Skill reminders is now enabled."
+    assert fake_llm.requests == []

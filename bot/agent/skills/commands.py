@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.model import SkillState
-from bot.errors import SkillError
+from bot.errors import SkillError, ToolError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage
 from bot.workspaces.routing import WorkspaceOf, workspace_for
@@ -37,6 +37,20 @@ def skills_listing(catalog: SkillCatalog, workspace: str) -> str:
     return "\n".join(lines)
 
 
+def toggle(catalog: SkillCatalog, workspace: str, name: str, enable: bool) -> str:
+    """What ``/skills enable|disable`` says; a refusal (no such skill) as a ToolError, so
+    it reads "Error: ..." like every other command's."""
+    word = "enabled" if enable else "disabled"
+    known = {s.skill.name: s for s in catalog.states(workspace)}
+    if name in known and known[name].enabled == enable:
+        return f"Skill {name} is already {word}; nothing changed."
+    try:
+        state = catalog.set_enabled(workspace, name, enable)
+    except SkillError as exc:
+        raise ToolError(f"{exc}; /skills lists them") from None
+    return f"Skill {state.skill.name} is now {word}."
+
+
 def register_skill_commands(
     router: CommandRouter,
     catalog: SkillCatalog,
@@ -52,11 +66,7 @@ def register_skill_commands(
         if not action:
             return skills_listing(catalog, workspace)
         if action not in ("enable", "disable") or not name.strip():
-            return f"usage: {USAGE}"
-        try:
-            state = catalog.set_enabled(workspace, name.strip(), action == "enable")
-        except SkillError as exc:
-            return str(exc)
-        return f"Skill {state.skill.name} is now {'enabled' if state.enabled else 'disabled'}."
+            raise ToolError(f"usage: {USAGE}")
+        return toggle(catalog, workspace, name.strip(), action == "enable")
 
     router.register(Command("skills", USAGE, "admins: list, enable or disable skills", skills))
