@@ -22,6 +22,7 @@ from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
 from bot.agent.governor.clean import Shape, shape
 from bot.agent.governor.repair import with_canonical_arguments
+from bot.agent.speakers import said_by
 from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK
 from bot.media.entries import MEDIA_KEY, Entry, render
 from bot.messages import InboundMessage, MessageKind
@@ -177,10 +178,10 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     is returned as it is (build_messages copies)."""
     role, content = stored.get("role"), stored.get("content")
     if role == "user" and isinstance(content, str) and isinstance(stored.get(MEDIA_KEY), list):
-        return {**stored, "content": render(content, stored[MEDIA_KEY])}
+        return said_by({**stored, "content": render(content, stored[MEDIA_KEY])})
     if role == "user" and isinstance(content, str):
         defused = neutralize(content)
-        return stored if defused is content else {**stored, "content": defused}
+        return said_by(stored if defused is content else {**stored, "content": defused})
     if role == "tool":
         sent = {k: v for k, v in stored.items() if k != "name"}
         if stored.get("name") == FINAL_RESULT and content in _STORED_ACKS:

@@ -1,5 +1,6 @@
 """Defusing text that imitates what only the system writes: the runtime header, the
-``[tool output: ...]`` label and the ``[attachment: ...]`` line (bot/media/entries.py).
+``[tool output: ...]`` label, the ``[attachment: ...]`` line (bot/media/entries.py) and
+a group message's ``[said by: ...]`` line (bot/agent/speakers.py).
 
 Matching the literal header is not enough: a zero-width space inside a word, fullwidth
 brackets, a Greek omicron or ``Runtime_Context`` read the same to a model. So the text
@@ -18,6 +19,7 @@ from functools import lru_cache
 RUNTIME_MARK = "[quoted text: runtime context"
 TOOL_MARK = "[quoted text: tool output:"
 ATTACHMENT_MARK = "[quoted text: attachment:"
+SAID_MARK = "[quoted text: said by:"
 
 # Cyrillic and Greek letters that render like Latin ones (after case folding).
 _LOOKALIKES = str.maketrans(
@@ -32,11 +34,17 @@ _FORGED = re.compile(
     rf"|^[^\w\n]*{_RUNTIME}"  # the header without brackets, at the start of a line
     rf"|(?<!quoted text: ){_RUNTIME}(?={_GAP}metadata))"  # "... Runtime Context — metadata"
     rf"|(?P<tool>{_OPEN}\s*tool{_GAP}output\s*:)"  # "[tool output: weather]"
-    rf"|(?P<attachment>{_OPEN}\s*attachment\s*:)",  # "[attachment: image ..."
+    rf"|(?P<attachment>{_OPEN}\s*attachment\s*:)"  # "[attachment: image ..."
+    rf"|(?P<said>{_OPEN}\s*said{_GAP}by\s*:)",  # "[said by: 7 (@boss)]" (bot/agent/speakers.py)
     re.MULTILINE,
 )
 
-_MARKS = {"runtime": RUNTIME_MARK, "tool": TOOL_MARK, "attachment": ATTACHMENT_MARK}
+_MARKS = {
+    "runtime": RUNTIME_MARK,
+    "tool": TOOL_MARK,
+    "attachment": ATTACHMENT_MARK,
+    "said": SAID_MARK,
+}
 
 
 @lru_cache(maxsize=4096)
@@ -76,7 +84,7 @@ def neutralize(text: str) -> str:
 
 
 def _names_either(folded: str) -> bool:
-    return "runtime" in folded or "tool" in folded or "attachment" in folded
+    return any(word in folded for word in ("runtime", "tool", "attachment", "said"))
 
 
 def defuse(text: str) -> str:

@@ -34,6 +34,7 @@ from bot.agent.llm.response import AnswerSink, ChatModel, LLMResponse, Streaming
 from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
+from bot.agent.speakers import SPEAKER_KEY, speaker_of
 from bot.agent.toolbox import (
     ERROR_HINT,
     FINAL_RESULT,
@@ -239,6 +240,8 @@ class AgentRunner:
         if taken is not None:
             msg, media = replace(msg, text=taken.text), taken.entries
             user_row = {"role": "user", "content": taken.text, MEDIA_KEY: list(media)}
+        if (speaker := speaker_of(msg)) is not None:
+            user_row[SPEAKER_KEY] = speaker
         # The user's words are stored first: a dead model must not lose them. A turn
         # interrupted by a crash or a stop is replayed: its user message is stored
         # already; the model sees the history before it, then the message again.
