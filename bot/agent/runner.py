@@ -452,10 +452,12 @@ def _assistant_with_calls(resp: LLMResponse) -> dict[str, Any]:
 
 
 def _show_tools(sink: AnswerSink, resp: LLMResponse) -> None:
-    """The preview says which tools run (not final_result: its answer is the preview)."""
-    names = tuple(
-        c.name for c in resp.tool_calls if isinstance(c.name, str) and c.name != FINAL_RESULT
-    )
+    """The preview says which tools run (not final_result: its answer is the preview).
+    Tools called beside final_result run as the turn ends: its answer stays on screen
+    rather than giving way to a status line that the same answer then replaces."""
+    if any(c.name == FINAL_RESULT for c in resp.tool_calls):
+        return
+    names = tuple(c.name for c in resp.tool_calls if isinstance(c.name, str))
     if names:
         sink.tools_running(names)
 

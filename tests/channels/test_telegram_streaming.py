@@ -23,6 +23,7 @@ telegram_daemon = telegram_api.telegram_daemon
 WORDS = "the quick brown fox jumps over the lazy dog and keeps running far away "
 ANSWER = (WORDS * 6).strip()  # 425 characters, no Markdown
 FAST = {"private_interval_s": 0.1, "group_interval_s": 0.3}
+BOLD = [{"type": "bold", "offset": 0, "length": 5}]
 
 
 def paced(answer: str = ANSWER, seconds: float = 2.0, piece: int = 8) -> Any:
@@ -266,3 +267,21 @@ async def test_stop_takes_the_half_written_answer_away(telegram_daemon, fake_llm
     fake_telegram.message("/stop", chat_id=42)
     await fake_telegram.wait_until(lambda: fake_telegram.visible(42) == [STOPPED])
     assert len(fake_telegram.calls_to("deleteMessage")) == 1
+
+
+async def test_a_tool_called_beside_the_answer_leaves_the_answer_on_screen(
+    telegram_daemon, fake_llm, fake_telegram, fake_weather
+):
+    """final_result and a slow tool in one response: the turn ends after that tool, so
+    the answer written so far stays rather than flickering to a status line and back."""
+    fake_weather.add_place("Paris", "France", 48.85, 2.35, "Europe/Paris")
+    fake_weather.latency = 1.0  # a slow tool
+    answer = f"**Paris** {ANSWER}"  # the final (bold) differs from its last preview
+    both = [(FINAL_RESULT, {"answer": answer}), ("get_weather", {"city": "Paris"})]
+    fake_llm.reply(replace(tool_calls_reply(both), pace=1.0 / (len(answer) // 8 + 8), piece=8))
+    await telegram_daemon(streaming=FAST, weather=fake_weather.settings())
+    fake_telegram.message("a story, and the weather in Paris", chat_id=42)
+    await fake_telegram.wait_until(lambda: [e for _, e in fake_telegram.shown(42)] == [BOLD])
+    assert fake_weather.calls("geocoding")  # the tool ran before the answer was final
+    shown = [c.params["text"] for c in fake_telegram.counted_calls(42)]
+    assert len(shown) >= 3 and all(answer.startswith(t) for t in shown[:-1])  # never "⏳ ..."

@@ -258,6 +258,14 @@ class FakeTelegram(LoopbackServer):
             if c.method in ("sendMessage", "editMessageText") and c.params.get("chat_id") == chat_id
         )
 
+    def counted_calls(self, chat_id: int) -> list[Call]:
+        """The calls :meth:`counted` counts, in order: what the chat was shown."""
+        return [
+            c
+            for c in self.calls
+            if c.method in ("sendMessage", "editMessageText") and c.params.get("chat_id") == chat_id
+        ]
+
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
@@ -559,6 +567,8 @@ async def telegram_daemon(
         media: dict[str, Any] | None = None,
         streaming: dict[str, Any] | None = None,
         streaming_off: bool = False,
+        llm: dict[str, Any] | None = None,
+        weather: Any = None,
         **telegram: Any,
     ) -> tuple[Any, TelegramChannel]:
         section = fake_telegram.section(
@@ -572,6 +582,8 @@ async def telegram_daemon(
             agent=agent or {},
             media=media or {},
             streaming=streaming or {},
+            llm=llm or {},
+            **({"weather": weather} if weather is not None else {}),
         )
         made: list[TelegramChannel] = []
 
