@@ -285,3 +285,18 @@ async def test_a_tool_called_beside_the_answer_leaves_the_answer_on_screen(
     assert fake_weather.calls("geocoding")  # the tool ran before the answer was final
     shown = [c.params["text"] for c in fake_telegram.counted_calls(42)]
     assert len(shown) >= 3 and all(answer.startswith(t) for t in shown[:-1])  # never "⏳ ..."
+
+
+async def test_a_model_that_breaks_off_mid_answer_leaves_an_apology_in_its_place(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """The provider drops the connection halfway through, on every try: the half answer
+    is replaced in place by the apology, which blames no setting (the server answered)."""
+    fake_llm.reply(replace(paced(seconds=1.0), cut_at=30))
+    fake_llm.reply(replace(paced(seconds=1.0), cut_at=30))  # max_retries = 1
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("story", chat_id=42)
+    await fake_telegram.wait_until(lambda: "unavailable" in "".join(fake_telegram.visible(42)))
+    (apology,) = fake_telegram.visible(42)  # in the preview's message: no half answer left
+    assert len(fake_telegram.sent(chat_id=42)) == 1 and len(fake_llm.requests) == 2
+    assert "api_base" not in apology and "please try again" in apology

@@ -73,6 +73,10 @@ class Reply:
     # Answered only once this is set (after any delay): a test decides when a turn may
     # end instead of guessing how long the steps before take on a loaded machine.
     held: asyncio.Event | None = field(default=None, compare=False)
+    # Streamed only: after this many SSE events the connection is dropped (a provider
+    # that fails mid-answer), or the stream goes silent until the client gives up.
+    cut_at: int | None = None
+    stall_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,6 +481,12 @@ async def _stream(
     for number, event in enumerate(events):
         if number and reply.pace:
             await asyncio.sleep(reply.pace)
+        if number == reply.cut_at:
+            assert request.transport is not None
+            request.transport.close()  # no [DONE], no end of the chunked body
+            return response
+        if number == reply.stall_at:
+            await asyncio.Event().wait()  # silent until the client hangs up
         if number == len(events) - 2:  # the finish: before the client can have it
             log.append((first, time.monotonic()))
         data = f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()

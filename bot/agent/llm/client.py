@@ -39,7 +39,7 @@ from tenacity import (
 from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
-from bot.agent.llm.errors import classify, is_auth_error
+from bot.agent.llm.errors import classify, is_auth_error, is_connection_error
 from bot.agent.llm.loader import (
     LitellmLoader,
     litellm_loaded,
@@ -48,7 +48,13 @@ from bot.agent.llm.loader import (
     start_warmup,
 )
 from bot.agent.llm.loader import loader as _loader
-from bot.agent.llm.response import AnswerSink, EmptyResponse, LLMResponse, parse_response
+from bot.agent.llm.response import (
+    AnswerSink,
+    EmptyResponse,
+    LLMResponse,
+    StreamCut,
+    parse_response,
+)
 from bot.agent.llm.setup_executor import PURE_SETUP_PROVIDERS, provider_of, setup_inline
 from bot.agent.llm.setup_executor import install as install_setup_executor
 from bot.agent.llm.stream import AnswerStream
@@ -82,12 +88,17 @@ async def _read_stream(
     assembled = AnswerStream(model, sink)
     loop = asyncio.get_running_loop()
     moved = loop.time()
-    async for chunk in resp:
-        assembled.feed(chunk)
-        now = loop.time()
-        if now - moved > GUARD_STEP_S:  # a timer moved per second, not per chunk
-            guard.reschedule(now + guard_s)
-            moved = now
+    try:
+        async for chunk in resp:
+            assembled.feed(chunk)
+            now = loop.time()
+            if now - moved > GUARD_STEP_S:  # a timer moved per second, not per chunk
+                guard.reschedule(now + guard_s)
+                moved = now
+    except Exception as exc:
+        if assembled.chunks and is_connection_error(exc):
+            raise StreamCut(f"the answer broke off after {assembled.chunks} chunks") from exc
+        raise
     if not assembled.chunks:
         raise EmptyResponse("the provider streamed no chunks")
     return assembled.response()

@@ -13,7 +13,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from bot.agent.llm.response import EmptyResponse, get_field
+from bot.agent.llm.response import EmptyResponse, StreamCut, get_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,8 @@ def classify(litellm: Any, exc: BaseException) -> Failure:
     )
     if isinstance(exc, EmptyResponse):
         return Failure("empty response (no choices)", True)
+    if isinstance(exc, StreamCut):
+        return Failure("answer cut off mid-stream", True)
     if isinstance(exc, TimeoutError):
         return Failure("timeout", True)
     if is_connection_error(exc):

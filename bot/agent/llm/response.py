@@ -65,6 +65,11 @@ class EmptyResponse(Exception):
     """The provider answered 200 with no choices; worth another try."""
 
 
+class StreamCut(Exception):
+    """The provider's connection broke after its streamed answer had begun: it was
+    reachable and answering, so no setting is to blame; worth another try."""
+
+
 def get_field(obj: Any, key: str) -> Any:
     """Read a field from a pydantic-ish object or a dict, None when absent."""
     if isinstance(obj, Mapping):
