@@ -43,6 +43,7 @@ from channels.discord.lookup import Doubts, LostParts
 from channels.discord.normalize import target_id
 from channels.discord.preview import PreviewRest
 from channels.format import PartsProgress, split_message
+from channels.shown import ShownPreviews
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class DiscordSender:
         self._client = client
         self._parts = PartsProgress(state=state, prefix="discord")
         self.previews = PreviewRest(token, client.http.user_agent)
+        self._shown = ShownPreviews()
         self._doubts = doubts or Doubts()
 
     async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
@@ -162,7 +164,10 @@ class DiscordSender:
         ref: discord.MessageReference | None,
         once: str,
     ) -> str:
-        """The answer's first part edited into its preview; posted as new if it is gone."""
+        """The answer's first part edited into its preview (unless it reads so already);
+        posted as new if it is gone."""
+        if self._shown.already(preview, text):
+            return preview
         partial = channel.get_partial_message(int(preview))
         try:
             await call(lambda: _edit_or_gone(partial, text))
@@ -183,10 +188,15 @@ class DiscordSender:
         channel_id = target_id(key)
         ref = reference(reply_to, channel_id)
         cut = text[:MAX_CHARS] or "…"
-        return await self.previews.post(channel_id, cut, dict(ref.to_dict()) if ref else None)
+        message_id = await self.previews.post(channel_id, cut, dict(ref.to_dict()) if ref else None)
+        self._shown.showing(message_id, cut)
+        return message_id
 
     async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
-        await self.previews.edit(target_id(key), message_id, text[:MAX_CHARS] or "…")
+        cut = text[:MAX_CHARS] or "…"
+        self._shown.forget(message_id)  # unknown until the platform says it took it
+        await self.previews.edit(target_id(key), message_id, cut)
+        self._shown.showing(message_id, cut)
 
     async def delete_preview(self, key: ChatKey, message_id: str) -> None:
         await self.previews.delete(target_id(key), message_id)

@@ -99,8 +99,8 @@ class TelegramChannel:
             request=AiohttpRequest(connection_pool_size=64, read_timeout=20.0),
             get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
         )
-        self.sender = TelegramSender(self.bot, state=state)
         self.previews = TelegramPreviews(self.bot, drafts=settings.telegram_drafts)
+        self.sender = TelegramSender(self.bot, state=state, shown=self.previews.shown)
         self.me: BotIdentity | None = None
         self._put_inbound: PutInbound | None = None
         self._offset: int | None = None

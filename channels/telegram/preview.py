@@ -26,6 +26,7 @@ from telegram.error import BadRequest, RetryAfter, TelegramError
 from bot.errors import ChannelError, PreviewRateLimited
 from bot.messages import ChatKey
 from channels.format import utf16_len
+from channels.shown import ShownPreviews
 from channels.telegram.rawbot import RawBot
 from channels.telegram.send import MAX_CHARS, chat_ref, gone, not_modified, redact, retry_after_s
 
@@ -67,9 +68,12 @@ def draft_id(reply_to: str | None) -> int:
 
 
 class TelegramPreviews:
-    def __init__(self, bot: RawBot, *, drafts: bool = False) -> None:
+    def __init__(
+        self, bot: RawBot, *, drafts: bool = False, shown: ShownPreviews | None = None
+    ) -> None:
         self._bot = bot
         self._drafts = drafts
+        self.shown = shown or ShownPreviews()
 
     @contextlib.contextmanager
     def _mapped(self) -> Iterator[None]:
@@ -86,30 +90,32 @@ class TelegramPreviews:
             draft = draft_id(reply_to)
             await self._draft(key, draft, text)
             return f"{DRAFT}{draft}"
-        params = {**where(key), "text": fit(text)}
+        shown = fit(text)
+        params = {**where(key), "text": shown}
         if reply_to is not None and reply_to.isdigit():
             params["reply_parameters"] = {
                 "message_id": int(reply_to),
                 "allow_sending_without_reply": True,
             }
         with self._mapped():
-            return await self._bot.send_text(**params)
+            message_id = await self._bot.send_text(**params)
+        self.shown.showing(message_id, shown)
+        return message_id
 
     async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
         if is_draft(message_id):
             await self._draft(key, int(message_id.removeprefix(DRAFT)), text)
             return
-        params = {
-            "chat_id": chat_ref(key.chat_id),
-            "message_id": int(message_id),
-            "text": fit(text),
-        }
+        shown = fit(text)
+        params = {"chat_id": chat_ref(key.chat_id), "message_id": int(message_id), "text": shown}
+        self.shown.forget(message_id)  # unknown until Telegram says it took the edit
         with self._mapped():
             try:
                 await self._bot.edit_text(**params)
             except BadRequest as exc:
                 if not not_modified(exc):
                     raise ChannelError(f"Telegram preview edit refused: {exc.message}") from exc
+        self.shown.showing(message_id, shown)
 
     async def delete(self, key: ChatKey, message_id: str) -> None:
         if is_draft(message_id):

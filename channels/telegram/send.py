@@ -31,6 +31,7 @@ from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.format import PartsProgress, split_message, utf16_len
+from channels.shown import ShownPreviews
 from channels.telegram.rawbot import RawBot
 
 log = logging.getLogger(__name__)
@@ -110,8 +111,10 @@ class TelegramSender:
         max_flood_wait_s: float = 30.0,
         max_flood_waits: int = 5,
         state: StateStore | None = None,
+        shown: ShownPreviews | None = None,
     ):
         self._bot = bot
+        self._shown = shown or ShownPreviews()  # what previews show (TelegramPreviews')
         self._max_wait = max_flood_wait_s
         self._max_waits = max_flood_waits
         # The parts of a long answer already out survive a restart: Telegram cannot be
@@ -137,6 +140,8 @@ class TelegramSender:
         """The answer's first part edited into the streamed preview (not modified is
         success); a preview that is gone is deleted and the part posted new."""
         text, entities = render(chunk)
+        if self._shown.already(preview, text) and not entities:
+            return preview  # the preview already reads as the answer
         params: dict[str, Any] = {"chat_id": chat_ref(key.chat_id), "message_id": int(preview)}
         attempts = [{"text": text, **({"entities": entities} if entities else {})}]
         if entities:

@@ -49,6 +49,22 @@ async def test_preview_then_the_answer_in_the_same_message(
     assert all(e.json["allowed_mentions"] == NO_PINGS for e in fake_discord.calls_to(EDIT))
 
 
+async def test_a_final_the_preview_already_shows_costs_no_edit(
+    discord_channel: Any, fake_discord: FakeDiscord
+) -> None:
+    channel, _ = await discord_channel()
+    mid = await channel.post_preview(DM, "Hello", None)
+    await channel.edit_preview(DM, mid, "Hello there.")
+    edits = fake_discord.count(EDIT)
+    sent = await channel.send(OutboundMessage(DM, "Hello there.", preview_id=mid))
+    assert sent.ids == (mid,) and fake_discord.count(EDIT) == edits  # nothing to change
+    assert _texts(fake_discord, 4242) == ["Hello there."]
+    other = await channel.post_preview(DM, "Hello", None)  # a final that differs: edited
+    await channel.send(OutboundMessage(DM, "Hello, world.", preview_id=other))
+    assert fake_discord.count(EDIT) == edits + 1
+    assert _texts(fake_discord, 4242) == ["Hello there.", "Hello, world."]
+
+
 async def test_past_the_limit_the_preview_ends_at_the_cut_and_the_rest_follows(
     discord_channel: Any, fake_discord: FakeDiscord
 ) -> None:

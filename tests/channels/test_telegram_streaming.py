@@ -300,3 +300,18 @@ async def test_a_model_that_breaks_off_mid_answer_leaves_an_apology_in_its_place
     (apology,) = fake_telegram.visible(42)  # in the preview's message: no half answer left
     assert len(fake_telegram.sent(chat_id=42)) == 1 and len(fake_llm.requests) == 2
     assert "api_base" not in apology and "please try again" in apology
+
+
+async def test_a_final_the_preview_already_shows_is_not_edited_again(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """The model writes fast, then takes its time to end the stream: the preview shows
+    the whole (plain) answer, so the final changes nothing and costs no edit."""
+    words = "a plain answer with nothing to format in it"
+    fake_llm.reply(replace(streamed_answer(words), pace=0.4, piece=len(words)))
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("say it", chat_id=42)
+    fake_telegram.message("and again", chat_id=42)  # answered after the first's final
+    await fake_telegram.wait_until(lambda: fake_telegram.visible(42) == [words, "echo: and again"])
+    shown = [c.params["text"] for c in fake_telegram.counted_calls(42)]
+    assert shown.count(words) == 1 and shown[-1] == "echo: and again"  # no final edit
