@@ -23,7 +23,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── UncleanableSchema         a tool's input schema cannot be made provider-safe
     └── ChannelError             a platform adapter could not start or send
         ├── DeliveryRejected     the platform refused a message for good (no retry)
-        └── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
+        ├── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
+        └── PreviewGone          a streamed preview was deleted or may no longer be edited
 """
 
 from __future__ import annotations
@@ -130,3 +131,8 @@ class PreviewRateLimited(ChannelError):
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(message)
         self.retry_after = max(0.0, float(retry_after))
+
+
+class PreviewGone(ChannelError):
+    """The preview message was deleted (by someone in the chat) or may no longer be
+    edited: the turn previews no more, and its final answer is posted as new."""

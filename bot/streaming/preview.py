@@ -15,6 +15,7 @@ The rules, from the peers' bugs (see docs in the README's streaming section):
   final replaces it); once the final is on its way (``final``), a replay shows no preview.
 - A rate limit pauses this chat's previews (:class:`.pauses.ChatPauses`); after
   ``max_failures`` failed calls the turn stops previewing and the final comes alone.
+  A preview someone deleted (``PreviewGone``) stops previews at the first refusal.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.agent.llm.response import AnswerReader
-from bot.errors import PreviewRateLimited
+from bot.errors import PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey
 from bot.store.base import Previews
 from bot.store.previews import PreviewRecord
@@ -154,6 +155,10 @@ class PreviewStream:
         except PreviewRateLimited as exc:
             self._pauses.pause(plan.key, exc.retry_after)
             log.info("previews in %s paused %.1f s (rate limit)", plan.key, exc.retry_after)
+        except PreviewGone as exc:  # deleted in the chat: no edit can succeed any more
+            log.info("preview in %s is gone (%s); the answer comes whole", plan.key, exc)
+            self._closed = True
+            return
         except Exception as exc:  # cosmetic: the final answer still arrives
             log.warning("preview in %s failed: %s", plan.key, exc)
         self.failures += 1

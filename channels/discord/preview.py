@@ -23,10 +23,12 @@ from typing import Any
 import aiohttp
 from discord.http import Route
 
-from bot.errors import ChannelError, DeliveryRejected, PreviewRateLimited
+from bot.errors import ChannelError, DeliveryRejected, PreviewGone, PreviewRateLimited
 from channels.discord.client import NO_PINGS
 
 log = logging.getLogger(__name__)
+
+UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT = 10008, 30046  # Discord's JSON error codes
 
 MIN_INTERVAL_S = 1.0  # at most one edit a second per chat, whatever is configured
 TIMEOUT_S = 10.0
@@ -69,6 +71,8 @@ class PreviewRest:
         path = "/channels/{channel_id}/messages/" + message_id
         try:
             await self._request("DELETE", path, channel_id)
+        except PreviewGone:
+            return  # already gone: what we wanted
         except DeliveryRejected as exc:
             if "404" not in str(exc):
                 raise  # no access; Unknown Message (already gone) is what we wanted
@@ -128,6 +132,8 @@ class PreviewRest:
                 self._keep(bucket, _Bucket(0, time.monotonic() + retry_after))
             raise PreviewRateLimited(f"Discord rate limit: retry in {retry_after:g} s", retry_after)
         text = data.get("message") if isinstance(data, dict) else ""
+        if isinstance(data, dict) and data.get("code") in (UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT):
+            raise PreviewGone(f"Discord: HTTP {resp.status} {text}")
         if resp.status in (403, 404):
             raise DeliveryRejected(f"Discord refused the preview: HTTP {resp.status} {text}")
         # A 429 without Via is Cloudflare's, not Discord's (discord.py treats it as a ban).

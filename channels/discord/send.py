@@ -35,13 +35,13 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError, DeliveryRejected, PreviewGone
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
 from channels.discord.lookup import Doubts, LostParts
 from channels.discord.normalize import target_id
-from channels.discord.preview import PreviewRest
+from channels.discord.preview import TOO_OLD_TO_EDIT, UNKNOWN_MESSAGE, PreviewRest
 from channels.format import PartsProgress, split_message
 from channels.shown import ShownPreviews
 
@@ -49,7 +49,6 @@ log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # Discord's limit per message content
 MAX_UPLOAD_BYTES = 10_000_000  # a file in any chat without a server boost (more with one)
-UNKNOWN_MESSAGE, TOO_OLD_TO_EDIT = 10008, 30046  # Discord's JSON error codes
 T = TypeVar("T")
 
 
@@ -81,10 +80,6 @@ def reference(reply_to: str | None, channel_id: int) -> discord.MessageReference
     return discord.MessageReference(
         message_id=int(reply_to), channel_id=channel_id, fail_if_not_exists=False
     )
-
-
-class PreviewGone(ChannelError):
-    """The preview may no longer be edited: the answer is posted as new messages."""
 
 
 class DiscordSender:

@@ -28,7 +28,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import ChannelError, PreviewRateLimited
+from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey
 from channels.slack.budget import Budget
 from channels.slack.errors import api_error, error_of, retry_after_s
@@ -49,10 +49,6 @@ GONE = frozenset({"message_not_found", "cant_update_message", "edit_window_close
 NOT_STREAMING = "message_not_in_streaming_state"
 
 Call = Callable[[], Awaitable[Any]]
-
-
-class PreviewGone(ChannelError):
-    """The preview message no longer exists or may not be edited."""
 
 
 @dataclass(slots=True)
@@ -126,6 +122,8 @@ class SlackPreviews:
             return await call()
         except SlackApiError as exc:
             wait = limited(exc)
+            if wait is None and error_of(exc) in GONE:
+                raise PreviewGone(f"Slack {what}: {error_of(exc)}") from exc
             if wait is None:
                 raise api_error(exc, what) from exc
             self._budget(team, kind).pause(wait)

@@ -23,7 +23,7 @@ from typing import Any
 
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
-from bot.errors import ChannelError, PreviewRateLimited
+from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey
 from channels.format import utf16_len
 from channels.shown import ShownPreviews
@@ -113,6 +113,8 @@ class TelegramPreviews:
             try:
                 await self._bot.edit_text(**params)
             except BadRequest as exc:
+                if gone(exc):
+                    raise PreviewGone(f"Telegram: {exc.message}") from exc
                 if not not_modified(exc):
                     raise ChannelError(f"Telegram preview edit refused: {exc.message}") from exc
         self.shown.showing(message_id, shown)

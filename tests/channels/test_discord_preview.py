@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.errors import ChannelError, PreviewRateLimited
+from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import can_preview
 from channels.discord import preview
@@ -86,6 +86,8 @@ async def test_a_deleted_preview_gives_way_to_a_new_post(
     await channel.delete_preview(DM, mid)
     await channel.delete_preview(DM, mid)  # Unknown Message: already gone is fine
     assert fake_discord.count(DELETE) == 2 and _texts(fake_discord, 4242) == []
+    with pytest.raises(PreviewGone):  # the turn previews no more
+        await channel.edit_preview(DM, mid, "soon, more")
     sent = await channel.send(OutboundMessage(DM, "The answer.", preview_id=mid))
     assert _texts(fake_discord, 4242) == ["The answer."] and sent.ids != (mid,)
 

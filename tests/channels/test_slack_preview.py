@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.errors import ChannelError, PreviewRateLimited
+from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import can_preview
 from tests.fakes import slack_api
@@ -150,6 +150,8 @@ async def test_a_preview_deleted_meanwhile_gives_way_to_a_new_post(
     await channel.delete_preview(DM, ts)
     await channel.delete_preview(DM, ts)  # already gone: fine
     assert fake_slack.find("D0DM", ts) is None
+    with pytest.raises(PreviewGone):  # the turn previews no more
+        await channel.edit_preview(DM, ts, "soon, more")
     sent = await channel.send(OutboundMessage(DM, "The answer.", preview_id=ts))
     [post] = fake_slack.posts("D0DM")
     assert post["text"] == "The answer." and sent.ids == (post["ts"],) != (ts,)

@@ -8,6 +8,7 @@ calls) is checked at the same ratio."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -315,3 +316,22 @@ async def test_a_final_the_preview_already_shows_is_not_edited_again(
     await fake_telegram.wait_until(lambda: fake_telegram.visible(42) == [words, "echo: and again"])
     shown = [c.params["text"] for c in fake_telegram.counted_calls(42)]
     assert shown.count(words) == 1 and shown[-1] == "echo: and again"  # no final edit
+
+
+async def test_a_preview_deleted_in_the_chat_stops_previews_and_the_answer_comes_new(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """Someone deletes the half-written answer: the first refused edit ends the turn's
+    previews (no more calls into a message that is gone), and the answer is posted."""
+    fake_llm.reply(paced(seconds=3.0))
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("story", chat_id=42)
+    await fake_telegram.wait_until(lambda: fake_telegram.visible(42))
+    [where] = [w for w in fake_telegram.texts if w[0] == 42]
+    del fake_telegram.texts[where]  # deleted by its reader
+    deleted_at = time.monotonic()
+    await _answered(fake_telegram, 42, ANSWER)
+    edits = fake_telegram.calls_to("editMessageText")
+    into_gone = [c for c in edits if c.params["message_id"] == where[1] and c.at > deleted_at]
+    assert len(into_gone) == 2  # one refused preview edit, then the final's one try
+    assert len(fake_telegram.sent(chat_id=42)) == 2  # the preview, then the answer anew
