@@ -98,6 +98,18 @@ BASE_TOOLS = [
     _tool("fail", {}, "Always an isError result."),
     _tool("add_tool", {}, "Adds the tool 'late' and says the list changed."),
     _tool("junk", {}, "Writes a non-JSON line to stdout, then answers."),
+    _tool("sample", {}, "Asks the client's model for a completion (sampling), says how it went."),
+    _tool("elicit", {}, "Asks the user for input (elicitation), says how it went."),
+    _tool(
+        "chatty",
+        {"type": "object", "properties": {"lines": {"type": "integer"}}},
+        "Logs, reports progress and writes `lines` lines to stderr, then answers.",
+    ),
+    _tool(
+        "changes",
+        {"type": "object", "properties": {"times": {"type": "integer"}}},
+        "Says `times` times over that its tool list changed, then answers.",
+    ),
     _tool(
         "die",
         {"type": "object", "properties": {"marker": {"type": "string"}}},
@@ -167,10 +179,37 @@ async def _call(ctx: Any, name: str, args: dict[str, Any], extra: list[dict[str,
     if name == "junk":
         os.write(_wire_fd(), b"this line is not JSON-RPC\n")
         return _text("survived")
+    if name in ("sample", "elicit", "chatty", "changes"):
+        return await _asks(ctx, name, args)
     if name in ("die", "die_read_only"):
         _die_unless(args.get("marker"))
         return _text("answered on the retry")
     raise ValueError(f"unknown tool {name}")
+
+
+async def _asks(ctx: Any, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    """The server reaching back to the client: requests it may refuse, notifications."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # sampling and logging are deprecated in 2026-07-28
+    session = ctx.session
+    try:
+        if name == "sample":
+            message = types.SamplingMessage(role="user", content=types.TextContent(text="hi"))
+            await session.create_message([message], max_tokens=10)
+        elif name == "elicit":
+            schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+            await session.elicit_form("Proceed?", schema)
+        elif name == "chatty":
+            for i in range(int(args.get("lines", 10))):
+                os.write(2, f"stderr line {i} ".encode() * 20 + b"\n")
+            await session.send_log_message("info", "working", logger="fake")
+        elif name == "changes":
+            for _ in range(int(args.get("times", 1))):
+                await session.send_tool_list_changed()
+    except Exception as exc:
+        return _text(f"{name}: refused ({exc})")
+    return _text(f"{name}: done")
 
 
 def _die_unless(marker: str | None) -> None:

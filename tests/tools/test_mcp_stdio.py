@@ -212,6 +212,36 @@ async def test_tools_list_changed_refreshes_the_definitions(shared) -> None:
     assert (await call(registry, "mcp_fake_late")).content == "late tool ran"
 
 
+def _relisting() -> bool:
+    """A re-listing of the tools is running or waiting to."""
+    coros = (t.get_coro() for t in asyncio.all_tasks() if not t.done())
+    names = {getattr(c, "__qualname__", "") for c in coros}
+    return bool(names & {"MCPServer.refresh", "MCPServer._relist_while_wanted"})
+
+
+async def test_a_server_saying_its_tools_changed_over_and_over_is_relisted_once_or_twice(
+    shared, caplog
+) -> None:
+    registry, _ = shared
+    caplog.set_level(logging.INFO, logger="tools.mcp.server")
+    assert (await call(registry, "mcp_fake_changes", {"times": 50})).content == "changes: done"
+    assert (await call(registry, "mcp_fake_echo", {"text": "x"})).content == "echo: x"
+    await until(lambda: not _relisting(), 10)
+    relisted = [r for r in caplog.records if "tool list changed" in r.getMessage()]
+    assert 1 <= len(relisted) <= 10  # not 50 re-listings (each re-installs every tool)
+    assert "mcp_fake_echo" in registry
+
+
+async def test_a_server_asking_for_sampling_or_elicitation_is_told_no_at_once(shared) -> None:
+    """The bot has no model or person to lend a server mid-call: the SDK refuses at once
+    and the server's tool goes on (here it says what it was told)."""
+    registry, _ = shared
+    sampled = await call(registry, "mcp_fake_sample")
+    assert sampled.content == "sample: refused (Sampling not supported)"
+    elicited = await call(registry, "mcp_fake_elicit")
+    assert elicited.content == "elicit: refused (Elicitation not supported)"
+
+
 async def test_junk_on_stdout_is_survived(shared, caplog) -> None:
     """The shared server wrote junk before its first message; this call writes more."""
     caplog.set_level(logging.WARNING)

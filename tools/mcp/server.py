@@ -7,7 +7,8 @@ while the server had it is sent again only when the tool says repeating it is sa
 already; a timeout, an error answer or a server that
 cannot be reached becomes a :class:`~tools.mcp.results.CallOutcome` with
 ``is_error``. Connecting at start is retried in the background with exponential
-backoff; ``notifications/tools/list_changed`` re-lists the tools and tells the owner.
+backoff; ``notifications/tools/list_changed`` re-lists the tools and tells the owner
+(a server repeating it many times over costs a re-listing or two, not one each).
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class MCPServer:
         self._stopped = False
         self._retrying: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None
+        self._relisting: asyncio.Task[None] | None = None
+        self._relist_wanted = False
         self._ping_s = ping_interval_s
 
     @property
@@ -189,8 +192,8 @@ class MCPServer:
             await conn.close()
         self.status.state, self.status.detail = "stopped", ""
 
-    def _spawn(self, coro: Any) -> asyncio.Task[None]:
-        task = asyncio.create_task(coro, name=f"mcp:{self.name}:background")
+    def _spawn(self, coro: Any, what: str = "background") -> asyncio.Task[None]:
+        task = asyncio.create_task(coro, name=f"mcp:{self.name}:{what}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -237,8 +240,18 @@ class MCPServer:
         )
 
     def _notification(self, message: Any) -> None:
-        if getattr(message, "method", None) == "notifications/tools/list_changed":
-            self._spawn(self.refresh())
+        """``tools/list_changed``: one re-listing at a time, and one more after it when
+        the list changed again meanwhile, however many times the server says so."""
+        if getattr(message, "method", None) != "notifications/tools/list_changed":
+            return
+        self._relist_wanted = True
+        if self._relisting is None or self._relisting.done():
+            self._relisting = self._spawn(self._relist_while_wanted(), "relist")
+
+    async def _relist_while_wanted(self) -> None:
+        while self._relist_wanted and not self._stopped:
+            self._relist_wanted = False
+            await self.refresh()
 
     async def refresh(self) -> None:
         """Re-list the tools (after ``tools/list_changed``); a failure keeps the old list."""
