@@ -161,14 +161,15 @@ class DiscordSender:
     ) -> str:
         """The answer's first part edited into its preview (unless it reads so already);
         posted as new if it is gone."""
-        if self._shown.already(preview, text):
+        where = ChatKey("discord", str(channel.id))
+        if self._shown.already(where, preview, text):
             return preview
         partial = channel.get_partial_message(int(preview))
         try:
             await call(lambda: _edit_or_gone(partial, text))
         except PreviewGone as exc:
             log.info("discord preview %s cannot be edited (%s); posting the answer", preview, exc)
-            await self._drop_preview(ChatKey("discord", str(channel.id)), preview)
+            await self._drop_preview(where, preview)
             return await self._post(channel, text, ref, once)
         return preview
 
@@ -184,14 +185,14 @@ class DiscordSender:
         ref = reference(reply_to, channel_id)
         cut = text[:MAX_CHARS] or "…"
         message_id = await self.previews.post(channel_id, cut, dict(ref.to_dict()) if ref else None)
-        self._shown.showing(message_id, cut)
+        self._shown.showing(ChatKey("discord", str(channel_id)), message_id, cut)
         return message_id
 
     async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
-        cut = text[:MAX_CHARS] or "…"
-        self._shown.forget(message_id)  # unknown until the platform says it took it
+        cut, where = text[:MAX_CHARS] or "…", ChatKey("discord", str(target_id(key)))
+        self._shown.forget(where, message_id)  # unknown until the platform says it took it
         await self.previews.edit(target_id(key), message_id, cut)
-        self._shown.showing(message_id, cut)
+        self._shown.showing(where, message_id, cut)
 
     async def delete_preview(self, key: ChatKey, message_id: str) -> None:
         await self.previews.delete(target_id(key), message_id)

@@ -99,7 +99,7 @@ class TelegramPreviews:
             }
         with self._mapped():
             message_id = await self._bot.send_text(**params)
-        self.shown.showing(message_id, shown)
+        self.shown.showing(key, message_id, shown)
         return message_id
 
     async def edit(self, key: ChatKey, message_id: str, text: str) -> None:
@@ -108,7 +108,7 @@ class TelegramPreviews:
             return
         shown = fit(text)
         params = {"chat_id": chat_ref(key.chat_id), "message_id": int(message_id), "text": shown}
-        self.shown.forget(message_id)  # unknown until Telegram says it took the edit
+        self.shown.forget(key, message_id)  # unknown until Telegram says it took the edit
         with self._mapped():
             try:
                 await self._bot.edit_text(**params)
@@ -117,7 +117,7 @@ class TelegramPreviews:
                     raise PreviewGone(f"Telegram: {exc.message}") from exc
                 if not not_modified(exc):
                     raise ChannelError(f"Telegram preview edit refused: {exc.message}") from exc
-        self.shown.showing(message_id, shown)
+        self.shown.showing(key, message_id, shown)
 
     async def delete(self, key: ChatKey, message_id: str) -> None:
         if is_draft(message_id):

@@ -140,7 +140,7 @@ class TelegramSender:
         """The answer's first part edited into the streamed preview (not modified is
         success); a preview that is gone is deleted and the part posted new."""
         text, entities = render(chunk)
-        if self._shown.already(preview, text) and not entities:
+        if self._shown.already(key, preview, text) and not entities:
             return preview  # the preview already reads as the answer
         params: dict[str, Any] = {"chat_id": chat_ref(key.chat_id), "message_id": int(preview)}
         attempts = [{"text": text, **({"entities": entities} if entities else {})}]
