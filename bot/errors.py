@@ -6,6 +6,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     BotError
     ├── ConfigError              bad or unreadable configuration (exit code 2)
     ├── StoreError               the database cannot be opened or migrated
+    │   ├── FencedOff            a write for a lease this replica no longer holds
+    │   └── StoreUnavailable     the connection to the database was lost mid-statement
     ├── QuotaExceeded            a per-user limit would be passed (checked with the write)
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
@@ -46,6 +48,12 @@ class FencedOff(StoreError):
     """A write (or send) for a lease this replica no longer holds: another replica took
     it over (this one was frozen or cut off past the lease's TTL). The work is dropped,
     never retried: the new holder runs it again from the journal."""
+
+
+class StoreUnavailable(StoreError):
+    """The database server dropped the connection (a restart, a failover, a connection
+    cut) or refused a new one: the statement may or may not have committed. Work that
+    can be run again (a turn, whose writes are keyed) is run again, never apologized for."""
 
 
 class QuotaExceeded(BotError):

@@ -13,6 +13,11 @@ Among replicas (:mod:`bot.cluster`), a replica runs only the chats whose partiti
 holds, each turn under that lease's fence: a write refused because the lease moved on
 (:class:`~bot.errors.FencedOff`) ends the turn at once, without a retry, an apology or a
 done mark, since the replica holding the lease now runs the message again.
+
+A turn cut off by a lost database connection (:class:`~bot.errors.StoreUnavailable`: a
+server restart, a failover) is no fault of the message: it runs again in its lane, after
+another counted start, instead of being apologized for; its keyed writes make the
+replay safe, and ``max_attempts`` still bounds it.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from bot.cluster.base import Cluster, SingleProcess
 from bot.cluster.fence import fenced
 from bot.dispatcher.lanes import KeyedSerial
 from bot.dispatcher.stops import TurnStops
-from bot.errors import FencedOff
+from bot.errors import FencedOff, StoreUnavailable
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage, new_id
 from bot.retrying import backoff, retry_after_failure
 
@@ -185,8 +190,8 @@ class Dispatcher:
             await self._steady(self._bus.inbound_done, msg)
             return
         verdict = await self._steady(self._admit, msg)
-        if verdict is Verdict.RUN:
-            await self._turn(msg)
+        while verdict is Verdict.RUN and not await self._turn(msg):
+            verdict = await self._steady(self._start_again, msg)
         if verdict is Verdict.GIVE_UP:
             await self._steady(self._give_up, msg)
         else:
@@ -203,12 +208,21 @@ class Dispatcher:
             return Verdict.GIVE_UP
         return Verdict.RUN
 
-    async def _turn(self, msg: InboundMessage) -> None:
+    async def _start_again(self, msg: InboundMessage) -> Verdict:
+        """A turn the database cut off: counted again (the filters passed already)."""
+        attempts = await self._bus.inbound_started(msg)
+        return Verdict.GIVE_UP if attempts > self._max_attempts else Verdict.RUN
+
+    async def _turn(self, msg: InboundMessage) -> bool:
+        """Runs the turn; False when a lost database connection cut it off (run it again)."""
         try:
             if await self._stops.run(msg, lambda: self._handler(msg)) and self._forget:
                 await self._steady(self._forget, msg)  # stopped: as if never asked
         except (asyncio.CancelledError, FencedOff):
             raise
+        except StoreUnavailable as exc:
+            log.warning("turn in %s cut off by the database (%s); running it again", msg.key, exc)
+            return False
         except Exception:
             error_id = new_id()[:8]
             log.exception("turn failed in %s (error id %s)", msg.key, error_id)
@@ -221,6 +235,7 @@ class Dispatcher:
                 OutboundKind.ERROR,
             )
             await self._steady(self._bus.put_outbound, apology)
+        return True
 
     async def _give_up(self, msg: InboundMessage) -> None:
         log.error(

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import asyncpg
 
 from bot.cluster import fence
-from bot.errors import StoreError
+from bot.errors import StoreError, StoreUnavailable
 from bot.messages import utcnow
 from bot.store import schema
 from bot.store.base import POOL_SIZE
@@ -42,6 +42,15 @@ _VERSIONS = (
 # What a refused or failed connection raises (a bad URL is a ValueError).
 _CONNECT_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
 Record = Any  # asyncpg.Record: indexed by column name like sqlite3.Row (bot.store.rows)
+# What a connection the server dropped (a restart, a failover, pg_terminate_backend, a
+# cut network) raises, or a new one it refuses while it starts or stops.
+_LOST = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.CannotConnectNowError,
+)
 # A connection unused this long goes back to the pool, which closes it after as long
 # again there (asyncpg's max_inactive_connection_lifetime): a burst's connections do not
 # stay open, counted against the server's max_connections, until the replica stops.
@@ -153,11 +162,16 @@ class PostgresDatabase:
         pool = self.pool
         await self._slots.acquire()
         try:
-            conn = self._idle.pop()[0] if self._idle else await pool.acquire()
+            try:
+                conn = self._kept() or await pool.acquire()
+            except (*_LOST, TimeoutError) as exc:  # a connect timing out too
+                raise _unavailable(exc) from exc
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 await pool.release(conn)
+                if isinstance(exc, _LOST) and not isinstance(exc, TimeoutError):
+                    raise _unavailable(exc) from exc  # a slow statement is no lost one
                 raise
             if conn.is_closed() or conn.is_in_transaction() or self._pool is not pool:
                 await pool.release(conn)
@@ -169,6 +183,17 @@ class PostgresDatabase:
                     )
         finally:
             self._slots.release()
+
+    def _kept(self) -> asyncpg.Connection | None:
+        """The newest kept connection still open. One the server closed meanwhile (a
+        restart, ``pg_terminate_backend``) was handed back to the pool by asyncpg itself,
+        its proxy detached: lent, it would fail its statement, one failure per kept
+        connection after every server restart."""
+        while self._idle:
+            conn = self._idle.pop()[0]
+            if _open(conn):
+                return conn
+        return None
 
     def _return_unused(self) -> None:
         """Hand the connections unused for ``idle_s`` back to the pool (which closes
@@ -309,6 +334,18 @@ def changed(status: str) -> int:
     """The row count of a command status such as ``INSERT 0 1`` or ``DELETE 3``."""
     count = status.rsplit(" ", 1)[-1]
     return int(count) if count.isdigit() else 0
+
+
+def _unavailable(exc: BaseException) -> StoreUnavailable:
+    log.warning("PostgreSQL connection lost (%s: %s)", type(exc).__name__, exc)
+    return StoreUnavailable(f"the database connection was lost: {exc}")
+
+
+def _open(conn: asyncpg.Connection) -> bool:
+    try:
+        return not conn.is_closed()
+    except asyncpg.InterfaceError:  # a proxy asyncpg detached: its connection is gone
+        return False
 
 
 async def _release_all(pool: asyncpg.Pool, conns: list[asyncpg.Connection]) -> None:
