@@ -309,6 +309,7 @@ def _replica(settings: Settings, url: str, channels: Sequence[Channel]) -> Clust
     """This process as one replica of the bot on a shared PostgreSQL: its leases (chat
     partitions, and each channel that receives on one replica at a time) on the server's
     clock, renewed on a connection of their own."""
+    from bot.cluster.agreement import Agreement
     from bot.cluster.replica import PgCluster, Timing
 
     cfg = settings.cluster
@@ -319,7 +320,10 @@ def _replica(settings: Settings, url: str, channels: Sequence[Channel]) -> Clust
     ]
     web = f"{settings.web.host}:{settings.web.port}" if settings.web.enabled else ""
     timing = Timing(ttl_s=cfg.lease_ttl_s, renew_s=cfg.renew_every_s, partitions=cfg.partitions)
-    return PgCluster(url, timing=timing, label=cfg.replica, singles=singles, web=web)
+    agreement = Agreement.of(cfg.partitions, [c.name for c in channels], settings.llm.model)
+    return PgCluster(
+        url, timing=timing, label=cfg.replica, singles=singles, web=web, agreement=agreement
+    )
 
 
 def _catch_up(settings: Settings, channels: Sequence[Channel]) -> Backlog:

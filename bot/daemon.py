@@ -21,7 +21,7 @@ from bot.config import Settings
 from bot.delivery import Delivery
 from bot.dispatcher.dispatcher import Dispatcher
 from bot.dispatcher.ownership import ChatOwnership
-from bot.errors import ChannelError
+from bot.errors import ChannelError, ConfigError
 from bot.handlers.commands import CommandRouter
 from bot.http import SharedHttp
 from bot.messages import InboundMessage
@@ -219,7 +219,12 @@ class Daemon:
         await self.http.start()
         leases = _Leases(self, self.ownership) if self.ownership is not None else None
         if leases is not None:  # its first tick takes this replica's share
-            await self.cluster.start(leases)
+            try:
+                await self.cluster.start(leases)
+            except ConfigError:  # refused to join the others: nothing of it runs
+                await self.http.stop()
+                await self.db.close()
+                raise
         # What the last run left unfinished is queued before the scheduler starts: a
         # reminder it fires now is in the outbox too, and must not be queued twice.
         inbound, outbound = await self.bus.replay()
@@ -303,6 +308,7 @@ class Daemon:
             channels={name: channel_health(c).state for name, c in self.channels.items()},
             info={**self._cluster_info(), **self._background_info()},
             tasks=self._task_states(),
+            checks=self._cluster_checks(),
         )
 
     def _background_info(self) -> dict[str, str]:
@@ -314,7 +320,17 @@ class Daemon:
             return {}
         held = self.cluster.held()
         leases = " ".join(f"{name}#{token}" for name, token in held.items())
-        return {"replica": self.cluster.replica, "leases": leases or "none"}
+        info = {"replica": self.cluster.replica, "leases": leases or "none"}
+        if self.cluster.differences.noted:
+            info["cluster_differs"] = "; ".join(self.cluster.differences.noted)
+        return info
+
+    def _cluster_checks(self) -> dict[str, str]:
+        """Replicas whose configuration would lose or double messages: failing; one
+        that only differs (the model) is said in ``cluster_differs``."""
+        if isinstance(self.cluster, SingleProcess):
+            return {}
+        return {"cluster": "; ".join(self.cluster.differences.refused) or "ok"}
 
     def _task_states(self) -> dict[str, str]:
         tasks = self.supervisor.states()

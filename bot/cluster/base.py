@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from bot.cluster.agreement import Differences
 from bot.cluster.fence import Fence
 from bot.messages import ChatKey
 
@@ -32,6 +33,7 @@ class LeaseEvents(Protocol):
 class Cluster(Protocol):
     replica: str
     singles: Sequence[str]  # leases one replica holds at a time (a platform's poller)
+    differences: Differences  # how the live replicas' configurations differ from this one's
 
     async def start(self, events: LeaseEvents) -> None: ...
     async def stop(self) -> None: ...
@@ -58,6 +60,7 @@ class SingleProcess:
     """One process owns the database: every chat and connection is its own."""
 
     singles: Sequence[str] = ()
+    differences = Differences((), ())
 
     def __init__(self, replica: str = "single") -> None:
         self.replica = replica

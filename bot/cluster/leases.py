@@ -69,8 +69,9 @@ RETURNING name, token
 """
 
 _BEAT = f"""
-INSERT INTO cluster_replicas AS r (replica, host, pid, started_at, seen_ms, expires_ms, web)
-VALUES ($1, $2, $3, $4, {NOW_MS}, {NOW_MS} + $5, $6)
+INSERT INTO cluster_replicas AS r
+    (replica, host, pid, started_at, seen_ms, expires_ms, web, config)
+VALUES ($1, $2, $3, $4, {NOW_MS}, {NOW_MS} + $5, $6, $7)
 ON CONFLICT (replica) DO UPDATE
     SET seen_ms = EXCLUDED.seen_ms, expires_ms = EXCLUDED.expires_ms, web = EXCLUDED.web
 """
@@ -114,8 +115,17 @@ class LeaseTable:
             list(names),
         )
 
-    async def beat(self, host: str, pid: int, started_at: str, web: str) -> None:
-        await self._conn.execute(_BEAT, self.owner, host, pid, started_at, self.ttl_ms, web)
+    async def beat(self, host: str, pid: int, started_at: str, web: str, config: str = "") -> None:
+        await self._conn.execute(_BEAT, self.owner, host, pid, started_at, self.ttl_ms, web, config)
+
+    async def peers(self) -> dict[str, str]:
+        """The other live replicas, each with the configuration it published."""
+        rows = await self._conn.fetch(
+            f"SELECT replica, config FROM cluster_replicas WHERE expires_ms > {NOW_MS}"
+            " AND replica <> $1",
+            self.owner,
+        )
+        return {str(r["replica"]): str(r["config"]) for r in rows}
 
     async def survey(self) -> tuple[int, int | None]:
         """The live replicas, and the ms until the first lease another replica holds

@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from bot.cluster.agreement import Agreement, Differences, compare
 from bot.cluster.base import LeaseEvents
 from bot.cluster.fence import Fence
 from bot.cluster.leases import LeaseTable
 from bot.cluster.partitions import lease_name, partition_in, partition_of
 from bot.cluster.wake import Wakeups
-from bot.errors import FencedOff
+from bot.errors import ConfigError, FencedOff
 from bot.messages import ChatKey
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class PgCluster:
         label: str = "",
         singles: Sequence[str] = (),
         web: str = "",
+        agreement: Agreement | None = None,
     ) -> None:
         self._url = url
         self.timing = timing
@@ -94,6 +96,10 @@ class PgCluster:
         self._lapse_at: float | None = None  # monotonic: another's earliest lease lapses
         self.live = 0  # replicas alive at the last tick
         self._wakeups = Wakeups(url, self._heard, timeout_s=timing.ttl_s / 2)
+        self._agreement = agreement
+        self._config = agreement.text() if agreement is not None else ""
+        self.differences = Differences((), ())  # from the live peers, at the last look
+        self._looked_at = -1  # the live count when the peers were last compared
 
     # -- what the daemon asks ---------------------------------------------------------
 
@@ -131,6 +137,7 @@ class PgCluster:
         """Join: the first tick runs now (its leases are taken before this returns when
         the database answers); later ones in the background."""
         self._events = events
+        await self._join()
         await self._tick_safely()
         self._wakeups.start(self.timing.every_s)
         self._task = asyncio.create_task(self._run(), name="cluster")
@@ -189,7 +196,9 @@ class PgCluster:
     async def _tick(self) -> None:
         began = time.monotonic()
         table = LeaseTable(await self._connection(), self.replica, self._ttl_ms)
-        await table.beat(socket.gethostname(), os.getpid(), self._started_at, self._web)
+        await table.beat(
+            socket.gethostname(), os.getpid(), self._started_at, self._web, self._config
+        )
         kept = await table.renew()
         for name in list(self._held):
             if kept.get(name) != self._held[name]:
@@ -201,10 +210,58 @@ class PgCluster:
         self._extend(self._held, began)
         live, lapse_ms = await table.survey()
         self.live = max(1, live)
+        if self.live != self._looked_at:  # a replica came or went: compare again
+            await self._compare(table)
         self._lapse_at = time.monotonic() + lapse_ms / 1000 if lapse_ms is not None else None
         await self._balance(table, began)
         wanted = [n for n in self.singles if n not in self._held]
         await self._gain(await table.take(wanted, len(wanted)), began)
+
+    async def _join(self) -> None:
+        """Refuse to join replicas whose configuration would make this one lose or
+        double messages (ConfigError: `bot run` exits 2 with the difference named)."""
+        if self._agreement is None:
+            return
+        try:
+            table = LeaseTable(await self._connection(), self.replica, self._ttl_ms)
+            peers = await asyncio.wait_for(table.peers(), timeout=self.timing.ttl_s / 2)
+        except Exception as exc:  # the first tick reports an unreachable database
+            log.debug("cluster: the peers' configuration could not be read: %s", exc)
+            return
+        found = self._differences(peers)
+        if found.refused:
+            raise ConfigError(
+                "this replica's configuration differs from the running replicas': "
+                + "; ".join(found.refused)
+                + ". Every replica of one bot must share them: start it with the same"
+                " config, or stop every replica to change it"
+            )
+
+    async def _compare(self, table: LeaseTable) -> None:
+        """Log each new difference from the live peers once; keep them for /healthz."""
+        self._looked_at = self.live
+        if self._agreement is None:
+            return
+        found = self._differences(await table.peers())
+        for line in found.refused:
+            if line not in self.differences.refused:
+                log.error("cluster: replicas disagree, messages may be lost: %s", line)
+        for line in found.noted:
+            if line not in self.differences.noted:
+                log.warning("cluster: replicas differ: %s", line)
+        self.differences = found
+
+    def _differences(self, peers: Mapping[str, str]) -> Differences:
+        assert self._agreement is not None
+        refused: list[str] = []
+        noted: list[str] = []
+        for peer, text in sorted(peers.items()):
+            theirs = Agreement.parse(text)
+            if theirs is not None:
+                found = compare(self._agreement, theirs, peer)
+                refused += found.refused
+                noted += found.noted
+        return Differences(tuple(refused), tuple(noted))
 
     async def _balance(self, table: LeaseTable, began: float) -> None:
         fair = math.ceil(self.timing.partitions / self.live)

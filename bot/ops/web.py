@@ -59,9 +59,11 @@ async def probe_health(
     tasks: Mapping[str, str] | None = None,
     timeout: float | None = None,
     info: Mapping[str, str] | None = None,
+    checks: Mapping[str, str] | None = None,
 ) -> Health:
     """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` and
-    ``tasks``: name -> ``ok`` or why that channel or long-lived task does not work."""
+    ``tasks``: name -> ``ok`` or why that channel or long-lived task does not work;
+    ``checks``: any other part by its name (``cluster``: replicas that disagree)."""
     timeout = PROBE_TIMEOUT_S if timeout is None else timeout
     parts: dict[str, str] = {
         "daemon": "ok" if state == "ready" else state,
@@ -77,6 +79,7 @@ async def probe_health(
         parts[f"task:{name}"] = task_state
     for name, channel_state in sorted(channels.items()):
         parts[f"channel:{name}"] = channel_state
+    parts.update(checks or {})
     return Health(parts, dict(sorted((info or {}).items())))
 
 

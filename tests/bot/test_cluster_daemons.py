@@ -76,6 +76,7 @@ async def test_two_replicas_on_one_store_are_one_bot(
         assert answers(fake_telegram) == expected
         health = (await poller.health()).body()
         assert "telegram:poll#" in str(health["leases"]) and health["status"] == "ok"
+        assert health["cluster"] == "ok" and "cluster_differs" not in health  # one config
         assert "telegram:poll" not in str((await standby.health()).body()["leases"])
         await poller.stop(timeout=2)  # its leases released: the other takes them over
         await until(lambda: "telegram:poll" in leases(standby) and len(leases(standby)) == 9)

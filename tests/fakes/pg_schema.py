@@ -21,7 +21,11 @@ PG_URL = os.environ.get("BOT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.
 
 
 def cluster_sql() -> str:
-    return resources.files("bot.store").joinpath("migrations/0015_cluster.sql").read_text()
+    """The cluster tables as the migrations leave them (0015, and 0020's config)."""
+    files = resources.files("bot.store").joinpath("migrations")
+    return "\n".join(
+        files.joinpath(name).read_text() for name in ("0015_cluster.sql", "0020_replica_config.sql")
+    )
 
 
 def in_schema(url: str, schema: str) -> str:

@@ -1,0 +1,82 @@
+"""Replicas of one bot must share its chat partitions and its channels: a replica that
+does not is refused at its start with the difference named (it would answer chats
+twice, or take chats whose replies it cannot send: they were refused and lost), and
+one whose model differs is reported by every replica (log, /healthz), not refused."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.cluster.agreement import Agreement, compare
+from bot.cluster.replica import PgCluster, Timing
+from bot.errors import ConfigError
+from tests.bot.test_cluster_leases import Events
+from tests.fakes.pg_schema import cluster_schema
+
+TIMING = Timing(ttl_s=30, renew_s=0.1, partitions=4)
+BOT = Agreement.of(4, ["telegram", "slack", "cli"], "openai/gpt-4o-mini")
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    async with cluster_schema() as schema_url:
+        yield schema_url
+
+
+async def joined(url: str, agreement: Agreement, label: str) -> PgCluster:
+    cluster = PgCluster(url, timing=TIMING, label=label, agreement=agreement)
+    await cluster.start(Events())
+    return cluster
+
+
+@pytest.mark.parametrize(
+    ("other", "named"),
+    [
+        (Agreement.of(4, ["slack"], BOT.model), "channels are slack here and slack, telegram"),
+        (Agreement.of(8, ["telegram", "slack"], BOT.model), "cluster.partitions is 8 here and 4"),
+    ],
+)
+async def test_a_replica_that_would_lose_or_double_messages_is_refused(
+    url: str, other: Agreement, named: str
+) -> None:
+    first = await joined(url, BOT, "first")
+    second = PgCluster(url, timing=TIMING, label="second", agreement=other)
+    try:
+        with pytest.raises(ConfigError) as refused:
+            await second.start(Events())
+        assert named in str(refused.value) and "on first-" in str(refused.value)
+        assert second.held() == {}  # it took no chat
+        assert len(first.held()) == TIMING.partitions
+    finally:
+        await second.stop()
+        await first.stop()
+
+
+async def test_a_different_model_is_reported_by_both_not_refused(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = await joined(url, BOT, "first")
+    second = await joined(url, Agreement.of(4, ["slack", "telegram"], "openai/other"), "second")
+    try:
+        await first.wait_tick()  # it sees the newcomer
+        for cluster, here, there in (
+            (first, BOT.model, "openai/other"),
+            (second, "openai/other", BOT.model),
+        ):
+            [line] = cluster.differences.noted
+            assert f"llm.model is {here!r} here and {there!r} on " in line
+            assert cluster.differences.refused == ()
+        assert caplog.text.count("replicas differ: llm.model") == 2  # once each, not per tick
+        await first.wait_tick()
+        assert caplog.text.count("replicas differ: llm.model") == 2
+    finally:
+        await second.stop()
+        await first.stop()
+
+
+def test_the_terminal_and_an_older_replica_are_no_difference() -> None:
+    assert not compare(BOT, Agreement.of(4, ["slack", "telegram"], BOT.model), "peer")
+    assert Agreement.parse("") is None and Agreement.parse('{"model": 1}') is None
+    assert Agreement.parse(BOT.text()) == BOT
