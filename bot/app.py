@@ -174,6 +174,7 @@ def build_daemon(
         is_admin=access.is_admin,
         model=model,
         late_note=backlog.late_note,
+        runs=cluster.runs,
     )
     agent = LazyAgent(functools.partial(_agent_side, parts))
     dispatcher = Dispatcher(

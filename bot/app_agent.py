@@ -127,6 +127,7 @@ def build_agent(parts: ReadyParts) -> AgentSide:
             settings.streaming,
             parts.channels,
             parts.storage.previews,
+            runs=parts.runs,
             off=[
                 spec.name for spec, section in enabled_channels(settings) if not _streams(section)
             ],

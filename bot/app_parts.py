@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from bot.handlers.pairing import PairingDecisions
     from bot.http import SharedHttp
     from bot.media.files import MediaFiles
-    from bot.messages import InboundMessage
+    from bot.messages import ChatKey, InboundMessage
     from bot.ops.activity import Activity
     from bot.ops.metrics import PrometheusMetrics
     from bot.reminders.service import ReminderService
@@ -56,6 +56,8 @@ class ReadyParts:
     model: ChatModel | None  # None: the configured litellm model
     # The line that starts the answer to a message said while the bot was away.
     late_note: Callable[[InboundMessage], str] = lambda _msg: ""
+    # Among replicas: whether this one still runs the chat (its partition's lease).
+    runs: Callable[[ChatKey], bool] = lambda _key: True
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,10 @@ The rules, from the peers' bugs (see docs in the README's streaming section):
 - One call in flight at a time. :meth:`PreviewStream.finish` closes the stream, cancels
   the next scheduled call and waits for the one in flight before the final answer is
   queued: the closed flag is the generation check every call passes before it starts,
-  so no preview edit can land after (and over) the final.
+  so no preview edit can land after (and over) the final. Among replicas the check
+  also asks whether this replica still runs the chat, right before each call: one
+  frozen past its lease and resumed must not edit its stale text over the answer the
+  replica that took the chat over gave.
 - The preview's message id is saved (:class:`bot.store.base.Previews`) right after the
   post and before any edit. A turn replayed after a crash adopts it (edits it, then the
   final replaces it); once the final is on its way (``final``), a replay shows no preview.
@@ -66,8 +69,10 @@ class PreviewStream:
         pauses: ChatPauses,
         record: PreviewRecord | None = None,
         clock: Callable[[], float] = time.monotonic,
+        runs: Callable[[ChatKey], bool] = lambda _key: True,
     ) -> None:
         self._channel = channel
+        self._runs = runs
         self._plan = plan
         self._turn = turn
         self._previews = previews
@@ -118,6 +123,9 @@ class PreviewStream:
             self._dirty = False
             text = self._text()
             if text is not None and text != self._shown and not self._closed:
+                if not self._runs(self._plan.key):  # its lease moved on: hands off
+                    self._stop()
+                    return
                 started = self._clock()
                 await self._call(text)
                 self._next_at = max(self._next_at, started + self._plan.interval)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 
 from bot.config import StreamingSettings
-from bot.messages import InboundMessage
+from bot.messages import ChatKey, InboundMessage
 from bot.store.base import Previews
 from bot.store.previews import turn_of
 from bot.streaming.pauses import ChatPauses
@@ -28,12 +28,14 @@ class Streaming:
         *,
         off: Collection[str] = (),
         clock: Callable[[], float] = time.monotonic,
+        runs: Callable[[ChatKey], bool] = lambda _key: True,
     ) -> None:
         self._settings = settings
         self._channels = channels
         self._previews = previews
         self._off = frozenset(off)  # channels whose section says streaming = false
         self._clock = clock
+        self._runs = runs  # among replicas: this one still runs the chat
         self.pauses = ChatPauses(clock)
 
     def streams(self, channel_name: str) -> bool:
@@ -66,4 +68,5 @@ class Streaming:
             pauses=self.pauses,
             record=await self._previews.get(turn),
             clock=self._clock,
+            runs=self._runs,
         )

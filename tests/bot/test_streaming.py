@@ -238,6 +238,22 @@ async def test_replayed_turn_adopts_the_saved_preview_or_keeps_hands_off() -> No
     assert len(chat.calls) == 1 and await done.finish() == "7"
 
 
+async def test_a_replica_that_lost_the_chat_edits_its_preview_no_more() -> None:
+    """Frozen past its lease and resumed, a replica's turn still holds its half answer:
+    its next edit would land over the answer the replica that took the chat gave."""
+    chat, ids = Chat(), Ids()
+    running = {KEY}
+    preview = stream(chat, ids, runs=lambda key: key in running)
+    preview.answer_grew(lambda: "the first words")
+    await _settle()
+    chat.messages["1"] = "the answer the new owner gave"
+    running.clear()  # the lease moved on while it was frozen
+    preview.answer_grew(lambda: "the first words and a stale rest")
+    await _settle()
+    assert chat.messages == {"1": "the answer the new owner gave"}
+    assert chat.calls == [("post", "the first words")]
+
+
 async def test_a_failed_turn_deletes_its_half_answer() -> None:
     chat, ids = Chat(), Ids()
     preview = stream(chat, ids)
