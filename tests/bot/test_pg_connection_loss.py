@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 import pytest_asyncio
 
 from bot.app import build_daemon
@@ -98,7 +99,10 @@ async def pg_daemon(
 
 
 async def test_a_turn_whose_write_the_server_cut_off_runs_again_unapologized(
-    pg_daemon: tuple[Daemon, FakeChannel, str], fake_llm: Any, postgres_url: str
+    pg_daemon: tuple[Daemon, FakeChannel, str],
+    fake_llm: Any,
+    postgres_url: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The server drops the daemon's connection in the middle of the turn's answer write
     (held on a table lock by the test, then the backend terminated): the turn runs
@@ -125,6 +129,12 @@ async def test_a_turn_whose_write_the_server_cut_off_runs_again_unapologized(
     await inbox_done_pg(daemon, "h1")
     assert [m.text for m in chat.replies_to(msg)] == ["echo: hello"]
     assert len(fake_llm.requests) == 2
+    said = [r.getMessage() for r in caplog.records if r.name == "bot.store.postgres.database"]
+    # One line when it went, one when it came back: not one per failed statement.
+    assert [m.split(" (")[0].split(" at ")[0] for m in said] == [
+        "PostgreSQL connection lost",
+        "PostgreSQL answers again",
+    ]
 
 
 async def inbox_done_pg(daemon: Any, message_id: str) -> None:

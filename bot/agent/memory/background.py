@@ -20,7 +20,7 @@ from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Message, Row, plan_window, unsummarized
 from bot.agent.memory.consolidate import consolidate
 from bot.agent.memory.service import MemoryService
-from bot.errors import FencedOff
+from bot.errors import FencedOff, StoreUnavailable
 from bot.messages import ChatKey
 from bot.store.base import Sessions
 from bot.store.memory import Fact, Scope, chat_owner, user_owner
@@ -131,6 +131,8 @@ class Consolidator:
                 log.info("consolidation in %s left to the replica now running it", key)
                 self._pending.pop(key, None)
                 return
+            except StoreUnavailable as exc:  # no bug: the next turn's check folds
+                log.warning("consolidation in %s skipped: %s", key, exc)
             except Exception:  # a background job must never take the chat down with it
                 log.exception("consolidation in %s crashed", key)
 

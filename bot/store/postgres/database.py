@@ -106,6 +106,7 @@ class PostgresDatabase:
         self._returning: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max_connections)
         self.reads = TurnReads()  # what a turn's start read for the turn's readers
+        self._lost = False  # the server dropped a connection; said once until one works
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -165,14 +166,17 @@ class PostgresDatabase:
             try:
                 conn = self._kept() or await pool.acquire()
             except (*_LOST, TimeoutError) as exc:  # a connect timing out too
-                raise _unavailable(exc) from exc
+                raise self._unavailable(exc) from exc
             try:
                 yield conn
             except BaseException as exc:
                 await pool.release(conn)
                 if isinstance(exc, _LOST) and not isinstance(exc, TimeoutError):
-                    raise _unavailable(exc) from exc  # a slow statement is no lost one
+                    raise self._unavailable(exc) from exc  # a slow statement is no lost one
                 raise
+            if self._lost:
+                self._lost = False
+                log.warning("PostgreSQL answers again at %s", safe_url(self.url))
             if conn.is_closed() or conn.is_in_transaction() or self._pool is not pool:
                 await pool.release(conn)
             else:
@@ -183,6 +187,18 @@ class PostgresDatabase:
                     )
         finally:
             self._slots.release()
+
+    def _unavailable(self, exc: BaseException) -> StoreUnavailable:
+        """What a lost connection raises; logged once until a statement succeeds again
+        (every caller retries: one line per outage, not one per retry)."""
+        if not self._lost:
+            self._lost = True
+            log.warning(
+                "PostgreSQL connection lost (%s: %s); retrying until it answers",
+                type(exc).__name__,
+                exc,
+            )
+        return StoreUnavailable(f"the database connection was lost: {exc}")
 
     def _kept(self) -> asyncpg.Connection | None:
         """The newest kept connection still open. One the server closed meanwhile (a
@@ -334,11 +350,6 @@ def changed(status: str) -> int:
     """The row count of a command status such as ``INSERT 0 1`` or ``DELETE 3``."""
     count = status.rsplit(" ", 1)[-1]
     return int(count) if count.isdigit() else 0
-
-
-def _unavailable(exc: BaseException) -> StoreUnavailable:
-    log.warning("PostgreSQL connection lost (%s: %s)", type(exc).__name__, exc)
-    return StoreUnavailable(f"the database connection was lost: {exc}")
 
 
 def _open(conn: asyncpg.Connection) -> bool:
