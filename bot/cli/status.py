@@ -123,7 +123,7 @@ async def collect(settings: Settings, url: str | None, shown: int) -> dict[str, 
         "why": why,
         "model": live["model"] if live else settings.llm.model,
         "live": live,
-        "channels": live["channels"] if live else _configured_channels(settings),
+        "channels": live["channels"] if live else _configured_channels(settings, bool(beating)),
         "mcp": live["mcp"] if live else dict.fromkeys(sorted(settings.mcp.servers), "not running"),
         **store,
     }
@@ -136,7 +136,10 @@ def _running_channels(live: dict[str, Any] | None) -> set[str] | None:
     return {name for name, state in live.get("channels", {}).items() if state == "ok"}
 
 
-def _configured_channels(settings: Settings) -> dict[str, str]:
+def _configured_channels(settings: Settings, elsewhere: bool) -> dict[str, str]:
+    """The configured channels, as far as this host can tell: with replicas beating in
+    the store they run there (each replica's /healthz says how they fare)."""
     from bot.config.channels import enabled_channels
 
-    return {spec.name: "not running" for spec, _ in enabled_channels(settings)}
+    state = "run by the replicas (not seen from here)" if elsewhere else "not running"
+    return {spec.name: state for spec, _ in enabled_channels(settings)}

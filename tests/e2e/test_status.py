@@ -212,9 +212,16 @@ async def test_postgres_lists_live_replicas_and_their_leases(tmp_path: Path) -> 
             await one.take(["telegram:poll"], 1)
             await one.take([f"chats:{n}" for n in range(4)], 2)
             await two.take([f"chats:{n}" for n in range(4)], 2)
-            env = bot_env(tmp_path / "data", BOT_STORE__URL=url, BOT_WEB__PORT=str(free_port()))
+            env = bot_env(
+                tmp_path / "data",
+                BOT_STORE__URL=url,
+                BOT_WEB__PORT=str(free_port()),
+                BOT_CHANNELS__TELEGRAM__TOKEN="123:abc",
+            )
             code, out, err = await bot_status(env)
             assert (code, err) == (4, ""), out + err  # not here, but the replicas beat
+            # It said "telegram not running" while the replicas ran it.
+            assert "channels: telegram run by the replicas (not seen from here)\n" in out, out
             assert out.startswith("daemon: running elsewhere (nothing answers at"), out
             assert "; 2 replica(s) beat in the store)" in out.splitlines()[0]
             assert "replicas: 2 live" in out
