@@ -140,6 +140,15 @@ class LeaseTable:
         lapse = row["lapse_ms"]
         return int(row["live"] or 0), int(lapse) if lapse is not None else None
 
+    async def forget_lapsed(self, after_ms: int) -> int:
+        """Delete the heartbeat rows of replicas gone (killed, crashed: a clean stop
+        deletes its own) for more than ``after_ms``; each restart after a crash names a
+        new replica, so without this ``bot status`` would list every one of them forever."""
+        status = await self._conn.execute(
+            f"DELETE FROM cluster_replicas WHERE expires_ms < {NOW_MS} - $1", after_ms
+        )
+        return int(status.rsplit(" ", 1)[-1])
+
     async def live_count(self) -> int:
         value = await self._conn.fetchval(
             f"SELECT count(*) FROM cluster_replicas WHERE expires_ms > {NOW_MS}"

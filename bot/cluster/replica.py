@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MARGIN = 0.1  # of the TTL: a local deadline ends this much before the server's
+# A replica gone this long (killed, crashed) is forgotten: its heartbeat row deleted.
+FORGET_AFTER_MS = 3_600_000
 # After another replica's lease lapses, the tick that takes it over comes this much later
 # (the server's clock is read a round trip before ours), never sooner after the last tick.
 LAPSE_WAIT_S = 0.1
@@ -238,8 +240,12 @@ class PgCluster:
             )
 
     async def _compare(self, table: LeaseTable) -> None:
-        """Log each new difference from the live peers once; keep them for /healthz."""
+        """Log each new difference from the live peers once; keep them for /healthz.
+        Replicas gone for long are forgotten here too (a replica came or went)."""
         self._looked_at = self.live
+        forgotten = await table.forget_lapsed(FORGET_AFTER_MS)
+        if forgotten:
+            log.info("cluster: %d replicas gone for over an hour forgotten", forgotten)
         if self._agreement is None:
             return
         found = self._differences(await table.peers())

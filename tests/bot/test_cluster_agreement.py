@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import asyncpg
 import pytest
 
 from bot.cluster.agreement import Agreement, compare
+from bot.cluster.fence import NOW_MS
+from bot.cluster.leases import LeaseTable, replicas
 from bot.cluster.replica import PgCluster, Timing
 from bot.errors import ConfigError
 from tests.bot.test_cluster_leases import Events
@@ -74,6 +77,28 @@ async def test_a_different_model_is_reported_by_both_not_refused(
     finally:
         await second.stop()
         await first.stop()
+
+
+async def test_replicas_gone_for_long_are_forgotten_recent_ones_shown(url: str) -> None:
+    """A killed replica never deletes its heartbeat row, and each restart is a new
+    replica: `bot status` listed every one ever killed."""
+    conn = await asyncpg.connect(url)
+    try:
+        for name, gone_ms in (("killed-last-week", 7 * 86_400_000), ("killed-just-now", 5_000)):
+            await LeaseTable(conn, name, ttl_ms=1).beat("host", 1, "2026-01-01", "")
+            await conn.execute(
+                f"UPDATE cluster_replicas SET expires_ms = {NOW_MS} - $1 WHERE replica = $2",
+                gone_ms,
+                name,
+            )
+        cluster = await joined(url, BOT, "new")
+        try:
+            names = {r.replica for r in await replicas(conn)}
+            assert "killed-last-week" not in names and "killed-just-now" in names, names
+        finally:
+            await cluster.stop()
+    finally:
+        await conn.close()
 
 
 def test_the_terminal_and_an_older_replica_are_no_difference() -> None:
