@@ -1,7 +1,8 @@
-"""Replicas of one bot must share its chat partitions and its channels: a replica that
-does not is refused at its start with the difference named (it would answer chats
-twice, or take chats whose replies it cannot send: they were refused and lost), and
-one whose model differs is reported by every replica (log, /healthz), not refused."""
+"""What the replicas know of each other beyond their leases. They must share the chat
+partitions and the channels: a replica that does not is refused at its start with the
+difference named (it would answer chats twice, or take chats whose replies it cannot
+send: they were refused and lost); one whose model differs is reported by every replica
+(log, /healthz), not refused. Replicas gone for long are forgotten."""
 
 from __future__ import annotations
 
