@@ -354,6 +354,7 @@ def _reminders(
         grace=timedelta(hours=settings.reminders.missed_grace_h),
         running=running,
         runs=cluster.runs,
+        fence=cluster.fence,
     )
     reminders = ReminderService(
         storage.reminders,

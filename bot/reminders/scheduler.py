@@ -16,7 +16,10 @@ never leaves a batch half recorded for the next start to sort out.
 
 Among replicas every replica has this timer, and each fires only the reminders of the
 chats it runs (their partition's lease): one fire per occurrence, and the delivery key
-refuses a second one should two ever overlap (a replica frozen past its lease).
+refuses a second one should two ever overlap (a replica frozen past its lease). A
+batch is handed over and moved on under its chats' partition fence: a replica that
+lost the chats while it fired (frozen between the two writes) has both refused, so
+its stale "next fire" never moves a reminder back over the new owner's.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.bus.base import Bus
+from bot.cluster.fence import Fence, fenced
+from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.cron import next_occurrence
 from bot.reminders.replan import replan
@@ -70,8 +75,10 @@ class ReminderScheduler:
         clock: Callable[[], datetime] = utcnow,
         running: Callable[[str], bool] = lambda _channel: True,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
+        fence: Callable[[ChatKey], Fence | None] = lambda _key: None,
     ) -> None:
         self._store = store
+        self._fence = fence  # among replicas: the lease a chat's fire is written under
         self._bus = bus
         # Among replicas: whether this one runs the chat. Each replica's timer fires only
         # its own chats' reminders; the replica that takes a chat over refills its timer.
@@ -176,14 +183,26 @@ class ReminderScheduler:
                 for r in await self._store.due(until)
                 if r.id not in self._inflight and self._runs(r.key)
             ]
-            await self._fire_batch(due)
+            await self._fire_fenced(due)
 
     async def fire(self, reminder_id: int, due: datetime) -> None:
         """Fire one occurrence if it is still the reminder's next one (else: stale)."""
         async with self._in_flight():
             reminder = await self._store.get(reminder_id)
             if reminder is not None and reminder.next_fire_at == due and self._runs(reminder.key):
-                await self._fire_batch([reminder])
+                await self._fire_fenced([reminder])
+
+    async def _fire_fenced(self, reminders: list[Reminder]) -> None:
+        """One batch per fence (per chat partition among replicas; one in all else)."""
+        batches: dict[Fence | None, list[Reminder]] = {}
+        for reminder in reminders:
+            try:
+                batches.setdefault(self._fence(reminder.key), []).append(reminder)
+            except FencedOff:  # its chat moved on since the look: the new owner fires it
+                continue
+        for fence, batch in batches.items():
+            with fenced(fence):
+                await self._fire_batch(batch)
 
     @contextlib.asynccontextmanager
     async def _in_flight(self) -> AsyncIterator[None]:
@@ -233,11 +252,14 @@ class ReminderScheduler:
                 await self._bus.put_outbound_many(outbound)
                 for msg in followups:
                     await self._bus.put_inbound(msg)
+                await self._store.fired_many(records)
+            except FencedOff:
+                log.info("%d reminders left to the replica now running their chats", len(records))
+                return
             except Exception:
                 log.exception("%d reminders could not be handed over; retrying", len(records))
                 self._plan(now + RETRY_AFTER)
                 return
-            await self._store.fired_many(records)
             for _, _, nxt, _ in records:
                 if nxt is not None and nxt <= self._planned_until:
                     self._plan(nxt)
