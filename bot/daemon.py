@@ -326,11 +326,13 @@ class Daemon:
         return info
 
     def _cluster_checks(self) -> dict[str, str]:
-        """Replicas whose configuration would lose or double messages: failing; one
+        """Failing while replicas' configurations would lose or double messages, or
+        while the leases cannot be renewed (this replica runs no chat then); a replica
         that only differs (the model) is said in ``cluster_differs``."""
         if isinstance(self.cluster, SingleProcess):
             return {}
-        return {"cluster": "; ".join(self.cluster.differences.refused) or "ok"}
+        problems = [*self.cluster.differences.refused, self.cluster.failing]
+        return {"cluster": "; ".join(p for p in problems if p) or "ok"}
 
     def _task_states(self) -> dict[str, str]:
         tasks = self.supervisor.states()

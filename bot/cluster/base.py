@@ -34,6 +34,7 @@ class Cluster(Protocol):
     replica: str
     singles: Sequence[str]  # leases one replica holds at a time (a platform's poller)
     differences: Differences  # how the live replicas' configurations differ from this one's
+    failing: str  # why its leases cannot be renewed now ("": they can)
 
     async def start(self, events: LeaseEvents) -> None: ...
     async def stop(self) -> None: ...
@@ -61,6 +62,7 @@ class SingleProcess:
 
     singles: Sequence[str] = ()
     differences = Differences((), ())
+    failing = ""
 
     def __init__(self, replica: str = "single") -> None:
         self.replica = replica

@@ -102,6 +102,7 @@ class PgCluster:
         self._config = agreement.text() if agreement is not None else ""
         self.differences = Differences((), ())  # from the live peers, at the last look
         self._looked_at = -1  # the live count when the peers were last compared
+        self.failing = ""  # why the last tick failed (the leases lapse): for /healthz
 
     # -- what the daemon asks ---------------------------------------------------------
 
@@ -191,7 +192,10 @@ class PgCluster:
             raise
         except Exception as exc:
             log.warning("cluster: lease renewal failed (%s: %s)", type(exc).__name__, exc)
+            self.failing = f"lease renewal failing ({type(exc).__name__}: {exc})"
             await self._close()
+        else:
+            self.failing = ""
         await self._lapse()
         self._ticked.set()
 

@@ -251,13 +251,16 @@ async def test_a_replica_cut_off_from_its_database_drops_its_leases(url: str) ->
     try:
         await cut_off.start(events)
         assert len(partitions_of(cut_off)) == 8
+        assert cut_off.failing == ""
         relay.sever()
         await other.start(Events())
         await until(lambda: len(events.losses) == 8, 5)
         assert cut_off.held() == {}
+        assert cut_off.failing.startswith("lease renewal failing (")  # /healthz says so
         await until(lambda: len(partitions_of(other)) == 8, 5)
         relay.mend()  # back: it gets its fair share again, under new tokens
         await until(lambda: len(partitions_of(cut_off)) == 4, 10)
+        assert cut_off.failing == ""
         async with connection(url) as conn:
             tokens = {h.token for h in await leases(conn) if h.owner == cut_off.replica}
         assert min(tokens) >= 2
