@@ -42,7 +42,6 @@ from channels.catchup import Cursors, catch_up
 from channels.slack import normalize as norm
 from channels.slack.client import keep_alive, make_client
 from channels.slack.files import MAX_UPLOAD_BYTES, SlackFiles
-from channels.slack.mentions import quiet, quiet_preview
 from channels.slack.mrkdwn import MARKDOWN_BUDGET
 from channels.slack.preview import SlackPreviews
 from channels.slack.receive import SlackReceiver
@@ -308,8 +307,6 @@ class SlackChannel:
 
     # -- sending -----------------------------------------------------------------------
     async def send(self, msg: OutboundMessage) -> Sent:
-        if (text := quiet(msg.text)) != msg.text:
-            msg = dataclasses.replace(msg, text=text)
         sent = await self.sender.send(msg)
         if msg.final:
             await self._clear_working(msg)
@@ -323,7 +320,7 @@ class SlackChannel:
         return MAX_UPLOAD_BYTES
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
-        return await self.files.upload(key, name, data, quiet(caption))
+        return await self.files.upload(key, name, data, caption)
 
     async def in_doubt(self, msg: OutboundMessage, since: datetime) -> None:
         await self.sender.in_doubt(msg, since)
@@ -369,10 +366,10 @@ class SlackChannel:
 
     async def post_preview(self, key: ChatKey, text: str, reply_to: str | None) -> str:
         """In the thread of ``key`` (Slack shows replies as the thread itself)."""
-        return await self.sender.previews.post(key, quiet_preview(text), self._askers.get(key))
+        return await self.sender.previews.post(key, text, self._askers.get(key))
 
     async def edit_preview(self, key: ChatKey, message_id: str, text: str) -> None:
-        await self.sender.previews.edit(key, message_id, quiet_preview(text))
+        await self.sender.previews.edit(key, message_id, text)
 
     async def delete_preview(self, key: ChatKey, message_id: str) -> None:
         await self.sender.previews.delete(key, message_id)

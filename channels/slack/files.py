@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import ChannelError
 from bot.messages import ChatKey
 from channels.base import Sent
+from channels.slack.mentions import plain_mentions
 from channels.slack.send import api_error
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class SlackFiles:
                 file=data,
                 filename=name,
                 title=name,
-                initial_comment=caption or None,
+                initial_comment=plain_mentions(caption) or None,
             )
         except SlackApiError as exc:
             raise api_error(exc, f"the upload of {name}") from exc

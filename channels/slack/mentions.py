@@ -1,33 +1,46 @@
-"""Broadcast mentions in what the bot posts to Slack become plain text.
+"""Pings the bot's own words may not make: Slack's mention sequences become plain text.
 
-Slack reads ``<!channel>``, ``<!here>``, ``<!everyone>`` and ``<!subteam^ID>`` in a
-message's text as pings of a whole channel, workspace or user group. The model can be
-led to write them (a user's "say <!channel> ...", a fetched page, a file), and Slack
-keeps them through the mrkdwn escaping, which must keep links and user mentions: so the
-bot could ping everyone. Here each becomes the words it stands for (``@channel``,
-``@devs``), which Slack shows without notifying anyone, as Discord's answers ping no one.
-A mention of one person (``<@U123>``) is left: that is how the bot addresses the asker.
+The model's text is steered by whoever it reads (a group member, a fetched page, a
+document), and Slack acts on control sequences in what a bot posts: ``<!channel>``,
+``<!here>`` and ``<!everyone>`` notify every member, ``<!subteam^ID>`` a user group,
+``<@U...>`` one person. Discord's adapter posts with no pings allowed at all; this does
+the same for Slack by writing each such sequence as the words it stands for
+(``@channel``, ``@oncall``, ``@U0123``), which Slack shows but never notifies. Links,
+channel references (``<#C...>``) and dates (``<!date^...>``) are kept.
 """
 
 from __future__ import annotations
 
 import re
 
-_BROADCAST = re.compile(r"<!(here|channel|everyone)(?:\|[^<>]*)?>", re.I)
-_GROUP = re.compile(r"<!subteam\^[^<>|]*(?:\|([^<>]*))?>", re.I)
-_UNFINISHED = re.compile(r"<![^<>]*$")
+# <!name>, <!name|label>, <@U123>, <@U123|label>: a mention as Slack reads it.
+MENTION = re.compile(r"<([!@])([^<>|]*)(?:\|([^<>]*))?>")
+_KEPT = "date^"  # <!date^...|fallback>: a formatted time, no one is notified
 
 
-def quiet(text: str) -> str:
-    """``text`` with every broadcast or user-group mention as plain, pingless text."""
-    if "<!" not in text:
-        return text
-    text = _BROADCAST.sub(lambda m: "@" + m.group(1).lower(), text)
-    return _GROUP.sub(lambda m: "@" + (m.group(1) or "group").lstrip("@"), text)
+def is_ping(sequence: str) -> bool:
+    """Whether ``sequence`` (a whole ``<...>``) notifies someone when a bot posts it."""
+    found = MENTION.fullmatch(sequence)
+    return found is not None and not found.group(2).startswith(_KEPT)
 
 
-def quiet_preview(text: str) -> str:
-    """:func:`quiet` for a preview of an answer still being written: a mention not
-    finished yet is held back (its end may make it a broadcast), so a streamed preview
-    only ever grows."""
-    return _UNFINISHED.sub("", quiet(text))
+def plain_mentions(text: str) -> str:
+    """``text`` with every mention sequence written as plain words (no one is pinged)."""
+    return MENTION.sub(_plain, text)
+
+
+def _plain(found: re.Match[str]) -> str:
+    kind, name, label = found.groups()
+    if kind == "!" and name.startswith(_KEPT):
+        return found.group()
+    shown = (label or "").strip() or name.rsplit("^", 1)[-1].strip() or "someone"
+    return "@" + shown.removeprefix("@")
+
+
+_UNFINISHED = re.compile(r"<[!@][^<>]*$")
+
+
+def plain_preview(text: str) -> str:
+    """:func:`plain_mentions` for an answer still being written: a mention not finished
+    yet is held back (its end decides what it is), so a streamed preview only grows."""
+    return _UNFINISHED.sub("", plain_mentions(text))

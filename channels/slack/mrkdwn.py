@@ -14,6 +14,7 @@ import re
 from markdown_to_mrkdwn import SlackMarkdownConverter  # type: ignore[import-untyped]
 
 from channels.format import split_message
+from channels.slack.mentions import is_ping, plain_mentions
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,7 @@ MAX_CHARS = 3900
 MARKDOWN_BUDGET = 3500  # conversion may grow a chunk a little (<url|text>, bullets)
 
 # Control sequences Slack reads inside text: links, user/channel mentions, !here.
+# Only links, channel references and dates are passed through (see mentions.py).
 _CONTROL = re.compile(r"<(?:https?://|mailto:|[@#!])[^<>\s][^<>]*>")
 _FENCE_LANG = re.compile(r"^(\s*```)[\w+#.-]+\s*$", re.M)
 
@@ -30,12 +32,14 @@ _converter = SlackMarkdownConverter()
 
 
 def escape(text: str) -> str:
-    """Escape ``& < >`` as Slack requires, keeping control sequences and quote markers."""
+    """Escape ``& < >`` as Slack requires, keeping links, channel references and quote
+    markers; a mention (``<!channel>``, ``<@U...>``) becomes plain words that ping no one."""
     out: list[str] = []
     pos = 0
     for found in _CONTROL.finditer(text):
         out.append(_escape_plain(text[pos : found.start()]))
-        out.append(found.group())
+        sequence = found.group()
+        out.append(_escape_plain(plain_mentions(sequence)) if is_ping(sequence) else sequence)
         pos = found.end()
     out.append(_escape_plain(text[pos:]))
     return "".join(out)

@@ -32,6 +32,7 @@ from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
 from bot.messages import ChatKey
 from channels.slack.budget import Budget
 from channels.slack.errors import api_error, error_of, retry_after_s
+from channels.slack.mentions import plain_preview
 from channels.slack.mrkdwn import to_mrkdwn
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ class SlackPreviews:
     # -- the calls -------------------------------------------------------------------
     async def post(self, key: ChatKey, text: str, recipient: str | None) -> str:
         """The first preview: a stream where possible, else a posted message."""
+        text = plain_preview(text)  # a stream's Markdown pings like mrkdwn does
         team = self._team()
         if self.streams(key) and (recipient or key.chat_id.startswith("D")):
             ts = await self._start(key, text, team, recipient)
@@ -183,6 +185,7 @@ class SlackPreviews:
 
     async def edit(self, key: ChatKey, ts: str, text: str) -> None:
         """The preview now reads ``text``: appended to a stream, else ``chat.update``."""
+        text = plain_preview(text)  # an unfinished mention waits for its end
         preview = self._previews.get(ts) or _Preview(self._team(), streaming=False)
         self._remember(ts, preview)
         if preview.streaming and text.startswith(preview.streamed):

@@ -41,6 +41,7 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import IN_FLIGHT_KEEP, Sent, StateStore
 from channels.format import PartsProgress
 from channels.slack.errors import SlackRateLimited, api_error, error_of, retry_after_s
+from channels.slack.mentions import plain_mentions
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
 from channels.slack.preview import GONE, SlackPreviews
 
@@ -139,6 +140,7 @@ class SlackSender:
         if live is False or (live is None and key.thread_id is None):
             return False  # an edited message (or, unknown here, one outside a thread)
         streamed = self.previews.streamed(ts)
+        text = None if text is None else plain_mentions(text)  # what the stream was given
         if live and text is not None and text.startswith(streamed):
             added = text[len(streamed) :] or None
             return await self.previews.stop(key, ts, markdown_text=added, metadata=metadata)

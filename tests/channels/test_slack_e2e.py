@@ -401,13 +401,14 @@ async def test_a_429_on_a_preview_edit_holds_up_no_answer(
 
 # -- what the bot posts pings no crowd ---------------------------------------------------
 LOUD = "<!channel> lunch! <!here|here>, <!everyone> and <!subteam^S0DEVS|@devs>: ask <@U0BOB>. "
-QUIET = "@channel lunch! @here, @everyone and @devs: ask <@U0BOB>."
+QUIET = "@channel lunch! @here, @everyone and @devs: ask @U0BOB."
 
 
 async def test_an_answer_never_pings_the_channel_or_a_group(slack_daemon, fake_slack, fake_llm):
     """The model wrote Slack's broadcast mentions (a user asked it to, or a page it read
     did): every text Slack gets, the streamed thread's, the edited DM preview's and the
-    final's, says them as words; a mention of one person stays one."""
+    final's, says them as words, a mention of one person too (as Discord's answers ping
+    no one)."""
     await slack_daemon(QUICK)
     for _ in range(2):
         fake_llm.reply(streamed_answer(LOUD * 5, seconds=4.0))
@@ -418,7 +419,7 @@ async def test_an_answer_never_pings_the_channel_or_a_group(slack_daemon, fake_s
     sent = [c for c in fake_slack.calls if c.method in (*UPDATES, *STREAMS)]
     assert {c.method for c in sent} >= {"chat.startStream", "chat.update"}  # previews too
     texts = [str(c.params.get("text") or c.params.get("markdown_text") or "") for c in sent]
-    assert not [t for t in texts if "<!" in t], texts
+    assert not [t for t in texts if "<!" in t or "<@" in t], texts
     finals = [p["text"].strip() for p in _with_text(fake_slack, "lunch")]
     assert finals == [" ".join([QUIET] * 5)] * 2
 

@@ -116,8 +116,8 @@ def test_mrkdwn_conversion_and_escaping() -> None:
     md = "# Title\n\n**bold** & _it_ [link](https://x.y/?a=1&b=2) <b> a->b\n> quoted\n<@U1>"
     out = to_mrkdwn(md)
     assert out.startswith("*Title*\n\n*bold* &amp; _it_ <https://x.y/?a=1&b=2|link>")
-    assert "&lt;b&gt; a-&gt;b\n> quoted\n<@U1>" in out
-    assert escape("<!here> <#C1|general> 1 < 2") == "<!here> <#C1|general> 1 &lt; 2"
+    assert "&lt;b&gt; a-&gt;b\n> quoted\n@U1" in out  # a mention pings no one
+    assert escape("<!here> <#C1|general> 1 < 2") == "@here <#C1|general> 1 &lt; 2"
     assert to_mrkdwn("```js\nif (a < b) {}\n```") == "```\nif (a &lt; b) {}\n```"
 
 
