@@ -7,6 +7,12 @@ platform can, checking the platform's size limit first. Only regular files insid
 workspace's ``files`` folder are sent: an absolute path, a ``..`` that leaves it and a
 symbolic link anywhere on the way are refused, so the model cannot mail out the
 database, the config or a persona file.
+
+``files`` is shared by every chat the workspace serves (the default workspace serves
+them all), so what the bot writes for one chat (content, an MCP tool's picture) is kept
+apart, under ``chat_files/<channel>-<chat id>/``: a path is looked up in ``files``, then
+in this chat's own folder, never in another chat's, so a group member cannot ask for the
+report the bot wrote in someone's direct chat.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import mimetypes
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
@@ -23,6 +30,7 @@ from bot.messages import Attachment
 from tools.base import Tool
 
 FILES_DIR = "files"
+CHAT_FILES_DIR = "chat_files"
 MAX_CONTENT_CHARS = 5_000_000
 MAX_FILES_PER_TURN = 10
 
@@ -36,6 +44,33 @@ def files_root(ctx: ToolContext) -> Path:
     return root
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class NoSuchFile(ToolError):
+    """The path is fine but names no file there."""
+
+
+def chat_root(ctx: ToolContext) -> Path:
+    """This chat's own folder: what the bot wrote here, out of every other chat's reach."""
+    if ctx.workspace is None:
+        raise ToolError("this chat has no workspace to send files from")
+    key = ctx.chat_key
+    root = ctx.workspace / CHAT_FILES_DIR / _UNSAFE.sub("_", f"{key.channel}-{key.chat_id}")
+    for folder in (root.parent, root):
+        if folder.is_symlink():
+            raise ToolError("this chat's files folder is a symbolic link: nothing is sent from it")
+    return root
+
+
+def find(ctx: ToolContext, relative: str) -> Path:
+    """``relative`` in the shared files folder, else in this chat's own one."""
+    try:
+        return inside(files_root(ctx), relative)
+    except NoSuchFile:
+        return inside(chat_root(ctx), relative)
+
+
 def inside(root: Path, relative: str) -> Path:
     """``root / relative`` when it stays inside ``root`` without following a link."""
     parts = PurePosixPath(relative.replace("\\", "/")).parts
@@ -47,7 +82,7 @@ def inside(root: Path, relative: str) -> Path:
         if path.is_symlink():
             raise ToolError(f"{relative!r} goes through a symbolic link: not sent")
     if not path.is_file():
-        raise ToolError(f"no file {relative!r} in the files folder")
+        raise NoSuchFile(f"no file {relative!r} in the files folder")
     if not path.resolve().is_relative_to(root.resolve()):
         raise ToolError(f"{relative!r} is outside the files folder")
     return path
@@ -88,8 +123,9 @@ class SendFileTool(Tool):
     name = "send_file"
     description = (
         "Send a file with your final_result answer: either path (a file in the workspace's "
-        "files folder, relative to it) or content plus name (text you wrote, e.g. CSV, "
-        "Markdown, code; saved there). caption: an optional line shown with it."
+        "files folder, relative to it, or one written in this chat before) or content plus "
+        "name (text you wrote, e.g. CSV, Markdown, code; kept for this chat). caption: an "
+        "optional line shown with it."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -103,18 +139,18 @@ class SendFileTool(Tool):
     }
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
-        root = files_root(ctx)
+        files_root(ctx)
         caption = str(kwargs.get("caption") or "")
         if ("path" in kwargs) == ("content" in kwargs):
             raise ToolError("give either path (a file in the files folder) or content and name")
         if "path" in kwargs:
-            path = await asyncio.to_thread(inside, root, str(kwargs["path"]))
+            path = await asyncio.to_thread(find, ctx, str(kwargs["path"]))
             name = str(kwargs.get("name") or path.name)
         else:
             name = Path(str(kwargs.get("name") or "")).name
             if not name or name.startswith("."):
                 raise ToolError("content needs a file name (name), e.g. 'report.md'")
             data = str(kwargs["content"]).encode("utf-8")
-            path = await asyncio.to_thread(write_new, root, name, data)
+            path = await asyncio.to_thread(write_new, chat_root(ctx), name, data)
         sent = attach(ctx, path, name, caption)
         return f"{name} ({sent.size:,} bytes) will be sent with your answer."

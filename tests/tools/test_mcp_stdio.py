@@ -114,7 +114,7 @@ async def test_an_image_a_tool_returns_is_forwarded_to_the_user(shared, tmp_path
     )
     [sent] = ctx.outgoing
     assert (sent.name, sent.kind, sent.mime_type) == ("image-1.png", "photo", "image/png")
-    assert Path(sent.file_id) == tmp_path / "files" / "mcp" / "image-1.png"
+    assert Path(sent.file_id) == tmp_path / "chat_files" / "test-c1" / "mcp" / "image-1.png"
     assert _bytes(sent.file_id) == b"\x89PNG\r\n\x1a\n"
 
 

@@ -76,3 +76,31 @@ async def test_a_files_folder_that_is_a_link_and_bad_arguments_are_refused(tmp_p
     assert failed and "either path" in said
     failed, said = await _send(_ctx(tmp_path), content="b", name=".bashrc")
     assert failed and "needs a file name" in said
+
+
+async def test_what_the_bot_wrote_in_one_chat_is_not_sent_in_another(tmp_path: Path) -> None:
+    """The files folder serves every chat of the workspace (the default one serves them
+    all): a file the bot wrote in someone's direct chat, or an MCP tool's result there,
+    was sent to any group member who named it."""
+    workspace = tmp_path / "ws"
+    (workspace / "files").mkdir(parents=True)
+    (workspace / "files" / "menu.pdf").write_bytes(b"%PDF shared")
+    private = ToolContext(chat_key=ChatKey("telegram", "42"), user_id="42", workspace=workspace)
+    failed, _ = await _send(private, content="salary: 1", name="report.md")
+    assert not failed
+    (written,) = private.outgoing
+    mcp_result = Path(written.file_id).parent / "mcp" / "get_mail-1.pdf"
+    mcp_result.parent.mkdir()
+    mcp_result.write_bytes(b"%PDF mail")
+    group = ToolContext(chat_key=ChatKey("telegram", "-100"), user_id="7", workspace=workspace)
+    for path in ("report.md", "mcp/get_mail-1.pdf", "../chat_files/telegram-42/report.md"):
+        failed, said = await _send(group, path=path)
+        assert failed and said.startswith("Error: "), path
+    assert group.outgoing == []
+    failed, _ = await _send(group, path="menu.pdf")  # the shared folder serves every chat
+    failed_again, _ = await _send(private, path="report.md")  # and a chat its own files
+    assert not failed and not failed_again
+    assert [_text(a.file_id) for a in (group.outgoing[0], private.outgoing[1])] == [
+        "%PDF shared",
+        "salary: 1",
+    ]

@@ -20,7 +20,7 @@ from tools.base import Tool
 from tools.mcp.names import tool_name
 from tools.mcp.results import ResultFile
 from tools.schema import UncleanableSchema, clean_schema
-from tools.send_file import attach, files_root, write_new
+from tools.send_file import attach, chat_root, write_new
 
 if TYPE_CHECKING:
     from tools.mcp.server import MCPServer, RemoteTool
@@ -52,7 +52,7 @@ class MCPTool(Tool):
         suffix = mimetypes.guess_extension(file.mime) or ".bin"
         name = f"{self.remote_name}-{n}{suffix}"
         try:
-            path = await asyncio.to_thread(write_new, files_root(ctx) / "mcp", name, file.data)
+            path = await asyncio.to_thread(write_new, chat_root(ctx) / "mcp", name, file.data)
             attach(ctx, path, path.name, "")
         except (ToolError, OSError) as exc:
             return f"[{file.kind} {n} not sent to the user: {exc}]"
