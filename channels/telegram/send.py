@@ -45,6 +45,7 @@ PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 # because the converter drops inline HTML, and "/cancel <id>" or "Vec<String>" would lose
 # their words ("<id>" is an HTML tag to CommonMark).
 _CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.S)
+USER_LINK = "tg://user"  # [name](tg://user?id=123): an inline mention by id
 T = TypeVar("T")
 
 
@@ -83,7 +84,14 @@ def render(chunk: str) -> tuple[str, list[dict[str, Any]]]:
         return chunk, []
     if not text.strip() or utf16_len(text) > MAX_CHARS:
         return chunk, []
-    return text, [e.to_dict() for e in entities]  # the Bot API's MessageEntity objects
+    # The Bot API's MessageEntity objects; a link to tg://user?id=... is a mention that
+    # notifies that user, so the model (steered by whoever it read) pings no one by id:
+    # its words stay, without the link.
+    return text, [e.to_dict() for e in entities if not _mentions_user(e.url)]
+
+
+def _mentions_user(url: str | None) -> bool:
+    return url is not None and url.strip().lower().startswith(USER_LINK)
 
 
 GONE = ("message to edit not found", "message to delete not found", "message can't be edited")

@@ -302,3 +302,17 @@ async def test_the_backlog_telegram_kept_is_bounded_by_the_grace_and_answered_la
         "(Late answer: I was offline when your message came, 2 h ago.)\n\necho: said 2 h ago",
         "echo: barrier",
     ]
+
+
+async def test_an_answer_mentions_no_one_by_id(telegram_daemon, fake_telegram) -> None:
+    """[name](tg://user?id=...) became a text link Telegram reads as a mention, and the
+    user it names was notified: a model steered by a group member or a fetched page
+    could ping anyone by id. The words are sent, the link is not; other links are."""
+    from bot.messages import ChatKey, OutboundMessage
+
+    _, channel = await telegram_daemon()
+    text = "ask [the boss](tg://user?id=777) or [ed](Tg://User?id=8) on [x](https://x.org)"
+    await channel.send(OutboundMessage(ChatKey("telegram", "-100"), text))
+    [sent] = [c.params for c in fake_telegram.calls if c.method == "sendMessage"]
+    assert sent["text"].startswith("ask the boss or")
+    assert [e.get("url") for e in sent["entities"]] == ["https://x.org"]
