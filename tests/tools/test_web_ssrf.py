@@ -83,6 +83,8 @@ REFUSED_URLS = [
     ("http://intranet.example/", "private"),  # a name that resolves to 10.0.0.5
     ("http://mixed.example/", "loopback"),  # one public and one loopback address
     ("http://v6only.example/", "link-local"),
+    ("http://[fec0::1]/", "site-local"),  # deprecated, still routed on some networks
+    ("http://sitelocal.example/", "site-local"),  # a name that resolves to fec0::5
 ]
 
 
@@ -92,6 +94,7 @@ async def test_non_public_addresses_are_refused_saying_why(url: str, why: str) -
         intranet_example=["10.0.0.5"],
         mixed_example=["93.184.216.34", "127.0.0.1"],
         v6only_example=["fe80::1234"],
+        sitelocal_example=["fec0::5"],
     )
     dns.names["mixed.example"] = ["93.184.216.34"]
 

@@ -107,6 +107,8 @@ def non_public_reason(address: IPAddress) -> str | None:
         (address.is_unspecified, "the unspecified address"),
         (address in _THIS_NETWORK, "in 0.0.0.0/8 (this network)"),
         (address.is_link_local, "a link-local address"),
+        # fec0::/10: deprecated, still routed inside some networks; not private to ipaddress
+        (_site_local(address), "a site-local address"),
         (address.is_multicast, "a multicast address"),
         (address in _CGNAT, "a shared (carrier-grade NAT) address"),
         (address.is_reserved, "a reserved address"),
@@ -114,6 +116,10 @@ def non_public_reason(address: IPAddress) -> str | None:
         (not address.is_global, "not a public address"),
     )
     return next((why for hit, why in checks if hit), None)
+
+
+def _site_local(address: IPAddress) -> bool:
+    return isinstance(address, ipaddress.IPv6Address) and address.is_site_local
 
 
 @dataclass(frozen=True, slots=True)
