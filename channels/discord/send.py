@@ -207,7 +207,11 @@ class DiscordSender:
         extra: dict[str, Any] = {"nonce": once} if once is not None else {}
         if ref is not None:
             extra["reference"] = ref
-        sent = await call(lambda: channel.send(content=text, allowed_mentions=NO_PINGS, **extra))
+        sent = await call(
+            lambda: channel.send(
+                content=text, allowed_mentions=NO_PINGS, suppress_embeds=True, **extra
+            )
+        )
         return str(sent.id)
 
     async def notice(self, key: ChatKey, text: str, reply_to: str | None = None) -> str:
@@ -246,7 +250,10 @@ class DiscordSender:
         content = split_message(caption, MAX_CHARS)[:1]
         sent = await call(
             lambda: channel.send(
-                content=content[0] if content else None, file=file, allowed_mentions=NO_PINGS
+                content=content[0] if content else None,
+                file=file,
+                allowed_mentions=NO_PINGS,
+                suppress_embeds=True,
             )
         )
         return Sent((str(sent.id),))

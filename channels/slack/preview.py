@@ -34,6 +34,7 @@ from channels.slack.budget import Budget
 from channels.slack.errors import api_error, error_of, retry_after_s
 from channels.slack.mentions import plain_preview
 from channels.slack.mrkdwn import to_mrkdwn
+from channels.slack.unfurl import NO_UNFURLS
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ class SlackPreviews:
         post = partial(
             self._client.chat_postMessage,
             channel=key.chat_id, thread_ts=key.thread_id, text=to_mrkdwn(text), mrkdwn=True,
+            **NO_UNFURLS,
         )  # fmt: skip
         resp = await self._call(team, "update", "the preview", post)
         ts = str(resp["ts"])

@@ -44,6 +44,7 @@ from channels.slack.errors import SlackRateLimited, api_error, error_of, retry_a
 from channels.slack.mentions import plain_mentions
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
 from channels.slack.preview import GONE, SlackPreviews
+from channels.slack.unfurl import NO_UNFURLS
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ class SlackSender:
                     text=text,
                     mrkdwn=True,
                     metadata={"event_type": DELIVERY_EVENT, "event_payload": {"key": part}},
+                    **NO_UNFURLS,
                 )
                 return str(resp["ts"])
             except SlackApiError as exc:

