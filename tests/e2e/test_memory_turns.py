@@ -156,7 +156,7 @@ async def test_early_turns_leave_the_window_and_keep_their_facts(daemon_factory,
     sent = fake_llm.requests[-1].json["messages"]
     assert "my cat is called Miso" not in json.dumps(sent[1:])  # the turn left the window
     prompt = system_of(fake_llm.requests[-1])
-    assert '- user ada said: "Ada\'s cat is called Miso"' in prompt
+    assert '- noted from the conversation: "Ada\'s cat is called Miso"' in prompt
     assert '- noted from the conversation: "The chat plans a trip to Rome"' in prompt
     assert "Ada talked about her cat" in prompt
     facts = [f.text for f in await daemon.runner.memory.store.all_facts()]

@@ -157,12 +157,12 @@ class MemoryService:
             elif op.op == "update" and op.fact_id is not None:
                 done += await self.store.update(op.fact_id, clean(op.text, max_chars))
             elif op.op == "add" and op.scope is not None:
-                # A user fact is about (and from) a speaker; who said a chat fact the
-                # fold does not know.
+                # A user fact is about a speaker, but who said it the fold does not know
+                # (in a group, any member's lines): no author, so it is never quoted as
+                # the person's own words.
                 speaker = user_owner(key.channel, op.user or "")
-                author = speaker if op.scope is Scope.USER else ""
-                owner = author or chat_owner(key)
+                owner = speaker if op.scope is Scope.USER else chat_owner(key)
                 text = clean(op.text, max_chars)
-                await self.add(workspace, op.scope, owner, text, "consolidation", author=author)
+                await self.add(workspace, op.scope, owner, text, "consolidation")
                 done += 1
         return done
