@@ -101,7 +101,10 @@ class DiscordChannel:
             guild_ready_timeout=self._guild_ready_timeout,
         )
         token = self.settings.token.get_secret_value()
-        return client, DiscordSender(client, self._state, token, self._doubts)
+        sender = DiscordSender(
+            client, self._state, token, self._doubts, link_previews=self.settings.link_previews
+        )
+        return client, sender
 
     @property
     def connected(self) -> bool:

@@ -44,8 +44,9 @@ class _Bucket:
 
 
 class PreviewRest:
-    def __init__(self, token: str, user_agent: str) -> None:
+    def __init__(self, token: str, user_agent: str, *, link_previews: bool = False) -> None:
         self._headers = {"Authorization": f"Bot {token}", "User-Agent": user_agent}
+        self._flags = 0 if link_previews else SUPPRESS_EMBEDS
         self._session: aiohttp.ClientSession | None = None
         self._buckets: dict[tuple[str, int], _Bucket] = {}
         self._global_until = 0.0
@@ -59,7 +60,7 @@ class PreviewRest:
         body: dict[str, Any] = {
             "content": text,
             "allowed_mentions": NO_PINGS.to_dict(),
-            "flags": SUPPRESS_EMBEDS,
+            "flags": self._flags,
         }
         if reference is not None:
             body["message_reference"] = reference

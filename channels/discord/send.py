@@ -89,10 +89,13 @@ class DiscordSender:
         state: StateStore | None = None,
         token: str = "",
         doubts: Doubts | None = None,
+        *,
+        link_previews: bool = False,
     ) -> None:
         self._client = client
         self._parts = PartsProgress(state=state, prefix="discord")
-        self.previews = PreviewRest(token, client.http.user_agent)
+        self._suppress = not link_previews  # embeds (the channel's link_previews key)
+        self.previews = PreviewRest(token, client.http.user_agent, link_previews=link_previews)
         self._shown = ShownPreviews()
         self._doubts = doubts or Doubts()
 
@@ -209,7 +212,7 @@ class DiscordSender:
             extra["reference"] = ref
         sent = await call(
             lambda: channel.send(
-                content=text, allowed_mentions=NO_PINGS, suppress_embeds=True, **extra
+                content=text, allowed_mentions=NO_PINGS, suppress_embeds=self._suppress, **extra
             )
         )
         return str(sent.id)
@@ -253,7 +256,7 @@ class DiscordSender:
                 content=content[0] if content else None,
                 file=file,
                 allowed_mentions=NO_PINGS,
-                suppress_embeds=True,
+                suppress_embeds=self._suppress,
             )
         )
         return Sent((str(sent.id),))

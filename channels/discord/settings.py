@@ -24,6 +24,8 @@ api_base = "https://discord.com/api/v10" # REST root
 gateway_url = ""             # empty: the one Discord returns
 allow_from = []              # user ids; ["*"] = everyone
 streaming = true             # false: no growing preview here, the final answer only ([streaming])
+link_previews = false        # true: the platform previews/unfurls links in the bot's messages (its
+                             # servers fetch them at once: a steered model could leak a chat)
 group_policy = "mention"     # servers: "mention" = only when mentioned, replied to or in a
                              # thread the bot is part of; "all" = every message it can read
 """

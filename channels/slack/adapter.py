@@ -83,9 +83,17 @@ class SlackChannel:
         self._connect_wait_s = connect_wait_s  # start awaits the Socket Mode connection
         token = settings.bot_token.get_secret_value()
         self.client = make_client(token, settings.api_url)
-        previews = SlackPreviews(self.client, lambda: self.me.team_id if self.me else "")
+        previews = SlackPreviews(
+            self.client,
+            lambda: self.me.team_id if self.me else "",
+            link_previews=settings.link_previews,
+        )
         self.sender = SlackSender(
-            self.client, max_wait_s=max_wait_s, state=state, previews=previews
+            self.client,
+            max_wait_s=max_wait_s,
+            state=state,
+            previews=previews,
+            link_previews=settings.link_previews,
         )
         self.files = SlackFiles(self.client, token, settings.api_url)
         self.threads = Threads(self.client, state)

@@ -34,7 +34,7 @@ from channels.slack.budget import Budget
 from channels.slack.errors import api_error, error_of, retry_after_s
 from channels.slack.mentions import plain_preview
 from channels.slack.mrkdwn import to_mrkdwn
-from channels.slack.unfurl import NO_UNFURLS
+from channels.slack.unfurl import unfurls
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,10 @@ class SlackPreviews:
         *,
         updates_per_minute: float = UPDATES_PER_MINUTE,
         appends_per_minute: float = APPENDS_PER_MINUTE,
+        link_previews: bool = False,
     ) -> None:
         self._client = client
+        self._unfurls = unfurls(link_previews)
         self._team = team
         self._rates = {"update": updates_per_minute, "append": appends_per_minute}
         self._budgets: dict[tuple[str, str], Budget] = {}
@@ -152,7 +154,7 @@ class SlackPreviews:
         post = partial(
             self._client.chat_postMessage,
             channel=key.chat_id, thread_ts=key.thread_id, text=to_mrkdwn(text), mrkdwn=True,
-            **NO_UNFURLS,
+            **self._unfurls,
         )  # fmt: skip
         resp = await self._call(team, "update", "the preview", post)
         ts = str(resp["ts"])

@@ -44,7 +44,7 @@ from channels.slack.errors import SlackRateLimited, api_error, error_of, retry_a
 from channels.slack.mentions import plain_mentions
 from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
 from channels.slack.preview import GONE, SlackPreviews
-from channels.slack.unfurl import NO_UNFURLS
+from channels.slack.unfurl import unfurls
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,10 @@ class SlackSender:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         state: StateStore | None = None,
         previews: SlackPreviews | None = None,
+        link_previews: bool = False,
     ) -> None:
         self._client = client
+        self._unfurls = unfurls(link_previews)
         self.previews = previews or SlackPreviews(client, lambda: "")
         self._max_wait = max_wait_s
         self._max_waits = max_waits
@@ -186,7 +188,7 @@ class SlackSender:
                     text=text,
                     mrkdwn=True,
                     metadata={"event_type": DELIVERY_EVENT, "event_payload": {"key": part}},
-                    **NO_UNFURLS,
+                    **self._unfurls,
                 )
                 return str(resp["ts"])
             except SlackApiError as exc:

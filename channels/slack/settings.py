@@ -34,6 +34,8 @@ http_path = "/slack/events"  # HTTP Events API: the Request URL path on the [web
 api_url = "https://slack.com/api/" # Web API root (a Slack-compatible server for tests)
 allow_from = []              # user ids (U...); ["*"] = everyone
 streaming = true             # false: no growing preview here, the final answer only ([streaming])
+link_previews = false        # true: the platform previews/unfurls links in the bot's messages (its
+                             # servers fetch them at once: a steered model could leak a chat)
 group_policy = "mention"     # channels: "mention" = only when @mentioned (and in threads
                              # the bot joined); "all" = every message. DMs always answer.
 """

@@ -98,6 +98,7 @@ class TelegramChannel:
             # 0.1 s or more to Telegram, so the pool capped replies per second).
             request=AiohttpRequest(connection_pool_size=64, read_timeout=20.0),
             get_updates_request=AiohttpRequest(read_timeout=READ_TIMEOUT_S),
+            link_previews=settings.link_previews,
         )
         self.previews = TelegramPreviews(self.bot, drafts=settings.telegram_drafts)
         self.sender = TelegramSender(self.bot, state=state, shown=self.previews.shown)

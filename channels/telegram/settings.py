@@ -54,6 +54,8 @@ webhook_secret = ""          # webhook mode (required): checked on X-Telegram-Bo
 group_policy = "mention"     # groups: "mention" = only when mentioned, replied to or commanded;
                              # "all" = every message
 streaming = true             # false: no growing preview here, the final answer only ([streaming])
+link_previews = false        # true: the platform previews/unfurls links in the bot's messages (its
+                             # servers fetch them at once: a steered model could leak a chat)
 telegram_drafts = false      # true: private chats preview as a draft (sendMessageDraft), and the
                              # final answer arrives as a new message; groups always edit
 """

