@@ -125,13 +125,25 @@ def register_reminder_commands(
         return f"Your reminders{where}:\n" + "\n".join(describe(r) for r in active)
 
     async def cancel(msg: InboundMessage, args: str) -> str:
-        ident = args.strip().lstrip("#")
-        if not ident.isdigit():
-            raise ToolError("usage: /cancel <id>  (see /reminders for the ids)")
-        reminder = await service.cancel(
-            msg.key.channel, msg.user_id, int(ident), await workspace_of(msg)
-        )
-        return f"Cancelled {describe(reminder)}"
+        """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
+        cancelled or named as not found; one id alone fails as a whole."""
+        idents = list(dict.fromkeys(a.lstrip("#") for a in args.replace(",", " ").split()))
+        if not idents or not all(ident.isdigit() for ident in idents):
+            raise ToolError("usage: /cancel <id> [<id> ...]  (see /reminders for the ids)")
+        workspace = await workspace_of(msg)
+        lines = []
+        for ident in idents:
+            try:
+                cancelled = await service.cancel(
+                    msg.key.channel, msg.user_id, int(ident), workspace
+                )
+            except ToolError as exc:
+                if len(idents) == 1:
+                    raise
+                lines.append(f"Error: {exc}")
+            else:
+                lines.append(f"Cancelled {describe(cancelled)}")
+        return "\n".join(lines)
 
     async def timezone(msg: InboundMessage, args: str) -> str:
         if not args.strip():
@@ -146,5 +158,5 @@ def register_reminder_commands(
         Command("remind", "/remind <when> <what> | every <repeat> <what>", "set a reminder", remind)
     )
     router.register(Command("reminders", "/reminders", "list your reminders", reminders))
-    router.register(Command("cancel", "/cancel <id>", "cancel a reminder", cancel))
+    router.register(Command("cancel", "/cancel <id> [<id> ...]", "cancel reminders", cancel))
     router.register(Command("timezone", "/timezone [zone]", "show or set your time zone", timezone))

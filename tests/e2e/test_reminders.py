@@ -80,6 +80,13 @@ async def test_commands_work_without_a_model(daemon_factory, fake_llm, monkeypat
     assert "#1 reminder" in listing and "call mom" in listing
     assert "Cancelled #1" in (await chat.ask("/cancel 1")).text
     assert "no active reminders" in (await chat.ask("/reminders")).text
+    for n in range(3):
+        await chat.ask(f"/remind tomorrow 9am | call {n}")
+    several = (await chat.ask("/cancel 2, #4 9 2")).text.splitlines()
+    assert several[0].startswith("Cancelled #2 ") and several[1].startswith("Cancelled #4 ")
+    assert several[2:] == ["Error: there is no active reminder #9 of yours"]
+    left = [line for line in (await chat.ask("/reminders")).text.splitlines() if "call" in line]
+    assert len(left) == 1 and left[0].startswith("#3 ")
     help_text = (await chat.ask("/help")).text
     for name in ("/remind", "/reminders", "/cancel", "/timezone", "/weather", "/help"):
         assert name in help_text
