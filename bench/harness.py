@@ -54,7 +54,10 @@ class BenchChannel:
         return Sent()
 
     def message(self, chat: str, text: str) -> InboundMessage:
-        return InboundMessage(key=ChatKey(self.name, chat), user_id=f"u-{chat}", text=text)
+        """A message in one person's private chat with the bot (each chat has its own
+        user): ``direct``, as a platform adapter marks a DM."""
+        key = ChatKey(self.name, chat)
+        return InboundMessage(key=key, user_id=f"u-{chat}", text=text, direct=True)
 
     def expect(self, msg: InboundMessage) -> asyncio.Future[OutboundMessage]:
         waiter: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
