@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from bot.cli import process
-from bot.errors import BotError
+from bot.errors import BotError, ConfigError
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -56,10 +56,13 @@ def with_storage(
     ``new_store``: the work may be the store's first (else one not found is refused)."""
     from bot.store.location import storage_for
 
-    settings = load_or_exit(config)
+    settings = load_or_exit(config)  # once: its warnings (a deprecated key) are said once
     if not new_store and (missing := _no_store(settings)) is not None:
         raise fail(missing)
-    settings = load_or_exit(config, data_dir=True)
+    try:
+        process.make_data_dir(settings.data_dir)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
 
     async def run() -> T:
         store = settings.store
