@@ -127,18 +127,20 @@ class LeaseTable:
         )
         return {str(r["replica"]): str(r["config"]) for r in rows}
 
-    async def survey(self) -> tuple[int, int | None]:
-        """The live replicas, and the ms until the first lease another replica holds
-        lapses (None: it holds none): a replica that stops renewing is taken over then,
-        not at the next regular tick."""
+    async def survey(self) -> tuple[int, int | None, str]:
+        """The live replicas, the ms until the first lease another replica holds lapses
+        (None: it holds none): a replica that stops renewing is taken over then, not at
+        the next regular tick; and the live replicas' names (one replaced by another
+        between two ticks leaves the count as it was)."""
         row = await self._conn.fetchrow(
-            f"SELECT (SELECT count(*) FROM cluster_replicas WHERE expires_ms > {NOW_MS}) AS live,"
+            "SELECT count(*) AS live, string_agg(replica, ' ' ORDER BY replica) AS names,"
             f" (SELECT min(expires_ms) - {NOW_MS} FROM cluster_leases WHERE owner <> $1"
-            f" AND expires_ms > {NOW_MS}) AS lapse_ms",
+            f" AND expires_ms > {NOW_MS}) AS lapse_ms"
+            f" FROM cluster_replicas WHERE expires_ms > {NOW_MS}",
             self.owner,
         )
         lapse = row["lapse_ms"]
-        return int(row["live"] or 0), int(lapse) if lapse is not None else None
+        return int(row["live"] or 0), int(lapse) if lapse is not None else None, row["names"] or ""
 
     async def forget_lapsed(self, after_ms: int) -> int:
         """Delete the heartbeat rows of replicas gone (killed, crashed: a clean stop

@@ -101,7 +101,7 @@ class PgCluster:
         self._agreement = agreement
         self._config = agreement.text() if agreement is not None else ""
         self.differences = Differences((), ())  # from the live peers, at the last look
-        self._looked_at = -1  # the live count when the peers were last compared
+        self._looked_at: str | None = None  # the live replicas when last compared
         self.failing = ""  # why the last tick failed (the leases lapse): for /healthz
 
     # -- what the daemon asks ---------------------------------------------------------
@@ -214,9 +214,10 @@ class PgCluster:
         if stray:  # taken by a tick that timed out before it could record them
             await table.release(stray)
         self._extend(self._held, began)
-        live, lapse_ms = await table.survey()
+        live, lapse_ms, names = await table.survey()
         self.live = max(1, live)
-        if self.live != self._looked_at:  # a replica came or went: compare again
+        if names != self._looked_at:  # a replica came or went: compare again
+            self._looked_at = names
             await self._compare(table)
         self._lapse_at = time.monotonic() + lapse_ms / 1000 if lapse_ms is not None else None
         await self._balance(table, began)
@@ -246,7 +247,6 @@ class PgCluster:
     async def _compare(self, table: LeaseTable) -> None:
         """Log each new difference from the live peers once; keep them for /healthz.
         Replicas gone for long are forgotten here too (a replica came or went)."""
-        self._looked_at = self.live
         forgotten = await table.forget_lapsed(FORGET_AFTER_MS)
         if forgotten:
             log.info("cluster: %d replicas gone for over an hour forgotten", forgotten)

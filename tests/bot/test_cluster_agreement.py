@@ -6,6 +6,7 @@ send: they were refused and lost); one whose model differs is reported by every 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -106,3 +107,30 @@ def test_the_terminal_and_an_older_replica_are_no_difference() -> None:
     assert not compare(BOT, Agreement.of(4, ["slack", "telegram"], BOT.model), "peer")
     assert Agreement.parse("") is None and Agreement.parse('{"model": 1}') is None
     assert Agreement.parse(BOT.text()) == BOT
+
+
+async def test_a_peer_replaced_between_two_ticks_is_compared_anew(url: str) -> None:
+    """A rolling restart: the replica on another model stops and one on this model
+    starts before this one's next tick. The live count stayed 2, so the peers were not
+    looked at again and /healthz kept naming the difference with a replica long gone."""
+    first = await joined(url, BOT, "first")
+    conn = await asyncpg.connect(url)
+    try:
+        other = Agreement.of(4, ["slack", "telegram"], "openai/other")
+        await LeaseTable(conn, "old-peer", ttl_ms=60_000).beat("h", 1, "t", "", other.text())
+        await _two_ticks(first)
+        assert [line.rsplit(" on ", 1)[1] for line in first.differences.noted] == ["old-peer"]
+        async with conn.transaction():  # gone and replaced at once, as between two ticks
+            await conn.execute("DELETE FROM cluster_replicas WHERE replica = 'old-peer'")
+            await LeaseTable(conn, "new-peer", ttl_ms=60_000).beat("h", 2, "t", "", BOT.text())
+        await _two_ticks(first)
+        assert first.live == 2 and not first.differences, first.differences
+    finally:
+        await conn.close()
+        await first.stop()
+
+
+async def _two_ticks(cluster: PgCluster) -> None:
+    """Until a tick that began after now has ended."""
+    for _ in range(2):
+        await asyncio.wait_for(cluster.wait_tick(), 5)
