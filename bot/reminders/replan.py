@@ -4,9 +4,11 @@ A recurring reminder keeps its next run, worked out when it was set or last fire
 reads its schedule anew at every fire. When the rules change, that one stored run still
 follows the old ones: before cron weekdays were counted from Sunday an ``every monday``
 stored a Tuesday, and before a day of the month OR a weekday was honoured a
-``0 9 1,15 * 1`` stored a day months away. So at start each active recurring
-reminder's next run is worked out again; one that now comes earlier (and is still
-ahead) is moved, unless it changed meanwhile (another replica fired or cancelled it).
+``0 9 1,15 * 1`` stored a day months away. The migration that comes with such a change
+lists the recurring reminders of that time (``reminder_replans``); at the next start
+each is worked out again, and one that now comes earlier (and is still ahead) is moved,
+unless it changed meanwhile (another replica fired or cancelled it). Then the list is
+emptied: a start normally reads one empty table.
 """
 
 from __future__ import annotations
@@ -36,14 +38,22 @@ def earlier_run(reminder: Reminder, now: datetime) -> datetime | None:
 
 
 async def replan(store: Reminders, now: datetime) -> int:
-    """Move every stored next run that today's rules put earlier; how many moved."""
+    """Move every listed next run that today's rules put earlier; how many moved."""
+    listed = await store.to_replan()
+    if not listed:
+        return 0
     moves = []
-    for reminder in await store.active():
+    for reminder in listed:
         found = earlier_run(reminder, now)
         if found is not None:
             assert reminder.next_fire_at is not None
             moves.append((reminder.id, reminder.next_fire_at, found))
     moved = await store.moved_many(moves) if moves else 0
-    if moved:
-        log.info("%d recurring reminder(s) moved to their next run by today's rules", moved)
+    await store.replanned()
+    log.info(
+        "%d of %d recurring reminders of an earlier release moved to their next run by"
+        " today's rules",
+        moved,
+        len(listed),
+    )
     return moved

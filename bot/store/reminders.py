@@ -234,6 +234,19 @@ class ReminderStore:
             rows,
         )
 
+    async def to_replan(self) -> list[Reminder]:
+        """The active reminders an upgrade listed to have their next run worked out
+        again (migration 0021; bot/reminders/replan.py); usually none."""
+        rows = await self._db.fetchall(
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active'"
+            " AND id IN (SELECT reminder_id FROM reminder_replans) ORDER BY id"
+        )
+        return [reminder_of(r) for r in rows]
+
+    async def replanned(self) -> None:
+        """Every listed reminder was worked out again: the list is emptied."""
+        await self._db.execute("DELETE FROM reminder_replans")
+
     async def moved_many(self, entries: list[tuple[int, datetime, datetime]]) -> int:
         """Move next runs: (id, the next run as read, the new one). Only a row still
         active whose next run is still the one read moves (a fire or a cancel since

@@ -96,6 +96,8 @@ async def test_old_rows_still_work(old: Old) -> None:
         )
         due = await storage.reminders.due(datetime(2031, 1, 1, tzinfo=UTC))
         assert {r.content for r in due} == set(active)
+        # Its recurring ones are worked out again by today's rules at the next start.
+        assert [r.content for r in await storage.reminders.to_replan()] == ["weekly standup"]
     # What this release writes on every turn goes into the old tables.
     message = InboundMessage(TERMINAL, "local", "and now?", message_id="after-upgrade")
     assert await storage.inbox.accept(message)
@@ -130,6 +132,10 @@ async def test_an_old_store_copies_into_postgresql_whole(old: Old, postgres_url:
         copied = {c.name: c.rows for c in await copy_store(storage, target, lambda _: None)}
         assert {t: copied[t] for t in before} == before
         assert (await target.sessions.history(TERMINAL))[0]["content"] == ("hello, my name is Ada")
+        listed = [r.content for r in await target.reminders.to_replan()]
+        assert listed == [r.content for r in await storage.reminders.to_replan()]
+        await target.reminders.replanned()
+        assert await target.reminders.to_replan() == []
     finally:
         await target.backend.close()
 

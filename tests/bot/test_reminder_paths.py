@@ -18,7 +18,7 @@ from bot.reminders.commands import register_reminder_commands
 from bot.reminders.replan import replan
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.service import ReminderService
-from bot.store.db import Database
+from bot.store.db import MIGRATIONS, Database
 from bot.store.reminders import Reminder, ReminderKind, ReminderStore, UserSettingsStore
 from tools.reminders import CreateReminderTool
 
@@ -136,6 +136,13 @@ async def _stored(store: ReminderStore, recurrence: str | None, next_at: datetim
     )  # fmt: skip
 
 
+async def _upgraded(db: Database) -> None:
+    """What migration 0021 does to a database an earlier release left: its recurring
+    reminders listed to be worked out again (the migration's own INSERT, run again)."""
+    (migration,) = (m for m in MIGRATIONS if "reminder_replans" in m)
+    await db.execute(migration[migration.index("INSERT INTO") :])
+
+
 async def test_a_next_run_stored_by_older_rules_is_moved_at_start(db: Database) -> None:
     """Before the fixes, 'every monday' (0 9 * * 1) stored a Tuesday and '0 9 1,15 * 1'
     a Monday that is the 1st or 15th (months away). At start the scheduler moves each to
@@ -148,6 +155,7 @@ async def test_a_next_run_stored_by_older_rules_is_moved_at_start(db: Database) 
     right = await _stored(store, "0 9 * * *", datetime(2027, 11, 27, 9, tzinfo=UTC))
     once = await _stored(store, None, datetime(2028, 1, 3, 9, tzinfo=UTC))
     due = await _stored(store, "0 9 * * 1", datetime(2027, 11, 26, 11, tzinfo=UTC))
+    await _upgraded(db)
     scheduler = ReminderScheduler(store, InProcessBus(), clock=lambda: now)
     await scheduler.start()
     try:
@@ -157,6 +165,16 @@ async def test_a_next_run_stored_by_older_rules_is_moved_at_start(db: Database) 
     assert after[monday.id] == after[either.id] == datetime(2027, 11, 29, 9, tzinfo=UTC)
     for kept in (right, once, due):
         assert after[kept.id] == kept.next_fire_at
+    assert await store.to_replan() == []  # once: the next start reads an empty list
+
+
+async def test_reminders_this_release_made_are_not_worked_out_again(db: Database) -> None:
+    """Only the reminders an upgrade listed: one set by this release is left as set."""
+    store = ReminderStore(db)
+    weekly = await _stored(store, "0 9 * * 1", datetime(2027, 11, 30, 9, tzinfo=UTC))
+    assert await store.to_replan() == []
+    assert await replan(store, datetime(2027, 11, 26, 12, tzinfo=UTC)) == 0
+    assert (await store.active())[0].next_fire_at == weekly.next_fire_at
 
 
 async def test_a_daily_run_that_fired_in_the_first_pass_is_not_moved_into_the_second(
@@ -172,6 +190,7 @@ async def test_a_daily_run_that_fired_in_the_first_pass_is_not_moved_into_the_se
     )  # fmt: skip
     tomorrow = datetime(2026, 11, 2, 6, 30, tzinfo=UTC)
     await store.fired(made.id, first_pass, tomorrow)
+    await _upgraded(db)
     assert await replan(store, datetime(2026, 11, 1, 6, 20, tzinfo=UTC)) == 0  # 01:20 EST
     stored = await store.get(made.id)
     assert stored is not None and stored.next_fire_at == tomorrow

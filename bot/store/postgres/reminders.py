@@ -145,6 +145,15 @@ class PgReminders:
             fired_rows(entries),
         )
 
+    async def to_replan(self) -> list[Reminder]:
+        rows = await self._db.fetch(
+            f"{_ACTIVE} AND id IN (SELECT reminder_id FROM reminder_replans) ORDER BY id"
+        )
+        return [reminder_of(r) for r in rows]
+
+    async def replanned(self) -> None:
+        await self._db.execute("DELETE FROM reminder_replans")
+
     async def moved_many(self, entries: list[tuple[int, datetime, datetime]]) -> int:
         moved = 0  # see ReminderStore.moved_many
         for reminder_id, was, new in entries:
