@@ -238,8 +238,9 @@ class ReminderStore:
         """The active reminders an upgrade listed to have their next run worked out
         again (migration 0021; bot/reminders/replan.py); usually none."""
         rows = await self._db.fetchall(
-            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active'"
-            " AND id IN (SELECT reminder_id FROM reminder_replans) ORDER BY id"
+            # CROSS JOIN: SQLite reads the (usually empty) list first, not every reminder.
+            f"SELECT {COLUMNS} FROM reminder_replans CROSS JOIN reminders ON id = reminder_id"
+            " WHERE status = 'active' ORDER BY id"
         )
         return [reminder_of(r) for r in rows]
 

@@ -147,7 +147,8 @@ class PgReminders:
 
     async def to_replan(self) -> list[Reminder]:
         rows = await self._db.fetch(
-            f"{_ACTIVE} AND id IN (SELECT reminder_id FROM reminder_replans) ORDER BY id"
+            f"SELECT {COLUMNS} FROM reminder_replans JOIN reminders ON id = reminder_id"
+            " WHERE status = 'active' ORDER BY id"  # from the list: usually empty
         )
         return [reminder_of(r) for r in rows]
 
