@@ -31,6 +31,7 @@ from pydantic_settings import (
 
 from bot.config.deprecated import deprecated_in_use
 from bot.config.envnames import unknown_variable
+from bot.config.former_defaults import former_defaults_in_use
 from bot.config.mcp import MCPSettings
 from bot.config.media import MediaSettings
 from bot.config.section import Section
@@ -404,6 +405,12 @@ def _is_model(annotation: Any) -> bool:
 
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load and validate the configuration or raise a one-line :class:`ConfigError`."""
+    return load_settings_noted(path)[0]
+
+
+def load_settings_noted(path: str | Path | None = None) -> tuple[Settings, list[str]]:
+    """The settings, and what the operator should hear about the file (each line is
+    logged too): keys that went, values that only pin an earlier version's default."""
     config_path, required = resolve_config_path(path)
     return _validated(_read_toml(config_path, required), config_path)
 
@@ -415,10 +422,10 @@ def settings_from_text(text: str, config_path: Path) -> Settings:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {config_path}: invalid TOML ({exc})") from None
-    return _validated(data, config_path)
+    return _validated(data, config_path)[0]
 
 
-def _validated(data: dict[str, Any], config_path: Path) -> Settings:
+def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[str]]:
     fields = Settings.model_fields
     sections = [n for n, f in fields.items() if _is_model(f.annotation)]
     misspelled = unknown_variable(os.environ, list(fields), sections)
@@ -427,7 +434,9 @@ def _validated(data: dict[str, Any], config_path: Path) -> Settings:
     Settings._toml_data = data
     try:
         settings = Settings()
-        for line in deprecated_in_use(Settings, data, os.environ):
+        notes = deprecated_in_use(Settings, data, os.environ)
+        notes += former_defaults_in_use(settings, data)
+        for line in notes:  # warnings: `bot run` reads its config before logging is set up
             log.warning("config %s: %s", config_path, line)
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -438,4 +447,4 @@ def _validated(data: dict[str, Any], config_path: Path) -> Settings:
         raise ConfigError(_env_problem(exc)) from None
     finally:
         Settings._toml_data = {}
-    return settings
+    return settings, notes

@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # channel settings import this module: aiohttp only for a che
 
 HTTP_TIMEOUT_S = 10.0
 
-Status = Literal["ok", "failed", "skipped"]
+# "note": nothing is wrong, but the operator should read it (exit code 0).
+Status = Literal["ok", "failed", "skipped", "note"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ import aiohttp
 
 from bot.agent.llm.client import LLMClient, litellm_module
 from bot.agent.llm.credentials import check_configured
-from bot.config import Settings, load_settings
+from bot.config import Settings
 from bot.config.channels import enabled_channels, secret_values
+from bot.config.settings import load_settings_noted
 from bot.errors import ConfigError, LLMError, ModelNotConfiguredError, StoreError
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
 from bot.ops.redaction import maskable
@@ -35,12 +36,17 @@ MIN_FREE_BYTES = 100 * 1024 * 1024
 MODEL_TIMEOUT_S = 30.0
 
 
-def check_config(path: str | Path | None) -> tuple[Check, Settings | None]:
+def check_config(path: str | Path | None) -> tuple[list[Check], Settings | None]:
+    """The config's row, then a note for each line the load said about the file (a key
+    that went, a value that only pins an earlier version's default): the doctor runs
+    with logging off, and these are what an upgrade leaves behind."""
     try:
-        settings = load_settings(path)
+        settings, notes = load_settings_noted(path)
     except ConfigError as exc:
-        return failed("config", str(exc), "correct that key (see deploy/bot.example.toml)"), None
-    return ok("config", str(path) if path else "loaded (file, environment, defaults)"), settings
+        fix = "correct that key (see deploy/bot.example.toml)"
+        return [failed("config", str(exc), fix)], None
+    loaded = ok("config", str(path) if path else "loaded (file, environment, defaults)")
+    return [loaded, *(Check("config", "note", line) for line in notes)], settings
 
 
 def check_data_dir(data_dir: Path) -> Check:
@@ -142,10 +148,10 @@ async def run_checks(
     ``extra`` adds checks the composition root knows of (the MCP servers). ``offline``
     skips what needs the internet (platforms, weather, MCP servers, a model that is not
     on this machine or its network), so a set-up can be checked on a plane or in CI."""
-    config_check, settings = check_config(config)
+    config_checks, settings = check_config(config)
     if settings is None:
-        return [config_check]
-    checks = [config_check, check_data_dir(settings.data_dir), await check_store(settings)]
+        return config_checks
+    checks = [*config_checks, check_data_dir(settings.data_dir), await check_store(settings)]
     if offline:
         skipped = Check("internet", "skipped", "--offline: platforms, weather, MCP servers")
         local = _is_local(settings.llm.api_base)
