@@ -492,11 +492,14 @@ async def mcp_list(settings: Settings) -> str:
 
 
 def example_config() -> str:
-    """The commented bot.toml ``bot init`` writes: the core keys, then each platform's."""
+    """The commented bot.toml ``bot init`` writes: the core keys, then each platform's;
+    only the keys a user must set are live (bot.config.example)."""
+    from bot.config.example import unpinned
+
     base = template_text("bot.example.toml")
     head, sep, tail = base.partition("[web]")
     sections = "\n".join(spec.example for spec in SPECS if spec.example)
-    return f"{head}{sections}\n{sep}{tail}"
+    return unpinned(f"{head}{sections}\n{sep}{tail}", Settings)
 
 
 def write_example_config(path: Path) -> None:

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from bot.app import example_config
 from bot.config import Settings, load_settings
+from bot.config.example import defaults_shown, key_paths, must_set
 from tests.fakes import telegram_api
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -83,25 +84,35 @@ def unit_value(key: str) -> str:
     return values[-1]
 
 
-def settings_paths(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+def settings_paths(model: type[BaseModel]) -> Iterator[str]:
     """Every key in use (deprecated ones are accepted but no longer written)."""
-    for name, info in model.model_fields.items():
-        if name in getattr(model, "DEPRECATED", {}):
-            continue
-        sub = info.annotation
-        if isinstance(sub, type) and issubclass(sub, BaseModel):
-            yield from settings_paths(sub, f"{prefix}{name}.")
-        else:
-            yield prefix + name
+    return key_paths(model)
+
+
+def live_keys(text: str) -> set[str]:
+    """The dotted keys ``text`` (TOML) sets, tables' names left out."""
+
+    def walk(node: dict[str, Any], prefix: str) -> Iterator[str]:
+        for key, value in node.items():
+            if isinstance(value, dict) and value:
+                yield from walk(value, f"{prefix}{key}.")
+            elif not isinstance(value, dict):
+                yield prefix + key
+
+    return set(walk(tomllib.loads(text), ""))
 
 
 # -- the example config ----------------------------------------------------------------
-def test_example_config_is_the_generated_one_documents_every_key_and_loads() -> None:
+def test_example_config_is_the_generated_one_documents_every_key_and_loads(
+    tmp_path: Path,
+) -> None:
     # One source: the core template plus each channel package's section (bot init writes
     # exactly this); the deploy copy is compared, so editing one without the other fails.
     example = DEPLOY / "bot.example.toml"
     assert example.read_text(encoding="utf-8") == example_config()
-    data = tomllib.loads(example.read_text(encoding="utf-8"))
+    # Every key is there, most commented out at their default: shown, they load too.
+    shown = defaults_shown(example.read_text(encoding="utf-8"), Settings)
+    data = tomllib.loads(shown)
     missing = []
     for path in settings_paths(Settings):
         node: Any = data
@@ -112,13 +123,34 @@ def test_example_config_is_the_generated_one_documents_every_key_and_loads() -> 
     assert not missing, f"keys missing from deploy/bot.example.toml: {missing}"
     assert {"web.enabled", "agent.shutdown_timeout_s"} <= set(settings_paths(Settings))
     uncommented = [
-        line
-        for line in example.read_text(encoding="utf-8").splitlines()
-        if re.match(r"^\w+\s*=", line) and "#" not in line
+        line for line in shown.splitlines() if re.match(r"^\w+\s*=", line) and "#" not in line
     ]
     assert not uncommented, f"keys without a comment: {uncommented}"
-    # Loads, and every value shown is the real default.
+    # Loads, as written and with every default shown: every value shown is the real default.
     assert load_settings(example).model_dump() == Settings().model_dump()
+    (tmp_path / "shown.toml").write_text(shown, encoding="utf-8")
+    assert load_settings(tmp_path / "shown.toml").model_dump() == Settings().model_dump()
+
+
+def test_the_example_sets_only_what_a_user_must_and_pins_no_default() -> None:
+    # It wrote every key live, so after an upgrade a config pinned the defaults of the
+    # day it was written (agent.max_concurrent_chats = 64 where the default became 1024).
+    live = live_keys(example_config())
+    assert live == {
+        "admins",
+        "llm.model",
+        "llm.api_base",
+        "llm.api_key",
+        "channels.telegram.token",
+        "channels.telegram.webhook_secret",
+        "channels.slack.bot_token",
+        "channels.slack.app_token",
+        "channels.slack.signing_secret",
+        "channels.discord.token",
+        "workspaces.routes.*",  # the routing itself, not a default
+    }
+    assert live <= must_set(Settings) | {"workspaces.routes.*"}
+    assert "# max_concurrent_chats = 1024 " in example_config()
 
 
 # -- lock files -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """A key set in ``bot init``'s commented example, as TOML: the value parsed as TOML
 (``9000``, ``true``, ``["42"]``; anything else is text), key parts quoted where TOML needs
-it (``"chat:1"``), the line's comment kept. Text edits, not a TOML writer, because a
-writer would drop the comments that document every key.
+it (``"chat:1"``), the line's comment kept, a default commented out there made live in its
+place. Text edits, not a TOML writer, because a writer would drop the comments that
+document every key.
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ def _string(text: str) -> str:
 
 def set_key(text: str, section: str, key: str, value: object) -> str:
     """``text`` (TOML) with ``key`` of ``[section]`` ("" for the top) set to ``value``,
-    the line's comment kept; added under the header when the example lacks it."""
+    the line's comment kept: its live line replaced, else its commented-out default
+    (``# key = default``) made live in place, else added under the header."""
     header = ".".join(toml_key(part) for part in section.split(".")) if section else ""
     name, written = toml_key(key), toml_value(value)
     lines = text.splitlines()
     current, header_at = "", -1 if section else 0
-    pattern = re.compile(rf"^{re.escape(name)}(\s*=\s*)(?:\"[^\"]*\"|\[[^\]]*\]|\S+)(.*)$")
+    commented: tuple[int, re.Match[str]] | None = None
+    pattern = re.compile(rf"^(# )?{re.escape(name)}(\s*=\s*)(?:\"[^\"]*\"|\[[^\]]*\]|\S+)(.*)$")
     for n, line in enumerate(lines):
         found = _HEADER.match(line)
         if found:
@@ -68,10 +71,26 @@ def set_key(text: str, section: str, key: str, value: object) -> str:
             header_at = n if current == header else header_at
             continue
         hit = pattern.match(line) if current == header else None
-        if hit:
-            lines[n] = f"{name}{hit.group(1)}{written}{hit.group(2)}"
+        if hit and not hit.group(1):
+            lines[n] = f"{name}{hit.group(2)}{written}{hit.group(3)}"
             return "\n".join(lines) + "\n"
+        if hit and commented is None:
+            commented = n, hit
+    if commented is not None:
+        n, hit = commented
+        lines[n] = _made_live(hit.group(0), hit.group(3), f"{name}{hit.group(2)}{written}")
+        return "\n".join(lines) + "\n"
     if header_at < 0:
         return f"{text.rstrip()}\n\n[{header}]\n{name} = {written}\n"
     lines.insert(header_at + (1 if section else 0), f"{name} = {written}")
     return "\n".join(lines) + "\n"
+
+
+def _made_live(line: str, rest: str, assignment: str) -> str:
+    """A commented-out ``# key = default   # comment`` (``rest``: what follows the
+    default) as ``assignment``, its comment kept in its column where the value leaves room."""
+    comment = rest.lstrip()
+    if not comment:
+        return assignment
+    column = len(line) - len(comment)
+    return f"{assignment}{' ' * max(2, column - len(assignment))}{comment}"

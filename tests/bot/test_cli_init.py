@@ -184,3 +184,57 @@ def test_set_key_quotes_keys_and_writes_toml_values() -> None:
 )
 def test_parse_value_is_toml_else_text(text: str, value: object) -> None:
     assert parse_value(text) == value
+
+
+def test_init_pins_no_default_but_documents_every_key(tmp_path: Path, monkeypatch) -> None:
+    # It wrote every key live (max_concurrent_chats = 64 in the first release), so after
+    # an upgrade the config kept the defaults of the day it was written.
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--admin", "telegram:42"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "bot.toml").read_text(encoding="utf-8")
+    written = tomllib.loads(text)
+    assert written["agent"] == {} and written["access"] == {} and written["web"] == {}
+    assert set(written["llm"]) == {"model", "api_base", "api_key"}
+    assert written["admins"] == ["telegram:42"]
+    assert "\n# max_concurrent_chats = 1024 " in text and "\n# max_pending = 10 " in text
+    assert load_settings(tmp_path / "bot.toml").agent.max_concurrent_chats == 1024
+
+
+def test_set_makes_the_commented_default_live_in_its_place(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "-c", "bot.toml", "--set", "agent.max_concurrent_chats=200"]
+    args += ["--set", "web.port=9000", "--set", 'channels.telegram.allow_from=["42"]']
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "bot.toml").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    chats = [line for line in lines if "max_concurrent_chats =" in line]
+    assert chats == [  # its comment where it was
+        "max_concurrent_chats = 200     # turns running at once across chats (one at a time"
+        " per chat);"
+    ]
+    assert lines.index(chats[0]) == lines.index("[agent]") + 1  # where the default was
+    port = [line for line in lines if "port =" in line]
+    assert port == [
+        "port = 9000                  # /healthz (200 or 503 + JSON naming the failing part),"
+        " /metrics"
+    ]
+    written = tomllib.loads(text)
+    assert written["agent"] == {"max_concurrent_chats": 200}
+    assert written["channels"]["telegram"]["allow_from"] == ["42"]
+    assert text.count("allow_from = ") == 3  # one per platform: made live, not added
+
+
+def test_set_key_makes_a_commented_default_live_only_in_its_own_section() -> None:
+    text = (
+        "[llm]\n# max_steps = 8   # calls per turn\n\n[mcp.servers]\n# [mcp.servers.files]\n"
+        '# command = "npx"   # the child\n\n[agent]\n# max_steps = 3\n'
+    )
+    changed = set_key(text, "llm", "max_steps", 12)
+    assert "\nmax_steps = 12    # calls per turn\n" in changed  # the comment in its column
+    assert "# max_steps = 3" in changed  # [agent]'s line is not [llm]'s
+    assert tomllib.loads(changed) == {"llm": {"max_steps": 12}, "mcp": {"servers": {}}, "agent": {}}
+    served = set_key(text, "mcp.servers.files", "command", "uvx")
+    assert '# command = "npx"' in served  # the example in a comment stays one
+    assert tomllib.loads(served)["mcp"]["servers"] == {"files": {"command": "uvx"}}
