@@ -73,6 +73,7 @@ def test_example_config_documents_every_key():
         "webhook_secret",
         "group_policy",
         "streaming",
+        "link_previews",
         "telegram_drafts",
     }
 
