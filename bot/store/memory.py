@@ -1,8 +1,10 @@
-"""Remembered facts per workspace: about a user (across chats) and about a chat.
+"""Remembered facts per workspace: about a user and about a chat.
 
 An owner is ``<channel>:<user id>`` for a user fact and ``<channel>:<chat id>`` for a
-chat fact (threads of one chat share its facts). Also kept here: who wrote each stored
-user message (history rows carry no sender) and the consolidations that failed.
+chat fact (threads of one chat share its facts). A user fact follows its user across
+the workspace's chats, unless it names the chat it stays in (``chat``: one learned in a
+group, see bot/agent/memory/service.py). Also kept here: who wrote each stored user
+message (history rows carry no sender) and the consolidations that failed.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Fact:
     created_at: str
     updated_at: str
     author: str = ""  # "<channel>:<user id>" of who said it; "" when unknown
+    # A user fact's chat ("<channel>:<chat id>"): shown only there; "" follows its user.
+    chat: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +58,7 @@ def chat_owner(key: ChatKey) -> str:
     return f"{key.channel}:{key.chat_id}"
 
 
-COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at, author"
+COLUMNS = "id, workspace, scope, owner, fact, source, created_at, updated_at, author, chat"
 
 
 _SPEAKER = "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) VALUES (?, ?, ?)"
@@ -67,7 +71,7 @@ def _note(conn: sqlite3.Connection, row: tuple[str, int, str]) -> None:
 def _facts_of_both(conn: sqlite3.Connection, params: tuple[str, ...]) -> list[sqlite3.Row]:
     sql = (
         f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
-        "(scope = ? AND owner = ?) OR (scope = ? AND owner = ?)) ORDER BY id"
+        "(scope = ? AND owner = ? AND chat IN ('', ?)) OR (scope = ? AND owner = ?)) ORDER BY id"
     )
     return conn.execute(sql, params).fetchall()
 
@@ -88,13 +92,31 @@ class MemoryStore:
     async def facts_of_both(
         self, workspace: str, user_owner: str, chat_owner: str
     ) -> tuple[list[Fact], list[Fact]]:
-        """A user's facts and a chat's, oldest first, in one query (read every turn)."""
-        params = (workspace, Scope.USER.value, user_owner, Scope.CHAT.value, chat_owner)
+        """A user's facts shown in a chat (those that follow them, and those that stay in
+        it) and the chat's, oldest first, in one query (read every turn)."""
+        params = (
+            workspace,
+            Scope.USER.value,
+            user_owner,
+            chat_owner,
+            Scope.CHAT.value,
+            chat_owner,
+        )
         rows = await self._db.run_together(functools.partial(_facts_of_both, params=params))
         facts = [fact_of(r) for r in rows]
         return [f for f in facts if f.scope is Scope.USER], [
             f for f in facts if f.scope is Scope.CHAT
         ]
+
+    async def learned_in(self, workspace: str, chat_owner: str) -> list[Fact]:
+        """The chat's facts and its members' that stay in it, oldest first: what a fold
+        of a group may see and change."""
+        rows = await self._db.fetchall(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = ? AND ("
+            "(scope = ? AND owner = ?) OR (scope = ? AND chat = ?)) ORDER BY id",
+            (workspace, Scope.CHAT.value, chat_owner, Scope.USER.value, chat_owner),
+        )
+        return [fact_of(r) for r in rows]
 
     async def all_facts(self, workspace: str | None = None) -> list[Fact]:
         sql = f"SELECT {COLUMNS} FROM memory_facts"
@@ -120,15 +142,23 @@ class MemoryStore:
         return fact_of(row) if row else None
 
     async def add(
-        self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
+        self,
+        workspace: str,
+        scope: Scope,
+        owner: str,
+        text: str,
+        source: str,
+        *,
+        author: str = "",
+        chat: str = "",
     ) -> Fact:
         now = utcnow().isoformat()
         fact_id = await self._db.execute(
             "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
-            " updated_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (workspace, scope.value, owner, text, source, now, now, author),
+            " updated_at, author, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (workspace, scope.value, owner, text, source, now, now, author, chat),
         )
-        return Fact(fact_id, workspace, scope, owner, text, source, now, now, author)
+        return Fact(fact_id, workspace, scope, owner, text, source, now, now, author, chat)
 
     async def update(self, fact_id: int, text: str) -> bool:
         changed = await self._db.execute_count(
@@ -212,4 +242,5 @@ def fact_of(r: Row) -> Fact:
         created_at=str(r["created_at"]),
         updated_at=str(r["updated_at"]),
         author=str(r["author"]),
+        chat=str(r["chat"]),
     )

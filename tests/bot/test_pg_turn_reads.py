@@ -64,6 +64,9 @@ async def seeded(storage: Storage) -> None:
     await storage.previews.save(turn_of(MSG), KEY, "555")
     await storage.memory.add("default", Scope.USER, USER, "likes tea", "remember")
     await storage.memory.add("default", Scope.CHAT, CHAT, "plans a trip", "remember")
+    # Learned about u7 in another group: shown only there, never read by this chat's turn.
+    group = "telegram:-100"
+    await storage.memory.add("default", Scope.USER, USER, "from a group", "cli", chat=group)
     await storage.inbox.accept(MSG)
 
 

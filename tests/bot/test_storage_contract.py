@@ -889,6 +889,28 @@ async def test_memory_facts_are_kept_per_workspace_scope_and_owner(storage: Stor
     assert len(await memory.all_facts("other")) == 1
 
 
+async def test_a_user_fact_kept_in_a_chat_is_read_only_there(storage: Storage) -> None:
+    memory = storage.memory
+    group, other, dm = "telegram:-100", "telegram:-200", "telegram:77"
+    tea = await memory.add("default", Scope.USER, "telegram:u1", "likes tea", "remember")
+    kept = await memory.add(
+        "default", Scope.USER, "telegram:u1", "wants copies", "consolidation", chat=group
+    )
+    assert (tea.chat, kept.chat) == ("", group) and await memory.get(kept.id) == kept
+    await memory.add("default", Scope.USER, "telegram:u2", "plays chess", "cli", chat=group)
+    await memory.add("default", Scope.USER, "telegram:u2", "elsewhere", "cli", chat=other)
+    trip = await memory.add("default", Scope.CHAT, group, "plans a trip", "consolidation")
+    assert await memory.facts_of_both("default", "telegram:u1", dm) == ([tea], [])
+    assert await memory.facts_of_both("default", "telegram:u1", group) == ([tea, kept], [trip])
+    assert [f.text for f in await memory.learned_in("default", group)] == [
+        "wants copies",
+        "plays chess",
+        "plans a trip",
+    ]
+    assert await memory.learned_in("other", group) == []
+    assert len(await memory.facts("default", Scope.USER, "telegram:u1")) == 2  # every chat's
+
+
 async def test_memory_update_and_remove(storage: Storage) -> None:
     memory = storage.memory
     fact = await memory.add("default", Scope.USER, "telegram:u1", "likes tea", "remember")

@@ -23,7 +23,8 @@ from bot.store.previews import PreviewRecord, turn_of
 _ROW = "channel = $1 AND chat_id = $2 AND thread_id = $3 AND message_id = $4"
 # A turn's start counted, with what the turn reads next (bot/store/postgres/turnreads.py):
 # the user's time zone, a preview an earlier run of it left, and the facts of the user
-# ($9) and the chat ($11) in the workspace the chat last read them in ($7; NULL: none).
+# ($9: those that follow them or stay in this chat) and the chat ($11) in the workspace
+# the chat last read them in ($7; NULL: none).
 _STARTED = f"""
 WITH bumped AS (
     UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} AND {FENCE} RETURNING attempts
@@ -35,7 +36,8 @@ FROM (SELECT 1) AS one
 LEFT JOIN previews p ON p.turn = $6
 LEFT JOIN LATERAL (
     SELECT {COLUMNS} FROM memory_facts WHERE workspace = $7
-    AND ((scope = $8 AND owner = $9) OR (scope = $10 AND owner = $11)) ORDER BY id
+    AND ((scope = $8 AND owner = $9 AND chat IN ('', $11)) OR (scope = $10 AND owner = $11))
+    ORDER BY id
 ) f ON TRUE
 """
 

@@ -35,8 +35,9 @@ class PgMemory:
         known, facts = reads.get(("facts", workspace, user_owner, chat_owner))
         if not known:
             rows = await self._db.fetch(
-                f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ("
-                "(scope = $2 AND owner = $3) OR (scope = $4 AND owner = $5)) ORDER BY id",
+                f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ((scope = $2"
+                " AND owner = $3 AND chat IN ('', $5)) OR (scope = $4 AND owner = $5))"
+                " ORDER BY id",
                 workspace,
                 Scope.USER.value,
                 user_owner,
@@ -46,6 +47,17 @@ class PgMemory:
             facts = [fact_of(r) for r in rows]
         users = [f for f in facts if f.scope is Scope.USER]
         return users, [f for f in facts if f.scope is Scope.CHAT]
+
+    async def learned_in(self, workspace: str, chat_owner: str) -> list[Fact]:
+        rows = await self._db.fetch(
+            f"SELECT {COLUMNS} FROM memory_facts WHERE workspace = $1 AND ("
+            "(scope = $2 AND owner = $3) OR (scope = $4 AND chat = $3)) ORDER BY id",
+            workspace,
+            Scope.CHAT.value,
+            chat_owner,
+            Scope.USER.value,
+        )
+        return [fact_of(r) for r in rows]
 
     async def all_facts(self, workspace: str | None = None) -> list[Fact]:
         rows = await self._db.fetch(
@@ -70,13 +82,22 @@ class PgMemory:
         return fact_of(row) if row else None
 
     async def add(
-        self, workspace: str, scope: Scope, owner: str, text: str, source: str, *, author: str = ""
+        self,
+        workspace: str,
+        scope: Scope,
+        owner: str,
+        text: str,
+        source: str,
+        *,
+        author: str = "",
+        chat: str = "",
     ) -> Fact:
         self._db.reads.drop("facts")
         now = utcnow().isoformat()
         row = await self._db.fetchrow(
             "INSERT INTO memory_facts (workspace, scope, owner, fact, source, created_at,"
-            f" updated_at, author) VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING {COLUMNS}",
+            " updated_at, author, chat) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)"
+            f" RETURNING {COLUMNS}",
             workspace,
             scope.value,
             owner,
@@ -84,6 +105,7 @@ class PgMemory:
             source,
             now,
             author,
+            chat,
         )
         assert row is not None  # RETURNING of an INSERT without ON CONFLICT: always a row
         return fact_of(row)
