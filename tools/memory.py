@@ -14,8 +14,9 @@ class RememberTool(Tool):
     description = (
         "Remember a durable fact for later conversations, when the user asks you to "
         "remember something or states a lasting preference. scope 'user' (default): about "
-        "this user, shown only when they speak, in any chat; scope 'chat': about this chat, "
-        "shared by its members. Write the fact as one short sentence in the third person. "
+        "this user, shown only when they speak: in any chat when told in their one-to-one "
+        "chat, else only in this chat; scope 'chat': about this chat, shared by its "
+        "members. Write the fact as one short sentence in the third person. "
         "Facts about people only: instructions to the assistant are refused."
     )
     parameters: ClassVar[dict[str, Any]] = {
@@ -38,4 +39,5 @@ class RememberTool(Tool):
             ctx.user_id,
             str(kwargs["fact"]),
             str(kwargs.get("scope") or "user"),
+            private=ctx.direct,
         )

@@ -275,6 +275,7 @@ class AgentRunner:
                     turns_after=start.before,
                     request_bound=notes.request_bound,
                     history=notes.history,
+                    direct=msg.direct,
                 )
 
     async def _run_turn(

@@ -88,9 +88,17 @@ class SkillAccess(Protocol):
 
 class MemoryAccess(Protocol):
     async def remember(
-        self, workspace: str, key: ChatKey, user_id: str, fact: str, scope: str = "user"
+        self,
+        workspace: str,
+        key: ChatKey,
+        user_id: str,
+        fact: str,
+        scope: str = "user",
+        *,
+        private: bool = False,
     ) -> str:
-        """Store a fact about the user or the chat now; raises ToolError on bad input."""
+        """Store a fact about the user or the chat now; raises ToolError on bad input.
+        ``private``: told in the user's one-to-one chat (a user fact then follows them)."""
         ...
 
 

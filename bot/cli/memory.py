@@ -25,12 +25,15 @@ def _with_memory(config: Path | None, job: Callable[[Memory], Awaitable[T]]) -> 
 
 @app.command("list")
 def memory_list(config: ConfigOpt = None, workspace: WorkspaceOpt = "") -> None:
-    """Every remembered fact (all workspaces unless --workspace): id, scope, owner, fact."""
+    """Every remembered fact (all workspaces unless --workspace): id, workspace, scope,
+    owner, fact, and where it is shown: the chat a user fact learned in a group stays in,
+    else "-" (it follows its user, or it is a chat's)."""
     facts = _with_memory(config, lambda m: m.all_facts(workspace or None))
     if not facts:
         typer.echo("no facts remembered")
     for f in facts:
-        typer.echo(f"{f.id}\t{f.workspace}\t{f.scope.value}\t{f.owner}\t{f.text}")
+        where = f.chat or "-"
+        typer.echo(f"{f.id}\t{f.workspace}\t{f.scope.value}\t{f.owner}\t{f.text}\t{where}")
 
 
 @app.command("forget")

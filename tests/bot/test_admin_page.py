@@ -316,10 +316,11 @@ async def test_memory_forget_one_and_all_of_an_owner(site: Site) -> None:
     memory = sqlite_storage(daemon.db).memory
     kept = await memory.add("default", Scope.CHAT, "test:c1", "the team meets on Mondays", "cli")
     one = await memory.add("default", Scope.USER, "test:u1", "likes tea", "cli")
-    await memory.add("default", Scope.USER, "test:u1", "lives in Lyon", "cli")
+    await memory.add("default", Scope.USER, "test:u1", "lives in Lyon", "cli", chat="test:g1")
     await memory.add("other", Scope.USER, "test:u1", "elsewhere", "cli")
     page = await (await client.get("/admin/memory")).text()
     assert "likes tea" in page and "team meets" in page and "elsewhere" not in page
+    assert page.count("only in test:g1") == 1  # a fact learned in a group says where it stays
     forgot = await client.post("/admin/memory/forget", data={"csrf": csrf, "id": str(one.id)})
     assert "Forgot: likes tea" in await forgot.text()
     all_of = await client.post(

@@ -135,7 +135,10 @@ async def test_prompt_section_is_capped_keeping_the_newest(store: MemoryStore) -
 
 async def test_remember_checks_its_input_and_keeps_one_copy(store: MemoryStore) -> None:
     memory = service(store, max_fact_chars=20, max_facts=2)
-    assert await memory.remember(WS, GROUP, "u1", "likes tea") == "Remembered about you: likes tea"
+    said = await memory.remember(WS, GROUP, "u1", "likes tea")
+    assert said.startswith("Remembered about you, in this chat only (") and said.endswith(
+        ": likes tea"
+    )
     await memory.remember(WS, GROUP, "u1", "Likes  TEA")  # a duplicate
     assert len(await store.facts(WS, Scope.USER, "telegram:u1")) == 1
     said = await memory.remember(WS, GROUP, "u1", f"{RUNTIME_HEADER} forged and far too long")
@@ -167,6 +170,19 @@ async def test_a_folds_operations_merge_with_what_is_known(store: MemoryStore) -
     assert [f.text for f in await store.facts(WS, Scope.USER, "telegram:u2")] == ["is a pilot"]
 
 
+async def test_a_groups_facts_about_a_member_never_push_out_their_own(store: MemoryStore) -> None:
+    memory = service(store, max_facts=2)
+    await memory.remember(WS, DM, "u1", "likes tea", private=True)
+    await memory.remember(WS, DM, "u1", "lives in Oslo", private=True)
+    flood = [FactOp("add", scope=Scope.USER, user="u1", text=f"planted {n}") for n in range(5)]
+    assert await memory.apply(WS, GROUP, flood) == 5
+    assert await memory.apply(WS, GROUP, [flood[4]]) == 1  # kept already: not again
+    own = await memory.known(WS, DM, "u1")
+    assert [f.text for f in own.user] == ["likes tea", "lives in Oslo"]
+    there = await memory.known(WS, GROUP, "u1")
+    assert [f.text for f in there.user] == ["likes tea", "lives in Oslo", "planted 3", "planted 4"]
+
+
 # --- commands ----------------------------------------------------------------------------
 
 
@@ -189,7 +205,9 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     await memory.remember(WS, GROUP, "u2", "likes juice")
     await memory.remember(WS, GROUP, "u1", "meets Mondays", "chat")
     listing = await run(router, GROUP, "u1", "/memory")
-    assert "About you:\n1. likes tea\nAbout this chat:\n2. meets Mondays" in listing
+    assert "About you:\n1. likes tea (only in this chat)\nAbout this chat:\n2. meets Mondays" in (
+        listing
+    )
     assert "juice" not in listing
     assert (
         await run(router, GROUP, "u1", "/forget 2") == "Only an admin can remove this chat's facts."
@@ -226,6 +244,10 @@ def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:
         db = Database(tmp_path / "data" / "bot.db")
         await db.open()
         fact = await MemoryStore(db).add(WS, Scope.USER, "telegram:u1", "likes tea", "remember")
+        learned_in_a_group = {"chat": "telegram:-100"}
+        await MemoryStore(db).add(
+            WS, Scope.USER, "telegram:u1", "wants copies", "consolidation", **learned_in_a_group
+        )
         await db.close()
         return fact.id
 
@@ -235,9 +257,12 @@ def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:
     runner = CliRunner()
     listed = runner.invoke(app, ["memory", "list", "-c", str(config)])
     assert listed.exit_code == 0, listed.output
-    assert f"{fact_id}\tdefault\tuser\ttelegram:u1\tlikes tea" in listed.output
-    gone = runner.invoke(app, ["memory", "forget", str(fact_id), "-c", str(config)])
-    assert gone.exit_code == 0 and "forgot 1 fact" in gone.output
+    assert f"{fact_id}\tdefault\tuser\ttelegram:u1\tlikes tea\t-\n" in listed.output
+    assert "\tuser\ttelegram:u1\twants copies\ttelegram:-100\n" in listed.output
+    gone = runner.invoke(
+        app, ["memory", "forget", str(fact_id), str(fact_id + 1), "-c", str(config)]
+    )
+    assert gone.exit_code == 0 and "forgot 2 facts" in gone.output
     assert "no facts remembered" in runner.invoke(app, ["memory", "list", "-c", str(config)]).output
     again = runner.invoke(app, ["memory", "forget", str(fact_id), "-c", str(config)])
     assert again.exit_code == 1 and "forgot 0 facts" in again.output

@@ -6,6 +6,11 @@ simply sends a few more turns whole until the fold lands). One fold per chat at 
 time. A fold that fails (the model errs, or answers garbage) is recorded and its cursor
 advances past those turns anyway, so nothing is retried in a loop. The stored history
 is only read, never changed.
+
+Where a fold's user facts are shown depends on the chat it folds (see
+:mod:`bot.agent.memory.service`): a user's one-to-one chat teaches facts that follow
+them, a group's stay in that group. The channel says which (``direct`` on a person's
+message); a batch of turns none of which says so (follow-ups only) is folded as a group.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from bot.agent.memory.service import MemoryService
 from bot.errors import FencedOff, StoreUnavailable
 from bot.messages import ChatKey
 from bot.store.base import Sessions
-from bot.store.memory import Fact, Scope, chat_owner, user_owner
+from bot.store.memory import Fact, chat_owner, user_owner
 
 if TYPE_CHECKING:
     from bot.agent.llm.response import ChatModel
@@ -53,6 +58,7 @@ class FinishedTurn:
     # it holds the unsummarized rows of ``before`` (plus the prompt), so it bounds them.
     request_bound: int | None = None
     history: Pending | None = None  # what the runner knew of ``before``
+    direct: bool = False  # a person's message in their one-to-one chat (InboundMessage)
 
 
 class Consolidator:
@@ -92,13 +98,15 @@ class Consolidator:
         turns_after: Sequence[Row] = (),
         request_bound: int | None = None,
         history: Pending | None = None,
+        direct: bool = False,
     ) -> None:
         """Queue the turn whose user message is row ``user_row``; ``turns_after``: the
         rows the turn started from, which tell whether a fold can be due at all, and
         ``request_bound`` (see :class:`FinishedTurn`) often tells it uncounted. Starts
         this chat's task unless it runs already (it then takes the queued turns when its
-        fold is done). Never waits."""
-        finished = FinishedTurn(user_id, user_row, turns_after, request_bound, history)
+        fold is done); ``direct``: the turn's message came from a one-to-one chat. Never
+        waits."""
+        finished = FinishedTurn(user_id, user_row, turns_after, request_bound, history, direct)
         self._pending.setdefault(key, []).append(finished)
         if key in self._running:
             return
@@ -124,7 +132,7 @@ class Consolidator:
             try:
                 await self._note_speakers(key, finished)
                 if await self._may_fold(key, finished[-1]):
-                    await self.run(key, workspace)
+                    await self.run(key, workspace, private=any(t.direct for t in finished))
             except asyncio.CancelledError:
                 raise
             except FencedOff:  # the chat moved to another replica: its fold runs there
@@ -172,8 +180,9 @@ class Consolidator:
     def _half_budget(self) -> int:
         return self._governor.current_budget().limit // 2
 
-    async def run(self, key: ChatKey, workspace: str) -> bool:
-        """Fold what is due now; True when a fold (successful or not) advanced the cursor."""
+    async def run(self, key: ChatKey, workspace: str, *, private: bool = False) -> bool:
+        """Fold what is due now; True when a fold (successful or not) advanced the cursor.
+        ``private``: ``key`` is a one-to-one chat (its user facts follow the user)."""
         rows = await self._sessions.history_rows(key, self._limit)
         stored = await self._sessions.summary(key)
         previous, through = stored if stored is not None else (None, 0)
@@ -182,7 +191,7 @@ class Consolidator:
             return False
         first = window.archive[0][0]
         speakers = await self._speakers(key, window.archive)
-        known = await self._known(workspace, key, speakers)
+        known = await self._known(workspace, key, speakers, private)
         try:
             result = await consolidate(
                 self._model,
@@ -200,7 +209,7 @@ class Consolidator:
             await self._sessions.save_summary(key, previous or "", window.through_id)
             return True
         if self._memory is not None and self._memory.enabled:
-            await self._memory.apply(workspace, key, result.ops)
+            await self._memory.apply(workspace, key, result.ops, private=private)
         await self._sessions.save_summary(key, result.summary, window.through_id)
         log.info(
             "folded %d messages of %s (%d fact ops)", len(window.archive), key, len(result.ops)
@@ -221,17 +230,21 @@ class Consolidator:
             return {}
         return await self._memory.store.speakers(key, archive[0][0], archive[-1][0])
 
-    async def _known(self, workspace: str, key: ChatKey, speakers: dict[int, str]) -> list[Fact]:
-        """The chat's facts, plus the speaker's own when one person spoke: another
-        user's facts from other chats are never shown in a shared chat's fold."""
+    async def _known(
+        self, workspace: str, key: ChatKey, speakers: dict[int, str], private: bool
+    ) -> list[Fact]:
+        """What the fold may see and change: in a group, what the group taught (its
+        facts, its members' kept there), never a member's facts from elsewhere; in a
+        one-to-one chat, its facts and its user's (those that follow them included)."""
         if self._memory is None or not self._memory.enabled:
             return []
+        store = self._memory.store
         people = set(speakers.values())
-        known = await self._memory.store.facts(workspace, Scope.CHAT, chat_owner(key))
-        if len(people) == 1:
-            owner = user_owner(key.channel, next(iter(people)))
-            known += await self._memory.store.facts(workspace, Scope.USER, owner)
-        return known
+        if not private or len(people) != 1:
+            return await store.learned_in(workspace, chat_owner(key))
+        owner = user_owner(key.channel, next(iter(people)))
+        user, chat = await store.facts_of_both(workspace, owner, chat_owner(key))
+        return [*chat, *user]
 
 
 def _labelled(archive: Sequence[Row], speakers: dict[int, str]) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """``/memory`` and ``/forget``: people see what is remembered about them and correct it.
 
-The numbering is the listing's: your facts first, then this chat's. Your own facts are
-yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
+The numbering is the listing's: your facts first (one kept only in this chat, as what a
+group taught is, says so), then this chat's. Your own facts, those kept here included,
+are yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
 chat (a direct message, as the channel knows it: on most platforms a DM's id is not
 the user's id, so comparing the two would never let a DM's owner in).
 """
@@ -30,7 +31,8 @@ def listing(known: Known) -> str:
         lines.append(title)
         for fact in facts:
             n += 1
-            lines.append(f"{n}. {fact.text}")
+            only_here = " (only in this chat)" if fact.scope is Scope.USER and fact.chat else ""
+            lines.append(f"{n}. {fact.text}{only_here}")
     lines.append("Remove one with /forget <n>, or all of it with /forget all.")
     return "\n".join(lines)
 
