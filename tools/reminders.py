@@ -16,13 +16,12 @@ from tools.base import Tool
 
 _TIME_HELP = (
     "ISO 8601 ('2026-12-01T09:00' in the user's time zone, or with an offset) or a "
-    "phrase ('in 10 minutes', 'tomorrow at 9am'); a day with no time ('friday') is at "
-    "09:00. With a recurrence: when it starts ('now' is fine)."
+    "phrase ('in 10 minutes', 'tomorrow at 9am'; a day alone, 'friday', is 09:00). With "
+    "a recurrence: when it starts ('now' is fine)."
 )
 _CRON_HELP = (
     "Optional 5-field cron expression for repeats, in the user's time zone: "
-    "'0 9 * * *' daily at 9:00, '30 8 * * 1-5' weekdays at 8:30, '0 9 1,15 * 1' the 1st, "
-    "the 15th and Mondays."
+    "'0 9 * * *' daily at 9:00, '30 8 * * 1-5' weekdays at 8:30."
 )
 
 
