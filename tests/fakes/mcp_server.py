@@ -7,7 +7,9 @@ Run it as a stdio child (``python tests/fakes/mcp_server.py``) or serve
 ``FAKE_MCP_JUNK=1`` makes the stdio child write a non-JSON line to stdout first;
 ``FAKE_MCP_TOOLS=N`` adds N echo-like tools ``t0``...; ``FAKE_MCP_BLOWUP=L`` adds the tool
 ``blowup`` whose 1 KB schema inlines to 4**L nodes (each definition refers to the next
-four times).
+four times);
+``FAKE_MCP_NAMES=a,b`` adds tools with those names, each answering ``<name> on
+<FAKE_MCP_LABEL>`` (to tell servers whose names collide apart).
 """
 
 from __future__ import annotations
@@ -81,7 +83,12 @@ def _env_tools() -> list[dict[str, Any]]:
         tools.append(_tool("blowup", blowup_schema(levels), "Exponentially branching $refs."))
     count = int(os.environ.get("FAKE_MCP_TOOLS", "0"))
     tools.extend(_tool(f"t{i}", TEXT_SCHEMA, f"Tool number {i}.") for i in range(count))
+    tools.extend(_tool(name, {}, "Says its name and server.") for name in _named())
     return tools
+
+
+def _named() -> list[str]:
+    return [n for n in os.environ.get("FAKE_MCP_NAMES", "").split(",") if n]
 
 
 BASE_TOOLS = [
@@ -174,6 +181,8 @@ async def _call(ctx: Any, name: str, args: dict[str, Any], extra: list[dict[str,
             extra.append(_tool("late", {}, "Added after start."))
         await ctx.session.send_tool_list_changed()
         return _text("added")
+    if name in _named():
+        return _text(f"{name} on {os.environ.get('FAKE_MCP_LABEL', '')}")
     if name == "late" or (name[:1] == "t" and name[1:].isdigit()):
         return _text("late tool ran")
     if name == "junk":

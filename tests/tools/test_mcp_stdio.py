@@ -327,3 +327,38 @@ async def test_doctor_warns_about_tools_left_out_by_the_cap() -> None:
     assert row.status == "ok"
     assert f"warning: {left_out} more listed tools not installed" in row.detail
     assert "mcp.servers.x.enabled_tools" in render(reports)
+
+
+async def _colliding_names(first: str, a_lists: str) -> dict[str, str]:
+    """Model-facing name -> what calling it answers, for servers ``a`` (tools ``b_c``,
+    ``x.y``, ``x_y`` in the order of ``a_lists``) and ``a_b`` (tool ``c``), connected
+    ``first`` first, then ``a`` re-listed (as after ``tools/list_changed``)."""
+    registry = ToolRegistry()
+    manager = manager_for(
+        registry,
+        a=stdio(env={"FAKE_MCP_NAMES": a_lists, "FAKE_MCP_LABEL": "a"}),
+        a_b=stdio(env={"FAKE_MCP_NAMES": "c", "FAKE_MCP_LABEL": "a_b"}),
+    )
+    try:
+        for name in (first, *(s for s in manager.servers if s != first)):
+            assert await manager.servers[name].connect()
+        await manager.servers["a"].refresh()
+        ours = [n for s in manager.servers for n in manager.tool_names(s)]
+        return {
+            n: (await call(registry, n)).content
+            for n in ours
+            if manager.remote_name(n) in ("b_c", "x.y", "x_y", "c")
+        }
+    finally:
+        await manager.stop()
+
+
+async def test_colliding_names_do_not_depend_on_which_server_came_first() -> None:
+    """``a``'s ``b_c`` and ``a_b``'s ``c`` both clean to ``mcp_a_b_c``: the plain name is
+    ``a_b``'s whoever connects first, and ``x_y`` (no cleaning needed) keeps its own
+    wherever ``x.y`` is listed; the others end in a hash, the same one every time."""
+    one = await _colliding_names("a", "b_c,x.y,x_y")
+    two = await _colliding_names("a_b", "x_y,x.y,b_c")
+    assert one == two and len(one) == 4
+    assert one["mcp_a_b_c"] == "c on a_b" and one["mcp_a_x_y"] == "x_y on a"
+    assert sorted(one.values()) == ["b_c on a", "c on a_b", "x.y on a", "x_y on a"]

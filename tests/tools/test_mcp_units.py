@@ -11,10 +11,14 @@ from bot.config import Settings
 from bot.config.channels import secret_values
 from bot.config.mcp import MCPServerSettings, MCPSettings
 from bot.ops.redaction import maskable
-from tools.mcp.names import MAX_NAME, tool_name
+from tools.mcp.names import MAX_NAME, tool_names
 from tools.mcp.results import render_result
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def tool_name(server: str, tool: str) -> str:
+    return tool_names(server, [tool], [server])[tool]
 
 
 def test_names_are_prefixed_and_cleaned() -> None:
@@ -31,10 +35,30 @@ def test_long_names_are_cut_with_a_hash_that_keeps_them_unique() -> None:
     assert tool_name("server", "x" * 80 + "alpha") == a  # stable across listings
 
 
-def test_a_name_that_collides_after_cleaning_gets_a_hash() -> None:
-    first = tool_name("s", "a.b")
-    second = tool_name("s", "a_b", taken={first})
-    assert first == "mcp_s_a_b" and second != first and _VALID.fullmatch(second)
+def test_names_that_collide_on_one_server_do_not_depend_on_the_listing_order() -> None:
+    """The name needing no cleaning keeps it; the ones that clean to it are all hashed."""
+    one = tool_names("s", ["a.b", "a_b", "a b", "c.d"], ["s"])
+    two = tool_names("s", ["c.d", "a b", "a_b", "a.b"], ["s"])
+    assert one == two and one["a_b"] == "mcp_s_a_b" and one["c.d"] == "mcp_s_c_d"
+    assert len(set(one.values())) == 4 and all(_VALID.fullmatch(n) for n in one.values())
+    both = tool_names("s", ["a.b", "a b"], ["s"])
+    assert "mcp_s_a_b" not in both.values() and len(set(both.values())) == 2
+
+
+def test_a_name_another_configured_server_would_own_is_hashed() -> None:
+    """``mcp_a_b_c`` reads as server ``a_b``'s tool ``c``: ``a``'s ``b_c`` never gets it,
+    listed or not, so the name means one tool whichever server lists first."""
+    servers = ["a", "a_b", "z"]
+    assert tool_names("a_b", ["c"], servers) == {"c": "mcp_a_b_c"}
+    theirs = tool_names("a", ["b_c", "b", "bc"], servers)
+    assert theirs["b_c"] != "mcp_a_b_c" and theirs["b_c"].startswith("mcp_a_b_c_")
+    assert (theirs["b"], theirs["bc"]) == ("mcp_a_b", "mcp_a_bc")  # no collision: plain
+    assert tool_names("a", ["b_c"], ["a", "z"]) == {"b_c": "mcp_a_b_c"}
+
+
+def test_a_name_a_builtin_or_plugin_has_is_hashed() -> None:
+    named = tool_names("s", ["x"], ["s"], reserved={"mcp_s_x"})
+    assert named["x"] != "mcp_s_x" and _VALID.fullmatch(named["x"])
 
 
 def test_text_is_joined_and_binary_described() -> None:

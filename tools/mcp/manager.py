@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 
 from bot.config.mcp import MCPSettings
+from tools.mcp.names import tool_names
 from tools.mcp.server import MCPServer
 from tools.mcp.tool import build_tool
 from tools.registry import ToolRegistry
@@ -38,6 +39,7 @@ class MCPManager:
         self._max_tools = settings.max_tools_per_server
         self.capped: dict[str, int] = {}  # server -> listed tools left out by the cap
         self._registered: dict[str, list[str]] = {}
+        self._configured = frozenset(settings.servers)  # who owns a name: see tools.mcp.names
         self.servers: dict[str, MCPServer] = {
             name: MCPServer(
                 name,
@@ -94,10 +96,12 @@ class MCPManager:
                 len(listed),
                 self._max_tools,
             )
+        named = tool_names(
+            server.name, (t.name for t in listed), self._configured, self._reserved()
+        )
         names: list[str] = []
-        taken = set(self._registry.names())  # once: a set per tool made installing quadratic
         for remote in listed[: self._max_tools]:
-            tool = build_tool(server, remote, taken)
+            tool = build_tool(server, remote, named[remote.name])
             if tool is None:
                 continue
             try:
@@ -105,9 +109,13 @@ class MCPManager:
             except ValueError as exc:
                 log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
                 continue
-            taken.add(tool.name)
             names.append(tool.name)
         self._registered[server.name] = names
+
+    def _reserved(self) -> set[str]:
+        """The registry's names that are not MCP tools (built-ins, plugins)."""
+        mcp = {name for names in self._registered.values() for name in names}
+        return set(self._registry.names()) - mcp
 
     def _uninstall(self, server: str) -> None:
         for name in self._registered.pop(server, []):

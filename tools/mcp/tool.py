@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
-from collections.abc import Container
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
 from tools.base import Tool
-from tools.mcp.names import tool_name
 from tools.mcp.results import ResultFile
 from tools.schema import UncleanableSchema, clean_schema
 from tools.send_file import attach, chat_root, write_new
@@ -59,14 +57,14 @@ class MCPTool(Tool):
         return f"[{file.kind} {n} ({len(file.data):,} bytes) is sent to the user as {path.name}]"
 
 
-def build_tool(server: MCPServer, remote: RemoteTool, taken: Container[str]) -> MCPTool | None:
-    """The registry tool for ``remote``, or None (logged, naming it) when it cannot be."""
+def build_tool(server: MCPServer, remote: RemoteTool, name: str) -> MCPTool | None:
+    """The registry tool ``name`` for ``remote`` (see :mod:`tools.mcp.names`), or None
+    (logged, naming it) when it cannot be."""
     try:
         schema = clean_schema(remote.input_schema)
     except UncleanableSchema as exc:
         log.warning("MCP server %s: tool %r skipped: %s", server.name, remote.name, exc)
         return None
-    name = tool_name(server.name, remote.name, taken)
     description = (remote.description or f"{remote.name} (from MCP server {server.name})").strip()
     attrs: dict[str, Any] = {
         "name": name,
