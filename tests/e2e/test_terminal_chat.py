@@ -7,6 +7,7 @@ back with the half-typed line, the arrow keys recall history, a slow turn says
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -19,6 +20,7 @@ import pytest
 
 from tests.fakes.llm_server import FINAL_RESULT, FakeLLM, tool_calls_reply
 from tests.fakes.process import bot_env
+from tests.fakes.waiting import PROCESS_S, until
 
 pytestmark = pytest.mark.slow  # a subprocess on a pseudo-terminal, and real time
 
@@ -66,9 +68,9 @@ def screen(raw: str) -> list[str]:
 class Terminal:
     """A pseudo-terminal with ``bot chat`` on it; what it printed, as screen segments."""
 
-    def __init__(self, data: Path, llm: FakeLLM, command: str = "chat") -> None:
+    def __init__(self, data: Path, llm: FakeLLM, command: str = "chat", **env: str) -> None:
         self.master, slave = os.openpty()
-        env = bot_env(data, llm, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120")
+        env = bot_env(data, llm, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120", **env)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", command],
             stdin=slave,
@@ -233,3 +235,32 @@ async def test_bot_run_at_a_terminal_keeps_its_log_off_the_screen(
     assert shown[0].startswith(f"(logs: {data / 'bot.log'}"), shown
     assert not [s for s in shown if " INFO " in s or "ready:" in s], shown
     assert " INFO bot.daemon: ready: channels=cli " in (data / "bot.log").read_text()
+
+
+MCP_SERVER = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
+
+
+async def test_a_chatty_mcp_servers_stderr_stays_off_the_screen(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """A stdio MCP server's stderr was the daemon's: its lines landed in the prompt. They
+    go to data/bot.log now, under the server's logger."""
+    data = tmp_path / "data"
+    loud = {"command": sys.executable, "args": [MCP_SERVER]}
+    config = json.dumps({"servers": {"loud": loud}})
+    term = Terminal(data, fake_llm, "run", BOT_MCP=config)
+    log = data / "bot.log"
+    try:
+        await term.expect("you>", PROCESS_S)
+        connected = "MCP server loud: connected"
+        await until(lambda: log.is_file() and connected in log.read_text(), PROCESS_S)
+        fake_llm.reply(tool_calls_reply([("mcp_loud_chatty", {"lines": 500})]))
+        fake_llm.reply(tool_calls_reply([(FINAL_RESULT, {"answer": "all done"})]))
+        term.type("be loud\r")
+        await term.expect("bot> all done")
+        assert await term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert "stderr line" not in term.raw
+    assert " INFO tools.mcp.stderr.loud: stderr line 0 stderr line 0 " in log.read_text()

@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -362,3 +363,24 @@ async def test_colliding_names_do_not_depend_on_which_server_came_first() -> Non
     assert one == two and len(one) == 4
     assert one["mcp_a_b_c"] == "c on a_b" and one["mcp_a_x_y"] == "x_y on a"
     assert sorted(one.values()) == ["b_c on a", "c on a_b", "x.y on a", "x_y on a"]
+
+
+async def test_a_servers_stderr_goes_to_its_logger_never_onto_the_terminal(capfd, caplog) -> None:
+    """20,000 lines: read as fast as written (the call answers), a burst of them logged
+    under the server's name, the rest counted; none on the daemon's own stderr (in
+    ``bot chat``, the prompt)."""
+    caplog.set_level(logging.INFO, logger="tools.mcp.stderr")
+    registry = ToolRegistry()
+    manager = await connected(registry, loud=stdio(tool_timeout_s=60))
+    try:
+        answer = await call(registry, "mcp_loud_chatty", {"lines": 20_000})
+        assert answer.content == "chatty: done"
+    finally:
+        await manager.stop()
+    assert "stderr line" not in capfd.readouterr().err
+    lines = [r for r in caplog.records if r.name == "tools.mcp.stderr.loud"]
+    assert lines and lines[0].getMessage().startswith("stderr line 0 stderr line 0")
+    assert lines[0].levelno == logging.INFO and len(lines) < 500
+    logged = sum(1 for r in lines if "stderr line" in r.getMessage())
+    counted = re.findall(r"(\d+) (?:more )?lines (?:before it )?not logged", caplog.text)
+    assert counted and logged + sum(map(int, counted)) == 20_000  # every line was read

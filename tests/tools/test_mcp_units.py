@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
 import re
 
 import pytest
@@ -13,6 +16,7 @@ from bot.config.mcp import MCPServerSettings, MCPSettings
 from bot.ops.redaction import maskable
 from tools.mcp.names import MAX_NAME, tool_names
 from tools.mcp.results import render_result
+from tools.mcp.stderr import MAX_LINE, stderr_to_log
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -162,3 +166,15 @@ def test_a_key_in_an_mcp_urls_path_is_a_secret_but_words_and_versions_are_not() 
     assert set(found) == {"k3yAbCdEfGh1234xyz", "pw-123456789", "q1"}
     plain = "https://mcp.example/2025-03-26/streamable-http/mcp/server-registry-tools"
     assert url_secrets(plain) == []
+
+
+async def test_stderr_lines_are_cut_and_an_unfinished_last_line_kept(caplog) -> None:
+    """A 100 KB line (more than a pipe holds) is read whole, logged cut; a last line
+    without its newline is logged when the child's end closes."""
+    caplog.set_level(logging.INFO, logger="tools.mcp.stderr")
+    async with stderr_to_log("t") as pipe:
+        data = b"x" * 100_000 + b"\nshort\r\nno end"
+        await asyncio.to_thread(os.write, pipe.writer.fileno(), data)
+        pipe.spawned()
+    said = [r.getMessage() for r in caplog.records if r.name == "tools.mcp.stderr.t"]
+    assert said == ["x" * MAX_LINE, "short", "no end"]

@@ -12,7 +12,8 @@ ends it); any other task sends requests through the dispatcher.
 
 A stdio child gets only the SDK's fixed allowlist of harmless variables (``HOME``,
 ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``) plus the ``env`` its config
-names, never the daemon's environment, so no model or platform key leaks into it.
+names, never the daemon's environment, so no model or platform key leaks into it. Its
+stderr goes to the daemon's log (:mod:`tools.mcp.stderr`), never onto the terminal.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from bot.config.mcp import MCPServerSettings
 from bot.errors import MCPConnectionLost as ConnectionLost
 from bot.errors import MCPServerError as ServerError
 from bot.errors import MCPTimeout as RequestTimedOut
+from tools.mcp.stderr import stderr_to_log
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ _LOST_MESSAGES = (
 )
 
 
-def _transport(settings: MCPServerSettings) -> AbstractAsyncContextManager[Any]:
+def _transport(name: str, settings: MCPServerSettings) -> AbstractAsyncContextManager[Any]:
     if settings.transport == "stdio":
         params = StdioServerParameters(
             command=settings.command,
@@ -62,11 +64,22 @@ def _transport(settings: MCPServerSettings) -> AbstractAsyncContextManager[Any]:
             env={k: v.get_secret_value() for k, v in settings.env.items()},
             cwd=settings.cwd,
         )
-        return stdio_client(params)
+        return _stdio(name, params)
     headers = {k: v.get_secret_value() for k, v in settings.headers.items()}
     if settings.transport == "sse":
         return sse_client(settings.url, headers=headers, timeout=settings.connect_timeout_s)
     return _http(settings.url, headers)
+
+
+@contextlib.asynccontextmanager
+async def _stdio(name: str, params: StdioServerParameters) -> AsyncIterator[Any]:
+    """The child, its stderr going to the log (:mod:`tools.mcp.stderr`), not ours."""
+    async with (
+        stderr_to_log(name) as stderr,
+        stdio_client(params, errlog=stderr.writer) as streams,
+    ):
+        stderr.spawned()
+        yield streams
 
 
 @contextlib.asynccontextmanager
@@ -142,7 +155,7 @@ class Connection:
                 self._ready.set_exception(ConnectionLost("the connection closed at start"))
 
     def _transport(self) -> AbstractAsyncContextManager[Any]:
-        return _transport(self._settings)
+        return _transport(self.name, self._settings)
 
     async def _message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # junk on stdout, a broken stream: logged, survived
