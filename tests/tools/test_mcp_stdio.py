@@ -384,3 +384,19 @@ async def test_a_servers_stderr_goes_to_its_logger_never_onto_the_terminal(capfd
     logged = sum(1 for r in lines if "stderr line" in r.getMessage())
     counted = re.findall(r"(\d+) (?:more )?lines (?:before it )?not logged", caplog.text)
     assert counted and logged + sum(map(int, counted)) == 20_000  # every line was read
+
+
+async def test_mcp_list_and_the_cap_do_not_follow_the_servers_listing_order() -> None:
+    """A server listing its tools in another order each time (a hash map's) installs the
+    same tools, shown in the same order, after every restart."""
+    cap = len(BASE_TOOLS) + 1  # room for one of the three extra tools
+
+    async def listed_as(order: str) -> str:
+        server = stdio(env={"FAKE_MCP_NAMES": order})
+        reports = await probe(MCPSettings(servers={"x": server}, max_tools_per_server=cap))
+        return render(reports)
+
+    one, two = await listed_as("zeta,alpha,mid"), await listed_as("mid,zeta,alpha")
+    assert one == two
+    shown = [line.strip() for line in one.splitlines() if line.startswith("  mcp_")]
+    assert shown == sorted(shown) and "mcp_x_alpha" in shown and "mcp_x_zeta" not in shown

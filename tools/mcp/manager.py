@@ -71,7 +71,8 @@ class MCPManager:
         return {name: asdict(server.counters) for name, server in self.servers.items()}
 
     def tool_names(self, server: str) -> list[str]:
-        """The registry names of ``server``'s tools (those that could be cleaned)."""
+        """The registry names of ``server``'s tools (those that could be cleaned), in
+        the order of their tools' own names."""
         return list(self._registered.get(server, []))
 
     def remote_name(self, name: str) -> str:
@@ -86,12 +87,14 @@ class MCPManager:
         self._uninstall(server.name)
         workspaces = server.settings.workspaces
         scope = frozenset(workspaces) if workspaces is not None else None
-        listed = server.status.tools
+        # By name, not in the server's order: one listing its tools in a different order
+        # each time (a hash map) must not install a different set after each restart.
+        listed = sorted(server.status.tools, key=lambda t: t.name)
         self.capped[server.name] = max(0, len(listed) - self._max_tools)
         if self.capped[server.name]:
             log.warning(
                 "MCP server %s lists %d tools; only the first %d are installed "
-                "(mcp.max_tools_per_server; enabled_tools picks which)",
+                "(by name; mcp.max_tools_per_server; enabled_tools picks which)",
                 server.name,
                 len(listed),
                 self._max_tools,

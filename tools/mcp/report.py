@@ -46,8 +46,8 @@ def reports(settings: MCPSettings, manager: MCPManager) -> list[ServerReport]:
         if server is None:
             out.append(ServerReport(name, "-", "off (no command or url)"))
             continue
-        names = manager.tool_names(name)
-        listed = [t.name for t in server.status.tools]
+        names = sorted(manager.tool_names(name))  # as the model sees them, whatever the
+        listed = sorted(t.name for t in server.status.tools)  # server's order today
         capped = manager.capped.get(name, 0)
         kept = {manager.remote_name(n) for n in names}
         tried = listed[: len(listed) - capped]
