@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -81,3 +82,31 @@ async def test_sse_when_the_url_says_so() -> None:
     finally:
         await manager.stop()
         await server.stop()
+
+
+async def test_a_server_silent_at_the_handshake_is_retried() -> None:
+    """An endpoint that takes the connection and never answers ``initialize`` (a server
+    still starting) is given up on after ``connect_timeout_s`` and tried again, not left
+    "connecting" for good (the give-up's own cancel used to end the retrying)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    settings = MCPServerSettings(url=f"http://127.0.0.1:{port}/mcp", connect_timeout_s=0.3)
+    manager = MCPManager(
+        MCPSettings(servers={"mute": settings}, retry_initial_s=0.05), ToolRegistry()
+    )
+    server = manager.servers["mute"]
+    manager.start()
+    try:
+        await until(lambda: server.status.attempts >= 3 and server.state != "connecting", 20)
+        assert server.state == "failed: no handshake within 0.3 s"
+    finally:
+        await manager.stop()
+        for writer in held:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()

@@ -400,3 +400,35 @@ async def test_mcp_list_and_the_cap_do_not_follow_the_servers_listing_order() ->
     assert one == two
     shown = [line.strip() for line in one.splitlines() if line.startswith("  mcp_")]
     assert shown == sorted(shown) and "mcp_x_alpha" in shown and "mcp_x_zeta" not in shown
+
+
+async def test_a_server_given_up_on_at_the_handshake_leaves_no_descriptor_open() -> None:
+    """Its stderr pipe is closed with it, even when the connecting task is cancelled."""
+    hangs = stdio(args=["-c", "import time; time.sleep(60)"], connect_timeout_s=0.3)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        manager = manager_for(ToolRegistry(), hangs=hangs)
+        assert not await manager.servers["hangs"].connect()
+        await manager.stop()
+    assert len(os.listdir("/proc/self/fd")) <= before
+
+
+async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: Path) -> None:
+    """Slow the first time (``npx`` fetching its package), quick the next: the server
+    given up on at the handshake is retried, and its tools come."""
+    marker = str(tmp_path / "started-once")
+    slow_once = (
+        "import os, sys, time\n"
+        f"if not os.path.exists({marker!r}):\n"
+        f"    open({marker!r}, 'w').close()\n"
+        "    time.sleep(30)\n"
+        f"os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
+    )
+    registry = ToolRegistry()
+    manager = manager_for(registry, slow=stdio(args=["-c", slow_once], connect_timeout_s=1))
+    manager.start()
+    try:
+        await until(lambda: manager.servers["slow"].status.state == "ready", 30)
+        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
+    finally:
+        await manager.stop()

@@ -188,15 +188,16 @@ class Connection:
         self._closing.set()
         self.lost = True
         task, self._task = self._task, None
-        if task is not None and self._dispatcher is None:
+        if task is None or task.done():
+            return
+        if self._dispatcher is None:
             task.cancel()  # still handshaking: nothing to close gracefully
-        if task is not None and not task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 10)
-            except TimeoutError:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        # Waited on, never awaited: awaiting a task our own cancel ended raises its
+        # CancelledError here, which ended the server's retrying for good (a server
+        # slower than connect_timeout_s stayed "connecting" forever).
+        if not (await asyncio.wait({task}, timeout=10))[0]:
+            task.cancel()
+            await asyncio.wait({task}, timeout=10)
 
 
 def _looks_lost(message: str) -> bool:
