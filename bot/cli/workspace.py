@@ -18,7 +18,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from bot.cli.shared import ConfigOpt, fail, load_or_exit, with_storage
+from bot.cli.shared import ConfigOpt, fail, with_storage
 from bot.config import Settings
 from bot.store.base import Storage
 from bot.store.workspaces import PersonaVersion
@@ -72,11 +72,10 @@ def _report(file: str, ws: str, version: PersonaVersion | None, personas: Person
 def list_(config: ConfigOpt = None) -> None:
     """The workspaces on disk and in the config."""
 
-    async def work(p: Personas) -> list[str]:
-        return p.folders.names()
+    async def work(p: Personas) -> set[str]:
+        return {*p.folders.names(), *p.configured}  # the config read once: warned once
 
-    named = load_or_exit(config).workspaces.names()
-    for name in sorted({*_with_personas(config, work), *named}):
+    for name in sorted(_with_personas(config, work)):
         typer.echo(name)
 
 

@@ -100,16 +100,17 @@ def test_a_command_run_away_from_the_daemons_folder_makes_no_database_there(
     assert _bot([*argv, "--config", "../bot.toml"], repo, tmp_path / "daemon").returncode == 0
 
 
-def test_a_commands_config_warnings_are_said_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("argv", [["pairing", "list"], ["workspace", "list"]])
+def test_a_commands_config_warnings_are_said_once(tmp_path: Path, argv: list[str]) -> None:
     """A command that opens the store read the config twice (once to look for the
-    database, once to make its folder), so each deprecated key and misspelled variable
-    was warned about twice in a row."""
+    database, once to make its folder; `workspace list` once more for the workspaces
+    it names), so each deprecated key and misspelled variable was warned about twice."""
     (tmp_path / "bot.toml").write_text(
         f'data_dir = "{tmp_path / "data"}"\n[channels.slack]\nhttp_port = 3000\n',
         encoding="utf-8",
     )
     repo = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's bot
-    done = _bot(["pairing", "list"], {**repo, "BOT_LLM_MODEL": "openai/x"}, tmp_path)
+    done = _bot(argv, {**repo, "BOT_LLM_MODEL": "openai/x"}, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("'channels.slack.http_port': deprecated and ignored") == 1
     assert done.stderr.count("environment variable BOT_LLM_MODEL") == 1
