@@ -115,7 +115,7 @@ class CLIChannel:
             history = FileHistory(str(self._history))
         session: PromptSession[str] = PromptSession(history=history)
         try:
-            with patch_stdout(), _no_echo(self._in):
+            with patch_stdout(), _keys_as_typed(self._in):
                 while True:
                     try:
                         # Ctrl-C at the prompt is a key here (raw mode), so the
@@ -242,12 +242,15 @@ class CLIChannel:
 
 
 @contextlib.contextmanager
-def _no_echo(stream: TextIO) -> Iterator[None]:
-    """The terminal's own echo off while the chat runs. Between two prompts (a turn
-    running) the terminal is in its normal mode, and keys typed ahead would be echoed
-    where the cursor is, in front of the answer, while prompt_toolkit, which reads
-    them at the next prompt, draws them again after it. With echo off they appear
-    once, on the prompt line. prompt_toolkit's raw mode saves and restores this."""
+def _keys_as_typed(stream: TextIO) -> Iterator[None]:
+    """The terminal's echo and line mode off while the chat runs. Between two prompts
+    (a turn running) the terminal is in this mode, not prompt_toolkit's raw one. With
+    echo on, keys typed ahead were echoed where the cursor is, in front of the answer,
+    and drawn again by prompt_toolkit, which reads them at the next prompt. In line
+    mode, Ctrl-D typed ahead was no key but an end of file the line discipline
+    consumed, so the chat stayed. Now both reach the next prompt as keys. Signals
+    stay on: Ctrl-C is SIGINT here (see ``CLIChannel.interrupt``). prompt_toolkit's
+    raw mode saves and restores this."""
     try:
         import termios
     except ImportError:  # not POSIX: nothing to do
@@ -260,7 +263,9 @@ def _no_echo(stream: TextIO) -> Iterator[None]:
         yield
         return
     quiet = list(saved)
-    quiet[3] &= ~termios.ECHO  # lflag
+    quiet[3] &= ~(termios.ECHO | termios.ICANON)  # lflag
+    quiet[6] = list(saved[6])  # cc: a read returns each key as it comes
+    quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
     termios.tcsetattr(fd, termios.TCSANOW, quiet)
     try:
         yield

@@ -177,6 +177,22 @@ async def _ctrl_c_stops_the_answer_awaited(term: Terminal, fake_llm: FakeLLM) ->
     assert "too late" not in term.raw
 
 
+async def _ctrl_d_typed_ahead_leaves_after_the_answer(term: Terminal, fake_llm: FakeLLM) -> None:
+    """Ctrl-D pressed while an answer is awaited leaves once it is printed. The terminal
+    was in its line mode between two prompts, where Ctrl-D is no key but an end of file
+    the line discipline consumed: the prompt came back and the chat stayed."""
+    release = fake_llm.held_answer("last words")
+    asked = len(fake_llm.requests)
+    term.type("one more\r")
+    await fake_llm.wait_requests(asked + 1)  # the turn is waiting on the model
+    term.type("\x04")
+    release.set()
+    code = await asyncio.wait_for(asyncio.to_thread(term.proc.wait), timeout=30)
+    term.read()
+    assert code == 0, term.lines()
+    assert "bot> last words" in term.lines(), term.lines()
+
+
 STORY = " ".join(f"word{n}" for n in range(60))  # 60 distinct words, about 400 characters
 
 
@@ -227,7 +243,7 @@ async def test_bot_run_at_a_terminal_keeps_its_log_off_the_screen(
         term.type("hello there\r")
         await term.expect("bot> echo: hello there")
         await _streams_as_written(term, fake_llm)  # the whole daemon streams to the terminal
-        assert await term.close() == 0
+        await _ctrl_d_typed_ahead_leaves_after_the_answer(term, fake_llm)
     finally:
         if term.proc.poll() is None:
             term.proc.kill()
