@@ -26,7 +26,7 @@ from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import ChannelHealth, PutInbound, Route, Sent, StateStore
 from channels.health import LinkHealth
-from channels.telegram.albums import Albums, Unit
+from channels.telegram.albums import Albums, HeldAlbums, Unit
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
 from channels.telegram.preview import TelegramPreviews, is_draft
 from channels.telegram.rawbot import RawBot
@@ -113,6 +113,7 @@ class TelegramChannel:
         secret = settings.webhook_secret.get_secret_value()
         path = urlsplit(settings.webhook_url).path or "/"
         self.webhook = TelegramWebhook(path, secret, self._put)
+        self.held_albums = HeldAlbums(self._read, self._journal)
 
     def _link(self, webhook: bool) -> LinkHealth:
         """Polling: every getUpdates answers within its long-poll timeout, so a success
@@ -329,12 +330,15 @@ class TelegramChannel:
         return msg
 
     async def _put(self, data: dict[str, Any]) -> None:
-        """A webhook's update: read, then journaled and put on the bus."""
-        assert self._put_inbound is not None
-        if (msg := self._read(data)) is not None:
-            await self._put_inbound(msg)
+        """A webhook's update: read, then journaled and put on the bus (an album's part
+        once its album is complete)."""
+        await self.held_albums.put(data)
         self._worked = time.time()
         self.link.succeeded()
+
+    async def _journal(self, msg: InboundMessage) -> None:
+        assert self._put_inbound is not None
+        await self._put_inbound(msg)
 
     async def send(self, msg: OutboundMessage) -> Sent:
         if is_draft(msg.preview_id):  # a draft is no message to edit: the answer is posted
@@ -382,6 +386,7 @@ class TelegramChannel:
                 await self._task
             self._task = None
         self.webhook.accepting = False
+        await self.held_albums.stop()
         with contextlib.suppress(TelegramError, RuntimeError):
             await self.bot.shutdown()
 

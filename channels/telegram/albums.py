@@ -7,16 +7,20 @@ were dropped). Here an album is read as one message carrying every part's files.
 Telegram does not say how many parts an album has, and they may come over two polls,
 so an album is held until ``wait_s`` after its first part was fetched: its updates (and
 its chat's after it) are not journaled, the offset stays before them, and the next poll
-fetches them again with any parts that came since.
+fetches them again with any parts that came since. A webhook delivers each part as a
+request of its own: :class:`HeldAlbums` holds those requests instead.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.errors import ChannelError
 from bot.messages import InboundMessage
 from channels.telegram.normalize import attachments_of
 
@@ -93,3 +97,87 @@ class Albums:
         ids = tuple(int(p["update_id"]) for p in parts)
         held_for = self._first_seen[album] + self.wait_s - now
         return Unit(ids, read_album(parts, read), max(0.0, held_for))
+
+
+Put = Callable[[InboundMessage], Awaitable[None]]
+REMEMBERED = 1024  # update ids of journaled albums kept, to answer a lone resend at once
+
+
+@dataclass(slots=True)
+class _Gathering:
+    parts: list[Update]
+    done: asyncio.Future[None]
+
+
+def _sent_order(part: Update) -> int:
+    uid = part.get("update_id")
+    return uid if isinstance(uid, int) else 0
+
+
+class HeldAlbums:
+    """Webhook mode: each part of an album is a request of its own, most often all at
+    once (Telegram keeps up to 40 connections open), so no poll batch groups them. Each
+    part's request is held until its album is taken as complete (``wait_s`` after its
+    first part came), the album journaled as one message, and only then answered: every
+    part 200 together, or every part an error, so Telegram resends them all and nothing
+    is half kept. Any other update goes through at once. A part resent after its album
+    was journaled (its answer lost on the way) is acknowledged as it is: a second turn
+    would answer some of the pictures again. Parts sent to two replicas behind a load
+    balancer are two albums, as with no grouping."""
+
+    def __init__(self, read: Read, put: Put, wait_s: float = ALBUM_WAIT_S) -> None:
+        self.wait_s = wait_s
+        self._read = read
+        self._put = put
+        self._open: dict[tuple[Any, str], _Gathering] = {}
+        self._journaled: OrderedDict[Any, None] = OrderedDict()  # update ids, oldest first
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def put(self, update: Update) -> None:
+        """Journal ``update``'s message; an album's part returns once its album is in."""
+        album = album_of(update)
+        if album is None:
+            if (msg := self._read(update)) is not None:
+                await self._put(msg)
+            return
+        uid = update.get("update_id")
+        if uid in self._journaled:
+            return
+        gathering = self._open.get(album)
+        if gathering is None:
+            gathering = _Gathering([], asyncio.get_running_loop().create_future())
+            self._open[album] = gathering
+            task = asyncio.create_task(self._close(album, gathering), name="telegram-album")
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        if all(p.get("update_id") != uid for p in gathering.parts):  # not a resend of one held
+            gathering.parts.append(update)
+        await asyncio.shield(gathering.done)  # a request given up on leaves the album be
+
+    async def _close(self, album: tuple[Any, str], gathering: _Gathering) -> None:
+        """After ``wait_s``, the album as one message: journaled, then every part answered."""
+        try:
+            await asyncio.sleep(self.wait_s)
+            del self._open[album]
+            parts = sorted(gathering.parts, key=_sent_order)
+            if (msg := read_album(parts, self._read)) is not None:
+                await self._put(msg)
+        except BaseException as exc:
+            self._open.pop(album, None)
+            stopped = isinstance(exc, asyncio.CancelledError)
+            gathering.done.set_exception(ChannelError("stopped") if stopped else exc)
+            gathering.done.exception()  # every held request may have gone: no warning
+            if stopped:
+                raise
+            return
+        for part in parts:
+            self._journaled[part.get("update_id")] = None
+        while len(self._journaled) > REMEMBERED:
+            self._journaled.popitem(last=False)
+        gathering.done.set_result(None)
+
+    async def stop(self) -> None:
+        """Albums still held are answered with an error: Telegram resends them later."""
+        for task in list(self._closing):
+            task.cancel()
+        await asyncio.gather(*self._closing, return_exceptions=True)

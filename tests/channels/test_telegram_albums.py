@@ -6,8 +6,11 @@ mentions the bot."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
+
+import aiohttp
 
 from tests.fakes import documents, telegram_api
 from tests.fakes.llm_server import image_responder, seen_as
@@ -86,3 +89,79 @@ async def test_an_album_over_two_polls_in_a_group_is_answered_once_before_what_f
     assert texts[2] == "echo: and this text after it"
     await _barrier(fake_telegram, -100)
     assert len(fake_telegram.sent(-100)) == 4
+
+
+# -- webhook mode: each part is a request of its own -----------------------------------
+SECRET = "album-secret"
+
+
+async def _webhook(telegram_daemon: Any, wait_s: float = 1.0) -> tuple[Any, str]:
+    daemon, channel = await telegram_daemon(
+        mode="webhook",
+        webhook_url="https://bot.example.com/tg/hook",
+        webhook_secret=SECRET,
+        media={"vision": "on"},
+        streaming=NO_PREVIEW,
+    )
+    channel.held_albums.wait_s = wait_s
+    return channel, f"http://127.0.0.1:{daemon.web.port}/tg/hook"
+
+
+async def _post(url: str, update: dict[str, Any]) -> int:
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    async with aiohttp.ClientSession() as http, http.post(url, json=update, headers=headers) as r:
+        return r.status
+
+
+async def test_a_webhook_album_is_one_message_and_holds_nothing_else(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    """The three parts come as three requests at once: one answer having seen every
+    picture, each request answered 200 once the album is journaled; a text sent to the
+    webhook meanwhile is journaled at once, not held behind the album."""
+    _, url = await _webhook(telegram_daemon, wait_s=5.0)
+    fake_llm.default = image_responder
+    parts = [_part(fake_telegram, i, 42, "which one is best?" if i == 1 else "") for i in range(3)]
+    held = [asyncio.create_task(_post(url, p)) for p in parts]
+    text = fake_telegram.add_update({"message": fake_telegram.make_message("hi", chat_id=43)})
+    assert await _post(url, text) == 200
+    assert not any(task.done() for task in held)  # the album is still held
+    assert await asyncio.gather(*held) == [200, 200, 200]
+    await fake_telegram.wait_sent(1, chat_id=42)
+    await fake_telegram.wait_sent(1, chat_id=43)
+    [answer] = fake_telegram.sent(42)
+    assert answer.params["text"] == _seen(PICTURES)
+    assert await _post(url, parts[2]) == 200  # a part resent after its album: no new turn
+    after = fake_telegram.make_message("after the album", chat_id=42)
+    assert await _post(url, fake_telegram.add_update({"message": after})) == 200
+    await fake_telegram.wait_until(
+        lambda: any("after the album" in c.params["text"] for c in fake_telegram.sent(42))
+    )
+    assert len(fake_telegram.sent(42)) == 2
+    assert len(fake_llm.requests) == 3
+
+
+async def test_a_webhook_album_not_journaled_fails_every_part_and_is_sent_again_whole(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    """The store fails the album's journal: every part's request is an error (Telegram
+    resends them all, none is half kept), and the resent album is one message."""
+    from bot.errors import StoreError
+
+    channel, url = await _webhook(telegram_daemon)
+    fake_llm.default = image_responder
+    journal = channel._put_inbound
+    failures = [StoreError("disk full")]
+
+    async def failing_once(msg: Any) -> None:
+        if failures:
+            raise failures.pop()
+        await journal(msg)
+
+    channel._put_inbound = failing_once
+    parts = [_part(fake_telegram, i, 42, "which?" if i == 0 else "") for i in range(2)]
+    assert await asyncio.gather(*(_post(url, p) for p in parts)) == [500, 500]
+    assert fake_llm.requests == []
+    assert await asyncio.gather(*(_post(url, p) for p in parts)) == [200, 200]
+    [answer] = await fake_telegram.wait_sent(1, chat_id=42)
+    assert answer.params["text"] == _seen(PICTURES[:2])
