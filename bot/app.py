@@ -12,7 +12,8 @@ import asyncio
 import functools
 import logging
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,15 +122,77 @@ def build_daemon(
     database (``[store] url`` names PostgreSQL or SQLite).
     """
     _protect_logs(settings)
+    core = _core(settings, channels, local, stores)
+
+    def admin_base() -> str:  # the bound port once the web app runs ([web] port = 0)
+        port = daemon.web.port if daemon.web is not None else settings.web.port
+        return base_url(settings.admin.public_url, settings.web.host, port)
+
+    front = _front(core, admin_base)
+    backlog = _catch_up(settings, core.channels)
+    parts = _ready_parts(core, front, backlog, model)
+    agent = LazyAgent(functools.partial(_agent_side, parts))
+    dispatcher = _dispatcher(core, front, agent)
+    delivery = _delivery(core)
+    ownership = _ownership(core, dispatcher, delivery) if core.shared else None
+    bind_metrics(
+        core.metrics,
+        scheduler=core.scheduler,
+        dispatcher=dispatcher,
+        outbox=core.storage.outbox,
+        channels=core.by_name,
+    )
+    daemon = _daemon(
+        core,
+        parts,
+        agent=agent,
+        dispatcher=dispatcher,
+        delivery=delivery,
+        inbound=_inbound(core, front.access, backlog),
+        ownership=ownership,
+    )
+    if settings.web.enabled if serve_web is None else serve_web:
+        daemon.web = _web_server(core, front, daemon)
+    return daemon
+
+
+@dataclass(frozen=True)
+class _Core:
+    """What every later part is wired to, built first by :func:`_core`: one bundle so
+    the steps after it take one argument instead of a dozen."""
+
+    settings: Settings
+    metrics: PrometheusMetrics
+    storage: Storage
+    shared: bool
+    channels: list[Channel]
+    by_name: dict[str, Channel]
+    cluster: Cluster
+    bus: DurableBus
+    workspaces: Workspaces
+    http: SharedHttp
+    failed: set[str]
+    scheduler: ReminderScheduler
+    reminders: ReminderService
+
+
+def _core(
+    settings: Settings,
+    channels: Sequence[Channel] | ChannelsFactory | None,
+    local: Sequence[Channel],
+    stores: Callable[[Database], Storage],
+) -> _Core:
+    """The store, the channels over it, this process's place among replicas, the bus
+    and the reminder timer: what the commands, the dispatcher and delivery all use."""
     metrics = PrometheusMetrics()
     url = settings.store.url.get_secret_value()
     storage = storage_for(
         url, settings.data_dir, stores, max_connections=settings.store.max_connections
     )
     shared = is_postgres(url)  # replicas may share it: see bot/cluster
-    channels = _channels(settings, storage, channels, local, standby=shared)
-    by_name = {c.name: c for c in channels}
-    cluster = _replica(settings, url, channels) if shared else SingleProcess()
+    built = _channels(settings, storage, channels, local, standby=shared)
+    by_name = {c.name: c for c in built}
+    cluster = _replica(settings, url, built) if shared else SingleProcess()
     # Shared: a message journaled here for a chat another replica runs wakes that one.
     bus = DurableBus(storage.inbox, storage.outbox, shared=shared, announce=cluster.announce)
     workspaces = Workspaces(settings.data_dir / "workspaces")
@@ -138,134 +201,228 @@ def build_daemon(
     scheduler, reminders = _reminders(
         settings, storage, bus, lambda name: name in by_name and name not in failed, cluster
     )
-    commands = CommandRouter()
-    trusted = [c.name for c in channels if c.trusted]
-    routing, turn_workspace, personas = wire_workspaces(
-        settings, storage, workspaces, commands, trusted
-    )
-    register_reminder_commands(commands, reminders, workspace_of=routing.resolve)
-    access, rate, decisions = _gatekeepers(settings, storage.access, bus, channels, commands)
-    admin_auth = AdminAuth(storage.admin, is_admin=access.is_admin_sender)
-
-    def admin_base() -> str:  # the bound port once the web app runs ([web] port = 0)
-        port = daemon.web.port if daemon.web is not None else settings.web.port
-        return base_url(settings.admin.public_url, settings.web.host, port)
-
-    commands.register(admin_link_command(settings, admin_auth, access.is_admin, admin_base))
-    stops = TurnStops()  # /stop: the dispatcher ends the turn, the command replies
-    commands.register(stops.command())
-    backlog = _catch_up(settings, channels)
-    media = MediaFiles(settings.data_dir)
-    storage.sessions.add_clear_hook(media.remove_session)  # a session's files go with it
-    parts = ReadyParts(
+    return _Core(
         settings=settings,
+        metrics=metrics,
         storage=storage,
+        shared=shared,
+        channels=built,
+        by_name=by_name,
+        cluster=cluster,
         bus=bus,
         workspaces=workspaces,
         http=http,
+        failed=failed,
+        scheduler=scheduler,
         reminders=reminders,
+    )
+
+
+@dataclass(frozen=True)
+class _Front:
+    """What stands before a turn, built by :func:`_front`: the chat commands that need
+    no model and the services they share with the dispatcher and the admin page."""
+
+    commands: CommandRouter
+    routing: WorkspaceRouter
+    turn_workspace: WorkspaceLookup
+    personas: Personas
+    access: AccessControl
+    rate: RateLimit
+    decisions: PairingDecisions
+    admin_auth: AdminAuth
+    stops: TurnStops
+
+
+def _front(core: _Core, admin_base: Callable[[], str]) -> _Front:
+    """The command router and, in the order their commands are registered: workspaces
+    and /new, reminders, access and pairing, /admin, /stop. ``admin_base`` is the admin
+    page's address, read when a link is made (the web app's port is bound later)."""
+    settings, storage = core.settings, core.storage
+    commands = CommandRouter()
+    trusted = [c.name for c in core.channels if c.trusted]
+    routing, turn_workspace, personas = wire_workspaces(
+        settings, storage, core.workspaces, commands, trusted
+    )
+    register_reminder_commands(commands, core.reminders, workspace_of=routing.resolve)
+    access, rate, decisions = _gatekeepers(
+        settings, storage.access, core.bus, core.channels, commands
+    )
+    admin_auth = AdminAuth(storage.admin, is_admin=access.is_admin_sender)
+    commands.register(admin_link_command(settings, admin_auth, access.is_admin, admin_base))
+    stops = TurnStops()  # /stop: the dispatcher ends the turn, the command replies
+    commands.register(stops.command())
+    return _Front(
         commands=commands,
-        channels=by_name,
-        metrics=metrics,
-        offload=ToolResultOffload(workspaces.root, settings.context.max_tool_result_chars),
-        media=media,
         routing=routing,
         turn_workspace=turn_workspace,
-        is_admin=access.is_admin,
+        personas=personas,
+        access=access,
+        rate=rate,
+        decisions=decisions,
+        admin_auth=admin_auth,
+        stops=stops,
+    )
+
+
+def _ready_parts(
+    core: _Core, front: _Front, backlog: Backlog, model: ChatModel | None
+) -> ReadyParts:
+    """What the agent side is built over when first needed, and the media folder whose
+    files go with a cleared session."""
+    settings, storage = core.settings, core.storage
+    media = MediaFiles(settings.data_dir)
+    storage.sessions.add_clear_hook(media.remove_session)  # a session's files go with it
+    return ReadyParts(
+        settings=settings,
+        storage=storage,
+        bus=core.bus,
+        workspaces=core.workspaces,
+        http=core.http,
+        reminders=core.reminders,
+        commands=front.commands,
+        channels=core.by_name,
+        metrics=core.metrics,
+        offload=ToolResultOffload(core.workspaces.root, settings.context.max_tool_result_chars),
+        media=media,
+        routing=front.routing,
+        turn_workspace=front.turn_workspace,
+        is_admin=front.access.is_admin,
         model=model,
         late_note=backlog.late_note,
-        runs=cluster.runs,
+        runs=core.cluster.runs,
     )
-    agent = LazyAgent(functools.partial(_agent_side, parts))
-    dispatcher = Dispatcher(
+
+
+def _dispatcher(core: _Core, front: _Front, agent: LazyAgent) -> Dispatcher:
+    """Per-chat lanes into the agent side, behind the rate limit, access and the size
+    cap; a message /stop withdrew or ended, or one retired, leaves its session too."""
+    settings, storage, bus = core.settings, core.storage, core.bus
+    return Dispatcher(
         bus,
         agent.handle,
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
-        filters=[rate, access, SizeGuard(bus, settings.agent.max_message_chars)],
+        filters=[front.rate, front.access, SizeGuard(bus, settings.agent.max_message_chars)],
         forget=lambda msg: storage.sessions.retract(msg.key, msg.message_id),
-        cluster=cluster,
-        stops=stops,
+        cluster=core.cluster,
+        stops=front.stops,
     )
-    delivery = Delivery(
-        storage.outbox,
-        by_name,
-        metrics=metrics,
-        max_chars=settings.agent.max_answer_chars,
-        runs=cluster.runs,
-        fence=cluster.fence,
-        state=storage.kv,
+
+
+def _delivery(core: _Core) -> Delivery:
+    """Outbox to channels; among replicas it sends only for the chats this one runs,
+    its claims fenced by their partition's lease."""
+    return Delivery(
+        core.storage.outbox,
+        core.by_name,
+        metrics=core.metrics,
+        max_chars=core.settings.agent.max_answer_chars,
+        runs=core.cluster.runs,
+        fence=core.cluster.fence,
+        state=core.storage.kv,
     )
-    ownership = (
-        ChatOwnership(
-            bus,
-            dispatcher,
-            partitions=settings.cluster.partitions,
-            poll_s=settings.cluster.poll_s,
-            refill=scheduler.refill,
-            settled=delivery.settled,
-            in_doubt=delivery.look_up_in_doubt,
-        )
-        if shared
-        else None
+
+
+def _ownership(core: _Core, dispatcher: Dispatcher, delivery: Delivery) -> ChatOwnership:
+    """Among replicas (a shared store only): the chats of the partitions this one holds,
+    queued from the shared inbox; a partition is idle when no turn runs and no reply
+    is unsettled."""
+    cfg = core.settings.cluster
+    return ChatOwnership(
+        core.bus,
+        dispatcher,
+        partitions=cfg.partitions,
+        poll_s=cfg.poll_s,
+        refill=core.scheduler.refill,
+        settled=delivery.settled,
+        in_doubt=delivery.look_up_in_doubt,
     )
-    bind_metrics(
-        metrics, scheduler=scheduler, dispatcher=dispatcher, outbox=storage.outbox, channels=by_name
+
+
+def _inbound(
+    core: _Core, access: AccessControl, backlog: Backlog
+) -> Callable[[InboundMessage], Awaitable[None]]:
+    """What channels hand a message to: one said while away past the grace is dropped;
+    the sender's approvals are re-read so the journal screen, which refuses before
+    journaling, judges by today's."""
+    screen = JournalScreen(
+        access.allowed, core.settings.agent.max_message_chars, core.bus.put_inbound
     )
-    daemon = Daemon(
-        settings=settings,
+    return backlog.screen(access.refreshing(screen))
+
+
+def _daemon(
+    core: _Core,
+    parts: ReadyParts,
+    *,
+    agent: LazyAgent,
+    dispatcher: Dispatcher,
+    delivery: Delivery,
+    inbound: Callable[[InboundMessage], Awaitable[None]],
+    ownership: ChatOwnership | None,
+) -> Daemon:
+    """The daemon over the parts built (no web app yet: it is added once built)."""
+    storage, metrics = core.storage, core.metrics
+    return Daemon(
+        settings=core.settings,
         db=storage.backend,
-        bus=bus,
+        bus=core.bus,
         outbox=storage.outbox,
         sessions=storage.sessions,
-        workspaces=workspaces,
-        http=http,
-        scheduler=scheduler,
-        reminders=reminders,
-        commands=commands,
+        workspaces=core.workspaces,
+        http=core.http,
+        scheduler=core.scheduler,
+        reminders=core.reminders,
+        commands=parts.commands,
         agent=agent,
         dispatcher=dispatcher,
         delivery=delivery,
-        channels=by_name,
-        failed_channels=failed,
-        inbound=backlog.screen(
-            access.refreshing(
-                JournalScreen(access.allowed, settings.agent.max_message_chars, bus.put_inbound)
-            )
-        ),
+        channels=core.by_name,
+        failed_channels=core.failed,
+        inbound=inbound,
         metrics=metrics,
         housekeeping=Housekeeping(
             storage,
             parts.offload,
-            settings.retention,
+            core.settings.retention,
             previews=storage.previews,
-            media=media,
+            media=parts.media,
         ),
         supervisor=Supervisor(metrics),
         web=None,
         # The loop's default executor, before anything uses it (a turn's litellm set-up).
-        prepare_loop=install_setup_executor if model is None else lambda: None,
-        cluster=cluster,
+        prepare_loop=install_setup_executor if parts.model is None else lambda: None,
+        cluster=core.cluster,
         ownership=ownership,
     )
-    web = settings.web
-    if web.enabled if serve_web is None else serve_web:
-        routes = channel_routes(channels)
-        if settings.admin.enabled:  # jinja2 and the pages are imported only then
-            from bot.app_admin import admin_routes
 
-            routes += admin_routes(
-                AdminParts(daemon, storage, admin_auth, personas, decisions, metrics.activity)
-            )
-        daemon.web = WebServer(
-            web.host,
-            web.port,
-            health=daemon.health,
-            metrics=metrics.render,
-            status=functools.partial(live_status, daemon),
-            routes=routes,
+
+def _web_server(core: _Core, front: _Front, daemon: Daemon) -> WebServer:
+    """The one web app: health, metrics, status, the channels' webhooks and, when
+    ``[admin] enabled``, the admin page (jinja2 and the pages are imported only then)."""
+    web = core.settings.web
+    routes = channel_routes(core.channels)
+    if core.settings.admin.enabled:
+        from bot.app_admin import admin_routes
+
+        admin = AdminParts(
+            daemon,
+            core.storage,
+            front.admin_auth,
+            front.personas,
+            front.decisions,
+            core.metrics.activity,
         )
-    return daemon
+        routes += admin_routes(admin)
+    return WebServer(
+        web.host,
+        web.port,
+        health=daemon.health,
+        metrics=core.metrics.render,
+        status=functools.partial(live_status, daemon),
+        routes=routes,
+    )
 
 
 def _protect_logs(settings: Settings) -> None:

@@ -17,7 +17,7 @@ from bot.agent.llm.client import LLMClient
 from bot.agent.llm.response import ChatModel
 from bot.agent.memory.commands import register_memory_commands
 from bot.agent.memory.service import MemoryService
-from bot.agent.runner import AgentRunner
+from bot.agent.runner import AgentRunner, TimezoneLookup
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.commands import register_skill_commands
 from bot.agent.toolbox import ToolServices
@@ -59,63 +59,137 @@ def build_model(settings: Settings) -> LLMClient:
 def build_agent(parts: ReadyParts) -> AgentSide:
     """The agent side over ``parts``; its chat commands join ``parts.commands``."""
     settings = parts.settings
-    llm = build_model(settings) if parts.model is None else None
-    if llm is not None:
-        llm.on_attempt = parts.metrics.model_call
-    model: ChatModel = parts.model if parts.model is not None else _require(llm)
+    model, llm = _chat_model(parts)
+    user_timezone = _user_timezone(parts)
+    weather = OpenMeteoWeather(settings.weather, parts.http)
+    parts.commands.register(weather_command(weather, user_timezone))
+    tools = _tool_registry(settings)
+    reader = DocumentReader(settings.media)  # one conversion at a time: uploads and web_fetch
+    web = _web_tools(parts, reader)
+    skills, memory = _skills_and_memory(parts)
+    files = ChannelFiles(parts.channels)
+    mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects in the background
+    parts.metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
+    services = ToolServices(
+        reminders=parts.reminders,
+        weather=weather,
+        files=files,
+        skills=skills,
+        memory=memory,
+        web=web,
+    )
+    media = _media_intake(parts, files, reader)
+    runner = _runner(
+        parts, model, tools, user_timezone, services, skills=skills, memory=memory, media=media
+    )
+    turns = _turn_handler(parts, runner)
+    return AgentSide(
+        runner=runner,
+        tools=tools,
+        handle=turns.handle,
+        background=(mcp,),
+        warmup=functools.partial(_warm_up, tools, llm, parts.metrics),
+        skills=skills,
+        memory=memory,
+        mcp_servers=functools.partial(mcp_report.reports, settings.mcp, mcp),
+    )
+
+
+def _chat_model(parts: ReadyParts) -> tuple[ChatModel, LLMClient | None]:
+    """The model turns call: the one given (tests, benches) or the configured litellm
+    client, each attempt counted. The client is returned too (None when one was given):
+    warm-up imports litellm through it."""
+    if parts.model is not None:
+        return parts.model, None
+    llm = build_model(parts.settings)
+    llm.on_attempt = parts.metrics.model_call
+    return llm, llm
+
+
+def _user_timezone(parts: ReadyParts) -> TimezoneLookup:
+    """A sender's time zone as the reminder service keeps it (/timezone): the runtime
+    block and the weather command read the same one."""
 
     async def user_timezone(msg: InboundMessage) -> str:
         return await parts.reminders.user_timezone(msg.key.channel, msg.user_id)
 
-    weather = OpenMeteoWeather(settings.weather, parts.http)
-    parts.commands.register(weather_command(weather, user_timezone))
+    return user_timezone
+
+
+def _tool_registry(settings: Settings) -> ToolRegistry:
+    """The built-in and entry-point tools, less those each workspace disables."""
     tools = build_registry()
     for name, section in settings.workspaces.sections().items():
         tools.disable(name, section.disabled_tools)
-    reader = DocumentReader(settings.media)  # one conversion at a time: uploads and web_fetch
+    return tools
+
+
+def _web_tools(parts: ReadyParts, reader: DocumentReader) -> WebTools:
+    """web_search and web_fetch over the shared HTTP client, their calls counted by tool
+    and outcome; ``reader`` converts fetched documents (shared with uploads)."""
+    settings = parts.settings
     web = WebTools(settings.search, settings.fetch, parts.http, reader=reader)
     parts.metrics.read_metrics(
         counters_by(
             "bot_web_calls", "web_search and web_fetch calls", ("tool", "outcome"), web.counts
         )
     )
+    return web
+
+
+def _skills_and_memory(parts: ReadyParts) -> tuple[SkillCatalog, MemoryService]:
+    """The skill catalog and the memory service, with their chat commands (skills
+    first): the tools and the prompt read the same ones."""
     skills = SkillCatalog(parts.workspaces.root)
-    memory = MemoryService(parts.storage.memory, settings.memory)
+    memory = MemoryService(parts.storage.memory, parts.settings.memory)
     register_skill_commands(
         parts.commands, skills, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
     )
     register_memory_commands(
         parts.commands, memory, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
     )
-    files = ChannelFiles(parts.channels)
-    mcp = mcp_manager.MCPManager(settings.mcp, tools)  # connects in the background
-    parts.metrics.read_metrics(labelled_counters("server", mcp.counters, mcp_manager.METRICS))
-    runner = AgentRunner(
+    return skills, memory
+
+
+def _runner(
+    parts: ReadyParts,
+    model: ChatModel,
+    tools: ToolRegistry,
+    timezone: TimezoneLookup,
+    services: ToolServices,
+    *,
+    skills: SkillCatalog,
+    memory: MemoryService,
+    media: MediaIntake,
+) -> AgentRunner:
+    """The turn loop: the model, the tools (each call counted), the session history,
+    the prompt's sections and what users send (media) and were shown (images)."""
+    settings = parts.settings
+    return AgentRunner(
         model,
         CountingToolBox(tools, parts.metrics),
         parts.storage.sessions,
         parts.workspaces,
-        timezone=user_timezone,
+        timezone=timezone,
         max_steps=settings.llm.max_steps,
         context=settings.context,
         model_name=settings.llm.model,
         max_tool_calls=settings.agent.max_tool_calls_per_step,
-        services=ToolServices(
-            reminders=parts.reminders,
-            weather=weather,
-            files=files,
-            skills=skills,
-            memory=memory,
-            web=web,
-        ),
+        services=services,
         skills=skills,
         memory=memory,
         workspace_of=parts.turn_workspace,
         offload=parts.offload,
-        media=_media_intake(parts, files, reader),
+        media=media,
         images=ImageParts(parts.media, settings.media.keep_images_turns),
     )
-    turns = TurnHandler(
+
+
+def _turn_handler(parts: ReadyParts, runner: AgentRunner) -> TurnHandler:
+    """One inbound message to a command or a turn of ``runner``; answers stream where
+    the channel's section leaves ``streaming`` on."""
+    settings = parts.settings
+    return TurnHandler(
         bus=parts.bus,
         commands=parts.commands,
         runner=runner,
@@ -132,16 +206,6 @@ def build_agent(parts: ReadyParts) -> AgentSide:
                 spec.name for spec, section in enabled_channels(settings) if not _streams(section)
             ],
         ),
-    )
-    return AgentSide(
-        runner=runner,
-        tools=tools,
-        handle=turns.handle,
-        background=(mcp,),
-        warmup=functools.partial(_warm_up, tools, llm, parts.metrics),
-        skills=skills,
-        memory=memory,
-        mcp_servers=functools.partial(mcp_report.reports, settings.mcp, mcp),
     )
 
 
@@ -182,8 +246,3 @@ def _warm_up(tools: ToolRegistry, llm: LLMClient | None, metrics: PrometheusMetr
 def _streams(section: object) -> bool:
     """``[channels.<name>] streaming`` (true where a section has no such key)."""
     return bool(getattr(section, "streaming", True))
-
-
-def _require(llm: LLMClient | None) -> LLMClient:
-    assert llm is not None
-    return llm
