@@ -26,6 +26,7 @@ from bot.agent.context import (
     user_content,
 )
 from bot.agent.forgery import neutralize
+from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
@@ -83,6 +84,24 @@ class TurnNotes:
     retracted: bool = False  # the turn's rows were removed: nothing to fold
     said: str = ""  # the text of the last model response, stored with it
     outgoing: list[Attachment] = field(default_factory=list)  # the turn's ToolContext's
+
+
+@dataclass(slots=True)
+class _TurnState:
+    """One turn's loop state: what its steps read, and add to as the loop goes."""
+
+    tz: str
+    messages: list[dict[str, Any]]  # verbatim, as stored: the governor works on a copy
+    checked: Checked  # the governor's clean check of the history, done once
+    turn_start: int  # where the turn's own messages start: the user's message
+    session_id: int
+    ctx: ToolContext
+    definitions: list[dict[str, Any]]
+    offers_final: bool  # without final_result, a plain answer ends the turn
+    nudged: bool = False  # the one nudge to call final_result was given
+    contract_failures: int = 0  # final_result calls that failed validation
+    last_text: str = ""  # the latest text the model wrote, for a fallback answer
+    called: list[str] = field(default_factory=list)  # the tools called, in order
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -289,6 +308,33 @@ class AgentRunner:
         media: Sequence[Entry] = (),
         sink: AnswerSink | None = None,
     ) -> TurnOutcome:
+        """The loop, one model call a step: it ends at a valid final_result, at a plain
+        answer (after one nudge when final_result is offered), at a second invalid
+        final_result, or at ``max_steps`` (a fallback answer, never silence)."""
+        turn = await self._begin(msg, workspace, skey, rows, notes, media=media)
+        for step in range(1, self._max_steps + 1):
+            resp = await self._call_model(turn, step, notes, sink)
+            if not resp.tool_calls:
+                outcome = await self._without_tools(msg, skey, turn, resp, step)
+            else:
+                results = await self._call_tools(skey, turn, resp)
+                outcome = self._final_outcome(msg, turn, resp, results, step)
+            if outcome is not None:
+                return outcome
+        return self._out_of_steps(msg, turn)
+
+    async def _begin(
+        self,
+        msg: InboundMessage,
+        workspace: str,
+        skey: ChatKey,
+        rows: list[Row],
+        notes: TurnNotes,
+        *,
+        media: Sequence[Entry],
+    ) -> _TurnState:
+        """The turn's opening messages, tool context and tools; ``notes`` keeps the
+        history it starts from, which the fold after the turn reuses."""
         tz = await self._tz(msg)
         messages, history = await self._opening(msg, workspace, tz, rows, media)
         checked = history.checked
@@ -308,73 +354,107 @@ class AgentRunner:
             outgoing=notes.outgoing,
         )
         definitions = self._tools.definitions(ctx.workspace_name)
-        offers_final = any(d["function"]["name"] == FINAL_RESULT for d in definitions)
-        nudged = False
-        contract_failures = 0
-        last_text = ""
-        called: list[str] = []
+        return _TurnState(
+            tz=tz,
+            messages=messages,
+            checked=checked,
+            turn_start=turn_start,
+            session_id=session_id,
+            ctx=ctx,
+            definitions=definitions,
+            offers_final=any(d["function"]["name"] == FINAL_RESULT for d in definitions),
+        )
 
-        for step in range(1, self._max_steps + 1):
-            # Repairs and cuts apply to a copy; ``messages`` (and the store) stay verbatim.
-            governed = await self.governor.prepare(
-                messages, tools=definitions, turn_start=turn_start, history=checked
+    async def _call_model(
+        self, turn: _TurnState, step: int, notes: TurnNotes, sink: AnswerSink | None
+    ) -> LLMResponse:
+        """One step's model call on a governed copy of the messages; ``notes`` keeps the
+        first request's bound (when it went untouched) and the text the model wrote."""
+        # Repairs and cuts apply to a copy; ``messages`` (and the store) stay verbatim.
+        governed = await self.governor.prepare(
+            turn.messages, tools=turn.definitions, turn_start=turn.turn_start, history=turn.checked
+        )
+        if step == 1 and governed.untouched:
+            notes.request_bound = governed.tokens
+        sent = await self._images.shown(governed.messages)
+        resp = await self._ask(sent, turn.definitions or None, sink)
+        notes.said = (resp.content or "").strip()
+        if notes.said:
+            turn.last_text = notes.said
+        return resp
+
+    async def _without_tools(
+        self, msg: InboundMessage, skey: ChatKey, turn: _TurnState, resp: LLMResponse, step: int
+    ) -> TurnOutcome | None:
+        """A response that calls no tool is stored and ends the turn, unless final_result
+        is offered and no nudge was given yet: the model is then asked once to call it
+        (None: the loop goes on)."""
+        assistant = {"role": "assistant", "content": resp.content or ""}
+        turn.messages.append(assistant)
+        await self._sessions.append(skey, [assistant])
+        if turn.nudged or not turn.offers_final:
+            return self._plain(turn.last_text, step, turn.called)
+        turn.nudged = True
+        nudge = f"{NUDGE}\n\n{runtime_block(msg, turn.tz, self._clock())}"
+        turn.messages.append({"role": "user", "content": nudge})
+        return None
+
+    async def _call_tools(
+        self, skey: ChatKey, turn: _TurnState, resp: LLMResponse
+    ) -> list[ToolResult]:
+        """Runs the response's calls, then stores it with their results before the next
+        step: a crash mid-turn leaves an honest history."""
+        assistant = _assistant_with_calls(resp)
+        turn.messages.append(assistant)
+        results = await self.execute_calls(resp.tool_calls, turn.ctx)
+        turn.called += [r.name for r in results]
+        tool_msgs = [await self._tool_message(r, turn.ctx, turn.session_id) for r in results]
+        turn.messages.extend(tool_msgs)
+        await self._sessions.append(skey, [assistant, *tool_msgs])
+        return results
+
+    def _final_outcome(
+        self,
+        msg: InboundMessage,
+        turn: _TurnState,
+        resp: LLMResponse,
+        results: list[ToolResult],
+        step: int,
+    ) -> TurnOutcome | None:
+        """A valid final_result ends the turn with its answer; the second invalid one
+        falls back to the model's text rather than loop on it. None: the loop goes on."""
+        final = next((r for r in results if r.name == FINAL_RESULT), None)
+        if final is None:
+            return None
+        if not final.is_error:
+            args = final.arguments
+            return TurnOutcome(
+                answer=str(args["answer"]),
+                structured_data=args.get("structured_data"),
+                next_actions=tuple(str(a) for a in args.get("next_actions") or ()),
+                steps=step,
+                tool_calls=tuple(turn.called),
             )
-            if step == 1 and governed.untouched:
-                notes.request_bound = governed.tokens
-            sent = await self._images.shown(governed.messages)
-            resp = await self._ask(sent, definitions or None, sink)
-            notes.said = (resp.content or "").strip()
-            if notes.said:
-                last_text = notes.said
-            if not resp.tool_calls:
-                assistant = {"role": "assistant", "content": resp.content or ""}
-                messages.append(assistant)
-                await self._sessions.append(skey, [assistant])
-                if nudged or not offers_final:
-                    return self._plain(last_text, step, called)
-                nudged = True
-                nudge = f"{NUDGE}\n\n{runtime_block(msg, tz, self._clock())}"
-                messages.append({"role": "user", "content": nudge})
-                continue
+        turn.contract_failures += 1
+        if turn.contract_failures < 2:
+            return None
+        answer = _raw_answer(resp) or turn.last_text
+        log.warning("final_result invalid twice in %s; falling back to the model's text", msg.key)
+        return TurnOutcome(
+            answer=answer or "Sorry, I could not put my answer together. Please try again.",
+            steps=step,
+            fallback=True,
+            tool_calls=tuple(turn.called),
+        )
 
-            assistant = _assistant_with_calls(resp)
-            messages.append(assistant)
-            results = await self.execute_calls(resp.tool_calls, ctx)
-            called += [r.name for r in results]
-            tool_msgs = [await self._tool_message(r, ctx, session_id) for r in results]
-            messages.extend(tool_msgs)
-            await self._sessions.append(skey, [assistant, *tool_msgs])
-
-            final = next((r for r in results if r.name == FINAL_RESULT), None)
-            if final is None:
-                continue
-            if not final.is_error:
-                args = final.arguments
-                return TurnOutcome(
-                    answer=str(args["answer"]),
-                    structured_data=args.get("structured_data"),
-                    next_actions=tuple(str(a) for a in args.get("next_actions") or ()),
-                    steps=step,
-                    tool_calls=tuple(called),
-                )
-            contract_failures += 1
-            if contract_failures >= 2:
-                answer = _raw_answer(resp) or last_text
-                log.warning(
-                    "final_result invalid twice in %s; falling back to the model's text", msg.key
-                )
-                return TurnOutcome(
-                    answer=answer or "Sorry, I could not put my answer together. Please try again.",
-                    steps=step,
-                    fallback=True,
-                    tool_calls=tuple(called),
-                )
-
+    def _out_of_steps(self, msg: InboundMessage, turn: _TurnState) -> TurnOutcome:
+        """``max_steps`` ran out: the user is told so, with the model's latest text."""
         log.warning("turn in %s hit max_steps=%d", msg.key, self._max_steps)
         note = f"I stopped after {self._max_steps} steps without finishing the task."
+        last_text = turn.last_text
         answer = f"{note}\n\n{last_text}" if last_text else f"{note} Please try rephrasing it."
         return TurnOutcome(
-            answer=answer, steps=self._max_steps, fallback=True, tool_calls=tuple(called)
+            answer=answer, steps=self._max_steps, fallback=True, tool_calls=tuple(turn.called)
         )
 
     async def _ask(

@@ -83,40 +83,48 @@ async def _default_workspace(msg: InboundMessage) -> str:
     return "default"
 
 
-def register_reminder_commands(
-    router: CommandRouter,
-    service: ReminderService,
-    clock: Callable[[], datetime] = utcnow,
-    workspace_of: Callable[[InboundMessage], Awaitable[str]] = _default_workspace,
-) -> None:
-    """``workspace_of`` names the chat's workspace: reminders are kept per workspace."""
+class _ReminderCommands:
+    """The commands' handlers, sharing the service, the clock and the workspace lookup."""
 
-    async def remind(msg: InboundMessage, args: str) -> str:
-        tz = await service.user_timezone(msg.key.channel, msg.user_id)
+    def __init__(
+        self,
+        service: ReminderService,
+        clock: Callable[[], datetime],
+        workspace_of: Callable[[InboundMessage], Awaitable[str]],
+    ) -> None:
+        self._service = service
+        self._clock = clock
+        self._workspace_of = workspace_of
+
+    async def remind(self, msg: InboundMessage, args: str) -> str:
+        """``/remind <when> <what>`` or ``/remind every <repeat> <what>``; the message's
+        id as the source, so a message replayed after a crash sets it once."""
+        tz = await self._service.user_timezone(msg.key.channel, msg.user_id)
         when, what, recurrence = args, "", None
         head, _, rest = args.strip().partition(" ")
         if head.lower() == "every":
             when, what = rest.partition("|")[::2] if "|" in rest else _every_split(rest, tz)
-            when, recurrence = "now", every(when, tz, clock())
+            when, recurrence = "now", every(when, tz, self._clock())
         else:
-            when, what = split_when_what(args, tz, clock())
-        reminder = await service.create(
+            when, what = split_when_what(args, tz, self._clock())
+        reminder = await self._service.create(
             msg.key,
             msg.user_id,
             what.strip(),
             when,
             recurrence=recurrence,
             source=f"{msg.key}:{msg.message_id}#command",
-            workspace=await workspace_of(msg),
+            workspace=await self._workspace_of(msg),
         )
         return f"OK, {confirmation(reminder, when)}"
 
-    async def reminders(msg: InboundMessage, args: str) -> str:
+    async def reminders(self, msg: InboundMessage, args: str) -> str:
+        """``/reminders``: the sender's active reminders in this chat's workspace."""
         # In a group only what was set in this chat: the rest is nobody else's business.
-        active = await service.list(
+        active = await self._service.list(
             msg.key.channel,
             msg.user_id,
-            await workspace_of(msg),
+            await self._workspace_of(msg),
             chat=None if msg.direct else msg.key,
         )
         where = "" if msg.direct else " in this chat"
@@ -124,17 +132,17 @@ def register_reminder_commands(
             return f"You have no active reminders{where}."
         return f"Your reminders{where}:\n" + "\n".join(describe(r) for r in active)
 
-    async def cancel(msg: InboundMessage, args: str) -> str:
+    async def cancel(self, msg: InboundMessage, args: str) -> str:
         """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
         cancelled or named as not found; one id alone fails as a whole."""
         idents = list(dict.fromkeys(a.lstrip("#") for a in args.replace(",", " ").split()))
         if not idents or not all(ident.isdigit() for ident in idents):
             raise ToolError("usage: /cancel <id> [<id> ...]  (see /reminders for the ids)")
-        workspace = await workspace_of(msg)
+        workspace = await self._workspace_of(msg)
         lines = []
         for ident in idents:
             try:
-                cancelled = await service.cancel(
+                cancelled = await self._service.cancel(
                     msg.key.channel, msg.user_id, int(ident), workspace
                 )
             except ToolError as exc:
@@ -145,18 +153,37 @@ def register_reminder_commands(
                 lines.append(f"Cancelled {describe(cancelled)}")
         return "\n".join(lines)
 
-    async def timezone(msg: InboundMessage, args: str) -> str:
+    async def timezone(self, msg: InboundMessage, args: str) -> str:
+        """``/timezone`` shows the sender's zone and local time; ``/timezone <zone>`` sets it."""
         if not args.strip():
-            tz = await service.user_timezone(msg.key.channel, msg.user_id)
+            tz = await self._service.user_timezone(msg.key.channel, msg.user_id)
             return (
-                f"Your time zone is {tz}; it is now {format_local(clock(), tz)}. "
+                f"Your time zone is {tz}; it is now {format_local(self._clock(), tz)}. "
                 "Change it with /timezone <IANA name>, e.g. /timezone Europe/Berlin"
             )
-        return await service.set_timezone(msg.key.channel, msg.user_id, args)
+        return await self._service.set_timezone(msg.key.channel, msg.user_id, args)
 
+
+def register_reminder_commands(
+    router: CommandRouter,
+    service: ReminderService,
+    clock: Callable[[], datetime] = utcnow,
+    workspace_of: Callable[[InboundMessage], Awaitable[str]] = _default_workspace,
+) -> None:
+    """``workspace_of`` names the chat's workspace: reminders are kept per workspace."""
+    commands = _ReminderCommands(service, clock, workspace_of)
     router.register(
-        Command("remind", "/remind <when> <what> | every <repeat> <what>", "set a reminder", remind)
+        Command(
+            "remind",
+            "/remind <when> <what> | every <repeat> <what>",
+            "set a reminder",
+            commands.remind,
+        )
     )
-    router.register(Command("reminders", "/reminders", "list your reminders", reminders))
-    router.register(Command("cancel", "/cancel <id> [<id> ...]", "cancel reminders", cancel))
-    router.register(Command("timezone", "/timezone [zone]", "show or set your time zone", timezone))
+    router.register(Command("reminders", "/reminders", "list your reminders", commands.reminders))
+    router.register(
+        Command("cancel", "/cancel <id> [<id> ...]", "cancel reminders", commands.cancel)
+    )
+    router.register(
+        Command("timezone", "/timezone [zone]", "show or set your time zone", commands.timezone)
+    )

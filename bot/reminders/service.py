@@ -88,35 +88,16 @@ class ReminderService:
         follow-up is one deeper, refused past :data:`MAX_FOLLOWUP_CHAIN`."""
         if source is not None and (existing := await self._store.by_source(source)):
             return existing
-        content = content.strip()
-        if not content:
-            raise ToolError("the reminder has no text; say what to remind about")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise ToolError(f"the reminder text is over {MAX_CONTENT_CHARS} characters")
+        content = _valid_content(content)
         followup = kind is ReminderKind.FOLLOWUP
-        if followup and chain_depth >= MAX_FOLLOWUP_CHAIN:
-            raise ToolError(
-                f"this turn is a follow-up of follow-ups ({chain_depth} deep); a follow-up "
-                f"may set further ones at most {MAX_FOLLOWUP_CHAIN} deep. Answer now, or "
-                "ask the user for a recurring follow-up if this must repeat"
-            )
+        if followup:
+            _check_chain(chain_depth)
         tz = await self.user_timezone(key.channel, user_id)
         now = self._clock()
         recurrence = (recurrence or "").strip() or None
-        if recurrence:
-            cron_trigger(recurrence, tz)  # validate before anything else
-            if kind is ReminderKind.FOLLOWUP:
-                self._check_interval(recurrence, tz, now)
-            start = now if when.strip().lower() in {"", "now"} else parse_when(when, tz, now)
-            check_future(start, now, tz)
-            first = next_occurrence(recurrence, tz, max(start, now) - _EPSILON)
-            if first is None:
-                raise ToolError(f"the schedule '{recurrence}' never fires")
-        else:
-            first = parse_when(when, tz, now)
-            if followup and chain_depth:
-                self._check_rearm(first, now)
-        check_future(first, now, tz)
+        first = self._first_fire(
+            when, recurrence, tz, now, followup=followup, chain_depth=chain_depth
+        )
         try:
             reminder = await self._store.add(
                 key,
@@ -138,6 +119,35 @@ class ReminderService:
             ) from None
         self._scheduler.schedule(reminder)
         return reminder
+
+    def _first_fire(
+        self,
+        when: str,
+        recurrence: str | None,
+        tz: str,
+        now: datetime,
+        *,
+        followup: bool,
+        chain_depth: int,
+    ) -> datetime:
+        """When the reminder first fires; refused when past, when its schedule never
+        fires, and for a follow-up that would run more often than the minimum interval
+        (a schedule's runs, or one set during a follow-up: ``chain_depth`` > 0)."""
+        if recurrence:
+            cron_trigger(recurrence, tz)  # validate before anything else
+            if followup:
+                self._check_interval(recurrence, tz, now)
+            start = now if when.strip().lower() in {"", "now"} else parse_when(when, tz, now)
+            check_future(start, now, tz)
+            first = next_occurrence(recurrence, tz, max(start, now) - _EPSILON)
+            if first is None:
+                raise ToolError(f"the schedule '{recurrence}' never fires")
+        else:
+            first = parse_when(when, tz, now)
+            if followup and chain_depth:
+                self._check_rearm(first, now)
+        check_future(first, now, tz)
+        return first
 
     def _check_rearm(self, first: datetime, now: datetime) -> None:
         """A one-shot follow-up set during a follow-up keeps the minimum interval a
@@ -210,6 +220,28 @@ class ReminderService:
             raise ToolError(f"there is no active reminder #{reminder_id} of yours")
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
         return reminder
+
+
+def _valid_content(content: str) -> str:
+    """The reminder's text, stripped: refused empty or over :data:`MAX_CONTENT_CHARS`,
+    with the same words for a tool call and ``/remind``."""
+    content = content.strip()
+    if not content:
+        raise ToolError("the reminder has no text; say what to remind about")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ToolError(f"the reminder text is over {MAX_CONTENT_CHARS} characters")
+    return content
+
+
+def _check_chain(chain_depth: int) -> None:
+    """A follow-up's turn may set further ones only up to :data:`MAX_FOLLOWUP_CHAIN`
+    deep: each is a paid model turn, and one that re-arms itself would run forever."""
+    if chain_depth >= MAX_FOLLOWUP_CHAIN:
+        raise ToolError(
+            f"this turn is a follow-up of follow-ups ({chain_depth} deep); a follow-up "
+            f"may set further ones at most {MAX_FOLLOWUP_CHAIN} deep. Answer now, or "
+            "ask the user for a recurring follow-up if this must repeat"
+        )
 
 
 def describe(reminder: Reminder) -> str:
