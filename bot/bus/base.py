@@ -25,6 +25,9 @@ class Bus(Protocol):
     async def get_outbound(self) -> OutboundMessage: ...
     def inbound_depth(self) -> int: ...
     def outbound_depth(self) -> int: ...
+    def passed_over(self, msg: InboundMessage) -> None:
+        """The dispatcher did not take ``msg`` (its chat is run elsewhere right now)."""
+        ...
 
 
 class InProcessBus:
@@ -65,6 +68,9 @@ class InProcessBus:
 
     def inbound_depth(self) -> int:
         return self._inbound.qsize()
+
+    def passed_over(self, msg: InboundMessage) -> None:
+        return None  # nothing but this process put it here
 
     def outbound_depth(self) -> int:
         return self._outbound.qsize()

@@ -3,12 +3,21 @@
 ``put_inbound`` returns only once a message is in the inbox (so a channel may then
 acknowledge it to its platform), and ``put_outbound`` only once a reply is in the
 outbox; :meth:`DurableBus.replay` re-queues what a previous run left unfinished.
+
+Replicas sharing the store journal each other's chats' messages, and each polls for its
+own (:mod:`bot.dispatcher.ownership`). Between its full reads (one per poll interval)
+a poll reads only the inbox rows it has not read before: the pending ids alone first,
+then the payloads of the new ones. Reading every pending row each time made a backlog
+cost its size at every poll, and a busy replica polls back to back (every message
+journaled wakes it), so 10,000 waiting messages were parsed again and again while they
+waited. (The outbox's unsent rows are read whole: replies being sent are few.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from bot.bus.base import InProcessBus
@@ -16,6 +25,8 @@ from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Inbox, Outbox
 
 log = logging.getLogger(__name__)
+
+Mark = tuple[ChatKey, str]  # a message: its chat and its id there
 
 
 class DurableBus(InProcessBus):
@@ -36,6 +47,14 @@ class DurableBus(InProcessBus):
         self._shared = shared
         self.journaled = asyncio.Event()  # set when this replica journaled one
         self._announce = announce  # tells the replica running the chat (a wake-up hint)
+        self.clock: Callable[[], float] = time.monotonic
+        # The inbox rows read since the last full read (row id <-> chat and message id).
+        self._read_in: dict[int, Mark] = {}
+        self._row_of: dict[Mark, int] = {}
+        self._full_at = float("-inf")
+        # One read at a time: a partition gained reads its rows after a poll that did not
+        # keep them, and a poll sorts its rows by the partitions held once it has them.
+        self._reading = asyncio.Lock()
 
     async def put_inbound(self, msg: InboundMessage) -> None:
         if await self.inbox.accept(msg):
@@ -74,14 +93,54 @@ class DurableBus(InProcessBus):
         """Re-queue what a previous run accepted but did not finish; (inbound, outbound)."""
         return await self.requeue(lambda _key: True)
 
-    async def requeue(self, keep: Callable[[ChatKey], bool]) -> tuple[int, int]:
+    async def requeue(
+        self, keep: Callable[[ChatKey], bool], *, fresh_for: float | None = None
+    ) -> tuple[int, int]:
         """Queue the unfinished messages and replies of the chats ``keep`` selects (a
         replica's partitions: taken over, or journaled by another replica); the
-        dispatcher and the outbox claims drop what is already queued or being sent."""
-        inbound = [m for m in await self.inbox.pending() if keep(m.key)]
+        dispatcher and the outbox claims drop what is already queued or being sent.
+        ``fresh_for`` (a poll, whose ``keep`` is every partition held): within that many
+        seconds of its last full read, only the messages it has not read since (and
+        those :meth:`passed_over` gave back); it reads them all again once per its
+        interval, however often journaled messages wake it."""
+        async with self._reading:  # a poll and a gained partition's read, one at a time
+            if fresh_for is None:  # not the poll's: what it read stays read
+                unread = await self.inbox.pending()
+            else:
+                now = self.clock()
+                if now - self._full_at >= fresh_for:
+                    self._read_in.clear()
+                    self._row_of.clear()
+                    self._full_at = now
+                unread = await self._unread()
+            inbound = [m for m in unread if keep(m.key)]
         for msg in inbound:
             await super().put_inbound(msg)
         outbound = [m for m in await self.outbox.due(pending_all=True) if keep(m.key)]
         for out in outbound:
             await super().put_outbound(out)
         return len(inbound), len(outbound)
+
+    async def _unread(self) -> list[InboundMessage]:
+        """The pending messages not read since the last full read; those finished since
+        are forgotten."""
+        current = await self.inbox.pending_ids()
+        fresh = [i for i in current if i not in self._read_in]
+        rows = await self.inbox.read_pending(fresh)
+        if len(self._read_in) > len(current) - len(fresh):  # some were finished since
+            still = set(current)
+            self._read_in = {i: m for i, m in self._read_in.items() if i in still}
+            self._row_of = {m: i for i, m in self._read_in.items()}
+        for row, msg in rows:
+            mark = (msg.key, msg.message_id)
+            self._read_in[row] = mark
+            self._row_of[mark] = row
+        return [msg for _, msg in rows]
+
+    def passed_over(self, msg: InboundMessage) -> None:
+        """The dispatcher did not take ``msg``: its chat is not run here right now (a
+        lease a moment past its deadline, before the renewal). The next poll reads it
+        again, before the messages after it, as if it had never been read."""
+        row = self._row_of.pop((msg.key, msg.message_id), None)
+        if row is not None:
+            self._read_in.pop(row, None)

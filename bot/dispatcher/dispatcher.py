@@ -127,6 +127,7 @@ class Dispatcher:
             log.info("stopping; message %s in %s deferred", msg.message_id, msg.key)
             return
         if not self._cluster.runs(msg.key):
+            self._bus.passed_over(msg)  # read again by the poll if the chat comes here
             return  # journaled: the replica running its chat reads it from the inbox
         mark = (msg.key, msg.message_id)
         if mark in self._inflight or mark in self._finished:

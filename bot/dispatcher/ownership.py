@@ -62,6 +62,11 @@ class ChatOwnership:
     def _in(self, partitions: set[int]) -> Callable[[ChatKey], bool]:
         return lambda key: partition_of(key, self._count) in partitions
 
+    def _runs_here(self, key: ChatKey) -> bool:
+        """The held partitions as they are when a poll's rows are sorted, not when it
+        began: a partition gained meanwhile reads its rows after the poll."""
+        return partition_of(key, self._count) in self._held
+
     async def _partition(self, lease: str, held: bool) -> int | None:
         """The partition ``lease`` stands for; for a single lease, None once its work
         was started (``held``) or stopped."""
@@ -111,7 +116,7 @@ class ChatOwnership:
             self._bus.journaled.clear()
             if self._held:
                 try:
-                    await self._bus.requeue(self._in(set(self._held)))
+                    await self._bus.requeue(self._runs_here, fresh_for=self._poll_s)
                 except Exception as exc:  # the next poll tries again
                     log.warning("reading the shared inbox failed: %s", exc)
 

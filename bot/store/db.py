@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEALTH_PROBE_KEY = "health:probe"  # the row /healthz rewrites in the kv table
+ID_BATCH = 500  # ids per statement in fetch_ids (SQLite's parameter cap is 32,766 or 999)
 
 
 def load_migrations(directory: Traversable | None = None) -> tuple[str, ...]:
@@ -239,6 +240,23 @@ class Database:
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return await self.run(lambda c: c.execute(sql, params).fetchall())
+
+    async def fetch_ids(self, sql: str, ids: Sequence[int]) -> list[sqlite3.Row]:
+        """The rows of ``sql`` (``id IN ({})`` in it) for ``ids``, in id order, in one
+        read: SQLite caps a statement's parameters, so at most ID_BATCH ids each."""
+
+        def read(c: sqlite3.Connection) -> list[sqlite3.Row]:
+            ordered = sorted(set(ids))
+            return [
+                row
+                for at in range(0, len(ordered), ID_BATCH)
+                for row in c.execute(
+                    sql.format(",".join("?" * len(ordered[at : at + ID_BATCH]))) + " ORDER BY id",
+                    ordered[at : at + ID_BATCH],
+                )
+            ]
+
+        return await self.run(read) if ids else []
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         rows = await self.fetchall(sql, params)

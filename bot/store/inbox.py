@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 
 from bot.messages import InboundMessage, inbound_from_json, to_json, utcnow
@@ -87,6 +88,15 @@ class InboxStore:
             "SELECT payload FROM inbox WHERE status = 'pending' ORDER BY id"
         )
         return [inbound_from_json(r["payload"]) for r in rows]
+
+    async def pending_ids(self) -> list[int]:
+        rows = await self._db.fetchall("SELECT id FROM inbox WHERE status = 'pending' ORDER BY id")
+        return [int(r["id"]) for r in rows]
+
+    async def read_pending(self, ids: Sequence[int]) -> list[tuple[int, InboundMessage]]:
+        sql = "SELECT id, payload FROM inbox WHERE status = 'pending' AND id IN ({})"
+        rows = await self._db.fetch_ids(sql, ids)
+        return [(int(r["id"]), inbound_from_json(r["payload"])) for r in rows]
 
     async def prune(self, older_than: datetime) -> int:
         """Forget finished messages; redelivery dedup only needs recent ones."""

@@ -184,6 +184,23 @@ async def test_outbox_claim_is_exclusive_and_sent_rows_are_never_claimed(
     assert await _claim(storage, ["other", "never-added"], "run-2") == []
 
 
+async def test_inbox_ids_of_pending_rows_and_reading_some_of_them(storage: Storage) -> None:
+    """A replica's poll lists the pending rows without reading them, then reads the new
+    ones: in arrival order, and only while still pending."""
+    inbox = storage.inbox
+    for name in "abcd":
+        await inbox.accept(inbound(name))
+    ids = await inbox.pending_ids()
+    assert len(ids) == 4 and ids == sorted(ids)
+    await inbox.done(inbound("b"))
+    assert len(await inbox.pending_ids()) == 3
+    read = await inbox.read_pending([ids[3], ids[1], ids[0]])  # b is finished
+    assert [(row, m.message_id) for row, m in read] == [(ids[0], "a"), (ids[3], "d")]
+    assert await inbox.read_pending([]) == []
+    many = [*range(ids[3] + 1, ids[3] + 1200), ids[2]]  # past SQLite's parameter batch
+    assert [m.message_id for _, m in await inbox.read_pending(many)] == ["c"]
+
+
 async def test_outbox_claim_held_through_retries_and_taken_over_after_a_crash(
     storage: Storage,
 ) -> None:

@@ -106,6 +106,18 @@ class PgInbox:
         )
         return [inbound_from_json(r["payload"]) for r in rows]
 
+    async def pending_ids(self) -> list[int]:
+        rows = await self._db.fetch("SELECT id FROM inbox WHERE status = 'pending' ORDER BY id")
+        return [int(r["id"]) for r in rows]
+
+    async def read_pending(self, ids: Sequence[int]) -> list[tuple[int, InboundMessage]]:
+        rows = await self._db.fetch(
+            "SELECT id, payload FROM inbox WHERE status = 'pending' AND id = ANY($1::bigint[])"
+            " ORDER BY id",
+            list(ids),
+        )
+        return [(int(r["id"]), inbound_from_json(r["payload"])) for r in rows]
+
     async def prune(self, older_than: datetime) -> int:
         return await self._db.execute(
             "DELETE FROM inbox WHERE status != 'pending' AND COALESCE(done_at, received_at) < $1",

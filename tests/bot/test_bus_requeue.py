@@ -1,0 +1,126 @@
+"""A replica's poll of the shared inbox reads each pending row once between its full
+reads: the pending ids first, then the payloads of the rows it has not read (a backlog
+waiting its turn was parsed again at every poll, and a busy replica polls back to back,
+woken by every message journaled). A partition gained, and once per poll interval, read
+them all again; a message the dispatcher passed over is read again at the next poll,
+before the ones after it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from bot.bus.durable import DurableBus
+from bot.messages import ChatKey, InboundMessage
+from bot.store.base import Storage
+from bot.store.sqlite import sqlite_storage
+
+OURS = ChatKey("telegram", "1")
+THEIRS = ChatKey("telegram", "2")  # a chat of a partition another replica holds
+POLL_S = 1.0
+
+
+class CountingInbox:
+    """The SQLite inbox, saying which rows' payloads were read."""
+
+    def __init__(self, inbox: Any) -> None:
+        self._inbox = inbox
+        self.read: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inbox, name)
+
+    async def read_pending(self, ids: Sequence[int]) -> list[tuple[int, InboundMessage]]:
+        self.read += ids
+        return list(await self._inbox.read_pending(ids))
+
+
+@pytest_asyncio.fixture
+async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = sqlite_storage(tmp_path / "bus.db")
+    await opened.backend.open()
+    try:
+        yield opened
+    finally:
+        await opened.backend.close()
+
+
+def _ours(key: ChatKey) -> bool:
+    return key == OURS
+
+
+async def _bus(storage: Storage) -> tuple[DurableBus, CountingInbox, list[float]]:
+    inbox = CountingInbox(storage.inbox)
+    bus = DurableBus(inbox, storage.outbox, shared=True)  # type: ignore[arg-type]
+    now = [0.0]
+    bus.clock = lambda: now[0]
+    return bus, inbox, now
+
+
+async def _queued(bus: DurableBus) -> list[str]:
+    return [(await bus.get_inbound()).message_id for _ in range(bus.inbound_depth())]
+
+
+async def test_a_poll_reads_only_rows_it_has_not_read(storage: Storage) -> None:
+    bus, inbox, now = await _bus(storage)
+    for i in range(3):
+        await bus.put_inbound(InboundMessage(OURS, "u", f"m{i}", message_id=f"o{i}"))
+        await bus.put_inbound(InboundMessage(THEIRS, "u", f"m{i}", message_id=f"t{i}"))
+    assert bus.inbound_depth() == 0  # shared: journaled only, the poll queues it
+
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (3, 0)  # the first: all read
+    assert len(inbox.read) == 6
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (0, 0)  # nothing new: none read
+    assert len(inbox.read) == 6
+    assert await bus.requeue(_ours) == (3, 0)  # a partition gained: all, as they are
+    assert len(inbox.read) == 6  # (not through the poll's reading)
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (0, 0)
+
+    await bus.put_inbound(InboundMessage(OURS, "u", "late", message_id="o3"))
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (1, 0)
+    assert len(inbox.read) == 7  # the new row alone
+    assert await _queued(bus) == [
+        "o0",
+        "o1",
+        "o2",
+        "o0",
+        "o1",
+        "o2",
+        "o3",
+    ]  # the dispatcher drops repeats
+
+    now[0] += POLL_S  # once per poll interval, every pending row again
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (4, 0)
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (0, 0)
+
+
+async def test_a_message_passed_over_is_read_again_before_the_next(storage: Storage) -> None:
+    """The dispatcher found the chat not run here for a moment (a lease past its
+    deadline before the renewal): that message comes again, ahead of the one after."""
+    bus, _, _ = await _bus(storage)
+    first = InboundMessage(OURS, "u", "x", message_id="o0")
+    await bus.put_inbound(first)
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (1, 0)
+    bus.passed_over(await bus.get_inbound())
+    await bus.put_inbound(InboundMessage(OURS, "u", "y", message_id="o1"))
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (2, 0)
+    assert await _queued(bus) == ["o0", "o1"]
+
+
+async def test_a_partition_gained_reads_what_the_poll_did_not_keep(storage: Storage) -> None:
+    """The poll read a chat's message when its partition was another replica's; the
+    partition comes here: that message is queued, then the ones after it."""
+    bus, _, _ = await _bus(storage)
+    first = InboundMessage(THEIRS, "u", "x", message_id="t0")
+    await bus.put_inbound(first)
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (0, 0)  # read, not ours
+    assert await bus.requeue(lambda key: key == THEIRS) == (1, 0)  # its partition came
+    await bus.put_inbound(InboundMessage(THEIRS, "u", "y", message_id="t1"))
+    assert await bus.requeue(lambda _key: True, fresh_for=POLL_S) == (1, 0)
+    assert await _queued(bus) == ["t0", "t1"]
+    await storage.inbox.done(first)
+    assert await bus.requeue(lambda _key: True, fresh_for=POLL_S) == (0, 0)
+    assert len(bus._read_in) == 1  # a finished row is forgotten
