@@ -291,6 +291,7 @@ def _ready_parts(
         model=model,
         late_note=backlog.late_note,
         runs=core.cluster.runs,
+        end_turn=front.stops.end,
     )
 
 

@@ -202,6 +202,7 @@ def _turn_handler(parts: ReadyParts, runner: AgentRunner) -> TurnHandler:
             parts.channels,
             parts.storage.previews,
             runs=parts.runs,
+            end_turn=parts.end_turn,
             off=[
                 spec.name for spec, section in enabled_channels(settings) if not _streams(section)
             ],

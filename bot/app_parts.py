@@ -58,6 +58,8 @@ class ReadyParts:
     late_note: Callable[[InboundMessage], str] = lambda _msg: ""
     # Among replicas: whether this one still runs the chat (its partition's lease).
     runs: Callable[[ChatKey], bool] = lambda _key: True
+    # Ends the turn answering a message, as /stop does (a person stopped its stream).
+    end_turn: Callable[[InboundMessage], None] = lambda _msg: None
 
 
 @dataclass(frozen=True)

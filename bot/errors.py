@@ -26,7 +26,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     └── ChannelError             a platform adapter could not start or send
         ├── DeliveryRejected     the platform refused a message for good (no retry)
         ├── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
-        └── PreviewGone          a streamed preview was deleted or may no longer be edited
+        ├── PreviewGone          a streamed preview was deleted or may no longer be edited
+        └── PreviewStopped       the person pressed the platform's stop on a streamed answer
 """
 
 from __future__ import annotations
@@ -144,3 +145,9 @@ class PreviewRateLimited(ChannelError):
 class PreviewGone(ChannelError):
     """The preview message was deleted (by someone in the chat) or may no longer be
     edited: the turn previews no more, and its final answer is posted as new."""
+
+
+class PreviewStopped(ChannelError):
+    """The person stopped the streamed answer with the platform's own control (a stop
+    button on a native stream): the turn ends as their /stop would end it, and the text
+    shown so far stays as they stopped it."""

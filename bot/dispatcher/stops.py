@@ -94,6 +94,16 @@ class TurnStops:
         if meant:
             self._asked[msg.message_id] = tuple(meant)
 
+    def end(self, msg: InboundMessage) -> None:
+        """End the turn answering ``msg`` as its person's /stop would: they stopped the
+        answer in the platform's own interface. Their messages behind it still go."""
+        running = self._running.get(msg.key)
+        if running is None or running.message_id != msg.message_id or running.stopped:
+            return
+        running.stopped = True
+        running.task.cancel(STOPPED_BY_USER)
+        log.info("message %s in %s: its turn stopped in the chat", msg.message_id, msg.key)
+
     def _cancel_running(self, msg: InboundMessage) -> list[str]:
         running = self._running.get(msg.key)
         if running is None or running.user_id != msg.user_id or running.stopped:

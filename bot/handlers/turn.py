@@ -110,8 +110,9 @@ class TurnHandler:
 
     async def _stopped(self, msg: InboundMessage, preview: PreviewStream | None) -> None:
         """A /stop ended the turn: no answer will replace its preview or take its
-        working mark off, so both go now."""
-        if preview is not None:
+        working mark off, so both go now (a stream its person stopped in the chat stays
+        as they stopped it)."""
+        if preview is not None and not preview.stopped_in_chat:
             await preview.discard()
         channel = self.channels.get(msg.key.channel)
         if isinstance(channel, MarksWorking):

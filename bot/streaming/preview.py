@@ -19,6 +19,8 @@ The rules, from the peers' bugs (see docs in the README's streaming section):
 - A rate limit pauses this chat's previews (:class:`.pauses.ChatPauses`); after
   ``max_failures`` failed calls the turn stops previewing and the final comes alone.
   A preview someone deleted (``PreviewGone``) stops previews at the first refusal.
+- A person who stops the stream with the platform's own control (``PreviewStopped``, a
+  stop button) ends the turn as their /stop would (``on_stopped``); what was shown stays.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.agent.llm.response import AnswerReader
-from bot.errors import PreviewGone, PreviewRateLimited
+from bot.errors import PreviewGone, PreviewRateLimited, PreviewStopped
 from bot.messages import ChatKey
 from bot.store.base import Previews
 from bot.store.previews import PreviewRecord
@@ -70,9 +72,12 @@ class PreviewStream:
         record: PreviewRecord | None = None,
         clock: Callable[[], float] = time.monotonic,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
+        on_stopped: Callable[[], None] = lambda: None,
     ) -> None:
         self._channel = channel
         self._runs = runs
+        self._on_stopped = on_stopped  # ends the turn: the person stopped the stream
+        self.stopped_in_chat = False
         self._plan = plan
         self._turn = turn
         self._previews = previews
@@ -166,6 +171,11 @@ class PreviewStream:
         except PreviewGone as exc:  # deleted in the chat: no edit can succeed any more
             log.info("preview in %s is gone (%s); the answer comes whole", plan.key, exc)
             self._closed = True
+            return
+        except PreviewStopped as exc:
+            log.info("answer in %s stopped in the chat (%s); its turn ends", plan.key, exc)
+            self._closed = self.stopped_in_chat = True
+            self._on_stopped()
             return
         except Exception as exc:  # cosmetic: the final answer still arrives
             log.warning("preview in %s failed: %s", plan.key, exc)

@@ -7,6 +7,7 @@ store read, no task, the answer is sent as before.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Collection, Mapping
 
@@ -29,7 +30,9 @@ class Streaming:
         off: Collection[str] = (),
         clock: Callable[[], float] = time.monotonic,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
+        end_turn: Callable[[InboundMessage], None] = lambda _msg: None,
     ) -> None:
+        self._end_turn = end_turn  # a person stopped the stream: their turn ends (/stop)
         self._settings = settings
         self._channels = channels
         self._previews = previews
@@ -69,4 +72,5 @@ class Streaming:
             record=await self._previews.get(turn),
             clock=self._clock,
             runs=self._runs,
+            on_stopped=functools.partial(self._end_turn, msg),
         )

@@ -28,7 +28,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.errors import ChannelError, PreviewGone, PreviewRateLimited
+from bot.errors import ChannelError, PreviewGone, PreviewRateLimited, PreviewStopped
 from bot.messages import ChatKey
 from channels.slack.budget import Budget
 from channels.slack.errors import api_error, error_of, retry_after_s
@@ -49,6 +49,7 @@ NO_STREAMING = frozenset(
 # The message cannot be edited any more: the final answer is posted as new instead.
 GONE = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
 NOT_STREAMING = "message_not_in_streaming_state"
+STOPPED_BY_USER = "stopped_by_user"  # the person pressed stop on the stream in Slack
 
 Call = Callable[[], Awaitable[Any]]
 
@@ -128,6 +129,8 @@ class SlackPreviews:
             wait = limited(exc)
             if wait is None and error_of(exc) in GONE:
                 raise PreviewGone(f"Slack {what}: {error_of(exc)}") from exc
+            if error_of(exc) == STOPPED_BY_USER:
+                raise PreviewStopped(f"Slack {what}: {STOPPED_BY_USER}") from exc
             if wait is None:
                 raise api_error(exc, what) from exc
             self._budget(team, kind).pause(wait)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 from typing import Any
 
@@ -17,7 +18,7 @@ from tests.fakes import daemons, slack_api
 from tests.fakes.daemons import asked, channel_state_keys, until_no_state_key
 from tests.fakes.llm_server import streamed_answer
 from tests.fakes.slack_api import USER, FakeSlack, post_signed
-from tests.fakes.waiting import STEP_S, until
+from tests.fakes.waiting import STEP_S, inbox_done, until
 from tests.fakes.web_client import channel_state, metrics, value
 
 fake_slack = slack_api.fake_slack
@@ -397,6 +398,34 @@ async def test_a_429_on_a_preview_edit_holds_up_no_answer(
     chat = refused.params["channel"]
     after = [c for c in fake_slack.calls_to("chat.update") if c.at > refused.at]
     assert [c.params["text"] for c in after if c.params["channel"] == chat] == [STORY]
+
+
+async def test_stop_pressed_on_a_streamed_answer_ends_its_turn_as_a_stop_does(
+    slack_daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    """The person presses Slack's stop on the answer streaming into their thread (the
+    next chat.appendStream is refused with stopped_by_user): the turn ends there, as
+    their /stop would end it. Nothing more is written to the stopped message (no final
+    edit, no post), the text shown stays, and the stopped question is not part of the
+    chat: the thread's next message is answered without it."""
+    daemon = await slack_daemon(QUICK)
+    fake_llm.reply(streamed_answer(STORY, seconds=30.0))
+    asked = fake_slack.mention("tell me a story")
+    await fake_slack.wait_acked(await fake_slack.push(asked))
+    await fake_slack.wait_until(lambda: fake_slack.count("chat.startStream") == 1, STEP_S)
+    fake_slack.fail("chat.appendStream", 200, "stopped_by_user", times=100)
+    fake_slack.fail("chat.stopStream", 200, "stopped_by_user", times=100)
+    await inbox_done(daemon, f"C0GENERAL:{asked['ts']}")  # long before the 30 s
+    stopped_at = fake_slack.calls_to("chat.appendStream")[-1].at
+    [shown] = fake_slack.posts("C0GENERAL")
+    assert STORY.startswith(shown["text"]) and len(shown["text"]) < len(STORY)
+    later = fake_slack.mention("and now?", thread_ts=asked["ts"])
+    await fake_slack.wait_acked(await fake_slack.push(later))
+    await _answers(fake_slack, "echo: and now?", channel="C0GENERAL")
+    assert not [c for c in fake_slack.calls if c.at > stopped_at and c.method in STREAMS]
+    assert fake_slack.count("chat.update") == 0 and fake_slack.posts("C0GENERAL")[0] == shown
+    sent = json.dumps(fake_llm.requests[-1].json["messages"])
+    assert "and now?" in sent and "tell me a story" not in sent
 
 
 # -- what the bot posts pings no crowd ---------------------------------------------------
