@@ -122,7 +122,11 @@ def build_daemon(
     database (``[store] url`` names PostgreSQL or SQLite).
     """
     _protect_logs(settings)
-    core = _core(settings, channels, local, stores)
+
+    def web_address() -> str:  # the bound port once the web app runs ([web] port = 0)
+        return f"{settings.web.host}:{daemon.web.port}" if daemon.web is not None else ""
+
+    core = _core(settings, channels, local, stores, web_address)
 
     def admin_base() -> str:  # the bound port once the web app runs ([web] port = 0)
         port = daemon.web.port if daemon.web is not None else settings.web.port
@@ -181,6 +185,7 @@ def _core(
     channels: Sequence[Channel] | ChannelsFactory | None,
     local: Sequence[Channel],
     stores: Callable[[Database], Storage],
+    web_address: Callable[[], str],
 ) -> _Core:
     """The store, the channels over it, this process's place among replicas, the bus
     and the reminder timer: what the commands, the dispatcher and delivery all use."""
@@ -192,7 +197,7 @@ def _core(
     shared = is_postgres(url)  # replicas may share it: see bot/cluster
     built = _channels(settings, storage, channels, local, standby=shared)
     by_name = {c.name: c for c in built}
-    cluster = _replica(settings, url, built) if shared else SingleProcess()
+    cluster = _replica(settings, url, built, web_address) if shared else SingleProcess()
     # Shared: a message journaled here for a chat another replica runs wakes that one.
     bus = DurableBus(storage.inbox, storage.outbox, shared=shared, announce=cluster.announce)
     workspaces = Workspaces(settings.data_dir / "workspaces")
@@ -464,10 +469,13 @@ def _channels(
     return list(channels)
 
 
-def _replica(settings: Settings, url: str, channels: Sequence[Channel]) -> Cluster:
+def _replica(
+    settings: Settings, url: str, channels: Sequence[Channel], web: Callable[[], str]
+) -> Cluster:
     """This process as one replica of the bot on a shared PostgreSQL: its leases (chat
     partitions, and each channel that receives on one replica at a time) on the server's
-    clock, renewed on a connection of their own."""
+    clock, renewed on a connection of their own; ``web``: its web app's bound address,
+    in its heartbeat for `bot status`."""
     from bot.cluster.agreement import Agreement
     from bot.cluster.replica import PgCluster, Timing
 
@@ -477,7 +485,6 @@ def _replica(settings: Settings, url: str, channels: Sequence[Channel]) -> Clust
         for c in channels
         if isinstance(c, ReceivesAlone) and (lease := c.receive_lease) is not None
     ]
-    web = f"{settings.web.host}:{settings.web.port}" if settings.web.enabled else ""
     timing = Timing(ttl_s=cfg.lease_ttl_s, renew_s=cfg.renew_every_s, partitions=cfg.partitions)
     agreement = Agreement.of(cfg.partitions, [c.name for c in channels], settings.llm.model)
     return PgCluster(

@@ -27,7 +27,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -77,7 +77,7 @@ class PgCluster:
         timing: Timing,
         label: str = "",
         singles: Sequence[str] = (),
-        web: str = "",
+        web: Callable[[], str] = lambda: "",
         agreement: Agreement | None = None,
     ) -> None:
         self._url = url
@@ -86,7 +86,7 @@ class PgCluster:
         # name must never be renewed by a stranger under the same name.
         self.replica = f"{label or socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
         self.singles: Sequence[str] = tuple(singles)
-        self._web = web
+        self._web = web  # the web app's bound address ("" while none serves)
         self._started_at = datetime.now(UTC).isoformat()
         self._names = [lease_name(p) for p in range(timing.partitions)]
         self._held: dict[str, int] = {}  # name -> token
@@ -203,7 +203,7 @@ class PgCluster:
         began = time.monotonic()
         table = LeaseTable(await self._connection(), self.replica, self._ttl_ms)
         await table.beat(
-            socket.gethostname(), os.getpid(), self._started_at, self._web, self._config
+            socket.gethostname(), os.getpid(), self._started_at, self._web(), self._config
         )
         kept = await table.renew()
         for name in list(self._held):

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from bot.cluster.fence import NOW_MS, Fence, fenced
-from bot.cluster.leases import LeaseTable
+from bot.cluster.leases import LeaseTable, replicas
 from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.postgres import postgres_storage
@@ -78,6 +78,12 @@ async def test_two_replicas_on_one_store_are_one_bot(
         assert "telegram:poll#" in str(health["leases"]) and health["status"] == "ok"
         assert health["cluster"] == "ok" and "cluster_differs" not in health  # one config
         assert "telegram:poll" not in str((await standby.health()).body()["leases"])
+        conn = await asyncpg.connect(url)
+        try:  # each heartbeat names its web app's bound port ([web] port = 0), not 0
+            beats = sorted(r.web for r in await replicas(conn))
+        finally:
+            await conn.close()
+        assert beats == sorted(f"127.0.0.1:{d.web.port}" for d in (a, b))
         await poller.stop(timeout=2)  # its leases released: the other takes them over
         await until(lambda: "telegram:poll" in leases(standby) and len(leases(standby)) == 9)
         fake_telegram.message("after", chat_id=CHATS[0])
