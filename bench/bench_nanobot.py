@@ -118,16 +118,14 @@ async def nanobot(python: Path, timeout: float = 600, **args: Any) -> dict[str, 
 
 
 def _cpu_ms(r: dict[str, Any]) -> float:
-    return float(r["cpu_s"]) / r["messages"] * 1000
+    messages: int = r["messages"]
+    return float(r["cpu_s"]) / messages * 1000
 
 
-async def run() -> list[Row]:
-    python, how = await ensure_nanobot()
-    if python is None:
-        return [Row("nanobot-ai 0.3.5 side by side", "not run", how[:300])]
-    rows: list[Row] = []
+async def _turns(python: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """nanobot's closed-loop chats, then ours the same size, on one 0-latency fake."""
     async with FakeLLMProcess(delay=0.0) as fake:
-        urls = {"url": fake.url, "stats_url": fake.stats_url}
+        urls: dict[str, Any] = {"url": fake.url, "stats_url": fake.stats_url}
         theirs = await nanobot(python, mode="turns", chats=CHATS, per_chat=PER_CHAT, **urls)
         ours = await run_worker(
             "bench_turns:ours",
@@ -138,7 +136,14 @@ async def run() -> list[Row]:
             loop=DAEMON_LOOP,
             **urls,
         )
+    return theirs, ours
+
+
+def _turn_rows(theirs: dict[str, Any], ours: dict[str, Any], how: str) -> list[Row]:
+    """Each side's throughput and CPU per message, ours over theirs, and nanobot's own
+    start-up (``how`` it was installed, for the note)."""
     scenario = f"vs nanobot: {CHATS * PER_CHAT} turns, {CHATS} chats, 0-latency model"
+    rows: list[Row] = []
     for name, r in (("nanobot", theirs), ("ours", ours)):
         rows += [
             Row(
@@ -166,8 +171,14 @@ async def run() -> list[Row]:
             f" turn per chat; installed: {how}",
         ),
     ]
+    return rows
+
+
+async def _bursts(python: Path) -> dict[str, dict[str, Any]]:
+    """``BURST`` chats at once on the 1-second fake: nanobot at its defaults and
+    raised, then ours at its defaults and raised, each keyed by the row's name."""
     async with FakeLLMProcess(delay=DELAY_S) as fake:
-        urls = {"url": fake.url, "stats_url": fake.stats_url}
+        urls: dict[str, Any] = {"url": fake.url, "stats_url": fake.stats_url}
         runs = {
             "nanobot, default": await nanobot(python, mode="burst", chats=BURST, **urls),
             "nanobot, raised": await nanobot(
@@ -180,7 +191,13 @@ async def run() -> list[Row]:
             )
             r["messages"] = BURST
             runs[f"ours, {label}"] = r
+    return runs
+
+
+def _burst_rows(runs: dict[str, dict[str, Any]]) -> list[Row]:
+    """Each burst's wall time, then the best of ours against the best of nanobot's."""
     scenario = f"vs nanobot: {BURST} chats at once, 1-second model"
+    rows: list[Row] = []
     for name, r in runs.items():
         rss = r.get("peak_rss_mb", 0.0)
         rows.append(
@@ -202,4 +219,14 @@ async def run() -> list[Row]:
             f"{best_ours:.2f} s vs {best_theirs:.2f} s",
         )
     )
+    return rows
+
+
+async def run() -> list[Row]:
+    python, how = await ensure_nanobot()
+    if python is None:
+        return [Row("nanobot-ai 0.3.5 side by side", "not run", how[:300])]
+    theirs, ours = await _turns(python)
+    rows = _turn_rows(theirs, ours, how)
+    rows += _burst_rows(await _bursts(python))
     return rows

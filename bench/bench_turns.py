@@ -185,11 +185,14 @@ SCENARIO_KEYS = ("messages", "wall_s", "cpu_s", "requests", "sent_messages", "fa
 def history_of(r: dict[str, Any]) -> int:
     """The stored messages an average model call of run ``r`` carried (besides the
     system prompt and the user's message): the same-size floor sends as many."""
-    return max(0, round(r["sent_messages"] / max(1, r["requests"])) - 2)
+    sent: int = r["sent_messages"]
+    calls: int = max(1, r["requests"])
+    return max(0, round(sent / calls) - 2)
 
 
 def _per_call(r: dict[str, Any], count: str = "calls") -> float:
-    return float(r["cpu_s"]) / max(1, r[count])
+    n: float = max(1, r[count])
+    return float(r["cpu_s"]) / n
 
 
 async def interleaved(
@@ -315,7 +318,7 @@ def turn_rows(scenario: str, r: dict[str, Any]) -> list[Row]:
 
 
 async def take_turns(
-    urls: dict[str, str],
+    urls: dict[str, Any],
     target: str,
     label: str,
     per_chat: int,
@@ -337,7 +340,7 @@ async def take_turns(
         return {**await interleaved(floor, scenario, per_chat), "stream": stream}
 
 
-async def _loop_floors(urls: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+async def _loop_floors(urls: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The bare floor on asyncio's loop and on uvloop, ``ROUNDS`` segments each taking
     turns: what the event loop alone saves a bare call. The daemon runs on uvloop where it
     is installed (bot/ops/loop.py); the floor above stays on asyncio's, as a bare call
@@ -369,45 +372,56 @@ def _loop_rows(runs: dict[str, list[dict[str, Any]]]) -> list[Row]:
     ]
 
 
-async def run() -> list[Row]:
-    async with FakeLLMProcess(delay=0.0) as fake:
-        urls = {"url": fake.url, "stats_url": fake.stats_url}
-        chats = "bench_turns:daemon_chats"
-        short = await take_turns(urls, chats, "short", MESSAGES // CHATS, chats=CHATS, stored=0)
-        single = await run_worker(
-            "bench_turns:ours",
-            chats=1,
-            per_chat=SINGLE,
-            stored=0,
-            label="single",
-            loop=DAEMON_LOOP,
-            **urls,
+async def _bus_turns(
+    urls: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The scenarios through the bus-level channel, in this order: the short session
+    taking turns with its floor, one chat's unloaded latency (a worker of its own), then
+    the long session taking turns with its floor."""
+    chats = "bench_turns:daemon_chats"
+    short = await take_turns(urls, chats, "short", MESSAGES // CHATS, chats=CHATS, stored=0)
+    single = await run_worker(
+        "bench_turns:ours",
+        chats=1,
+        per_chat=SINGLE,
+        stored=0,
+        label="single",
+        loop=DAEMON_LOOP,
+        **urls,
+    )
+    long = await take_turns(
+        urls, chats, "long", LONG_MESSAGES // CHATS, chats=CHATS, stored=LONG_SESSION
+    )
+    return short, single, long
+
+
+async def _telegram_turns(urls: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The short and the long session through the fake Bot API (own process): private
+    chats preview at the default ``streaming = true``, so their floor streams too."""
+    async with FakeTelegramProcess() as tg:
+        via_telegram = partial(
+            take_turns,
+            urls,
+            "platform_turns:platform",
+            control_url=tg.control_url,
+            channel="telegram",
+            section=tg.section(),
+            chat_ids=tg.chat_ids(CHATS),
+            warmup=WARMUP,
+            stream=True,  # private chats preview at the default `streaming = true`
         )
-        long = await take_turns(
-            urls, chats, "long", LONG_MESSAGES // CHATS, chats=CHATS, stored=LONG_SESSION
-        )
-        loops = await _loop_floors(urls) if loop_factory("auto") is not None else None
-        async with FakeTelegramProcess() as tg:
-            via_telegram = partial(
-                take_turns,
-                urls,
-                "platform_turns:platform",
-                control_url=tg.control_url,
-                channel="telegram",
-                section=tg.section(),
-                chat_ids=tg.chat_ids(CHATS),
-                warmup=WARMUP,
-                stream=True,  # private chats preview at the default `streaming = true`
-            )
-            tg_short = await via_telegram("telegram-short", MESSAGES // CHATS, stored=0)
-            tg_long = await via_telegram(
-                "telegram-long", LONG_MESSAGES // CHATS, stored=LONG_SESSION
-            )
-    segments = [f for r in (short, long) for f in r["floor_segments"]]
+        tg_short = await via_telegram("telegram-short", MESSAGES // CHATS, stored=0)
+        tg_long = await via_telegram("telegram-long", LONG_MESSAGES // CHATS, stored=LONG_SESSION)
+    return tg_short, tg_long
+
+
+def _floor_rows(segments: list[dict[str, Any]]) -> tuple[list[Row], float]:
+    """The bare floor's rows, pooled over its ``segments`` (those that took turns with
+    the bus-level scenarios), and its CPU per call in ms, which the streamed floor's row
+    is compared with."""
     bare = _pooled(segments, FLOOR_KEYS)
     floor_ms = _per_call(bare) * 1000
     each = [_per_call(f) * 1000 for f in segments]
-    streamed = [f for r in (tg_short, tg_long) for f in r["floor_segments"]]
     rows = [
         Row(
             "turns: floor (bare litellm.acompletion)",
@@ -424,10 +438,13 @@ async def run() -> list[Row]:
             f" {bare['fake_cpu_s'] / bare['requests'] * 1000:.2f} ms per request (own process)",
         ),
     ]
-    rows += _loop_rows(loops) if loops is not None else []
-    rows.append(streamed_floor_row(streamed, floor_ms))
-    rows += turn_rows("turns: short session", short)
-    rows += [
+    return rows, floor_ms
+
+
+def _single_rows(single: dict[str, Any]) -> list[Row]:
+    """One chat, one message at a time: a turn's latency without the queueing for the
+    CPU that the many-chat latencies include."""
+    return [
         Row(
             "turns: one chat, one message at a time",
             "latency p50",
@@ -443,22 +460,47 @@ async def run() -> list[Row]:
             f"{single['requests'] / single['messages']:.2f} model calls per message",
         ),
     ]
+
+
+def _telegram_rows(r: dict[str, Any]) -> list[Row]:
+    """A Telegram session's turn rows and the Bot API calls each message cost, as the
+    fake counted them."""
+    scenario = "turns via Telegram (fake Bot API, own process): " + (
+        "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
+    )
+    per_message = sorted(r["bot_api_calls"].items())
+    calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
+    return [
+        *turn_rows(scenario, r),
+        Row(scenario, "Bot API calls per message", calls, "long polls included"),
+    ]
+
+
+def _growth_row(short: dict[str, Any], long: dict[str, Any]) -> Row:
+    """What a long stored session adds to a turn's CPU over an empty one."""
+    growth = (long["cpu_s"] / long["messages"]) / (short["cpu_s"] / short["messages"])
+    return Row(
+        "turns: long vs short session",
+        "CPU per message ratio",
+        f"{growth:.2f}x",
+        f"sessions start at {long['seeded']:,} stored messages vs empty",
+    )
+
+
+async def run() -> list[Row]:
+    async with FakeLLMProcess(delay=0.0) as fake:
+        urls: dict[str, Any] = {"url": fake.url, "stats_url": fake.stats_url}
+        short, single, long = await _bus_turns(urls)
+        loops = await _loop_floors(urls) if loop_factory("auto") is not None else None
+        tg_short, tg_long = await _telegram_turns(urls)
+    rows, floor_ms = _floor_rows([f for r in (short, long) for f in r["floor_segments"]])
+    rows += _loop_rows(loops) if loops is not None else []
+    streamed = [f for r in (tg_short, tg_long) for f in r["floor_segments"]]
+    rows.append(streamed_floor_row(streamed, floor_ms))
+    rows += turn_rows("turns: short session", short)
+    rows += _single_rows(single)
     rows += turn_rows(f"turns: session of {long['seeded']:,} messages", long)
     for r in (tg_short, tg_long):
-        scenario = "turns via Telegram (fake Bot API, own process): " + (
-            "short session" if not r["seeded"] else f"session of {r['seeded']:,} messages"
-        )
-        rows += turn_rows(scenario, r)
-        per_message = sorted(r["bot_api_calls"].items())
-        calls = ", ".join(f"{k} {v / r['messages']:.2f}" for k, v in per_message)
-        rows.append(Row(scenario, "Bot API calls per message", calls, "long polls included"))
-    growth = (long["cpu_s"] / long["messages"]) / (short["cpu_s"] / short["messages"])
-    rows.append(
-        Row(
-            "turns: long vs short session",
-            "CPU per message ratio",
-            f"{growth:.2f}x",
-            f"sessions start at {long['seeded']:,} stored messages vs empty",
-        )
-    )
+        rows += _telegram_rows(r)
+    rows.append(_growth_row(short, long))
     return rows

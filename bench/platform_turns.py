@@ -14,7 +14,7 @@ import itertools
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -22,6 +22,11 @@ from bench.harness import CpuMeter, profiled, seed_sessions, settings
 from bench.pgserver import ServerCpu, throwaway_schema
 from bench.procs import fake_stats, served_between
 from bot.messages import ChatKey
+
+if TYPE_CHECKING:
+    from bot.ops.web import WebServer
+
+Segment = Callable[[int], Awaitable[dict[str, Any]]]
 
 
 async def _drive(control_url: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -31,6 +36,68 @@ async def _drive(control_url: str, spec: dict[str, Any]) -> dict[str, Any]:
         async with http.get(f"{control_url}/wait", timeout=aiohttp.ClientTimeout(600)) as resp:
             result: dict[str, Any] = await resp.json()
             return result
+
+
+def _spec(
+    web: WebServer | None,
+    section: dict[str, Any],
+    chats: int,
+    deliver: str,
+    drive: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What every run asks of the fake (bench/driving.py) besides its size and prefix;
+    with ``deliver="http"`` the daemon's Slack Events route it posts each message to."""
+    spec: dict[str, Any] = {**(drive or {}), "chats": chats, "deliver": deliver}
+    if deliver == "http":
+        assert web is not None, "the HTTP Events API needs the web app"
+        spec["events_url"] = web.url + section.get("http_path", "/slack/events")
+    return spec
+
+
+def _segments(
+    control_url: str,
+    stats_url: str,
+    spec: dict[str, Any],
+    *,
+    chats: int,
+    seeded: int,
+    store_url: str,
+    label: str,
+) -> Segment:
+    """The measured segment: the fake drives ``per_chat`` messages in each chat (the
+    prefix numbered on, so every answer is checked against its own question) while this
+    process's CPU, the fake model's requests and, on PostgreSQL, the server's CPU are
+    counted around it."""
+    numbers = itertools.count()
+
+    async def segment(per_chat: int) -> dict[str, Any]:
+        gc.collect()
+        before = await fake_stats(stats_url)
+        asked = {**spec, "per_chat": per_chat, "prefix": f"message {next(numbers)}"}
+        server = ServerCpu(store_url) if store_url else None
+        if server is not None:
+            await server.start()
+        with CpuMeter() as cpu, profiled(f"turns-{label}"):
+            run = await _drive(control_url, asked)
+        backends, writers = await server.stop() if server is not None else (0.0, 0.0)
+        after = await fake_stats(stats_url)
+        return {
+            "server_cpu_s": backends,
+            "writers_cpu_s": writers,
+            "chats": chats,
+            "messages": chats * per_chat,
+            "wall_s": run["wall_s"],
+            "cpu_s": cpu.used,
+            "latencies": run["latencies"],
+            **served_between(before, after),
+            "seeded": seeded,
+            "failed": run["failed"],
+            "bot_api_calls": run["methods"],
+            "shown": run["shown"],
+            "writes": run["writes"],
+        }
+
+    return segment
 
 
 @contextlib.asynccontextmanager
@@ -72,41 +139,18 @@ async def platform(
         keys = [ChatKey(channel, c) for c in chat_ids]
         seeded = await seed_sessions(daemon, keys, stored) if stored else 0
         chats = len(chat_ids)
-        spec: dict[str, Any] = {**(drive or {}), "chats": chats, "deliver": deliver}
-        if deliver == "http":
-            assert daemon.web is not None, "the HTTP Events API needs the web app"
-            spec["events_url"] = daemon.web.url + section.get("http_path", "/slack/events")
+        spec = _spec(daemon.web, section, chats, deliver, drive)
         for w in range(warmup):
             await _drive(control_url, {**spec, "per_chat": 1, "prefix": f"warm-up {w}"})
-        numbers = itertools.count()
-
-        async def segment(per_chat: int) -> dict[str, Any]:
-            gc.collect()
-            before = await fake_stats(stats_url)
-            asked = {**spec, "per_chat": per_chat, "prefix": f"message {next(numbers)}"}
-            server = ServerCpu(store_url) if store_url else None
-            if server is not None:
-                await server.start()
-            with CpuMeter() as cpu, profiled(f"turns-{label}"):
-                run = await _drive(control_url, asked)
-            backends, writers = await server.stop() if server is not None else (0.0, 0.0)
-            after = await fake_stats(stats_url)
-            return {
-                "server_cpu_s": backends,
-                "writers_cpu_s": writers,
-                "chats": chats,
-                "messages": chats * per_chat,
-                "wall_s": run["wall_s"],
-                "cpu_s": cpu.used,
-                "latencies": run["latencies"],
-                **served_between(before, after),
-                "seeded": seeded,
-                "failed": run["failed"],
-                "bot_api_calls": run["methods"],
-                "shown": run["shown"],
-                "writes": run["writes"],
-            }
-
+        segment = _segments(
+            control_url,
+            stats_url,
+            spec,
+            chats=chats,
+            seeded=seeded,
+            store_url=store_url,
+            label=label,
+        )
         try:
             yield segment
         finally:
