@@ -63,7 +63,7 @@ def _sum(runs: list[dict[str, Any]], key: str) -> float:
     return float(sum(r[key] for r in runs))
 
 
-async def _cpu_per_message(urls: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+async def _cpu_per_message(urls: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """``ROUNDS`` segments on each backend, taking turns."""
     async with FakeTelegramProcess() as tg_lite, FakeTelegramProcess() as tg_pg:
 
@@ -146,7 +146,7 @@ def _said(runs: list[dict[str, Any]]) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _replica(urls: dict[str, str], store_url: str) -> AsyncIterator[Segments]:
+async def _replica(urls: dict[str, Any], store_url: str) -> AsyncIterator[Segments]:
     async with Segments(
         "replica:replica", loop=DAEMON_LOOP, store_url=store_url, **urls
     ) as replica:
@@ -173,10 +173,10 @@ async def _replies(replicas: list[Segments], want: int) -> list[tuple[str, float
     while len({c for c, _, _ in got}) < want and time.monotonic() < deadline:
         await asyncio.sleep(0.25)
         for r in replicas:
-            got += [tuple(x) for x in (await r.run(op="replies"))["replies"]]  # type: ignore[misc]
+            got += [tuple(x) for x in (await r.run(op="replies"))["replies"]]
     await asyncio.sleep(2)
     for r in replicas:
-        got += [tuple(x) for x in (await r.run(op="replies"))["replies"]]  # type: ignore[misc]
+        got += [tuple(x) for x in (await r.run(op="replies"))["replies"]]
     return got
 
 
@@ -279,7 +279,7 @@ async def run() -> list[Row]:
     if not await reachable():
         return [Row("PostgreSQL and replicas", "all rows", "skipped", f"no server at {PG_URL}")]
     async with FakeLLMProcess(delay=0.0) as fake:
-        urls = {"url": fake.url, "stats_url": fake.stats_url}
+        urls: dict[str, Any] = {"url": fake.url, "stats_url": fake.stats_url}
         cpu = await _cpu_per_message(urls)
         took = await _failovers(urls)
     async with FakeLLMProcess(delay=DELAY_S) as slow:

@@ -35,7 +35,7 @@ _TOOL_ASK = "Before you answer, check which reminders I have set right now (chec
 # (tool name, arguments) per bot, the first offered wins: the same question to each
 # (nanobot without its cron service, as the bench's other nanobot rows run it, lists
 # its workspace instead: a harmless read-only call).
-_LISTING_TOOLS = (
+_LISTING_TOOLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("list_reminders", {}),
     ("cron", {"action": "list"}),
     ("list_dir", {"path": "."}),

@@ -94,10 +94,9 @@ def settings(
     (``store_url``: ``[store] url``, "" for SQLite in ``data_dir``)."""
     agent = {} if max_concurrent_chats is None else {"max_concurrent_chats": max_concurrent_chats}
     calls = {} if max_concurrent_calls is None else {"max_concurrent_calls": max_concurrent_calls}
-    return Settings(
-        data_dir=data_dir,
-        log_level="WARNING",
-        llm={
+    # The sections as a TOML file would give them (raw values, validated by Settings).
+    sections: dict[str, Any] = {
+        "llm": {
             "model": MODEL,
             "api_base": llm_url,
             "api_key": API_KEY,
@@ -105,15 +104,16 @@ def settings(
             "max_retries": 0,
             **calls,
         },
-        agent=agent,
+        "agent": agent,
         # Each bench chat is one user sending its messages back to back: the per-user
         # flood limit would answer most of them with "slow down" instead of a turn.
-        limits={"user_refill_s": 0},
-        channels=channels or {},
-        store={"url": store_url},
-        cluster=cluster or {},
-        web={"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
-    )
+        "limits": {"user_refill_s": 0},
+        "channels": channels or {},
+        "store": {"url": store_url},
+        "cluster": cluster or {},
+        "web": {"port": 0},  # any free port: /healthz and /metrics stay on, as deployed
+    }
+    return Settings(data_dir=data_dir, log_level="WARNING", **sections)
 
 
 def tool_definitions() -> list[dict[str, Any]]:
