@@ -53,7 +53,8 @@ def make_settings(data_dir: Path, llm_url: str, **overrides: Any) -> Settings:
     llm.update(overrides.pop("llm", {}))
     # Port 0: tests run several daemons at once; each binds a free port for /healthz.
     web: dict[str, Any] = {"port": 0, **overrides.pop("web", {})}
-    return Settings(data_dir=data_dir, llm=llm, web=web, **overrides)
+    sections: dict[str, Any] = {"llm": llm, "web": web, **overrides}  # pydantic checks them
+    return Settings(data_dir=data_dir, **sections)
 
 
 @pytest_asyncio.fixture
@@ -69,12 +70,14 @@ async def daemon_factory(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[Dae
     ) -> tuple[Daemon, FakeChannel]:
         channel = channel or FakeChannel()
         settings = make_settings(data_dir or tmp_path / "data", fake_llm.url, **overrides)
-        daemon = build_daemon(settings, [channel], **({"stores": stores} if stores else {}))
+        store: dict[str, Any] = {"stores": stores} if stores else {}
+        daemon = build_daemon(settings, [channel], **store)
         await daemon.start()
         started.append(daemon)
         return daemon, channel
 
     yield factory
     for daemon in started:
-        if daemon.db._conn is not None:
+        db: Any = daemon.db  # the SQLite backend's connection: None once stopped
+        if db._conn is not None:
             await daemon.stop(timeout=2)
