@@ -165,8 +165,7 @@ class HeldAlbums:
         except BaseException as exc:
             self._open.pop(album, None)
             stopped = isinstance(exc, asyncio.CancelledError)
-            gathering.done.set_exception(ChannelError("stopped") if stopped else exc)
-            gathering.done.exception()  # every held request may have gone: no warning
+            _refuse(gathering, ChannelError("stopped") if stopped else exc)
             if stopped:
                 raise
             return
@@ -181,3 +180,13 @@ class HeldAlbums:
         for task in list(self._closing):
             task.cancel()
         await asyncio.gather(*self._closing, return_exceptions=True)
+        for gathering in self._open.values():  # its closer cancelled before it began
+            _refuse(gathering, ChannelError("stopped"))
+        self._open.clear()
+
+
+def _refuse(gathering: _Gathering, exc: BaseException) -> None:
+    """Every request held for the album fails with ``exc`` (Telegram resends them)."""
+    if not gathering.done.done():
+        gathering.done.set_exception(exc)
+        gathering.done.exception()  # every held request may have gone: no warning

@@ -165,3 +165,36 @@ async def test_a_webhook_album_not_journaled_fails_every_part_and_is_sent_again_
     assert await asyncio.gather(*(_post(url, p) for p in parts)) == [200, 200]
     [answer] = await fake_telegram.wait_sent(1, chat_id=42)
     assert answer.params["text"] == _seen(PICTURES[:2])
+
+
+async def test_albums_held_at_shutdown_are_refused_not_half_kept() -> None:
+    """The daemon stops while an album is held: every held part's request fails (the
+    webhook answers 500, Telegram resends them to the next start) and nothing of the
+    album was journaled."""
+    import pytest
+
+    from bot.errors import ChannelError
+    from bot.messages import ChatKey, InboundMessage
+    from channels.telegram.albums import HeldAlbums
+
+    journaled: list[InboundMessage] = []
+
+    async def journal(msg: InboundMessage) -> None:
+        journaled.append(msg)
+
+    def read(update: dict[str, Any]) -> InboundMessage:
+        m = update["message"]
+        return InboundMessage(ChatKey("telegram", str(m["chat"]["id"])), "7", "", str(m["id"]))
+
+    held = HeldAlbums(read, journal, wait_s=60.0)
+    parts = [
+        {"update_id": i, "message": {"id": i, "chat": {"id": 42}, "media_group_id": "77"}}
+        for i in (1, 2)
+    ]
+    requests = [asyncio.create_task(held.put(p)) for p in parts]
+    await asyncio.sleep(0)  # both parts are held (the album's closer has not begun)
+    await held.stop()
+    for request in requests:
+        with pytest.raises(ChannelError, match="stopped"):
+            await request
+    assert journaled == []
