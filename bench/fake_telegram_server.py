@@ -27,9 +27,7 @@ class _DrivingFake(FakeTelegram):
     def __init__(self) -> None:
         super().__init__()
         self.driver = Driver(lambda n: list(range(1, n + 1)), self._ask, self._starting)
-        # (chat, text) sent or edited in. Shadows FakeTelegram.shown(chat_id), which the
-        # base class never calls itself and this fake never offers: kept by its name.
-        self.shown: set[tuple[int, str]] = set()  # type: ignore[assignment]
+        self.answers_seen: set[tuple[int, str]] = set()  # (chat, text) sent or edited in
 
     def add_routes(self, app: web.Application) -> None:
         super().add_routes(app)
@@ -41,7 +39,7 @@ class _DrivingFake(FakeTelegram):
         self.message(run.asking(chat), chat_id=chat, user_id=chat)
 
     def _starting(self) -> None:
-        self.shown.clear()  # what this run was sent only: a long bench holds nothing
+        self.answers_seen.clear()  # what this run was sent only: a long bench holds nothing
 
     async def _api(self, request: web.Request) -> web.Response:
         response = await super()._api(request)
@@ -53,7 +51,7 @@ class _DrivingFake(FakeTelegram):
         if response.status != 200:
             return
         chat, text = int(params.get("chat_id", 0)), str(params.get("text", ""))
-        self.shown.add((chat, text))
+        self.answers_seen.add((chat, text))
         self.driver.answered(chat, text, edit=edit)
 
     async def _m_editMessageText(self, params: dict[str, Any]) -> web.Response:
@@ -69,7 +67,7 @@ class _DrivingFake(FakeTelegram):
     async def _answered(self, request: web.Request) -> web.Response:
         chats, prefix = int(request.query["chats"]), request.query["prefix"]
         answered = sum(
-            (c, f"echo: {prefix} 0 in chat {c}") in self.shown for c in range(1, chats + 1)
+            (c, f"echo: {prefix} 0 in chat {c}") in self.answers_seen for c in range(1, chats + 1)
         )
         return web.json_response({"answered": answered})
 
