@@ -98,20 +98,24 @@ class TurnStops:
         """End the turn answering ``msg`` as its person's /stop would: they stopped the
         answer in the platform's own interface. Their messages behind it still go."""
         running = self._running.get(msg.key)
-        if running is None or running.message_id != msg.message_id or running.stopped:
-            return
-        running.stopped = True
-        running.task.cancel(STOPPED_BY_USER)
-        log.info("message %s in %s: its turn stopped in the chat", msg.message_id, msg.key)
+        if running is not None and running.message_id == msg.message_id:
+            self._cancel(running, msg.key, "in the chat")
 
     def _cancel_running(self, msg: InboundMessage) -> list[str]:
         running = self._running.get(msg.key)
-        if running is None or running.user_id != msg.user_id or running.stopped:
+        if running is None or running.user_id != msg.user_id:
             return []
+        return [running.message_id] if self._cancel(running, msg.key, "by /stop") else []
+
+    @staticmethod
+    def _cancel(running: _Running, key: ChatKey, how: str) -> bool:
+        """Cancel ``running``'s turn as a stop (once); False if a stop already did."""
+        if running.stopped:
+            return False
         running.stopped = True
         running.task.cancel(STOPPED_BY_USER)
-        log.info("message %s in %s: its turn stopped by /stop", running.message_id, msg.key)
-        return [running.message_id]
+        log.info("message %s in %s: its turn stopped %s", running.message_id, key, how)
+        return True
 
     def _withdraw_waiting(self, msg: InboundMessage) -> list[str]:
         waiting = self._waiting.get(msg.key, {})
