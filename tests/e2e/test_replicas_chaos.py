@@ -132,6 +132,10 @@ class Replicas:
             c for c in CHATS if held.get(lease_name(partition_of(chat_key(c), PARTITIONS))) == label
         ]
 
+    def logs(self) -> str:
+        """The end of every replica's log, for a timed-out wait."""
+        return "".join(f"--- {n}:\n{b.log[-3000:]}" for n, b in self.procs.items())
+
     async def cleanup(self) -> None:
         if self.conn is not None:
             await self.conn.close()
@@ -213,8 +217,7 @@ class Chats:
         try:
             await until(lambda: all(each(texts) for texts in self.said().values()), WAIT_S)
         except TimeoutError:
-            logs = "".join(f"--- {n}:\n{b.log[-3000:]}" for n, b in self.replicas.procs.items())
-            raise AssertionError(f"timed out: {self.said()}\n{logs}") from None
+            raise AssertionError(f"timed out: {self.said()}\n{self.replicas.logs()}") from None
 
 
 @contextlib.asynccontextmanager
@@ -288,7 +291,7 @@ async def freeze_the_poller(replicas: Replicas, chats: Chats, model: TimedModel)
     model.gate.set()
     sending = asyncio.create_task(chats.round("{c} m6"))
     everything = {lease_name(p) for p in range(PARTITIONS)} | {"telegram:poll"}
-    await wait_async(lambda: owned_by(replicas, other, everything), WAIT_S)
+    await wait_async(replicas, lambda: owned_by(replicas, other, everything))
     replicas.signal(frozen, signal.SIGCONT)  # it resumes with its turns' answers in hand
     await sending
     return frozen
@@ -311,7 +314,7 @@ async def test_three_replicas_survive_a_kill_and_a_freeze_answering_each_message
         await chats.until(lambda texts: any(t.startswith("⏰") for t in texts))
         frozen = await freeze_the_poller(replicas, chats, model)
         await chats.until_answered(6)
-        rejoined = await wait_async(lambda: partitions_of(replicas, frozen), WAIT_S)
+        rejoined = await wait_async(replicas, lambda: partitions_of(replicas, frozen))
         await chats.round("{c} m7")
         await chats.until_answered(7)
         codes = [await replicas.procs[label].stop() for label in sorted(replicas.ports)]
@@ -349,12 +352,17 @@ async def partitions_of(replicas: Replicas, label: str) -> set[str]:
     }
 
 
-async def wait_async(check: Any, timeout: float) -> Any:
-    """Poll an awaitable condition (the lease table) until it holds; returns its value."""
+async def wait_async(replicas: Replicas, check: Any) -> Any:
+    """Poll an awaitable condition (the lease table) until it holds; returns its value.
+    On a timeout, the leases and the end of every replica's log."""
 
     async def poll() -> Any:
         while not (value := await check()):  # noqa: ASYNC110 (another process's state)
             await asyncio.sleep(0.05)
         return value
 
-    return await asyncio.wait_for(poll(), timeout)
+    try:
+        return await asyncio.wait_for(poll(), WAIT_S)
+    except TimeoutError:
+        leases = await replicas.owners()
+        raise AssertionError(f"timed out; leases {leases}\n{replicas.logs()}") from None
