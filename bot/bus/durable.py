@@ -10,7 +10,10 @@ a poll reads only the inbox rows it has not read before: the pending ids alone f
 then the payloads of the new ones. Reading every pending row each time made a backlog
 cost its size at every poll, and a busy replica polls back to back (every message
 journaled wakes it), so 10,000 waiting messages were parsed again and again while they
-waited. (The outbox's unsent rows are read whole: replies being sent are few.)
+waited. The outbox's unsent rows are read at the full reads alone: a replica queues the
+replies it writes as it writes them, so what a poll finds there is another replica's (a
+pairing approved from a chat it runs, say), and a platform outage that piles replies up
+must not make every wake-up parse them all again.
 """
 
 from __future__ import annotations
@@ -104,19 +107,22 @@ class DurableBus(InProcessBus):
         those :meth:`passed_over` gave back); it reads them all again once per its
         interval, however often journaled messages wake it."""
         async with self._reading:  # a poll and a gained partition's read, one at a time
+            full = fresh_for is None or self.clock() - self._full_at >= fresh_for
             if fresh_for is None:  # not the poll's: what it read stays read
                 unread = await self.inbox.pending()
             else:
-                now = self.clock()
-                if now - self._full_at >= fresh_for:
+                if full:
                     self._read_in.clear()
                     self._row_of.clear()
-                    self._full_at = now
+                    self._full_at = self.clock()
                 unread = await self._unread()
             inbound = [m for m in unread if keep(m.key)]
         for msg in inbound:
             await super().put_inbound(msg)
-        outbound = [m for m in await self.outbox.due(pending_all=True) if keep(m.key)]
+        # This replica queues its own replies as it writes them; the outbox is read for
+        # the rest (another run's) at full reads only.
+        pending = await self.outbox.due(pending_all=True) if full else []
+        outbound = [m for m in pending if keep(m.key)]
         for out in outbound:
             await super().put_outbound(out)
         return len(inbound), len(outbound)

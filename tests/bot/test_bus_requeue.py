@@ -3,7 +3,7 @@ reads: the pending ids first, then the payloads of the rows it has not read (a b
 waiting its turn was parsed again at every poll, and a busy replica polls back to back,
 woken by every message journaled). A partition gained, and once per poll interval, read
 them all again; a message the dispatcher passed over is read again at the next poll,
-before the ones after it."""
+before the ones after it. The outbox's unsent rows are read at the full reads alone."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest_asyncio
 
 from bot.bus.durable import DurableBus
-from bot.messages import ChatKey, InboundMessage
+from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Storage
 from bot.store.sqlite import sqlite_storage
 
@@ -36,6 +36,21 @@ class CountingInbox:
     async def read_pending(self, ids: Sequence[int]) -> list[tuple[int, InboundMessage]]:
         self.read += ids
         return list(await self._inbox.read_pending(ids))
+
+
+class CountingOutbox:
+    """The SQLite outbox, counting the reads of every unsent row."""
+
+    def __init__(self, outbox: Any) -> None:
+        self._outbox = outbox
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._outbox, name)
+
+    async def due(self, *args: Any, **kwargs: Any) -> list[OutboundMessage]:
+        self.reads += 1
+        return list(await self._outbox.due(*args, **kwargs))
 
 
 @pytest_asyncio.fixture
@@ -124,3 +139,27 @@ async def test_a_partition_gained_reads_what_the_poll_did_not_keep(storage: Stor
     await storage.inbox.done(first)
     assert await bus.requeue(lambda _key: True, fresh_for=POLL_S) == (0, 0)
     assert len(bus._read_in) == 1  # a finished row is forgotten
+
+
+async def test_the_outbox_is_read_at_full_reads_not_at_every_wake_up(storage: Storage) -> None:
+    """Replies a platform outage left unsent (another replica's among them) are parsed
+    once per poll interval, not at every message journaled; a partition gained reads
+    them at once. The replica's own replies are queued as they are written."""
+    outbox = CountingOutbox(storage.outbox)
+    bus = DurableBus(storage.inbox, outbox, shared=True)  # type: ignore[arg-type]
+    now = [0.0]
+    bus.clock = lambda: now[0]
+    for i in range(3):  # written by another replica: only in the table
+        await storage.outbox.add(OutboundMessage(OURS, f"reply {i}", message_id=f"r{i}"))
+
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (0, 3)  # the first: a full read
+    for i in range(5):  # woken by messages journaled meanwhile
+        await bus.put_inbound(InboundMessage(OURS, "u", f"m{i}", message_id=f"o{i}"))
+        assert await bus.requeue(_ours, fresh_for=POLL_S) == (1, 0)
+    assert outbox.reads == 1
+    assert await bus.requeue(_ours) == (5, 3)  # a partition gained: all of it, now
+    assert outbox.reads == 2
+
+    now[0] += POLL_S
+    assert await bus.requeue(_ours, fresh_for=POLL_S) == (5, 3)  # once per interval
+    assert outbox.reads == 3
