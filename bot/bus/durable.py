@@ -107,14 +107,15 @@ class DurableBus(InProcessBus):
         those :meth:`passed_over` gave back); it reads them all again once per its
         interval, however often journaled messages wake it."""
         async with self._reading:  # a poll and a gained partition's read, one at a time
-            full = fresh_for is None or self.clock() - self._full_at >= fresh_for
+            now = self.clock()
+            full = fresh_for is None or now - self._full_at >= fresh_for
             if fresh_for is None:  # not the poll's: what it read stays read
                 unread = await self.inbox.pending()
             else:
                 if full:
                     self._read_in.clear()
                     self._row_of.clear()
-                    self._full_at = self.clock()
+                    self._full_at = now
                 unread = await self._unread()
             inbound = [m for m in unread if keep(m.key)]
         for msg in inbound:

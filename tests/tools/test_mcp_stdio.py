@@ -425,7 +425,9 @@ async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: P
         f"os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
     )
     registry = ToolRegistry()
-    manager = manager_for(registry, slow=stdio(args=["-c", slow_once], connect_timeout_s=1))
+    # 3 s: the retried start (Python importing the mcp SDK) must fit it on a loaded
+    # machine; at 1 s a full suite on a slow 2-core machine saw every retry time out too.
+    manager = manager_for(registry, slow=stdio(args=["-c", slow_once], connect_timeout_s=3))
     manager.start()
     try:
         await until(lambda: manager.servers["slow"].status.state == "ready", 30)
