@@ -10,7 +10,7 @@ from bot.errors import ToolError
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage, utcnow
 from bot.reminders.phrases import is_number, is_quantity, is_unit
-from bot.reminders.repeats import USAGE, every
+from bot.reminders.repeats import USAGE, every, names_no_time
 from bot.reminders.service import ReminderService, confirmation, describe
 from bot.reminders.timeparse import format_local, parse_when
 
@@ -100,10 +100,11 @@ class _ReminderCommands:
         """``/remind <when> <what>`` or ``/remind every <repeat> <what>``; the message's
         id as the source, so a message replayed after a crash sets it once."""
         tz = await self._service.user_timezone(msg.key.channel, msg.user_id)
-        when, what, recurrence = args, "", None
+        when, what, recurrence, untimed = args, "", None, ""
         head, _, rest = args.strip().partition(" ")
         if head.lower() == "every":
             when, what = rest.partition("|")[::2] if "|" in rest else _every_split(rest, tz)
+            untimed = when if names_no_time(when) else ""
             when, recurrence = "now", every(when, tz, self._clock())
         else:
             when, what = split_when_what(args, tz, self._clock())
@@ -116,7 +117,7 @@ class _ReminderCommands:
             source=f"{msg.key}:{msg.message_id}#command",
             workspace=await self._workspace_of(msg),
         )
-        return f"OK, {confirmation(reminder, when)}"
+        return f"OK, {confirmation(reminder, when, repeat_without_time=untimed)}"
 
     async def reminders(self, msg: InboundMessage, args: str) -> str:
         """``/reminders``: the sender's active reminders in this chat's workspace."""

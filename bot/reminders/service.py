@@ -252,15 +252,20 @@ def describe(reminder: Reminder) -> str:
     return f"#{reminder.id} {what} at {when}{repeat}: {reminder.content}"
 
 
-def confirmation(reminder: Reminder, when: str) -> str:
+def confirmation(reminder: Reminder, when: str, *, repeat_without_time: str = "") -> str:
     """:func:`describe` for a reminder just set from ``when``: when that named a day and
-    no time of day, it also says the time taken and how to pick another."""
+    no time of day, it also says the time taken and how to pick another; so does a
+    repeat said in words with no time of day (``repeat_without_time``: its words)."""
     line = describe(reminder)
-    if reminder.recurrence or not _default_time(reminder, when):
+    if repeat_without_time:
+        example = f"every {repeat_without_time.strip()} at 18:00"
+    elif reminder.recurrence or not _default_time(reminder, when):
         return line
+    else:
+        example = f"{when.strip()} at 18:00"
     return (
         f"{line} (no time of day was given, so {DEFAULT_TIME:%H:%M}; to change it, cancel "
-        f"#{reminder.id} and set it again with a time, e.g. '{when.strip()} at 18:00')"
+        f"#{reminder.id} and set it again with a time, e.g. '{example}')"
     )
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.errors import ToolError
-from bot.reminders.commands import split_when_what
+from bot.reminders.commands import _every_split, split_when_what
 from bot.reminders.repeats import every
 from bot.reminders.timeparse import parse_when, zone
 
@@ -65,3 +65,34 @@ def test_no_time_at_all_is_the_usage(args):
 )
 def test_every_at_n_is_a_time_of_day(text, cron):
     assert every(text, TZ, NOW) == cron
+
+
+@pytest.mark.parametrize(
+    ("text", "cron"),
+    [
+        ("friday", "0 9 * * 5"),  # was the minute it was set: "0 11 * * 5"
+        ("fridays", "0 9 * * 5"),
+        ("mon and wed", "0 9 * * 1,3"),
+        ("tues, thurs", "0 9 * * 2,4"),
+        ("sunday at 18:00", "0 18 * * 0"),
+        ("weekend", "0 9 * * 0,6"),
+        ("week", "0 9 * * 1"),  # today's weekday: Monday
+        ("weekly at 8", "0 8 * * 1"),
+        ("month", "0 9 7 * *"),  # today's day of the month
+        ("monthly at 7pm", "0 19 7 * *"),
+    ],
+)
+def test_every_on_days_reads_whole_day_names_at_nine_unless_a_time_is_given(text, cron):
+    assert every(text, TZ, NOW) == cron
+
+
+@pytest.mark.parametrize("text", ["monster", "satisfy", "sundae", "thunder", "fried"])
+def test_a_word_that_merely_starts_like_a_day_is_not_one(text):
+    """'every month' was every Monday: the first three letters named the day."""
+    with pytest.raises(ToolError, match=f"could not understand 'every {text}'"):
+        every(text, TZ, NOW)
+
+
+def test_a_repeat_without_a_bar_ends_where_the_day_names_do():
+    assert _every_split("friday water the plants", TZ) == ("friday", "water the plants")
+    assert _every_split("mon and thurs at 7 gym", TZ) == ("mon and thurs at 7", "gym")

@@ -12,6 +12,7 @@ import pytest_asyncio
 
 from bot.agent.toolbox import ToolContext, ToolServices
 from bot.bus.base import InProcessBus
+from bot.errors import ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from bot.reminders.commands import register_reminder_commands
@@ -120,6 +121,48 @@ async def test_a_day_without_a_time_is_at_nine_and_the_reply_says_so(paths: Path
     assert "at Fri 2026-12-04 09:00 Europe/Berlin" in reply
     assert "no time of day was given, so 09:00" in reply
     assert "'friday at 18:00'" in reply
+
+
+@pytest.mark.parametrize(
+    ("command", "cron", "first"),
+    [
+        # was "0 13 * * 5": the minute it was set (13:00 in Berlin), every Friday
+        ("/remind every friday call mum", "0 9 * * 5", (2026, 12, 4, 8, 0)),
+        ("/remind every day | water", "0 9 * * *", (2026, 11, 28, 8, 0)),
+        ("/remind every week | review", "0 9 * * 5", (2026, 12, 4, 8, 0)),
+        ("/remind every month | rent", "0 9 27 * *", (2026, 12, 27, 8, 0)),
+    ],
+)
+async def test_a_repeat_on_days_without_a_time_is_at_nine_and_the_reply_says_so(
+    paths: Paths, command: str, cron: str, first: tuple[int, ...]
+):
+    reply = await paths.command(command, tz="Europe/Berlin")
+    reminder = await paths.latest()
+    assert reminder.recurrence == cron, reply
+    assert reminder.next_fire_at == datetime(*first, tzinfo=UTC)
+    assert "no time of day was given, so 09:00" in reply
+    repeat = command.split()[2]
+    assert f"'every {repeat} at 18:00'" in reply
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "/remind every friday at 7pm | gym",
+        "/remind every 2 hours stretch",
+        "/remind every 0 9 * * 1 | x",
+    ],
+)
+async def test_a_repeat_with_its_time_gets_no_note(paths: Paths, command: str):
+    reply = await paths.command(command, tz="Europe/Berlin")
+    assert reply.startswith("OK, #1 reminder") and "no time" not in reply
+
+
+async def test_every_month_from_the_29th_asks_which_day(paths: Paths):
+    paths.clock[0] = datetime(2026, 1, 30, 12, 0, tzinfo=UTC)
+    with pytest.raises(ToolError, match="today is day 30 of the month, which some months do"):
+        await paths.command("/remind every month | rent", tz="Europe/Berlin")
+    assert await paths.service.list(KEY.channel, "u1") == []
 
 
 async def test_a_time_given_gets_no_note(paths: Paths):
