@@ -96,3 +96,22 @@ def test_a_word_that_merely_starts_like_a_day_is_not_one(text):
 def test_a_repeat_without_a_bar_ends_where_the_day_names_do():
     assert _every_split("friday water the plants", TZ) == ("friday", "water the plants")
     assert _every_split("mon and thurs at 7 gym", TZ) == ("mon and thurs at 7", "gym")
+
+
+@pytest.mark.parametrize(
+    ("when", "expected_local"),
+    [
+        ("at 11:30", "2026-12-07 11:30"),  # was 2026-12-08: within the hour, so "tomorrow"
+        ("11:45", "2026-12-07 11:45"),
+        ("at 11:59am", "2026-12-07 11:59"),
+        ("monday at 11:20", "2026-12-07 11:20"),
+        ("at 10:55", "2026-12-08 10:55"),  # already passed today
+        ("at 11:00", "2026-12-08 11:00"),  # now
+        ("tomorrow at 11:30", "2026-12-08 11:30"),
+        ("friday at 11:30", "2026-12-11 11:30"),
+        ("monday at 10:30", "2026-12-14 10:30"),
+    ],
+)
+def test_a_time_of_day_later_in_this_hour_is_today(when, expected_local):
+    local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
+    assert local.strftime("%Y-%m-%d %H:%M") == expected_local

@@ -165,9 +165,20 @@ async def test_every_month_from_the_29th_asks_which_day(paths: Paths):
     assert await paths.service.list(KEY.channel, "u1") == []
 
 
-async def test_a_time_given_gets_no_note(paths: Paths):
+async def test_a_time_later_in_this_hour_is_set_for_today(paths: Paths):
+    """Set at 13:00 in Berlin, '/remind at 13:30' fired the next day at 13:30."""
+    reply = await paths.command("/remind at 13:30 call the bank", tz="Europe/Berlin")
+    assert "at Fri 2026-11-27 13:30 Europe/Berlin: call the bank" in reply
+    reply = await paths.tool(tz="Europe/Berlin", content="tea", time="13:45")
+    assert "at Fri 2026-11-27 13:45 Europe/Berlin: tea" in reply
+    # today named by its weekday, at a time still ahead: today, not a week on
     reply = await paths.command("/remind friday at 7pm | call mum", tz="Europe/Berlin")
-    assert "at Fri 2026-12-04 19:00 Europe/Berlin: call mum" in reply
+    assert "at Fri 2026-11-27 19:00 Europe/Berlin: call mum" in reply
+
+
+async def test_a_time_given_gets_no_note(paths: Paths):
+    reply = await paths.command("/remind monday at 7pm | call mum", tz="Europe/Berlin")
+    assert "at Mon 2026-11-30 19:00 Europe/Berlin: call mum" in reply
     assert "no time" not in reply
 
 
