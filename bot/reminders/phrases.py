@@ -29,6 +29,30 @@ _AT_TIME = re.compile(
 )
 
 
+# Spoken fractions dateparser does not read ("in half an hour" was "could not understand").
+_AND_A_HALF = re.compile(r"\b(an|one|\d+) (?:hours? and a half|and a half hours?)\b", re.I)
+_SPOKEN = (
+    (re.compile(r"\b(?:half an|a half) hours?\b", re.I), "30 minutes"),
+    (re.compile(r"\bthree quarters of an hour\b", re.I), "45 minutes"),
+    (re.compile(r"\b(?:an? |one )?quarter (?:of an |an )?hours?\b", re.I), "15 minutes"),
+    (re.compile(r"\b(?:half a|a half) day\b", re.I), "12 hours"),
+)
+
+
+def spoken_amounts(text: str) -> str:
+    """ "half an hour" as "30 minutes", "an hour and a half" as "90 minutes", "a quarter
+    of an hour" as "15 minutes": amounts said in words, rewritten as dateparser reads them."""
+    text = _AND_A_HALF.sub(_hours_and_a_half, text)
+    for pattern, amount in _SPOKEN:
+        text = pattern.sub(amount, text)
+    return text
+
+
+def _hours_and_a_half(match: re.Match[str]) -> str:
+    hours = int(match[1]) if match[1].isdigit() else 1
+    return f"{hours * 60 + 30} minutes"
+
+
 def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[\s,]+", text.lower()) if w]
 

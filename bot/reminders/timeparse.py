@@ -15,7 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.errors import ToolError
-from bot.reminders.phrases import at_times, check_numbers
+from bot.reminders.phrases import at_times, check_numbers, spoken_amounts
 
 MAX_AHEAD = timedelta(days=3652)  # ten years
 # No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
@@ -97,7 +97,7 @@ def _is_date(text: str) -> bool:
 
 
 def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
-    phrase = at_times(text)  # "at 8" is 08:00, never August
+    phrase = at_times(spoken_amounts(text))  # "at 8" is 08:00, never August
     check_numbers(phrase)  # "in 5" is refused, never May
     base = now.astimezone(tz).replace(tzinfo=None)
     settings: dict[str, object] = {

@@ -115,3 +115,29 @@ def test_a_repeat_without_a_bar_ends_where_the_day_names_do():
 def test_a_time_of_day_later_in_this_hour_is_today(when, expected_local):
     local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
     assert local.strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+@pytest.mark.parametrize(
+    ("when", "expected_local"),
+    [
+        ("in half an hour", "2026-12-07 11:30"),  # was "could not understand"
+        ("in a half hour", "2026-12-07 11:30"),
+        ("in an hour and a half", "2026-12-07 12:30"),
+        ("in one and a half hours", "2026-12-07 12:30"),
+        ("in 2 and a half hours", "2026-12-07 13:30"),
+        ("in 3 hours and a half", "2026-12-07 14:30"),
+        ("in a quarter of an hour", "2026-12-07 11:15"),
+        ("in three quarters of an hour", "2026-12-07 11:45"),
+        ("in half a day", "2026-12-07 23:00"),
+    ],
+)
+def test_amounts_said_in_words(when, expected_local):
+    local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
+    assert local.strftime("%Y-%m-%d %H:%M") == expected_local
+
+
+def test_an_amount_in_words_splits_from_the_text():
+    assert split_when_what("in half an hour take the pizza out", TZ, NOW) == (
+        "in half an hour",
+        "take the pizza out",
+    )
