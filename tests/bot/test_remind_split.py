@@ -113,8 +113,7 @@ def test_a_repeat_without_a_bar_ends_where_the_day_names_do():
     ],
 )
 def test_a_time_of_day_later_in_this_hour_is_today(when, expected_local):
-    local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
-    assert local.strftime("%Y-%m-%d %H:%M") == expected_local
+    assert _local(when) == expected_local
 
 
 @pytest.mark.parametrize(
@@ -132,8 +131,11 @@ def test_a_time_of_day_later_in_this_hour_is_today(when, expected_local):
     ],
 )
 def test_amounts_said_in_words(when, expected_local):
-    local = parse_when(when, TZ, NOW).astimezone(zone(TZ))
-    assert local.strftime("%Y-%m-%d %H:%M") == expected_local
+    assert _local(when) == expected_local
+
+
+def _local(when: str) -> str:
+    return parse_when(when, TZ, NOW).astimezone(zone(TZ)).strftime("%Y-%m-%d %H:%M")
 
 
 def test_an_amount_in_words_splits_from_the_text():
