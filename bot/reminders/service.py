@@ -22,7 +22,7 @@ from bot.reminders.timeparse import (
     parse_when,
     read_when,
 )
-from bot.reminders.zones import user_zone
+from bot.reminders.zones import describe_zone, user_zone
 from bot.store.base import Reminders, UserSettings
 from bot.store.reminders import (
     Reminder,
@@ -67,7 +67,7 @@ class ReminderService:
         tz = user_zone(tz_name)
         await self._users.set_timezone(channel, user_id, tz.key)
         now = format_local(self._clock(), tz.key)
-        return f"Time zone set to {tz.key}; it is now {now}."
+        return f"Time zone set to {describe_zone(tz.key)}; it is now {now}."
 
     async def create(
         self,

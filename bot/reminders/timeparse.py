@@ -9,6 +9,7 @@ A day named without a time of day ("friday", "december 24", "2026-12-11") is at
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -22,6 +23,7 @@ MAX_AHEAD = timedelta(days=3652)  # ten years
 MAX_WHEN_CHARS = 200
 PAST_TOLERANCE = timedelta(seconds=5)
 DEFAULT_TIME = time(9, 0)  # of a day named with no time of day, in the user's zone
+_POSIX_OFFSET = re.compile(r"Etc/GMT([+-]\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +161,13 @@ def _date_data(phrase: str, settings: dict[str, object]) -> Any:
 def format_local(when: datetime, tz_name: str) -> str:
     """How users see a time: their local wall clock and the zone's name."""
     local = when.astimezone(ZoneInfo(tz_name))
-    return f"{local:%a %Y-%m-%d %H:%M} {tz_name}"
+    return f"{local:%a %Y-%m-%d %H:%M} {zone_label(tz_name)}"
+
+
+def zone_label(name: str) -> str:
+    """A zone's name as people read it: tzdata's Etc/GMT-2 is UTC+2 (POSIX signs)."""
+    found = _POSIX_OFFSET.fullmatch(name)
+    return f"UTC{-int(found[1]):+d}" if found else name
 
 
 def format_delay(delta: timedelta) -> str:

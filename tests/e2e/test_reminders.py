@@ -62,10 +62,16 @@ async def test_a_time_zone_is_taken_as_people_type_it(daemon_factory, fake_llm):
     assert refused == (
         "Error: 'Europe/Berln' is not an IANA time zone; did you mean 'Europe/Berlin'?"
     )
-    assert (
-        "'PST' is not an IANA time zone; use a name like" in (await chat.ask("/timezone PST")).text
-    )
-    assert "UTC" in (await chat.ask("/timezone")).text
+    # an offset means what it says: GMT+1 was tzdata's Etc/GMT+1, an hour behind UTC
+    answer = (await chat.ask("/timezone GMT+1")).text
+    assert answer.startswith("Time zone set to UTC+1 (Etc/GMT-1, a fixed offset"), answer
+    ack = (await chat.ask("/remind 2026-12-24T18:00 | lights")).text
+    assert "at Thu 2026-12-24 18:00 UTC+1: lights" in ack, ack
+    # an abbreviation names the place whose clock it is; PST was refused
+    answer = (await chat.ask("/timezone PST")).text
+    assert answer.startswith("Time zone set to America/Los_Angeles; it is now "), answer
+    assert "say which: 'Asia/Kolkata'" in (await chat.ask("/timezone IST")).text
+    assert "America/Los_Angeles" in (await chat.ask("/timezone")).text
     assert fake_llm.requests == []
 
 
