@@ -434,3 +434,22 @@ async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: P
         assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
     finally:
         await manager.stop()
+
+
+async def test_a_server_always_slower_than_its_handshake_timeout_gets_longer_each_retry() -> None:
+    """Every start takes longer than ``connect_timeout_s`` (a loaded machine): each retry
+    allowed the same time and none connected; each now allows twice the last, up to
+    four times, and the server connects."""
+    always_slow = (
+        "import os, sys, time\n"
+        "time.sleep(1.2)\n"
+        f"os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
+    )
+    registry = ToolRegistry()
+    manager = manager_for(registry, slow=stdio(args=["-c", always_slow], connect_timeout_s=1))
+    manager.start()
+    try:
+        await until(lambda: manager.servers["slow"].status.state == "ready", 40)
+        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
+    finally:
+        await manager.stop()

@@ -110,20 +110,20 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self.lost = False
 
-    async def open(self) -> None:
-        """Connect and handshake within ``connect_timeout_s``; raises ConnectionLost."""
+    async def open(self, timeout_s: float | None = None) -> None:
+        """Connect and handshake within ``timeout_s`` (``connect_timeout_s`` unless a
+        retry allows more); raises ConnectionLost."""
+        wait_s = timeout_s or self._settings.connect_timeout_s
         self._ready = asyncio.get_running_loop().create_future()
         # Read the outcome even when no one waits any more (a timed-out open), so asyncio
         # never logs "exception was never retrieved".
         self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready), self._settings.connect_timeout_s)
+            await asyncio.wait_for(asyncio.shield(self._ready), wait_s)
         except TimeoutError:
             await self.close()
-            raise ConnectionLost(
-                f"no handshake within {self._settings.connect_timeout_s:g} s"
-            ) from None
+            raise ConnectionLost(f"no handshake within {wait_s:g} s") from None
         except BaseException:
             await self.close()
             raise

@@ -7,7 +7,10 @@ while the server had it is sent again only when the tool says repeating it is sa
 already; a timeout, an error answer or a server that
 cannot be reached becomes a :class:`~tools.mcp.results.CallOutcome` with
 ``is_error``. Connecting at start is retried in the background with exponential
-backoff; ``notifications/tools/list_changed`` re-lists the tools and tells the owner
+backoff, each failed attempt giving the next one longer to handshake (up to
+:data:`MAX_PATIENCE` times ``connect_timeout_s``): a server always a little slower than
+the timeout (a loaded machine, a cold ``npx``) connects in the end instead of never;
+``notifications/tools/list_changed`` re-lists the tools and tells the owner
 (a server repeating it many times over costs a re-listing or two, not one each).
 """
 
@@ -59,6 +62,9 @@ class Counters:
     reconnects: int = 0
 
 
+MAX_PATIENCE = 4  # the longest handshake a retry allows, in connect_timeout_s
+
+
 @dataclass
 class ServerState:
     state: str = "idle"  # idle -> connecting -> ready | failed (retrying) -> stopped
@@ -88,6 +94,7 @@ class MCPServer:
         self.status = ServerState()
         self._on_tools = on_tools
         self._retry = (retry_initial_s, retry_max_s)
+        self._patience = 1  # x connect_timeout_s for the next connect; doubles per failure
         self._conn: Connection | None = None
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -136,11 +143,13 @@ class MCPServer:
         from tools.mcp.connection import Connection
 
         conn = Connection(self.name, self.settings, self._notification)
+        handshake_s = self.settings.connect_timeout_s * self._patience
         try:
-            await conn.open()
-            tools = await self._list(conn)
+            await conn.open(handshake_s)
+            tools = await self._list(conn, handshake_s)
         except Exception as exc:  # whatever a server does, the daemon carries on
             await conn.close()
+            self._patience = min(self._patience * 2, MAX_PATIENCE)
             # Shown on /healthz and the admin page: an error quoting the URL is masked.
             detail = REDACTOR(str(exc)) or type(exc).__name__
             self.status.state, self.status.detail = "failed", detail
@@ -156,7 +165,7 @@ class MCPServer:
         if self._stopped:  # stop() ran while this connected: leave nothing behind
             await conn.close()
             return False
-        self._conn = conn
+        self._conn, self._patience = conn, 1
         if self._watching is None or self._watching.done():
             self._watching = self._spawn(self._watch())
         self.status.state, self.status.detail, self.status.tools = "ready", "", tools
@@ -200,13 +209,14 @@ class MCPServer:
 
     # -- tools -------------------------------------------------------------------------
 
-    async def _list(self, conn: Connection) -> list[RemoteTool]:
+    async def _list(self, conn: Connection, timeout_s: float | None = None) -> list[RemoteTool]:
         """Every page of ``tools/list``, read leniently: one odd entry is skipped alone."""
         tools: list[RemoteTool] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor else None
-            raw = await conn.request("tools/list", params, self.settings.connect_timeout_s)
+            wait_s = timeout_s or self.settings.connect_timeout_s
+            raw = await conn.request("tools/list", params, wait_s)
             entries = raw.get("tools")
             for entry in entries if isinstance(entries, list) else []:
                 tool = self._remote_tool(entry)
