@@ -413,43 +413,35 @@ async def test_a_server_given_up_on_at_the_handshake_leaves_no_descriptor_open()
     assert len(os.listdir("/proc/self/fd")) <= before
 
 
-async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: Path) -> None:
-    """Slow the first time (``npx`` fetching its package), quick the next: the server
-    given up on at the handshake is retried, and its tools come."""
-    marker = str(tmp_path / "started-once")
-    slow_once = (
-        "import os, sys, time\n"
-        f"if not os.path.exists({marker!r}):\n"
-        f"    open({marker!r}, 'w').close()\n"
-        "    time.sleep(30)\n"
-        f"os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
-    )
-    registry = ToolRegistry()
-    # 3 s: the retried start (Python importing the mcp SDK) must fit it on a loaded
-    # machine; at 1 s a full suite on a slow 2-core machine saw every retry time out too.
-    manager = manager_for(registry, slow=stdio(args=["-c", slow_once], connect_timeout_s=3))
-    manager.start()
-    try:
-        await until(lambda: manager.servers["slow"].status.state == "ready", 30)
-        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
-    finally:
-        await manager.stop()
+def _after(wait: str) -> str:
+    """A stdio server that runs ``wait`` (Python) before it starts."""
+    return f"import os, sys, time\n{wait}os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
 
 
-async def test_a_server_always_slower_than_its_handshake_timeout_gets_longer_each_retry() -> None:
-    """Every start takes longer than ``connect_timeout_s`` (a loaded machine): each retry
-    allowed the same time and none connected; each now allows twice the last, up to
-    four times, and the server connects."""
-    always_slow = (
-        "import os, sys, time\n"
-        "time.sleep(1.2)\n"
-        f"os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
-    )
+async def _connects_after_retries(script: str, connect_timeout_s: float) -> None:
     registry = ToolRegistry()
-    manager = manager_for(registry, slow=stdio(args=["-c", always_slow], connect_timeout_s=1))
+    slow = stdio(args=["-c", script], connect_timeout_s=connect_timeout_s)
+    manager = manager_for(registry, slow=slow)
     manager.start()
     try:
         await until(lambda: manager.servers["slow"].status.state == "ready", 40)
         assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
     finally:
         await manager.stop()
+
+
+async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: Path) -> None:
+    """Slow the first time (``npx`` fetching its package), quick the next: the server
+    given up on at the handshake is retried, and its tools come."""
+    marker = str(tmp_path / "started-once")
+    first = f"if not os.path.exists({marker!r}):\n    open({marker!r}, 'w').close()\n"
+    # 3 s: the retried start (Python importing the mcp SDK) must fit it on a loaded
+    # machine; at 1 s a full suite on a slow 2-core machine saw every retry time out too.
+    await _connects_after_retries(_after(first + "    time.sleep(30)\n"), connect_timeout_s=3)
+
+
+async def test_a_server_always_slower_than_its_handshake_timeout_gets_longer_each_retry() -> None:
+    """Every start takes longer than ``connect_timeout_s`` (a loaded machine): each retry
+    allowed the same time and none connected; each now allows twice the last, up to
+    four times, and the server connects."""
+    await _connects_after_retries(_after("time.sleep(1.2)\n"), connect_timeout_s=1)
