@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.timeparse import format_delay
 
 
@@ -64,7 +65,7 @@ def _reminders(reminders: dict[str, Any] | None) -> list[str]:
 
 
 def _reminder(r: dict[str, Any]) -> str:
-    repeat = f", repeats '{r['repeat']}'" if r["repeat"] else ""
+    repeat = f", repeats {describe_repeat(r['repeat'])}" if r["repeat"] else ""
     waiting = f"  ({r['waiting']})" if r["waiting"] else ""
     return f"#{r['id']} {r['kind']} at {r['local']}{repeat} [{r['chat']}]: {r['text']}{waiting}"
 

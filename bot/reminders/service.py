@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from bot.errors import QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
 from bot.reminders.cron import cron_trigger, next_occurrence
+from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.scheduler import ReminderScheduler
 from bot.reminders.timeparse import (
     DEFAULT_TIME,
@@ -248,7 +249,7 @@ def describe(reminder: Reminder) -> str:
     """One line a user reads: id, when (their zone), what, how often."""
     when = format_local(reminder.next_fire_at, reminder.timezone) if reminder.next_fire_at else "-"
     what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
-    repeat = f", repeats '{reminder.recurrence}'" if reminder.recurrence else ""
+    repeat = f", repeats {describe_repeat(reminder.recurrence)}" if reminder.recurrence else ""
     return f"#{reminder.id} {what} at {when}{repeat}: {reminder.content}"
 
 

@@ -17,10 +17,15 @@ def weekday_names(field: str) -> str:
     """Cron's weekday field ("1-5", "0,6", "*/2", "mon-fri") as APScheduler's day names."""
     if field in ("*", "?"):
         return "*"
+    return ",".join(DAYS[d] for d in sorted(weekday_numbers(field)))
+
+
+def weekday_numbers(field: str) -> set[int]:
+    """The days cron's weekday field names, numbered as cron does (0 is Sunday)."""
     days: set[int] = set()
     for part in field.lower().split(","):
         days |= _part(part)
-    return ",".join(DAYS[d] for d in sorted(days))
+    return days
 
 
 def _part(part: str) -> set[int]:

@@ -57,7 +57,7 @@ async def test_list_then_cancel_and_the_timer_never_fires_it(
     assert [line.split(" ", 1)[0] for line in lines] == [f"#{n}" for n in by_fire]
     water = lines[by_fire.index(1)]
     assert water.startswith("#1 reminder at ") and " 09:00 Europe/Berlin, repeats " in water
-    assert "repeats '0 9 * * *': water the plants  [test:" in water, water
+    assert "repeats at 09:00 every day ('0 9 * * *'): water the plants  [test:" in water, water
     stretch = await store.get(2)
     assert stretch is not None and stretch.next_fire_at is not None
     local = stretch.next_fire_at.astimezone(ZoneInfo(stretch.timezone))

@@ -13,6 +13,7 @@ import pytest
 from bot.app import build_daemon
 from bot.errors import ToolError
 from bot.messages import ChatKey, OutboundKind
+from bot.reminders.schedule import describe
 from bot.store.reminders import ReminderKind, ReminderStatus, ReminderStore
 from tests.conftest import make_settings
 from tests.fakes.channel import FakeChannel
@@ -512,6 +513,7 @@ async def test_remind_every_repeats_without_a_model(daemon_factory, fake_llm, co
     await chat.ask("/timezone Europe/Berlin")
     ack = await chat.ask(command)
     assert ack.text.startswith("OK, #1 reminder"), ack.text
+    assert f", repeats {describe(cron)}: {what}" in ack.text
     (reminder,) = await ReminderStore(daemon.db).active()
     assert (reminder.recurrence, reminder.content, reminder.timezone) == (
         cron,

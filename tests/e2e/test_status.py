@@ -101,7 +101,7 @@ async def test_no_daemon_running_shows_what_the_store_knows(tmp_path: Path) -> N
     # The next one at its owner's wall clock (08:00 UTC is 09:00 in Berlin in winter,
     # 10:00 in summer), its repeat rule and chat; the due one held for its channel.
     upcoming = next(line for line in out.splitlines() if "water the plants" in line)
-    assert " Europe/Berlin, repeats '0 9 * * *' [telegram:42]" in upcoming, upcoming
+    assert " Europe/Berlin, repeats at 09:00 every day ('0 9 * * *') [telegram:42]" in upcoming
     assert ("09:00 Europe" in upcoming) or ("10:00 Europe" in upcoming), upcoming
     assert "due and waiting (1):" in out
     held = next(line for line in out.splitlines() if "stretch" in line)
