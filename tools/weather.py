@@ -11,6 +11,7 @@ the user's input (city, date window) and adapts the client to the tool and comma
 from __future__ import annotations
 
 import asyncio
+import calendar
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -59,10 +60,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-COMMAND_USAGE = "/weather <city> [YYYY-MM-DD]"
+COMMAND_USAGE = "/weather <city> [YYYY-MM-DD | today | tomorrow | monday...]"
 
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_LIKE = re.compile(r"\d{4}-\S*")  # a command argument meant as a date, valid or not
+# Days said in words ("/weather Berlin tomorrow" looked up a place named "Berlin tomorrow"),
+# in the user's zone: how many days from today, or the weekday (Monday 0) next to come.
+_RELATIVE_DAYS = {"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1}
+_WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 
 HttpGetter = Callable[[], aiohttp.ClientSession | None]
 TimezoneGetter = Callable[[InboundMessage], Awaitable[str]]
@@ -82,12 +87,7 @@ def resolve_date(text: str | None, tz: str, now: datetime | None = None) -> date
     if text is None or not text.strip():
         return today
     text = text.strip()
-    if not _DATE_RE.fullmatch(text):
-        raise ToolError(f"invalid date {text!r}: use YYYY-MM-DD, e.g. {today.isoformat()}")
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise ToolError(f"invalid date {text!r}: no such day (use YYYY-MM-DD)") from None
+    day = _day_in_words(text.lower(), today) or _iso_day(text, today)
     first = today - timedelta(days=PAST_DAYS)
     last = today + timedelta(days=FORECAST_DAYS - 1)
     if day < first:
@@ -101,6 +101,26 @@ def resolve_date(text: str | None, tz: str, now: datetime | None = None) -> date
             f"(today is {today.isoformat()}, the last day is {last.isoformat()})"
         )
     return day
+
+
+def _day_in_words(text: str, today: date) -> date | None:
+    if text in _RELATIVE_DAYS:
+        return today + timedelta(days=_RELATIVE_DAYS[text])
+    if text in _WEEKDAYS:  # today when it is that day
+        return today + timedelta(days=(_WEEKDAYS[text] - today.weekday()) % 7)
+    return None
+
+
+def _iso_day(text: str, today: date) -> date:
+    if not _DATE_RE.fullmatch(text):
+        raise ToolError(
+            f"invalid date {text!r}: use YYYY-MM-DD (e.g. {today.isoformat()}), today, "
+            "tomorrow or a weekday"
+        )
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ToolError(f"invalid date {text!r}: no such day (use YYYY-MM-DD)") from None
 
 
 async def fetch_weather(
@@ -183,9 +203,13 @@ class OpenMeteoWeather:
 
 
 def parse_command_args(args: str) -> tuple[str, str | None]:
-    """``"New York 2026-05-01"`` -> ``("New York", "2026-05-01")``; the date is optional."""
+    """``"New York 2026-05-01"`` -> ``("New York", "2026-05-01")``, ``"Berlin tomorrow"``
+    -> ``("Berlin", "tomorrow")``; the date is optional."""
     words = args.split()
-    if len(words) >= 2 and _DATE_LIKE.fullmatch(words[-1]):
+    last = words[-1].lower() if words else ""
+    if len(words) >= 2 and (
+        _DATE_LIKE.fullmatch(last) or last in _RELATIVE_DAYS or last in _WEEKDAYS
+    ):
         return " ".join(words[:-1]), words[-1]
     return " ".join(words), None
 

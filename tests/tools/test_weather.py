@@ -205,7 +205,7 @@ async def test_unknown_place(fake_weather: FakeOpenMeteo) -> None:
     assert fake_weather.calls("forecast") == []
 
 
-@pytest.mark.parametrize("bad", ["30/11/2026", "2026-02-30", "tomorrow", "2026-1-5", "20261130"])
+@pytest.mark.parametrize("bad", ["30/11/2026", "2026-02-30", "someday", "2026-1-5", "20261130"])
 async def test_invalid_date_format(fake_weather: FakeOpenMeteo, bad: str) -> None:
     message = await weather_error(fake_weather.settings(), "Paris", bad)
     assert message.startswith(f"invalid date {bad!r}")
@@ -354,6 +354,9 @@ def message(text: str) -> InboundMessage:
         ("Paris, France   2026-13-45", ("Paris, France", "2026-13-45")),
         ("2026-05-01", ("2026-05-01", None)),
         ("", ("", None)),
+        ("Berlin tomorrow", ("Berlin", "tomorrow")),  # was the place "Berlin tomorrow"
+        ("New York Friday", ("New York", "Friday")),
+        ("Today", ("Today", None)),  # a word alone is the place
     ],
 )
 def test_parse_command_args(args: str, parsed: tuple[str, str | None]) -> None:
@@ -390,7 +393,7 @@ async def test_weather_command_errors_and_usage(paris: FakeOpenMeteo) -> None:
 
     command = weather_command(OpenMeteoWeather(paris.settings()), utc)
     run = command.func
-    assert (await run(message(""), "")).startswith("Usage: /weather <city> [YYYY-MM-DD]")
+    assert (await run(message(""), "")).startswith("Usage: /weather <city> [YYYY-MM-DD | today")
     assert await run(message(""), "Atlantis") == (
         "Error: no place called 'Atlantis' was found; check the spelling"
     )
@@ -450,3 +453,40 @@ async def test_concurrent_forecasts_are_bounded_per_service(
     assert all(line.startswith("Paris, France") for line in lines)
     assert len(paris.requests) == 24
     assert paris.peak_in_flight <= 3
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("today", "2026-12-07"),
+        ("Tomorrow", "2026-12-08"),
+        ("yesterday", "2026-12-06"),
+        ("monday", "2026-12-07"),  # today is a Monday
+        ("friday", "2026-12-11"),
+        ("sunday", "2026-12-13"),
+    ],
+)
+def test_a_day_in_words_is_a_day_in_the_users_zone(text: str, day: str) -> None:
+    monday_late = datetime(2026, 12, 7, 22, 30, tzinfo=UTC)  # 23:30 in Berlin
+    assert resolve_date(text, "Europe/Berlin", monday_late).isoformat() == day
+    # in Tokyo it is already Tuesday
+    assert resolve_date("today", "Asia/Tokyo", monday_late).isoformat() == "2026-12-08"
+
+
+def test_a_day_neither_iso_nor_in_words_says_what_is_understood() -> None:
+    with pytest.raises(ToolError, match=r"use YYYY-MM-DD .* today, tomorrow or a weekday"):
+        resolve_date("someday", "UTC", datetime(2026, 12, 7, tzinfo=UTC))
+
+
+async def test_weather_command_takes_a_day_in_words(paris: FakeOpenMeteo) -> None:
+    """'/weather Paris tomorrow' geocoded "Paris tomorrow" and found no place."""
+
+    async def utc(msg: InboundMessage) -> str:
+        return "UTC"
+
+    run = weather_command(OpenMeteoWeather(paris.settings()), utc).func
+    before = (today() + timedelta(days=1)).isoformat()
+    answer = await run(message(""), "Paris tomorrow")
+    after = (today() + timedelta(days=1)).isoformat()
+    assert "Paris" in answer and not answer.startswith("Error"), answer
+    assert paris.calls("forecast")[0].params["start_date"] in (before, after)
