@@ -23,6 +23,7 @@ _MONTH = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")
 _GLUED = re.compile(r"\d+([a-z]+)")
+_AFTER_NOON = re.compile(r"\b(?:tonight|evening|afternoon)\b", re.IGNORECASE)
 _AT_TIME = re.compile(
     r"\bat\s+(\d{1,2})(?:[:.](\d{2}))?(?:\s*(a\.?m\.?|p\.?m\.?|o'?clock)(?![\w.]))?(?![\w:./-])",
     re.IGNORECASE,
@@ -75,13 +76,18 @@ def is_quantity(words: list[str], i: int) -> bool:
 
 
 def at_times(text: str) -> str:
-    """Rewrite "at 8" as "at 08:00", "at 6pm" as "at 18:00", "at 8.30" as "at 08:30"."""
-    return _AT_TIME.sub(_at_time, text)
+    """Rewrite "at 8" as "at 08:00", "at 6pm" as "at 18:00", "at 8.30" as "at 08:30";
+    after noon in a phrase that says so: "tonight at 9" is 21:00 (it was 09:00, already
+    gone by the evening it was said in)."""
+    later = _AFTER_NOON.search(text) is not None
+    return _AT_TIME.sub(lambda match: _at_time(match, later), text)
 
 
-def _at_time(match: re.Match[str]) -> str:
+def _at_time(match: re.Match[str], after_noon: bool = False) -> str:
     hour, minute = int(match[1]), int(match[2] or 0)
     suffix = (match[3] or "").lower().replace(".", "").replace("'", "")
+    if not suffix and after_noon and 1 <= hour <= 11:
+        suffix = "pm"
     if suffix in ("am", "pm"):
         if not 1 <= hour <= 12:
             raise ToolError(f"'{match[0][3:].strip()}' is not a time of day; try 'at 9am'")

@@ -143,3 +143,18 @@ def test_an_amount_in_words_splits_from_the_text():
         "in half an hour",
         "take the pizza out",
     )
+
+
+@pytest.mark.parametrize(
+    ("when", "expected_local"),
+    [
+        ("tonight at 9", "2026-12-07 21:00"),  # was 09:00: "at 9" is 24-hour, before noon
+        ("at 9:30 tonight", "2026-12-07 21:30"),
+        ("tomorrow evening at 8", "2026-12-08 20:00"),
+        ("this afternoon at 3", "2026-12-07 15:00"),
+        ("tonight at 22", "2026-12-07 22:00"),
+        ("tomorrow at 9", "2026-12-08 09:00"),  # no word for the evening: as before
+    ],
+)
+def test_at_n_in_an_evening_phrase_is_after_noon(when, expected_local):
+    assert _local(when) == expected_local
