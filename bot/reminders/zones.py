@@ -28,12 +28,13 @@ from bot.reminders.timeparse import zone, zone_label
 
 MAX_SUGGESTIONS = 3
 CLOSE = 0.86  # difflib's ratio for a suggestion: a typo, not a different city
-# A clock's usual abbreviation -> the zone of the places that use it, summer time included.
+# A clock's usual abbreviation -> the zone of the places that use it, summer time included
+# (not the two-letter PT, ET...: those are also countries' codes, Portugal's, Ethiopia's).
 ABBREVIATIONS = {
-    **dict.fromkeys(("pst", "pdt", "pt"), "America/Los_Angeles"),
-    **dict.fromkeys(("mst", "mdt", "mt"), "America/Denver"),
-    **dict.fromkeys(("cdt", "ct"), "America/Chicago"),
-    **dict.fromkeys(("est", "edt", "et"), "America/New_York"),
+    **dict.fromkeys(("pst", "pdt"), "America/Los_Angeles"),
+    **dict.fromkeys(("mst", "mdt"), "America/Denver"),
+    "cdt": "America/Chicago",
+    **dict.fromkeys(("est", "edt"), "America/New_York"),
     **dict.fromkeys(("akst", "akdt"), "America/Anchorage"),
     "bst": "Europe/London",
     "cest": "Europe/Berlin",

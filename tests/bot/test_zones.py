@@ -71,6 +71,13 @@ def test_an_abbreviation_is_the_clock_of_its_places(typed, zone):
     assert user_zone(typed).key == zone
 
 
+@pytest.mark.parametrize("typed", ["PT", "et", "MT"])
+def test_a_two_letter_code_is_no_abbreviation(typed):
+    """PT is Portugal's code as much as Pacific Time's: refused, not guessed."""
+    with pytest.raises(ToolError, match="is not an IANA time zone"):
+        user_zone(typed)
+
+
 @pytest.mark.parametrize("typed", ["IST", "cst"])
 def test_an_ambiguous_abbreviation_asks_which(typed):
     with pytest.raises(ToolError, match="is used for several time zones; say which: "):
