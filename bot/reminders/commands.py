@@ -13,6 +13,7 @@ from bot.reminders.phrases import is_number, is_quantity, is_unit
 from bot.reminders.repeats import USAGE, every, names_no_time
 from bot.reminders.service import ReminderService, confirmation, describe
 from bot.reminders.timeparse import format_local, parse_when
+from bot.reminders.zones import describe_zone
 
 MAX_WHEN_WORDS = 8
 _CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "next", "this"})
@@ -159,8 +160,9 @@ class _ReminderCommands:
         if not args.strip():
             tz = await self._service.user_timezone(msg.key.channel, msg.user_id)
             return (
-                f"Your time zone is {tz}; it is now {format_local(self._clock(), tz)}. "
-                "Change it with /timezone <IANA name>, e.g. /timezone Europe/Berlin"
+                f"Your time zone is {describe_zone(tz)}; it is now "
+                f"{format_local(self._clock(), tz)}. Change it with /timezone <zone>, e.g. "
+                "/timezone Europe/Berlin (a city's zone keeps its summer time)"
             )
         return await self._service.set_timezone(msg.key.channel, msg.user_id, args)
 

@@ -66,6 +66,8 @@ async def test_a_time_zone_is_taken_as_people_type_it(daemon_factory, fake_llm):
     # an offset means what it says: GMT+1 was tzdata's Etc/GMT+1, an hour behind UTC
     answer = (await chat.ask("/timezone GMT+1")).text
     assert answer.startswith("Time zone set to UTC+1 (Etc/GMT-1, a fixed offset"), answer
+    shown = (await chat.ask("/timezone")).text
+    assert shown.startswith("Your time zone is UTC+1 (Etc/GMT-1, a fixed offset"), shown
     ack = (await chat.ask("/remind 2026-12-24T18:00 | lights")).text
     assert "at Thu 2026-12-24 18:00 UTC+1: lights" in ack, ack
     # an abbreviation names the place whose clock it is; PST was refused
