@@ -114,7 +114,8 @@ class WorkspaceCommands:
         current = await self.router.resolve(msg)
         sub, rest = subcommand(msg, args)
         action = f"/workspace {sub}".strip()
-        target = rest.strip() if sub in ("use", "new") else current
+        # names are lower-case (bot/config/workspaces.py): "/workspace new Team" is "team"
+        target = rest.strip().lower() if sub in ("use", "new") else current
         if not self.admins.is_admin(msg, current) or not self.admins.is_admin(msg, target):
             return await self._refuse(msg, target, "-", action)
         if sub not in ("", "use", "new"):

@@ -65,6 +65,9 @@ async def test_workspace_use_switches_a_chat_and_its_history(daemon_factory, fak
     )
     again = await chat.ask("/workspace new beta", chat="c")
     assert again.text == "Error: workspace beta exists already: /workspace use beta"
+    # names are lower-case: "Beta" is beta (it was "invalid workspace name 'Beta'")
+    again = await chat.ask("/workspace new Beta", chat="c")
+    assert again.text == "Error: workspace beta exists already: /workspace use beta"
     await chat.ask("hi there", chat="c")
     assert "Default soul." not in _system(fake_llm)
     assert "pineapple" not in _sent_text(fake_llm)  # beta has its own history of this chat
