@@ -78,7 +78,7 @@ async def test_workspace_use_switches_a_chat_and_its_history(daemon_factory, fak
     assert "Default soul." in _system(fake_llm) and "pineapple" in _sent_text(fake_llm)
     assert "hi there" not in _sent_text(fake_llm)
 
-    for bad in ("../../etc/passwd", "SOUL.md/../x", "Beta"):
+    for bad in ("../../etc/passwd", "SOUL.md/../x", "Be ta"):
         reply = await chat.ask(f"/workspace use {bad}", chat="c")
         assert reply.text.startswith("Error: invalid workspace name"), reply.text
     assert (await chat.ask("/workspace", chat="c")).text.startswith(
