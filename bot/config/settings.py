@@ -355,8 +355,9 @@ def _read_toml(path: Path, required: bool) -> dict[str, Any]:
             raise ConfigError(f"config file {path}: not found")
         return {}
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        # utf-8-sig: a file saved "UTF-8 with BOM" (Windows editors) was "invalid TOML
+        # (Invalid statement (at line 1, column 1))", with nothing visible to correct
+        return tomllib.loads(path.read_bytes().decode("utf-8-sig"))
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError:

@@ -61,7 +61,8 @@ def stamp(path: Path) -> tuple[int, int] | None:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or None when absent; a symlink or non-regular file is refused."""
+    """The file's text (UTF-8, "\\n" line ends), or None when absent; a symlink or
+    non-regular file is refused."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -71,7 +72,9 @@ def read_text(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise WorkspaceError(f"{path.name} is not a regular file; refused")
-        return fh.read().decode("utf-8", errors="replace")
+        # A Windows editor's BOM and CRLF line ends: gone, so a template saved again
+        # unchanged still reads as the template (left out of the prompt)
+        return fh.read().decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
 
 
 def write_text(folder: Path, name: str, text: str) -> None:

@@ -90,6 +90,14 @@ def test_list_and_dict_defaults_are_not_shared_between_loads() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
+def test_a_config_saved_with_a_bom_and_crlf_loads(tmp_path: Path) -> None:
+    """It was "invalid TOML (Invalid statement (at line 1, column 1))"."""
+    path = tmp_path / "bot.toml"
+    path.write_bytes(b'\xef\xbb\xbftimezone = "Asia/Tokyo"\r\n[llm]\r\nmodel = "openai/x"\r\n')
+    settings = load_settings(path)
+    assert (settings.timezone, settings.llm.model) == ("Asia/Tokyo", "openai/x")
+
+
 def test_toml_values_load(tmp_path: Path) -> None:
     path = write(
         tmp_path / "custom.toml",

@@ -66,6 +66,18 @@ def test_front_matter_errors_name_the_file(tmp_path: Path, front: str, problem: 
     assert problems[0].startswith(f"{path}: ") and problem in problems[0]
 
 
+def test_a_skill_saved_with_a_bom_and_crlf_loads(tmp_path: Path) -> None:
+    """Windows editors: a UTF-8 BOM hid the '---' ("no front matter")."""
+    path = tmp_path / "win" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_bytes(
+        b"\xef\xbb\xbf---\r\nname: win\r\ndescription: Saved on Windows.\r\n---\r\nDo it.\r\n"
+    )
+    skills, problems = discover(tmp_path, "workspace")
+    assert problems == []
+    assert skills["win"].description == "Saved on Windows." and skills["win"].body == "Do it."
+
+
 def test_a_file_without_front_matter_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "plain" / "SKILL.md"
     path.parent.mkdir()

@@ -50,6 +50,17 @@ def test_bootstrap_skips_templates_and_empty_files(ws: Workspaces) -> None:
     assert ws.bootstrap() == []
 
 
+def test_a_file_saved_by_a_windows_editor_reads_as_written(ws: Workspaces) -> None:
+    """A UTF-8 BOM and CRLF line ends: the template saved again unchanged is still the
+    template (it went into the prompt), and an edit reaches the prompt without a BOM."""
+    folder = ws.ensure()
+    windows = "\ufeff" + template_text("AGENTS.md").replace("\n", "\r\n")
+    (folder / "AGENTS.md").write_bytes(windows.encode("utf-8"))
+    assert ws.bootstrap() == []
+    (folder / "SOUL.md").write_bytes("\ufeffBe terse.\r\nNo emoji.\r\n".encode())
+    assert ws.bootstrap() == [BootstrapFile("SOUL.md", "Be terse.\nNo emoji.")]
+
+
 def test_bootstrap_returns_customised_files_in_order(ws: Workspaces) -> None:
     folder = ws.ensure()
     # Written in reverse order so the result order cannot come from mtimes.

@@ -137,7 +137,7 @@ def _catalog_line(state: SkillState) -> str:
 
 def _disabled(folder: Path) -> set[str]:
     try:
-        text = (folder / DISABLED_FILE).read_text(encoding="utf-8")
+        text = (folder / DISABLED_FILE).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return set()
     return {line.strip() for line in text.splitlines() if line.strip()}

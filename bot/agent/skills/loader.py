@@ -28,7 +28,7 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 def parse_skill(path: Path, source: str) -> Skill:
     """One skill from ``<folder>/SKILL.md``; SkillError names the file and the problem."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) hid the "---"
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillError(f"{path}: cannot read: {exc}") from exc
     if len(text) > MAX_SKILL_CHARS:
