@@ -16,6 +16,7 @@ to report.
 
 from __future__ import annotations
 
+import codecs
 import io
 import logging
 from dataclasses import dataclass
@@ -43,6 +44,12 @@ TEXT_TYPES = frozenset(
     }
 )
 _SNIFF = 512
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),  # the codec reads the mark and drops it
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_BOMS_16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,8 @@ def kind_of(data: bytes, content_type: str) -> str | None:
         return "pdf"
     if mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml")):
         return "text"
+    if data.startswith(_BOMS_16):  # UTF-16 text: NULs between its letters
+        return "text"
     head = data[:_SNIFF].lstrip().lower()
     if head.startswith((b"<!doctype html", b"<html")):
         return "html"
@@ -96,7 +105,13 @@ def kind_of(data: bytes, content_type: str) -> str | None:
 
 
 def decode(data: bytes, charset: str | None) -> str:
-    """Text in its declared charset, else UTF-8; undecodable bytes become U+FFFD."""
+    """Text in its declared charset, else UTF-8; undecodable bytes become U+FFFD. A
+    byte-order mark decides first, as browsers let it: a text or CSV file saved by a
+    Windows program as UTF-16 ("Unicode") was read as UTF-8, every other byte a NUL,
+    and a UTF-8 one kept its BOM as the text's first character."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return data.decode(codec, errors="replace")
     try:
         return data.decode(charset or "utf-8", errors="replace")
     except LookupError:  # an unknown charset name

@@ -36,6 +36,10 @@ HTML = (
         ("g.csv", b"a,b\n1,2\n", "text/csv", "text", "a,b\n1,2"),
         ("h.py", b"def f():\n    return 1\n", "text/x-python", "text", "def f():"),
         ("i.rs", 'fn main() { println!("é"); }'.encode(), "", "text", "fn main()"),
+        # Windows "Unicode" text and Excel's "CSV UTF-8": read by their byte-order mark
+        ("j.csv", "Name;Menge\r\nÄpfel;3\r\n".encode("utf-16"), "text/csv", "text", "Äpfel;3"),
+        ("k.txt", "Notiz: Grüße".encode("utf-16"), "", "text", "Notiz: Grüße"),
+        ("l.csv", "\ufeffName,Qty\n".encode(), "text/csv", "text", "Name,Qty"),
     ],
 )
 def test_every_kind_becomes_text(
@@ -43,6 +47,7 @@ def test_every_kind_becomes_text(
 ) -> None:
     document = convert_file(data, mime, name, max_pages=10, max_unpacked=10**8)
     assert document.kind == kind and expected in document.text
+    assert "\x00" not in document.text and not document.text.startswith("\ufeff")
 
 
 def test_a_ten_thousand_page_pdf_is_read_up_to_the_page_cap() -> None:
