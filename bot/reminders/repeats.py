@@ -57,9 +57,9 @@ def every(text: str, tz: str, now: datetime) -> str:
         return _interval(int(step[1] or 1), step[2])
     days, _, at = phrase.partition(" at ")
     minute, hour = _time_of_day(at, tz, now)
-    if days.strip() in _MONTHLY:
+    if days in _MONTHLY:
         return f"{minute} {hour} {_day_of_month(tz, now)} * *"
-    return f"{minute} {hour} * * {_weekdays(days.strip(), tz, now)}"
+    return f"{minute} {hour} * * {_weekdays(days, tz, now)}"
 
 
 def names_no_time(text: str) -> bool:
@@ -93,9 +93,8 @@ def _day_of_month(tz: str, now: datetime) -> int:
     day = now.astimezone(zone(tz)).day
     if day > 28:
         raise ToolError(
-            f"today is day {day} of the month, which some months do not have; say which"
-            " day, e.g. "
-            "'/remind every 0 9 1 * * | rent' for the 1st at 9:00"
+            f"today is day {day} of the month, which some months do not have; say which "
+            "day, e.g. '/remind every 0 9 1 * * | rent' for the 1st at 9:00"
         )
     return day
 

@@ -121,7 +121,7 @@ def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
     when: datetime = found.date_obj
     if _names_a_day_only(found, phrase, settings, base):
         return When(datetime.combine(when.date(), DEFAULT_TIME, tzinfo=tz), True)
-    if found.period == "time":
+    if found.period == "time" and when.date() > base.date():
         return When(_still_ahead_today(phrase, settings, base, when))
     return When(when)
 
@@ -130,7 +130,7 @@ def _still_ahead_today(
     phrase: str, settings: dict[str, object], base: datetime, when: datetime
 ) -> datetime:
     """dateparser's preference for the future moves a time of day in the current hour to
-    the next day: "at 14:30" said at 14:10 was tomorrow's 14:30. Read for the current
+    a later day: "at 14:30" said at 14:10 was tomorrow's 14:30. Read for the current
     period instead ("at 14:30" today, "friday 5pm" this week's), that reading is kept when
     it is still ahead and sooner; a time already passed ("at 14:05") stays tomorrow's."""
     current = _date_data(phrase, {**settings, "PREFER_DATES_FROM": "current_period"}).date_obj

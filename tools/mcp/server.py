@@ -213,9 +213,9 @@ class MCPServer:
         """Every page of ``tools/list``, read leniently: one odd entry is skipped alone."""
         tools: list[RemoteTool] = []
         cursor: str | None = None
+        wait_s = timeout_s or self.settings.connect_timeout_s
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor else None
-            wait_s = timeout_s or self.settings.connect_timeout_s
             raw = await conn.request("tools/list", params, wait_s)
             entries = raw.get("tools")
             for entry in entries if isinstance(entries, list) else []:
