@@ -39,8 +39,9 @@ def sse_app() -> Starlette:
 class MCPHttpServer:
     """Streamable HTTP at ``/mcp``; with ``sse=True`` the legacy SSE transport at ``/sse``."""
 
-    def __init__(self, *, sse: bool = False) -> None:
+    def __init__(self, *, sse: bool = False, slow_posts_s: float = 0.0) -> None:
         self.sse = sse
+        self.slow_posts_s = slow_posts_s  # each POST answered this much later (a busy server)
         self.port = 0
         self.headers_seen: list[dict[str, str]] = []
         self._server: uvicorn.Server | None = None
@@ -53,7 +54,7 @@ class MCPHttpServer:
     async def start(self) -> Self:
         """Serve on a free port, or on the same port again after :meth:`stop`."""
         inner = sse_app() if self.sse else build_server().streamable_http_app()
-        app = _Recorder(inner, self.headers_seen)
+        app = _Recorder(inner, self.headers_seen, self.slow_posts_s)
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
         )
@@ -80,13 +81,17 @@ class MCPHttpServer:
 
 
 class _Recorder:
-    """ASGI middleware that records each request's headers (to see what the client sent)."""
+    """ASGI middleware that records each request's headers (to see what the client sent),
+    and holds each POST for ``slow_posts_s``."""
 
-    def __init__(self, app: Any, seen: list[dict[str, str]]) -> None:
+    def __init__(self, app: Any, seen: list[dict[str, str]], slow_posts_s: float = 0.0) -> None:
         self.app = app
         self.seen = seen
+        self.slow_posts_s = slow_posts_s
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+            if scope["method"] == "POST" and self.slow_posts_s:
+                await asyncio.sleep(self.slow_posts_s)
         await self.app(scope, receive, send)

@@ -84,6 +84,22 @@ async def test_sse_when_the_url_says_so() -> None:
         await server.stop()
 
 
+async def test_an_sse_server_slower_than_its_timeout_connects_on_a_longer_retry() -> None:
+    """Each POST answered 1.5 s late against connect_timeout_s = 1: every handshake
+    timed out at 1 s on every retry; a retry now waits twice as long as the one before."""
+    server = await MCPHttpServer(sse=True, slow_posts_s=1.5).start()
+    registry = ToolRegistry()
+    settings = MCPServerSettings(url=server.url, connect_timeout_s=1)
+    manager = MCPManager(MCPSettings(servers={"slow": settings}, retry_initial_s=0.05), registry)
+    manager.start()
+    try:
+        await until(lambda: manager.servers["slow"].status.state == "ready", 40)
+        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
+    finally:
+        await manager.stop()
+        await server.stop()
+
+
 async def test_a_server_silent_at_the_handshake_is_retried() -> None:
     """An endpoint that takes the connection and never answers ``initialize`` (a server
     still starting) is given up on after ``connect_timeout_s`` and tried again, not left
