@@ -13,6 +13,7 @@ from bot.agent.toolbox import ToolCall, ToolContext
 from bot.config.mcp import MCPServerSettings, MCPSettings
 from bot.messages import ChatKey
 from tests.fakes.mcp_http import MCPHttpServer
+from tests.fakes.mcp_retry import connects_after_retries
 from tests.fakes.waiting import until
 from tools.mcp.manager import MCPManager
 from tools.registry import ToolRegistry
@@ -88,15 +89,9 @@ async def test_an_sse_server_slower_than_its_timeout_connects_on_a_longer_retry(
     """Each POST answered 1.5 s late against connect_timeout_s = 1: every handshake
     timed out at 1 s on every retry; a retry now waits twice as long as the one before."""
     server = await MCPHttpServer(sse=True, slow_posts_s=1.5).start()
-    registry = ToolRegistry()
-    settings = MCPServerSettings(url=server.url, connect_timeout_s=1)
-    manager = MCPManager(MCPSettings(servers={"slow": settings}, retry_initial_s=0.05), registry)
-    manager.start()
     try:
-        await until(lambda: manager.servers["slow"].status.state == "ready", 40)
-        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
+        await connects_after_retries(MCPServerSettings(url=server.url, connect_timeout_s=1))
     finally:
-        await manager.stop()
         await server.stop()
 
 

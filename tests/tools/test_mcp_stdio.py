@@ -23,6 +23,7 @@ import pytest_asyncio
 from bot.agent.toolbox import ERROR_HINT, ToolCall, ToolContext
 from bot.config.mcp import MCPServerSettings, MCPSettings
 from bot.messages import ChatKey
+from tests.fakes.mcp_retry import connects_after_retries
 from tests.fakes.mcp_server import BASE_TOOLS
 from tests.fakes.provider_rules import schema_violations
 from tests.fakes.waiting import until
@@ -418,18 +419,6 @@ def _after(wait: str) -> str:
     return f"import os, sys, time\n{wait}os.execv(sys.executable, [sys.executable, {SCRIPT!r}])\n"
 
 
-async def _connects_after_retries(script: str, connect_timeout_s: float) -> None:
-    registry = ToolRegistry()
-    slow = stdio(args=["-c", script], connect_timeout_s=connect_timeout_s)
-    manager = manager_for(registry, slow=slow)
-    manager.start()
-    try:
-        await until(lambda: manager.servers["slow"].status.state == "ready", 40)
-        assert manager.servers["slow"].status.attempts >= 2 and "mcp_slow_echo" in registry
-    finally:
-        await manager.stop()
-
-
 async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: Path) -> None:
     """Slow the first time (``npx`` fetching its package), quick the next: the server
     given up on at the handshake is retried, and its tools come."""
@@ -437,11 +426,14 @@ async def test_a_server_slower_than_its_handshake_timeout_is_retried(tmp_path: P
     first = f"if not os.path.exists({marker!r}):\n    open({marker!r}, 'w').close()\n"
     # 3 s: the retried start (Python importing the mcp SDK) must fit it on a loaded
     # machine; at 1 s a full suite on a slow 2-core machine saw every retry time out too.
-    await _connects_after_retries(_after(first + "    time.sleep(30)\n"), connect_timeout_s=3)
+    script = _after(first + "    time.sleep(30)\n")
+    await connects_after_retries(stdio(args=["-c", script], connect_timeout_s=3))
 
 
 async def test_a_server_always_slower_than_its_handshake_timeout_gets_longer_each_retry() -> None:
     """Every start takes longer than ``connect_timeout_s`` (a loaded machine): each retry
     allowed the same time and none connected; each now allows twice the last, up to
     four times, and the server connects."""
-    await _connects_after_retries(_after("time.sleep(1.2)\n"), connect_timeout_s=1)
+    await connects_after_retries(
+        stdio(args=["-c", _after("time.sleep(1.2)\n")], connect_timeout_s=1)
+    )
