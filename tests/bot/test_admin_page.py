@@ -278,6 +278,15 @@ async def test_reminders_are_paginated_and_cancelled_through_the_service(site: S
     assert "Error: there is no active reminder" in await again.text()
 
 
+async def test_a_repeat_is_listed_in_words_beside_its_cron(site: Site) -> None:
+    daemon, _, client = await site()
+    await logged_in(client, daemon)
+    key = ChatKey("test", "chat-u1")
+    await daemon.reminders.create(key, "u1", "water", "now", recurrence="0 9 * * 1-5")
+    page = await (await client.get("/admin/reminders")).text()
+    assert "repeats at 09:00 on weekdays (&#39;0 9 * * 1-5&#39;)" in page, page
+
+
 def _request(code: str, user: str) -> PairingRequest:
     now = utcnow()
     return PairingRequest(

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from bot.admin.site import PAGE_SIZE, PageRoute, View
 from bot.errors import ToolError
+from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.service import describe
 from bot.reminders.timeparse import format_local
 from bot.store.reminders import Reminder
@@ -20,6 +21,7 @@ PATH = "/admin/reminders"
 class Row:
     reminder: Reminder
     when: str  # the next fire time in its owner's zone
+    repeats: str = ""  # its schedule in words and as cron, when it repeats
 
 
 async def reminders(view: View) -> web.StreamResponse:
@@ -29,7 +31,7 @@ async def reminders(view: View) -> web.StreamResponse:
     for r in found[:PAGE_SIZE]:
         tz = await service.user_timezone(r.key.channel, r.user_id)
         when = format_local(r.next_fire_at, tz) if r.next_fire_at else "-"
-        rows.append(Row(r, when))
+        rows.append(Row(r, when, describe_repeat(r.recurrence) if r.recurrence else ""))
     return view.render("reminders.html", rows=rows, more=len(found) > PAGE_SIZE)
 
 
