@@ -51,7 +51,9 @@ SECTION_INTRO = (
 ONLY_HERE = "what you tell me in our one-to-one chat is what I remember about you everywhere"
 INSTRUCTION_REFUSED = (
     "this reads as an instruction to the assistant, not a fact about someone, so it is "
-    "not remembered (facts are quoted back as what their author said, never obeyed)"
+    "not remembered (facts are quoted back as what their author said, never obeyed); "
+    "a person's wish is kept when it is written as a fact about them, e.g. "
+    "'prefers answers in German', not 'always answer in German'"
 )
 
 
