@@ -8,7 +8,9 @@ no am/pm and no month beside it is refused instead of guessed.
 
 from __future__ import annotations
 
+import calendar
 import re
+from datetime import date
 
 from bot.errors import ToolError
 
@@ -52,6 +54,28 @@ def spoken_amounts(text: str) -> str:
 def _hours_and_a_half(match: re.Match[str]) -> str:
     hours = int(match[1]) if match[1].isdigit() else 1
     return f"{hours * 60 + 30} minutes"
+
+
+_BARE_DAY = re.compile(r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+def with_its_month(text: str, today: date) -> list[str]:
+    """ "on the 15th" names a day and no month (it was "'15th' names no month"): the
+    phrase with this month's date, then the next month's that has that day (for when
+    this month's is past); [] when the phrase names a month or no such day."""
+    found = _BARE_DAY.search(text)
+    if found is None or any(_MONTH.fullmatch(w) for w in _words(text)):
+        return []
+    day = int(found[1])
+    year, month, phrases = today.year, today.month, []
+    for _ in range(12):
+        if 1 <= day <= calendar.monthrange(year, month)[1]:
+            named = f"{calendar.month_name[month]} {day} {year}"
+            phrases.append(text[: found.start()] + named + text[found.end() :])
+            if len(phrases) == 2:
+                break
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return phrases
 
 
 def _words(text: str) -> list[str]:
@@ -113,6 +137,9 @@ def check_numbers(text: str) -> None:
 
 def _unplaced(word: str) -> str:
     if not word.isdigit():
+        day = int(re.sub(r"\D", "", word) or 0)
+        if not 1 <= day <= 31:
+            return f"'{word}' is no day of a month"
         return f"'{word}' names no month; say e.g. 'December {word}'"
     hint = f"'in {word} minutes', 'in {word} hours'"
     if int(word) <= 24:

@@ -16,7 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.errors import ToolError
-from bot.reminders.phrases import at_times, check_numbers, spoken_amounts
+from bot.reminders.phrases import at_times, check_numbers, spoken_amounts, with_its_month
 
 MAX_AHEAD = timedelta(days=3652)  # ten years
 # No real time phrase is longer; dateparser's cost grows with the text and blocks the loop.
@@ -99,6 +99,13 @@ def _is_date(text: str) -> bool:
 
 
 def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
+    named = with_its_month(text, now.astimezone(tz).date())  # "on the 15th": which 15th
+    for candidate in named[:-1]:
+        found = _parse_phrase(candidate, tz, now)
+        if found is not None and found.at > now:
+            return found
+    if named:
+        return _parse_phrase(named[-1], tz, now)
     phrase = at_times(spoken_amounts(text))  # "at 8" is 08:00, never August
     check_numbers(phrase)  # "in 5" is refused, never May
     base = now.astimezone(tz).replace(tzinfo=None)

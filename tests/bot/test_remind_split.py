@@ -158,3 +158,30 @@ def test_an_amount_in_words_splits_from_the_text():
 )
 def test_at_n_in_an_evening_phrase_is_after_noon(when, expected_local):
     assert _local(when) == expected_local
+
+
+@pytest.mark.parametrize(
+    ("when", "expected_local"),
+    [
+        ("on the 15th", "2026-12-15 09:00"),  # was "'15th' names no month"
+        ("the 1st at 10", "2027-01-01 10:00"),  # this month's 1st is past: the next
+        ("on the 7th", "2027-01-07 09:00"),  # today's 09:00 is past
+        ("on the 7th at 18:00", "2026-12-07 18:00"),  # today, still ahead
+        ("on the 31st", "2026-12-31 09:00"),
+        ("the 15th of january", "2027-01-15 09:00"),  # a month named: as before
+    ],
+)
+def test_a_day_of_the_month_alone_is_the_next_one_ahead(when, expected_local):
+    assert _local(when) == expected_local
+
+
+def test_a_day_of_the_month_skips_months_without_it():
+    jan_31 = datetime(2027, 1, 31, 10, 0, tzinfo=UTC)
+    local = parse_when("on the 30th", TZ, jan_31).astimezone(zone(TZ))
+    assert local.strftime("%Y-%m-%d %H:%M") == "2027-03-30 09:00"  # February has none
+    with pytest.raises(ToolError, match="'32nd' is no day of a month"):
+        parse_when("on the 32nd", TZ, NOW)
+
+
+def test_a_day_of_the_month_splits_from_the_text():
+    assert split_when_what("on the 1st pay the rent", TZ, NOW) == ("on the 1st", "pay the rent")

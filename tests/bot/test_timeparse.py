@@ -135,7 +135,7 @@ def test_a_number_at_a_time_is_a_time_of_day(text, expected_local):
         ("at 6pm 2", "'2' has no unit"),  # was 2027-02-07 18:00: February
         ("tomorrow 8", "'8' has no unit"),
         ("in 1", "'1' has no unit"),
-        ("on the 5th", "names no month"),  # was 2027-05-07
+        ("5th", "names no month"),  # was 2027-05-07 ("on the 5th": the next 5th)
         ("2027", "has no unit"),
         ("1700000000", "has no unit"),  # never a Unix time
         ("may", "names no day"),
