@@ -22,6 +22,7 @@ from bot.reminders.timeparse import (
     format_local,
     parse_when,
     read_when,
+    trimmed,
 )
 from bot.reminders.zones import describe_zone, user_zone
 from bot.store.base import Reminders, UserSettings
@@ -263,7 +264,7 @@ def confirmation(reminder: Reminder, when: str, *, repeat_without_time: str = ""
     elif reminder.recurrence or not _default_time(reminder, when):
         return line
     else:
-        example = f"{when.strip()} at 18:00"
+        example = f"{trimmed(when)} at 18:00"
     return (
         f"{line} (no time of day was given, so {DEFAULT_TIME:%H:%M}; to change it, cancel "
         f"#{reminder.id} and set it again with a time, e.g. '{example}')"

@@ -24,6 +24,7 @@ MAX_WHEN_CHARS = 200
 PAST_TOLERANCE = timedelta(seconds=5)
 DEFAULT_TIME = time(9, 0)  # of a day named with no time of day, in the user's zone
 _POSIX_OFFSET = re.compile(r"Etc/GMT([+-]\d+)")
+_TRAILING = ",:;-\u2013\u2014"  # a separator typed after the time, before the text
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,7 @@ def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
 def read_when(text: str, tz_name: str, now: datetime) -> When:
     """:func:`parse_when`, saying whether the time of day was taken by default."""
     tz = zone(tz_name)
-    phrase = text.strip()
+    phrase = trimmed(text)
     if not phrase:
         raise ToolError("no time given; say e.g. 'in 10 minutes' or '2026-12-01T09:00'")
     if len(phrase) > MAX_WHEN_CHARS:
@@ -71,6 +72,12 @@ def read_when(text: str, tz_name: str, now: datetime) -> When:
             "'tomorrow at 9am', 'next Monday 8:30' or ISO 8601 like '2026-12-01T09:00'"
         )
     return When(when.at.astimezone(UTC), when.default_time)
+
+
+def trimmed(text: str) -> str:
+    """``text`` without a separator typed after it: "tomorrow at 9: standup" splits as
+    "tomorrow at 9:", whose colon hid the time of day (it was 'tomorrow', now's time)."""
+    return text.strip().rstrip(_TRAILING).rstrip()
 
 
 def check_future(when: datetime, now: datetime, tz_name: str) -> None:

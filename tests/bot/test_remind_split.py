@@ -185,3 +185,17 @@ def test_a_day_of_the_month_skips_months_without_it():
 
 def test_a_day_of_the_month_splits_from_the_text():
     assert split_when_what("on the 1st pay the rent", TZ, NOW) == ("on the 1st", "pay the rent")
+
+
+@pytest.mark.parametrize(
+    ("args", "when", "expected_local"),
+    [
+        ("tomorrow at 9: standup", "tomorrow at 9:", "2026-12-08 09:00"),  # was 11:00
+        ("in 10 min: tea", "in 10 min:", "2026-12-07 11:10"),  # was the usage
+        ("tomorrow at 9:30 - standup", "tomorrow at 9:30 -", "2026-12-08 09:30"),
+        ("in 10 minutes, tea", "in 10 minutes,", "2026-12-07 11:10"),
+    ],
+)
+def test_a_separator_after_the_time_hides_nothing(args, when, expected_local):
+    assert split_when_what(args, TZ, NOW)[0] == when
+    assert _local(when) == expected_local
