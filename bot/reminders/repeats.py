@@ -15,7 +15,7 @@ from datetime import datetime
 
 from bot.errors import ToolError
 from bot.reminders.cron import cron_trigger
-from bot.reminders.timeparse import DEFAULT_TIME, parse_when, zone
+from bot.reminders.timeparse import DEFAULT_TIME, parse_when, trimmed, zone
 
 _DAY_NAMES = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _ABBREVIATIONS = {"tues": 2, "weds": 3, "thur": 4, "thurs": 4}
@@ -39,7 +39,8 @@ _STEP = re.compile(r"(?:(\d+) )?(minute|min|hour)s?")
 
 
 def _phrase(text: str) -> str:
-    return " ".join(text.lower().split())
+    """Lower case, single spaces, no separator after it ("every friday: water")."""
+    return " ".join(trimmed(text).lower().split())
 
 
 def _is_cron(phrase: str) -> bool:

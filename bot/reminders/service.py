@@ -260,7 +260,7 @@ def confirmation(reminder: Reminder, when: str, *, repeat_without_time: str = ""
     repeat said in words with no time of day (``repeat_without_time``: its words)."""
     line = describe(reminder)
     if repeat_without_time:
-        example = f"every {repeat_without_time.strip()} at 18:00"
+        example = f"every {trimmed(repeat_without_time)} at 18:00"
     elif reminder.recurrence or not _default_time(reminder, when):
         return line
     else:

@@ -131,6 +131,7 @@ async def test_a_day_without_a_time_is_at_nine_and_the_reply_says_so(paths: Path
         ("/remind every day | water", "0 9 * * *", (2026, 11, 28, 8, 0)),
         ("/remind every week | review", "0 9 * * 5", (2026, 12, 4, 8, 0)),
         ("/remind every month | rent", "0 9 27 * *", (2026, 12, 27, 8, 0)),
+        ("/remind every friday: call mum", "0 9 * * 5", (2026, 12, 4, 8, 0)),  # was the usage
     ],
 )
 async def test_a_repeat_on_days_without_a_time_is_at_nine_and_the_reply_says_so(
@@ -141,7 +142,7 @@ async def test_a_repeat_on_days_without_a_time_is_at_nine_and_the_reply_says_so(
     assert reminder.recurrence == cron, reply
     assert reminder.next_fire_at == datetime(*first, tzinfo=UTC)
     assert "no time of day was given, so 09:00" in reply
-    repeat = command.split()[2]
+    repeat = command.split()[2].rstrip(":")
     assert f"'every {repeat} at 18:00'" in reply
 
 
