@@ -2,7 +2,8 @@
 was refused as "not an IANA time zone; use a name like 'Europe/Berlin'", which reads
 as nonsense to someone who wrote just that. The exact name is tried first; then the
 same name in any case, then a city (the name's last part, spaces for underscores) of
-one zone (old aliases such as America/Indianapolis count as the zone they name).
+one zone (old aliases such as America/Indianapolis count as the zone they name), then a
+city named first with its country or region after it ("Berlin, Germany", "London UK").
 Anything else is refused with the closest names to pick from. The answer names the
 zone set, so a match is never silent.
 
@@ -24,7 +25,7 @@ from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
 from bot.errors import ToolError
-from bot.reminders.timeparse import zone, zone_label
+from bot.reminders.timeparse import trimmed, zone, zone_label
 
 MAX_SUGGESTIONS = 3
 CLOSE = 0.86  # difflib's ratio for a suggestion: a typo, not a different city
@@ -79,7 +80,7 @@ def _one_zone(names: list[str]) -> str | None:
 def user_zone(typed: str) -> ZoneInfo:
     """The zone ``typed`` names (see the module docstring), or a ToolError naming the
     closest ones."""
-    name = typed.strip()
+    name = trimmed(typed).rstrip(".")
     known = _abbreviation(name) or _offset(name)
     if known is not None:
         return known
@@ -88,9 +89,11 @@ def user_zone(typed: str) -> ZoneInfo:
     except ToolError as refused:
         full, cities = _names()
         wanted = "_".join(name.lower().split())
-        matches = [full[wanted]] if wanted in full else cities.get(wanted, [])
-        if matches and (found := _one_zone(matches)) is not None:
+        found, matches = _by_place(wanted)
+        if found is not None:
             return zone(found)
+        if (leading := _leading_place(name)) is not None:  # "Berlin, Germany"
+            return zone(leading)
         close = matches or [
             n
             for key in difflib.get_close_matches(wanted, [*full, *cities], MAX_SUGGESTIONS, CLOSE)
@@ -100,6 +103,27 @@ def user_zone(typed: str) -> ZoneInfo:
             raise
         picks = " or ".join(f"'{n}'" for n in sorted(set(close))[:MAX_SUGGESTIONS])
         raise ToolError(f"'{name}' is not an IANA time zone; did you mean {picks}?") from refused
+
+
+def _by_place(wanted: str) -> tuple[str | None, list[str]]:
+    """The zone a full name or a city (lower case, underscores) is, and every name it
+    matched (several cities of one name that are different zones: no zone)."""
+    full, cities = _names()
+    matches = [full[wanted]] if wanted in full else cities.get(wanted, [])
+    return (_one_zone(matches) if matches else None), matches
+
+
+def _leading_place(name: str) -> str | None:
+    """The zone of a city named first, a country or region after it: "Berlin, Germany",
+    "london uk", "New York USA"; the longest leading run of words that is one."""
+    words = name.replace(",", " , ").split()
+    if "," in words:
+        words = words[: words.index(",")]
+    for n in range(len(words), 0, -1):
+        found, _ = _by_place("_".join(words[:n]).lower())
+        if found is not None:
+            return found
+    return None
 
 
 def _abbreviation(name: str) -> ZoneInfo | None:

@@ -90,3 +90,23 @@ def test_a_fixed_offset_reads_as_utc_plus_and_says_it_keeps_no_summer_time():
     noon = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)
     assert format_local(noon, "Etc/GMT-2") == "Mon 2026-12-07 12:00 UTC+2"
     assert format_local(noon, "Etc/GMT+5") == "Mon 2026-12-07 05:00 UTC-5"
+
+
+@pytest.mark.parametrize(
+    ("typed", "zone"),
+    [
+        ("Berlin, Germany", "Europe/Berlin"),  # each was "not an IANA time zone"
+        ("berlin germany", "Europe/Berlin"),
+        ("London UK", "Europe/London"),
+        ("New York USA", "America/New_York"),
+        ("Los Angeles, CA", "America/Los_Angeles"),
+        ("Berlin.", "Europe/Berlin"),
+    ],
+)
+def test_a_city_with_its_country_after_it_is_the_citys_zone(typed, zone):
+    assert user_zone(typed).key == zone
+
+
+def test_words_that_name_no_city_are_still_refused():
+    with pytest.raises(ToolError, match="is not an IANA time zone"):
+        user_zone("xyz abc")
