@@ -212,7 +212,9 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     assert (
         await run(router, GROUP, "u1", "/forget 2") == "Only an admin can remove this chat's facts."
     )
-    assert (await run(router, GROUP, "u1", "/forget x")).startswith("usage: /forget <n>|all")
+    assert (await run(router, GROUP, "u1", "/forget x")).startswith(
+        "usage: /forget <n> [<n> ...]|all"
+    )
     assert await run(router, GROUP, "u1", "/forget all") == (
         "Forgot 1 fact (this chat's need an admin)."
     )
@@ -237,6 +239,22 @@ async def test_forget_chat_facts_in_ones_own_dm_on_every_platform(
     assert await run(router, key, user, "/forget 1") == "Forgot: the dog is called Rex"
     assert await run(router, key, user, "/forget all") == "Forgot 1 fact."
     assert await store.all_facts() == []
+
+
+async def test_forget_takes_several_numbers_as_cancel_does(store: MemoryStore) -> None:
+    """'/forget #2' and '/forget 1,3' were the usage; the numbers are those /memory showed,
+    not renumbered as each goes."""
+    memory = service(store)
+    router = CommandRouter()
+    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    for fact in ("the dog is called Rex", "the cat is called Tom", "the fish is called Bob"):
+        await memory.remember(WS, DM, "u1", fact, "chat")
+    assert await run(router, DM, "u1", "/forget 1,#3 9") == (
+        "Forgot: the dog is called Rex\nForgot: the fish is called Bob\n"
+        "There is no fact 9; /memory lists 3."
+    )
+    assert [f.text for f in await store.all_facts()] == ["the cat is called Tom"]
+    assert await run(router, DM, "u1", "/forget #1") == "Forgot: the cat is called Tom"
 
 
 def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:

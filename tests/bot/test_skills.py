@@ -201,6 +201,8 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
     )
     assert await command[0].func(msg("boss"), "disable alpha") == "Skill alpha is now disabled."
     assert "- alpha (disabled; builtin)" in await command[0].func(msg("boss"), "")
+    # names are lower-case: "Alpha" is alpha (it was "no skill named 'Alpha'")
+    assert await command[0].func(msg("boss"), "Enable Alpha") == "Skill alpha is now enabled."
     with pytest.raises(ToolError, match=r"no skill named 'zzz' in workspace .*; /skills lists"):
         await command[0].func(msg("boss"), "enable zzz")
     with pytest.raises(ToolError, match=r"^usage: /skills \[enable\|disable <name>\]$"):

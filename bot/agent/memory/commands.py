@@ -17,7 +17,7 @@ from bot.messages import InboundMessage
 from bot.store.memory import Fact, Scope
 from bot.workspaces.routing import WorkspaceOf, workspace_for
 
-FORGET_USAGE = "/forget <n>|all"
+FORGET_USAGE = "/forget <n> [<n> ...]|all"
 
 
 def listing(known: Known) -> str:
@@ -62,10 +62,16 @@ def register_memory_commands(
             count = await memory.forget(gone, by=msg.sender)
             kept = "" if may_edit_chat(msg) or not known.chat else " (this chat's need an admin)"
             return f"Forgot {count} fact{'s' if count != 1 else ''}{kept}."
-        if not arg.isdigit():
+        # "/forget 2", "/forget #2", several as /cancel takes them: "/forget 2 3", "2,3"
+        numbers = list(dict.fromkeys(a.lstrip("#") for a in arg.replace(",", " ").split()))
+        if not numbers or not all(n.isdigit() for n in numbers):
             return f"usage: {FORGET_USAGE} (numbers as /memory shows them)"
-        numbered = known.numbered
-        index = int(arg)
+        said = []
+        for index in map(int, numbers):  # the numbers of the listing before any is removed
+            said.append(await _forget_one(known.numbered, index, msg))
+        return "\n".join(said)
+
+    async def _forget_one(numbered: list[Fact], index: int, msg: InboundMessage) -> str:
         if not 1 <= index <= len(numbered):
             return f"There is no fact {index}; /memory lists {len(numbered)}."
         fact = numbered[index - 1]

@@ -62,7 +62,8 @@ def register_skill_commands(
         if not is_admin(msg):  # the listing names files on the server: admins only
             return "Only an admin can list, enable or disable skills."
         workspace = await workspace_for(workspace_of, msg)
-        action, _, name = args.strip().partition(" ")
+        # skill names are lower-case (the folder's): "/skills enable Reminders" is reminders
+        action, _, name = args.strip().lower().partition(" ")
         if not action:
             return skills_listing(catalog, workspace)
         if action not in ("enable", "disable") or not name.strip():
