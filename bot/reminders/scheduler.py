@@ -40,6 +40,7 @@ from bot.errors import FencedOff
 from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage, utcnow
 from bot.reminders.cron import next_occurrence
 from bot.reminders.replan import replan
+from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.timeparse import format_delay, format_local
 from bot.store.base import Reminders
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
@@ -287,9 +288,16 @@ class ReminderScheduler:
         if lateness > LATE_AFTER:
             self.late += 1
             late = f" (late by {format_delay(lateness)})"
+        # A repeat says how it repeats and how to end it: people put up with a daily ping
+        # they no longer want because nothing in it says how to stop it.
+        repeats = (
+            f" (repeats {describe_repeat(reminder.recurrence)}; /cancel {reminder.id} ends it)"
+            if reminder.recurrence
+            else ""
+        )
         return OutboundMessage(
             key=reminder.key,
-            text=f"⏰ Reminder{late}: {reminder.content}",
+            text=f"⏰ Reminder{late}: {reminder.content}{repeats}",
             kind=OutboundKind.REMINDER,
             idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
             extras={"reminder_id": reminder.id},

@@ -177,6 +177,20 @@ async def test_a_time_later_in_this_hour_is_set_for_today(paths: Paths):
     assert "at Fri 2026-11-27 19:00 Europe/Berlin: call mum" in reply
 
 
+async def test_a_repeat_says_how_it_repeats_and_how_to_end_it_when_it_fires(paths: Paths):
+    """A daily ping said nothing of how to stop it."""
+    await paths.command("/remind every day at 14:00 | water the plants", tz="Europe/Berlin")
+    await paths.command("/remind in 1 hour | tea", tz="Europe/Berlin")
+    paths.clock[0] = datetime(2026, 11, 27, 13, 0, 5, tzinfo=UTC)  # 14:00 in Berlin
+    await paths.service._scheduler.fire_due(paths.clock[0])
+    fired = sorted([(await paths.service._scheduler._bus.get_outbound()).text for _ in range(2)])
+    assert fired == [
+        "⏰ Reminder: tea",  # a one-off: as before
+        "⏰ Reminder: water the plants (repeats at 14:00 every day ('0 14 * * *');"
+        " /cancel 1 ends it)",
+    ]
+
+
 async def test_a_time_given_gets_no_note(paths: Paths):
     reply = await paths.command("/remind monday at 7pm | call mum", tz="Europe/Berlin")
     assert "at Mon 2026-11-30 19:00 Europe/Berlin: call mum" in reply
