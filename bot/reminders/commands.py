@@ -16,7 +16,9 @@ from bot.reminders.timeparse import format_local, parse_when
 from bot.reminders.zones import describe_zone
 
 MAX_WHEN_WORDS = 8
-_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "next", "this"})
+# Words a time never ends with: "tomorrow at" is cut mid-phrase, and "at 5pm a" (of "at
+# 5pm a quick check") was read as a month later, the article taken for "one month".
+_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "a", "an", "next", "this"})
 
 
 def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:

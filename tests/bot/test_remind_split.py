@@ -32,6 +32,10 @@ TZ = "Europe/Berlin"
         ("in 10 minutes tea", "in 10 minutes", "tea", "2026-12-07 11:10"),
         ("tonight watch may december", "tonight", "watch may december", "2026-12-07 20:00"),
         ("tomorrow 9am | call mom", "tomorrow 9am", "call mom", "2026-12-08 09:00"),
+        # an article starts the text: "at 5pm a" was read as 2027-01-07 17:00
+        ("at 5pm a quick check", "at 5pm", "a quick check", "2026-12-07 17:00"),
+        ("in 1 hour a meeting with Bob", "in 1 hour", "a meeting with Bob", "2026-12-07 12:00"),
+        ("in 2 days an appointment", "in 2 days", "an appointment", "2026-12-09 11:00"),
     ],
 )
 def test_the_time_ends_where_the_text_begins(args, when, what, expected_local):
