@@ -16,9 +16,12 @@ from bot.reminders.timeparse import format_local, parse_when
 from bot.reminders.zones import describe_zone
 
 MAX_WHEN_WORDS = 8
-# Words a time never ends with: "tomorrow at" is cut mid-phrase, and "at 5pm a" (of "at
-# 5pm a quick check") was read as a month later, the article taken for "one month".
-_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "a", "an", "next", "this"})
+# Words a time never ends with: "tomorrow at" is cut mid-phrase; "at 5pm a" (of "at 5pm
+# a quick check") and "at 5pm one" were read as a month later, "a" and "one" taken for
+# "one month", and "at 5pm we" (of "we need milk") as Wednesday: dateparser's two-letter
+# weekdays are words of the text, never how a reminder names a day.
+_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "next", "this", "a", "an", "one"})
+_TWO_LETTER_DAYS = frozenset({"mo", "tu", "we", "th", "fr", "sa", "su"})
 
 
 def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
@@ -66,7 +69,9 @@ def _cuts_a_phrase(words: list[str], n: int) -> bool:
     """Whether ending the time before ``words[n]`` cuts it mid-phrase: dateparser
     ignores a trailing "at", and read "in 1" as January."""
     last = words[n - 1].lower()
-    return last in _CONNECTORS or (is_unit(words[n]) and is_number(last))
+    return (
+        last in _CONNECTORS or last in _TWO_LETTER_DAYS or (is_unit(words[n]) and is_number(last))
+    )
 
 
 def _every_split(rest: str, tz: str) -> tuple[str, str]:

@@ -36,6 +36,9 @@ TZ = "Europe/Berlin"
         ("at 5pm a quick check", "at 5pm", "a quick check", "2026-12-07 17:00"),
         ("in 1 hour a meeting with Bob", "in 1 hour", "a meeting with Bob", "2026-12-07 12:00"),
         ("in 2 days an appointment", "in 2 days", "an appointment", "2026-12-09 11:00"),
+        ("at 5pm one more call", "at 5pm", "one more call", "2026-12-07 17:00"),
+        ("at 5pm we need milk", "at 5pm", "we need milk", "2026-12-07 17:00"),  # was Wednesday
+        ("tomorrow at 8 su casa", "tomorrow at 8", "su casa", "2026-12-08 08:00"),
     ],
 )
 def test_the_time_ends_where_the_text_begins(args, when, what, expected_local):
