@@ -67,8 +67,11 @@ def _parses(text: str, tz: str, now: datetime) -> datetime | None:
 
 def _cuts_a_phrase(words: list[str], n: int) -> bool:
     """Whether ending the time before ``words[n]`` cuts it mid-phrase: dateparser
-    ignores a trailing "at", and read "in 1" as January."""
+    ignores a trailing "at", and read "in 1" as January. "may" ends a time only as the
+    month of a day ("on 5 may"): "at 5pm may I call" was 17:00 on 7 May."""
     last = words[n - 1].lower()
+    if last == "may" and not (n > 1 and is_number(words[n - 2])):
+        return True
     return (
         last in _CONNECTORS or last in _TWO_LETTER_DAYS or (is_unit(words[n]) and is_number(last))
     )

@@ -39,6 +39,8 @@ TZ = "Europe/Berlin"
         ("at 5pm one more call", "at 5pm", "one more call", "2026-12-07 17:00"),
         ("at 5pm we need milk", "at 5pm", "we need milk", "2026-12-07 17:00"),  # was Wednesday
         ("tomorrow at 8 su casa", "tomorrow at 8", "su casa", "2026-12-08 08:00"),
+        ("at 5pm may I call", "at 5pm", "may I call", "2026-12-07 17:00"),  # was 7 May
+        ("on 5 may call mom", "on 5 may", "call mom", "2027-05-05 09:00"),  # the month
     ],
 )
 def test_the_time_ends_where_the_text_begins(args, when, what, expected_local):
