@@ -20,8 +20,10 @@ MAX_WHEN_WORDS = 8
 # a quick check") and "at 5pm one" were read as a month later, "a" and "one" taken for
 # "one month", and "at 5pm we" (of "we need milk") as Wednesday: dateparser's two-letter
 # weekdays are words of the text, never how a reminder names a day.
-_CONNECTORS = frozenset({"at", "on", "in", "by", "of", "the", "next", "this", "a", "an", "one"})
-_TWO_LETTER_DAYS = frozenset({"mo", "tu", "we", "th", "fr", "sa", "su"})
+_NEVER_LAST = frozenset(
+    {"at", "on", "in", "by", "of", "the", "next", "this", "a", "an", "one"}
+    | {"mo", "tu", "we", "th", "fr", "sa", "su"}
+)
 
 
 def split_when_what(args: str, tz: str, now: datetime) -> tuple[str, str]:
@@ -72,9 +74,7 @@ def _cuts_a_phrase(words: list[str], n: int) -> bool:
     last = words[n - 1].lower()
     if last == "may" and not (n > 1 and is_number(words[n - 2])):
         return True
-    return (
-        last in _CONNECTORS or last in _TWO_LETTER_DAYS or (is_unit(words[n]) and is_number(last))
-    )
+    return last in _NEVER_LAST or (is_unit(words[n]) and is_number(last))
 
 
 def _every_split(rest: str, tz: str) -> tuple[str, str]:
