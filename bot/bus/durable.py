@@ -97,7 +97,11 @@ class DurableBus(InProcessBus):
         return await self.requeue(lambda _key: True)
 
     async def requeue(
-        self, keep: Callable[[ChatKey], bool], *, fresh_for: float | None = None
+        self,
+        keep: Callable[[ChatKey], bool],
+        *,
+        fresh_for: float | None = None,
+        then: Callable[[], None] = lambda: None,
     ) -> tuple[int, int]:
         """Queue the unfinished messages and replies of the chats ``keep`` selects (a
         replica's partitions: taken over, or journaled by another replica); the
@@ -105,7 +109,10 @@ class DurableBus(InProcessBus):
         ``fresh_for`` (a poll, whose ``keep`` is every partition held): within that many
         seconds of its last full read, only the messages it has not read since (and
         those :meth:`passed_over` gave back); it reads them all again once per its
-        interval, however often journaled messages wake it."""
+        interval, however often journaled messages wake it. ``then`` runs once the
+        messages are queued, before any other read: a partition gained joins the polled
+        ones there, so no poll queues a message of it ahead of an older one that an
+        earlier poll read (and left: the partition was another replica's)."""
         async with self._reading:  # a poll and a gained partition's read, one at a time
             now = self.clock()
             full = fresh_for is None or now - self._full_at >= fresh_for
@@ -118,8 +125,9 @@ class DurableBus(InProcessBus):
                     self._full_at = now
                 unread = await self._unread()
             inbound = [m for m in unread if keep(m.key)]
-        for msg in inbound:
-            await super().put_inbound(msg)
+            for msg in inbound:  # in the inbox's order, before the next read's
+                await super().put_inbound(msg)
+            then()
         # This replica queues its own replies as it writes them; the outbox is read for
         # the rest (another run's) at full reads only.
         pending = await self.outbox.due(pending_all=True) if full else []

@@ -79,12 +79,19 @@ class ChatOwnership:
         part = await self._partition(lease, held=True)
         if part is None:
             return
-        self._held.add(part)
         if self._poller is None:
             self._poller = asyncio.create_task(self._poll(), name="cluster-poll")
-        if self._in_doubt is not None:
-            await self._in_doubt()
-        inbound, outbound = await self._bus.requeue(self._in({part}))
+        # Polled only from the read of all its rows on: a poll meanwhile reads just the
+        # rows it has not read, and an earlier one read (and left) the older ones.
+        try:
+            if self._in_doubt is not None:
+                await self._in_doubt()
+            inbound, outbound = await self._bus.requeue(
+                self._in({part}), then=lambda: self._held.add(part)
+            )
+        except Exception:
+            self._held.add(part)  # its rows come with the next full poll
+            raise
         if inbound or outbound:
             log.info("%s: %d unanswered messages, %d unsent replies", lease, inbound, outbound)
         if self._refill is not None:

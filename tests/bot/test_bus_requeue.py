@@ -3,10 +3,12 @@ reads: the pending ids first, then the payloads of the rows it has not read (a b
 waiting its turn was parsed again at every poll, and a busy replica polls back to back,
 woken by every message journaled). A partition gained, and once per poll interval, read
 them all again; a message the dispatcher passed over is read again at the next poll,
-before the ones after it. The outbox's unsent rows are read at the full reads alone."""
+before the ones after it, and a partition is polled only once its gained read queued
+all its rows. The outbox's unsent rows are read at the full reads alone."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,9 @@ from typing import Any
 import pytest_asyncio
 
 from bot.bus.durable import DurableBus
+from bot.cluster.partitions import lease_name, partition_of
+from bot.dispatcher.dispatcher import Dispatcher
+from bot.dispatcher.ownership import ChatOwnership
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.base import Storage
 from bot.store.sqlite import sqlite_storage
@@ -163,3 +168,62 @@ async def test_the_outbox_is_read_at_full_reads_not_at_every_wake_up(storage: St
     now[0] += POLL_S
     assert await bus.requeue(_ours, fresh_for=POLL_S) == (5, 3)  # once per interval
     assert outbox.reads == 3
+
+
+class PollingBus(DurableBus):
+    """The shared bus, saying when the replica's poll has read (and queued)."""
+
+    def __init__(self, storage: Storage) -> None:
+        super().__init__(storage.inbox, storage.outbox, shared=True)
+        self.polled = asyncio.Event()
+
+    async def requeue(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
+        counts = await super().requeue(*args, **kwargs)
+        if kwargs.get("fresh_for") is not None:
+            self.polled.set()
+        return counts
+
+    async def poll(self) -> None:
+        """Wake the replica's poll (as a message it journaled does) and await its read."""
+        self.polled.clear()
+        self.journaled.set()
+        await asyncio.wait_for(self.polled.wait(), 10)
+
+
+async def test_a_poll_while_a_partition_is_gained_never_queues_a_later_message_first(
+    storage: Storage,
+) -> None:
+    """The chaos test's failure: a replica's poll read a chat's message while another
+    replica ran the chat; that one died, and while this one took the partition over
+    (looking up the replies in doubt first) a poll queued the chat's next message ahead
+    of it. The later turn's history then ended with both messages unanswered, and the
+    earlier one was answered after it."""
+    bus = PollingBus(storage)
+    other = DurableBus(storage.inbox, storage.outbox, shared=True)  # another replica's
+    parts = 8
+    keys = (ChatKey("telegram", str(n)) for n in range(3, 99))
+    mine = next(k for k in keys if partition_of(k, parts) != partition_of(THEIRS, parts))
+    in_doubt_polls: list[bool] = []
+
+    async def in_doubt() -> None:  # the lookup's await, a poll meanwhile
+        if in_doubt_polls:
+            await bus.poll()
+
+    ownership = ChatOwnership(
+        bus, Dispatcher(bus, _never), partitions=parts, poll_s=60.0, in_doubt=in_doubt
+    )
+    try:
+        await ownership.gained(lease_name(partition_of(mine, parts)))
+        await other.put_inbound(InboundMessage(THEIRS, "u", "m3", message_id="t3"))
+        await bus.poll()  # reads m3 and leaves it: the chat is another replica's
+        await other.put_inbound(InboundMessage(THEIRS, "u", "m4", message_id="t4"))
+        in_doubt_polls.append(True)
+        await ownership.gained(lease_name(partition_of(THEIRS, parts)))
+        await bus.poll()
+        assert await _queued(bus) == ["t3", "t4"]
+    finally:
+        await ownership.stop()
+
+
+async def _never(msg: InboundMessage) -> None:
+    raise AssertionError(f"no turn runs here: {msg}")
