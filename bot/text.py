@@ -1,4 +1,4 @@
-"""Text every UTF-8 sink accepts.
+"""Text from outside, made safe for what takes it: every UTF-8 sink, a row id.
 
 ``json.loads('"\\ud800"')`` gives a str holding a lone surrogate; Python carries it
 happily until something encodes it as UTF-8 (a file write, SQLite), which raises. Text
@@ -17,3 +17,17 @@ def valid_unicode(text: str) -> str:
     if not _SURROGATE.search(text):
         return text  # the common case costs one scan
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+MAX_NUMBER = 2**63 - 1  # the largest row id either store can hold (SQLite, bigint)
+
+
+def row_number(raw: str) -> int | None:
+    """``raw`` as a number a person typed for a row (a reminder, a fact, a version):
+    ASCII digits only (``str.isdigit`` also takes "²", which ``int`` refuses) and no
+    larger than a store's row id can be (a larger one overflowed SQLite's INTEGER);
+    None otherwise."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19:
+        return None
+    value = int(raw)
+    return value if value <= MAX_NUMBER else None
