@@ -178,8 +178,10 @@ def context_lines(replies: Sequence[Mapping[str, Any]], c: Candidate, me: BotIde
 
 
 def with_context(text: str, lines: Sequence[str]) -> str:
-    """Prepend the thread so far as a quote, so the model sees what it is asked about."""
-    if not lines:
+    """Prepend the thread so far as a quote, so the model sees what it is asked about.
+    A chat command (``@bot /reminders``) keeps its text as typed, so it stays the
+    command; the thread is still in ``extras["thread_context"]``."""
+    if not lines or text.startswith("/"):
         return text
     quoted = "\n".join(f"> {line}" for line in lines)
     return f"Earlier in this Slack thread:\n{quoted}\n\n{text}"

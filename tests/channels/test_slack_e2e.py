@@ -465,3 +465,18 @@ async def test_a_command_after_a_space_or_a_mention_is_the_command(
     await fake_slack.wait_acked(await fake_slack.push(mention))
     [post] = await _answers(fake_slack, "no active reminders", channel="C0GENERAL")
     assert post["thread_ts"] == mention["ts"] and fake_llm.requests == []
+
+
+async def test_a_command_as_the_first_mention_in_a_thread_is_the_command(
+    slack_daemon, fake_slack, fake_llm
+):
+    """The thread read as context on a first mention stays out of the command's text:
+    "@bot /reminders" inside someone's thread is /reminders, not a question to the model."""
+    await slack_daemon()
+    root = fake_slack.add_message("team lunch friday?", channel="C0GENERAL", user="U0ANN")
+    fake_slack.add_message("sure", channel="C0GENERAL", user="U0BOB", thread_ts=root["ts"])
+    mention = fake_slack.mention("/reminders", thread_ts=root["ts"])
+    await fake_slack.wait_acked(await fake_slack.push(mention))
+    [post] = await _answers(fake_slack, "no active reminders", channel="C0GENERAL")
+    assert post["thread_ts"] == root["ts"] and fake_llm.requests == []
+    assert fake_slack.calls_to("conversations.replies")  # the thread was read all the same

@@ -103,6 +103,7 @@ def test_thread_context_lines() -> None:
     text = norm.with_context("sum up", lines)
     assert text.startswith("Earlier in this Slack thread:\n> <@U0BOB>: root > all\n")
     assert text.endswith("\n\nsum up")
+    assert norm.with_context("/stop", lines) == "/stop"  # a command stays parseable
 
 
 def test_parse_message_id() -> None:
