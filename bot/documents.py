@@ -50,6 +50,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _BOMS_16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_CHAOS_MARGIN = 0.1  # how much messier than the best guess cp1252 may read and still win
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,31 +92,72 @@ def kind_of(data: bytes, content_type: str) -> str | None:
         return "text"
     if data.startswith(_BOMS_16):  # UTF-16 text: NULs between its letters
         return "text"
-    head = data[:_SNIFF].lstrip().lower()
-    if head.startswith((b"<!doctype html", b"<html")):
+    head = data[:_SNIFF]
+    if head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "html"
-    if mime in ("", "application/octet-stream", "binary/octet-stream") and b"\x00" not in head:
-        try:
-            data[:_SNIFF].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < _SNIFF - 4:  # a multi-byte character cut at the end is fine
-                return None
+    if mime in ("", "application/octet-stream", "binary/octet-stream") and reads_as_text(head):
         return "text"
     return None
 
 
+def reads_as_text(head: bytes) -> bool:
+    """No NUL, and UTF-8 (a character cut at the end aside) or another encoding
+    charset_normalizer finds: a CSV Excel saved in cp1252 is text, a zip or an image is not."""
+    if b"\x00" in head:
+        return False
+    if _utf8(head) is not None:
+        return True
+    from charset_normalizer import from_bytes
+
+    return from_bytes(head).best() is not None
+
+
 def decode(data: bytes, charset: str | None) -> str:
-    """Text in its declared charset, else UTF-8; undecodable bytes become U+FFFD. A
-    byte-order mark decides first, as browsers let it: a text or CSV file saved by a
-    Windows program as UTF-16 ("Unicode") was read as UTF-8, every other byte a NUL,
-    and a UTF-8 one kept its BOM as the text's first character."""
+    """Text in its declared charset; undecodable bytes become U+FFFD. A byte-order mark
+    decides first, as browsers let it: a text or CSV file saved by a Windows program as
+    UTF-16 ("Unicode") was read as UTF-8, every other byte a NUL, and a UTF-8 one kept its
+    BOM as the text's first character. With no charset (or an unknown one): UTF-8 when the
+    bytes are UTF-8, else the legacy encoding :func:`legacy_charset` finds (Excel's
+    cp1252 CSV read as UTF-8 was ``M\ufffdller;K\ufffdln``)."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
             return data.decode(codec, errors="replace")
+    if charset:
+        try:
+            return data.decode(charset, errors="replace")
+        except LookupError:  # an unknown charset name
+            pass
+    text = _utf8(data)
+    return text if text is not None else data.decode(legacy_charset(data), errors="replace")
+
+
+def _utf8(data: bytes) -> str | None:
+    """``data`` as UTF-8, None when it is not; a character cut at the end (a sniffed
+    block, a download stopped at its cap) becomes U+FFFD."""
     try:
-        return data.decode(charset or "utf-8", errors="replace")
-    except LookupError:  # an unknown charset name
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return None
         return data.decode("utf-8", errors="replace")
+
+
+def legacy_charset(data: bytes) -> str:
+    """The encoding of text that is not UTF-8, by charset_normalizer (the detector
+    requests and pdfminer already bring; chardet is slower and LGPL). Among single-byte
+    code pages it ranks by a few letters and often puts a Baltic or Mac one first for
+    German or French (``K\u00f7ln`` for Köln), so cp1252, what Windows and Excel write in
+    the West, wins whenever it reads the text about as cleanly; cp1252 when nothing fits."""
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    for match in matches:
+        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + _CHAOS_MARGIN:
+            return "cp1252"
+    return best.encoding
 
 
 def convert(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.config.media import MediaSettings
-from bot.documents import UnreadableDocument, convert_file
+from bot.documents import UnreadableDocument, convert, convert_file
 from bot.media.reading import DocumentReader
 from tests.fakes import documents
 
@@ -48,6 +48,42 @@ def test_every_kind_becomes_text(
     document = convert_file(data, mime, name, max_pages=10, max_unpacked=10**8)
     assert document.kind == kind and expected in document.text
     assert "\x00" not in document.text and not document.text.startswith("\ufeff")
+
+
+EXCEL_CSV = "Name;Stadt;Betrag\nMüller;Köln;12,50 €\nJosé;São Paulo;3\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding", "mime"),
+    [
+        # Excel's "CSV" on Windows, declared as CSV, as nothing in particular, or not at all
+        (EXCEL_CSV, "cp1252", "text/csv"),
+        (EXCEL_CSV, "cp1252", "application/octet-stream"),
+        (EXCEL_CSV, "cp1252", ""),
+        (EXCEL_CSV.replace("€", "EUR"), "latin-1", "text/plain"),
+        ("Привет, как дела? Всё хорошо, спасибо большое.", "cp1251", "text/plain"),
+        (EXCEL_CSV, "utf-8", "text/csv"),
+    ],
+)
+def test_text_in_a_legacy_encoding_is_read_in_that_encoding(
+    text: str, encoding: str, mime: str
+) -> None:
+    data = text.encode(encoding)
+    document = convert_file(data, mime, "Kunden.csv", max_pages=1, max_unpacked=10**8)
+    assert document.kind == "text" and document.text == text
+
+
+def test_a_declared_charset_is_kept_and_binary_is_still_refused() -> None:
+    declared = convert("Grüße".encode("cp1252"), "text/plain", charset="mac_roman")
+    assert declared.text == "Grüße".encode("cp1252").decode("mac_roman")
+    with pytest.raises(UnreadableDocument, match="cannot read this kind of file"):
+        convert_file(
+            bytes(range(1, 256)) * 4,
+            "application/octet-stream",
+            "blob",
+            max_pages=1,
+            max_unpacked=10**8,
+        )
 
 
 def test_a_ten_thousand_page_pdf_is_read_up_to_the_page_cap() -> None:

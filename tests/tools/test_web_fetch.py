@@ -66,6 +66,13 @@ async def test_docs_page_in_a_legacy_charset(fake_site: FakeSite, loopback_only:
     assert "Search docs" not in text and "Built with" not in text
 
 
+async def test_plain_text_in_a_legacy_charset_with_none_declared(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    url = fake_site.page("/gruss.txt", "Grüße aus Köln".encode("latin-1"), "text/plain")
+    assert inside(await web().fetch(url)) == "Grüße aus Köln"
+
+
 async def test_pdf_json_and_text(fake_site: FakeSite, loopback_only: list[str]) -> None:
     pdf = fake_site.page(
         "/report.pdf", documents.pdf("Quarterly revenue rose 12 percent"), "application/pdf"
