@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
-import re
 import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -31,6 +32,7 @@ from bot.errors import ChannelError, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.format import PartsProgress, split_message, utf16_len
+from channels.markdown_code import outside_code
 from channels.shown import ShownPreviews
 from channels.telegram.rawbot import RawBot
 
@@ -41,10 +43,7 @@ MAX_CAPTION = 1024  # a file's caption
 MAX_PHOTO_BYTES = 10_000_000  # sendPhoto; a larger picture goes as a document
 MAX_UPLOAD_BYTES = 50_000_000  # sendDocument through the Bot API
 PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
-# Fenced blocks and inline code spans: left as written. Everywhere else a "<" is escaped,
-# because the converter drops inline HTML, and "/cancel <id>" or "Vec<String>" would lose
-# their words ("<id>" is an HTML tag to CommonMark).
-_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.S)
+MIN_BUDGET = 256  # the smallest Markdown part a converted part that grew is split into
 USER_LINK = "tg://user"  # [name](tg://user?id=123): an inline mention by id
 T = TypeVar("T")
 
@@ -69,25 +68,66 @@ def chat_ref(chat_id: str) -> int | str:
 
 def keep_angle_brackets(markdown: str) -> str:
     """``markdown`` with every ``<`` outside code escaped, so it reaches the user as typed."""
-    parts = _CODE.split(markdown)
-    return "".join(p if i % 2 else p.replace("<", "\\<") for i, p in enumerate(parts))
+    return outside_code(markdown, lambda text: text.replace("<", "\\<"))
 
 
-def render(chunk: str) -> tuple[str, list[dict[str, Any]]]:
-    """Markdown -> (plain text, entities); the chunk itself when conversion fails or grows."""
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One part of an answer: its Markdown (sent as written when Telegram refuses the
+    formatting) and what it converts to."""
+
+    markdown: str
+    text: str
+    entities: list[dict[str, Any]]
+
+
+def rendered_parts(markdown: str, budget: int = MAX_CHARS) -> list[Rendered]:
+    """The answer's parts, each of at most ``MAX_CHARS`` once converted. Conversion can
+    grow a part (a table's columns are padded): such a part is split again, smaller,
+    rather than sent as raw Markdown."""
+    parts: list[Rendered] = []
+    for chunk in split_message(markdown, budget, measure=utf16_len):
+        done = render(chunk)
+        size = utf16_len(done.text)
+        smaller = min(budget - 1, budget * MAX_CHARS * 9 // (10 * size))
+        if size > MAX_CHARS and smaller >= MIN_BUDGET:
+            parts += rendered_parts(chunk, smaller)
+        elif size > MAX_CHARS:  # cannot happen with a sane converter: plain text, whole
+            parts += [
+                Rendered(p, p, []) for p in split_message(chunk, MAX_CHARS, measure=utf16_len)
+            ]
+        else:
+            parts.append(done)
+    return parts
+
+
+def render(chunk: str) -> Rendered:
+    """Markdown -> plain text and entities; the chunk itself when conversion fails."""
     import telegramify_markdown  # on the first reply, not on the way to ready
 
     try:
-        text, entities = telegramify_markdown.convert(keep_angle_brackets(chunk))
+        text, entities = telegramify_markdown.convert(keep_angle_brackets(chunk), config=_config())
     except Exception:  # a converter bug must not lose the reply
         log.exception("markdown conversion failed; sending plain text")
-        return chunk, []
-    if not text.strip() or utf16_len(text) > MAX_CHARS:
-        return chunk, []
+        return Rendered(chunk, chunk, [])
+    if not text.strip():
+        return Rendered(chunk, chunk, [])
     # The Bot API's MessageEntity objects; a link to tg://user?id=... is a mention that
     # notifies that user, so the model (steered by whoever it read) pings no one by id:
     # its words stay, without the link.
-    return text, [e.to_dict() for e in entities if not _mentions_user(e.url)]
+    kept = [e.to_dict() for e in entities if not _mentions_user(e.url)]
+    return Rendered(chunk, text, kept)
+
+
+@functools.cache
+def _config() -> Any:
+    """The converter's settings: its own, but an open task ("- [ ]") shows an empty box
+    (it drew a box with a check mark, the same as a done one at a glance)."""
+    from telegramify_markdown.config import RenderConfig
+
+    config = RenderConfig.isolated()
+    config.markdown_symbol.task_uncompleted = "\N{BALLOT BOX}"
+    return config
 
 
 def _mentions_user(url: str | None) -> bool:
@@ -130,7 +170,7 @@ class TelegramSender:
         self._parts = PartsProgress(state=state, prefix="telegram")
 
     async def send(self, msg: OutboundMessage) -> Sent:
-        chunks = split_message(msg.text, MAX_CHARS, measure=utf16_len)
+        chunks = rendered_parts(msg.text)
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
             return Sent()
@@ -144,16 +184,18 @@ class TelegramSender:
 
         return await self._parts.post(msg.delivery_key, len(chunks), post_part)
 
-    async def _replace(self, key: ChatKey, preview: str, chunk: str, reply_to: int | None) -> str:
+    async def _replace(
+        self, key: ChatKey, preview: str, chunk: Rendered, reply_to: int | None
+    ) -> str:
         """The answer's first part edited into the streamed preview (not modified is
         success); a preview that is gone is deleted and the part posted new."""
-        text, entities = render(chunk)
+        text, entities = chunk.text, chunk.entities
         if self._shown.already(key, preview, text) and not entities:
             return preview  # the preview already reads as the answer
         params: dict[str, Any] = {"chat_id": chat_ref(key.chat_id), "message_id": int(preview)}
         attempts = [{"text": text, **({"entities": entities} if entities else {})}]
         if entities:
-            attempts.append({"text": chunk})  # Telegram refused the formatting
+            attempts.append({"text": chunk.markdown})  # Telegram refused the formatting
         for body in attempts:
             try:
                 await self.call(lambda body=body: self._bot.edit_text(**params, **body))  # type: ignore[misc]
@@ -170,8 +212,8 @@ class TelegramSender:
             await self._bot.delete_message(chat_ref(key.chat_id), int(preview))
         return await self._send_chunk(key, chunk, reply_to)
 
-    async def _send_chunk(self, key: ChatKey, chunk: str, reply_to: int | None) -> str:
-        text, entities = render(chunk)
+    async def _send_chunk(self, key: ChatKey, chunk: Rendered, reply_to: int | None) -> str:
+        text, entities = chunk.text, chunk.entities
         common: dict[str, Any] = {"chat_id": chat_ref(key.chat_id)}
         if key.thread_id:
             common["message_thread_id"] = int(key.thread_id)
@@ -188,7 +230,7 @@ class TelegramSender:
                 raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
             log.warning("Telegram refused the formatting in %s (%s); sending plain text", key, exc)
         try:
-            return await self.call(lambda: self._bot.send_text(text=chunk, **common))
+            return await self.call(lambda: self._bot.send_text(text=chunk.markdown, **common))
         except BadRequest as exc:
             raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
 

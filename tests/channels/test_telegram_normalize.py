@@ -250,10 +250,10 @@ def test_angle_brackets_reach_the_user_as_typed() -> None:
     would vanish; code stays exactly as written."""
     from channels.telegram.send import render
 
-    assert render("usage: /soul diff <n> and /cancel <id>")[0] == (
+    assert render("usage: /soul diff <n> and /cancel <id>").text == (
         "usage: /soul diff <n> and /cancel <id>"
     )
-    text, entities = render("`Vec<String>` and <b>not bold</b>, x < y")
-    assert text == "Vec<String> and <b>not bold</b>, x < y"
-    assert [e["type"] for e in entities] == ["code"]
-    assert render("```py\nif a<b>c: pass\n```\nafter <n>")[0] == "if a<b>c: pass\nafter <n>"
+    done = render("`Vec<String>` and <b>not bold</b>, x < y")
+    assert done.text == "Vec<String> and <b>not bold</b>, x < y"
+    assert [e["type"] for e in done.entities] == ["code"]
+    assert render("```py\nif a<b>c: pass\n```\nafter <n>").text == "if a<b>c: pass\nafter <n>"
