@@ -1,9 +1,16 @@
 """Markdown (what the model writes) -> Slack mrkdwn, in chunks Slack accepts.
 
 markdown-to-mrkdwn does the conversion: it is maintained and handles what the model
-actually writes (code blocks and spans left alone, links to ``<url|text>``, bold, lists,
-headings, tables). Splitting happens on the Markdown first (channels.format keeps code
-fences closed and reopened per chunk), then each chunk is converted and escaped.
+actually writes (links to ``<url|text>``, bold, lists, headings, tables). Its patterns
+are line regexes that know fenced blocks but nothing else of Markdown, so three things
+are taken out before it runs and put back after: code (found as CommonMark finds it,
+:mod:`channels.markdown_code`: `rm *.log` became `rm _.log`), links (a URL with
+parentheses, a label after a ``[1]`` citation or with a ``<`` in it came out broken),
+and a ``*`` that cannot be emphasis by CommonMark's rules (``3 * 4 * 5`` became
+``3 _ 4 _ 5``). Splitting happens on the Markdown first, measured as it will be once
+escaped (channels.format keeps code fences closed and reopened per chunk), then each
+chunk is converted and escaped; one that still grew past the limit is split again as
+Markdown, never as escaped text (a cut there could halve an ``&amp;``).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import re
 from markdown_to_mrkdwn import SlackMarkdownConverter  # type: ignore[import-untyped]
 
 from channels.format import split_message
+from channels.slack.kept import Kept
 from channels.slack.mentions import is_ping, plain_mentions
 
 log = logging.getLogger(__name__)
@@ -22,6 +30,7 @@ log = logging.getLogger(__name__)
 # "Show more"; 3,900 keeps every chunk readable and far from the hard limit.
 MAX_CHARS = 3900
 MARKDOWN_BUDGET = 3500  # conversion may grow a chunk a little (<url|text>, bullets)
+MIN_BUDGET = 256  # the smallest Markdown part a converted part that grew is split into
 
 # Control sequences Slack reads inside text: links, user/channel mentions, !here.
 # Only links, channel references and dates are passed through (see mentions.py).
@@ -51,10 +60,16 @@ def _escape_plain(text: str) -> str:
     return re.sub(r"(?<!^)(?<!\n)>", "&gt;", text)
 
 
+def escaped_len(text: str) -> int:
+    """``text``'s length once escaped for Slack (``&amp;``, ``&lt;``, ``&gt;``)."""
+    return len(text) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
+
+
 def to_mrkdwn(markdown: str) -> str:
     """One chunk of Markdown as mrkdwn; the escaped original when conversion fails."""
+    kept = Kept()
     try:
-        converted = str(_converter.convert(markdown))
+        converted = kept.restore(str(_converter.convert(kept.take(markdown))))
     except Exception:  # a converter bug must not lose the reply
         log.exception("markdown conversion failed; sending the text as written")
         converted = markdown
@@ -62,11 +77,17 @@ def to_mrkdwn(markdown: str) -> str:
     return escape(converted)
 
 
-def render_chunks(markdown: str, limit: int = MAX_CHARS) -> list[str]:
+def render_chunks(markdown: str, limit: int = MAX_CHARS, budget: int | None = None) -> list[str]:
     """The mrkdwn messages for one answer, each at most ``limit`` characters."""
-    budget = min(MARKDOWN_BUDGET, limit)
+    budget = min(MARKDOWN_BUDGET, limit) if budget is None else budget
     chunks: list[str] = []
-    for part in split_message(markdown, budget):
+    for part in split_message(markdown, budget, measure=escaped_len):
         rendered = to_mrkdwn(part)
-        chunks.extend(split_message(rendered, limit) if len(rendered) > limit else [rendered])
+        smaller = min(budget - 1, budget * limit * 9 // (10 * max(1, len(rendered))))
+        if len(rendered) > limit and smaller >= MIN_BUDGET:
+            chunks += render_chunks(part, limit, smaller)
+        elif len(rendered) > limit:  # cannot happen with a sane converter
+            chunks += split_message(rendered, limit)
+        else:
+            chunks.append(rendered)
     return [c for c in chunks if c.strip()]

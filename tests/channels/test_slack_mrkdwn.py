@@ -1,0 +1,54 @@
+"""What a Slack user sees of the model's Markdown: code exactly as written (`rm *.log`
+was shown as `rm _.log`), a star that is no emphasis left a star (``3 * 4 * 5`` became
+``3 _ 4 _ 5``), links whole (a URL with parentheses was cut, a ``[1]`` citation before
+a link swallowed it, a ``<`` in a label broke it), and a long line full of ``&`` and
+``<`` split between messages without halving an ``&amp;``."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from channels.slack.mrkdwn import MAX_CHARS, render_chunks, to_mrkdwn
+
+CASES = [
+    ("Delete the logs with `rm *.log *.tmp`.", "Delete the logs with `rm *.log *.tmp`."),
+    ("Edit `pkg/__init__.py` and `__main__.py`", "Edit `pkg/__init__.py` and `__main__.py`"),
+    ("Use ``a ` b`` here", "Use ``a ` b`` here"),
+    ("Area = 3 * 4 * 5 = 60", "Area = 3 * 4 * 5 = 60"),
+    ("Match files with *.py and *.txt", "Match files with *.py and *.txt"),
+    ("**bold**, *it* and a *star", "*bold*, _it_ and a *star"),
+    ("* one\n* two *2*", "• one\n• two _2_"),
+    (
+        "See [Python (language)](https://en.wikipedia.org/wiki/Python_(programming_language)).",
+        "See <https://en.wikipedia.org/wiki/Python_(programming_language)|Python (language)>.",
+    ),
+    (
+        "Sources: [1] and [2](https://example.com/paper)",
+        "Sources: [1] and <https://example.com/paper|2>",
+    ),
+    ("[a < b & c](https://example.com/cmp)", "<https://example.com/cmp|a &lt; b &amp; c>"),
+    ("see [the notes](./notes.html)", "see the notes (./notes.html)"),
+    ("~~~html\n<div>a*b*c</div>\n~~~", "```\n&lt;div&gt;a*b*c&lt;/div&gt;\n```"),
+]
+
+
+@pytest.mark.parametrize(("markdown", "shown"), CASES)
+def test_the_converter_changes_only_what_is_markdown(markdown: str, shown: str) -> None:
+    assert to_mrkdwn(markdown) == shown
+
+
+@pytest.mark.parametrize("pad", range(12))
+def test_a_long_escaped_line_is_never_cut_inside_an_entity(pad: int) -> None:
+    answer = "Minified:\n\n```\n" + "x" * pad + "a&&b<c" * 600 + "\n```"
+    chunks = render_chunks(answer)
+    assert len(chunks) > 1 and all(len(c) <= MAX_CHARS for c in chunks)
+    for chunk in chunks:
+        body = chunk.removeprefix("Minified:\n\n").removeprefix("```\n").removesuffix("\n```")
+        assert not re.search(r"&[a-z]{0,3}$", body), body[-12:]
+        assert not re.match(r"^[a-z]{0,3};", body), body[:12]
+    shown = "".join(
+        c.removeprefix("Minified:\n\n").removeprefix("```\n").removesuffix("\n```") for c in chunks
+    )
+    assert shown.replace("&amp;", "&").replace("&lt;", "<") == "x" * pad + "a&&b<c" * 600
