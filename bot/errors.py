@@ -94,6 +94,11 @@ class WorkspaceError(ToolError, ValueError):
     name is also a ValueError, as it always was)."""
 
 
+class EditConflict(WorkspaceError):
+    """An edit started from a text the file no longer holds (another editor saved in
+    between): refused whole, so neither edit is silently lost."""
+
+
 class SkillError(BotError):
     """A skill folder is malformed; the message names the file and the problem."""
 

@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 
-from bot.errors import WorkspaceError
+from bot.errors import EditConflict, WorkspaceError
 from bot.store.base import WorkspaceRecords
 from bot.store.workspaces import PersonaVersion, text_hash
 from bot.workspaces.files import PERSONA_FILES, persona_file, workspace_name
@@ -145,14 +145,50 @@ class Personas:
         return f"{file} of workspace {workspace}: {self.size_line(text)}{note}\n\n{text}"
 
     async def set(
-        self, workspace: str, file: str, text: str, *, author: str, via: str, create: bool = False
+        self,
+        workspace: str,
+        file: str,
+        text: str,
+        *,
+        author: str,
+        via: str,
+        create: bool = False,
+        based_on: str | None = None,
     ) -> PersonaVersion | None:
         """Replace the file with ``text``; None when it already says exactly that.
-        ``create``: make the workspace if it does not exist yet."""
+        ``create``: make the workspace if it does not exist yet. ``based_on``: the
+        :func:`text_hash` of the text the editor started from; a file changed since is
+        refused (:class:`EditConflict`), checked under the file's lock so no edit that
+        lands in between is overwritten unseen."""
         workspace, file = _names(workspace, file)
         self._ensure(workspace, create)  # the folder must exist to hold the lock file
         async with self._editing(workspace, file):
+            if based_on is not None:
+                await self._unchanged_since(workspace, file, based_on, text, author=author, via=via)
             return await self._set(workspace, file, text, author=author, via=via)
+
+    async def _unchanged_since(
+        self, workspace: str, file: str, based_on: str, text: str, *, author: str, via: str
+    ) -> None:
+        """Refuse an edit whose starting text the file no longer holds (its lock held);
+        one that arrives at the file's very text changes nothing and passes."""
+        now = await self._held_current(workspace, file)
+        if text_hash(now) == based_on or text == now:
+            return
+        latest = await self.records.latest(workspace, file)
+        since = (
+            f"it is now version {latest.version}, by {latest.author} via {latest.via}"
+            f" at {latest.created_at.strftime('%Y-%m-%d %H:%M:%S')} UTC"
+            if latest is not None
+            else "it was changed"
+        )
+        await self.records.refused(
+            workspace, file, author=author, via=via, action="set", reason="changed since read"
+        )
+        raise EditConflict(
+            f"{file} of workspace {workspace} changed since you opened it: {since};"
+            " nothing was changed."
+        )
 
     async def _held_current(self, workspace: str, file: str) -> str:
         """The file's text, its lock held: a disk edit since the last look is recorded."""

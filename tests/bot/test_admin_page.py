@@ -430,3 +430,59 @@ async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
     assert editor is not None and editor.group(1) == html.escape(draft, quote=False)
     assert "8,029 / 8,000 chars" in page
     assert 'href="/admin/workspaces?ws=default&amp;file=AGENTS.md"' in page
+
+
+def _editor_of(page: str) -> tuple[str, str]:
+    """The editor's text (unescaped) and the hash of the text it started from."""
+    text = re.search(r'<textarea id="text"[^>]*>\n?(.*?)</textarea>', page, re.S)
+    based_on = re.search(r'name="based_on" value="([0-9a-f]{64})"', page)
+    assert text is not None and based_on is not None, page
+    return html.unescape(text.group(1)), based_on.group(1)
+
+
+async def test_a_save_over_an_edit_made_since_opening_is_refused_with_the_text_kept(
+    site: Site, tmp_path: Path
+) -> None:
+    """Two tabs open SOUL.md; the first saves, then the second: the second is refused
+    (it was based on the text the first replaced), says who changed it, and keeps what
+    was typed; saved again from there, it replaces that version knowingly. An edit in
+    chat meanwhile is caught the same way."""
+    daemon, channel, client = await site()
+    csrf = await logged_in(client, daemon)
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    url = "/admin/workspaces?ws=default&file=SOUL.md"
+    text_a, base_a = _editor_of(await (await client.get(url)).text())
+    text_b, base_b = _editor_of(await (await client.get(url)).text())
+    form = {"csrf": csrf, "ws": "default", "file": "SOUL.md"}
+    a = await client.post(
+        "/admin/workspaces/save",
+        data={**form, "based_on": base_a, "text": text_a + "\nAlways answer in French."},
+    )
+    assert a.status == 200 and "saved as version 2" in await a.text()
+    draft = text_b + "\nKeep answers short."
+    b = await client.post(
+        "/admin/workspaces/save", data={**form, "based_on": base_b, "text": draft}
+    )
+    page = await b.text()
+    assert b.status == 409, page
+    assert "SOUL.md of workspace default changed since you opened it: it is now version 2," in page
+    assert "by web:cli via web" in page and "Your text is below, not saved" in page
+    assert soul.read_text().endswith("Always answer in French.")
+    kept, base_now = _editor_of(page)
+    assert kept == draft and base_now != base_b  # based now on the French version
+    again = await client.post(
+        "/admin/workspaces/save", data={**form, "based_on": base_now, "text": kept}
+    )
+    assert again.status == 200 and "saved as version 3" in await again.text()
+    assert soul.read_text() == draft
+
+    _, opened = _editor_of(await (await client.get(url)).text())
+    msg = await channel.say("/soul set From chat.")
+    await channel.wait_for(lambda sent: bool(channel.replies_to(msg)))
+    late = await client.post(
+        "/admin/workspaces/save", data={**form, "based_on": opened, "text": "From the page."}
+    )
+    assert late.status == 409 and "via chat" in await late.text()
+    assert soul.read_text() == "From chat."
+    refusals = await sqlite_storage(daemon.db).workspaces.refusals("default")
+    assert [r[3] for r in refusals] == ["changed since read"] * 2

@@ -10,7 +10,8 @@ from aiohttp import web
 from markupsafe import Markup
 
 from bot.admin.site import PAGE_SIZE, PageRoute, View
-from bot.errors import BotError, WorkspaceError
+from bot.errors import BotError, EditConflict, WorkspaceError
+from bot.store.workspaces import text_hash
 from bot.workspaces.commands import saved_note
 from bot.workspaces.files import PERSONA_FILES
 
@@ -35,10 +36,15 @@ async def workspaces(view: View) -> web.StreamResponse:
     return await _editor(view)
 
 
-async def _editor(view: View, draft: str | None = None, note: str = "") -> web.Response:
-    """The page; with ``draft``, a refused save's text stays in the editor, unsaved."""
+async def _editor(
+    view: View, draft: str | None = None, note: str = "", based_on: str = "", status: int = 200
+) -> web.Response:
+    """The page; with ``draft``, a refused save's text stays in the editor, unsaved.
+    The form carries the hash of the text it started from (``based_on``, else the
+    file's text now): a save over another editor's newer text is refused."""
     personas, ws, file = view.services.personas, view.workspace, _file(view)
-    text = await personas.current(ws, file) if draft is None else draft
+    now = await personas.current(ws, file)
+    text = now if draft is None else draft
     history = await personas.history_page(ws, file, PAGE_SIZE + 1, view.offset)
     diff = None
     wanted = view.request.query.get("diff", "")
@@ -47,11 +53,13 @@ async def _editor(view: View, draft: str | None = None, note: str = "") -> web.R
         diff = (int(wanted), side_by_side(old, now, f"{file} version {wanted}", f"{file} now"))
     return view.render(
         "workspaces.html",
+        status,
         path=PATH,
         routes=view.services.settings.workspaces.routes,
         files=PERSONA_FILES,
         file=file,
         text=text,
+        based_on=based_on or text_hash(now),
         max_chars=personas.max_chars,
         history=history[:PAGE_SIZE],
         more=len(history) > PAGE_SIZE,
@@ -61,19 +69,25 @@ async def _editor(view: View, draft: str | None = None, note: str = "") -> web.R
 
 
 async def save(view: View) -> web.StreamResponse:
-    """A refusal (over the budget, empty, ...) shows the page again with the text as
-    sent: sent back to the file's current text, an admin lost everything typed."""
+    """A refusal (over the budget, empty, changed since the form was opened, ...) shows
+    the page again with the text as sent: sent back to the file's current text, an
+    admin lost everything typed. After a conflict the form is based on the file's new
+    text, so saving again replaces it knowingly."""
     ws, file = view.workspace, _file(view)
     # A browser sends a textarea's lines with CRLF; the files keep what chat writes.
     text = view.form.get("text", "").replace("\r\n", "\n")
+    based_on = view.form.get("based_on") or None  # a form from before it was sent: none
     personas = view.services.personas
     try:
         if not text.strip():
             raise WorkspaceError(f"{file} cannot be empty; nothing was changed.")
-        version = await personas.set(ws, file, text, author=view.who, via=VIA)
+        version = await personas.set(ws, file, text, author=view.who, via=VIA, based_on=based_on)
+    except EditConflict as exc:
+        again = " Your text is below, not saved; saving it again replaces that version."
+        return await _editor(view, text, f"Error: {exc}{again}", status=409)
     except BotError as exc:
         kept = " Your text is below, not saved." if text.strip() else ""
-        return await _editor(view, text, f"Error: {exc}{kept}")
+        return await _editor(view, text, f"Error: {exc}{kept}", based_on or "")
     return view.done(PATH, saved_note(file, ws, version, personas), file=file)
 
 
