@@ -30,6 +30,7 @@ from pydantic_settings import (
 )
 
 from bot.config.deprecated import deprecated_in_use
+from bot.config.envjson import env_problem
 from bot.config.envnames import unknown_variable
 from bot.config.former_defaults import former_defaults_in_use
 from bot.config.mcp import MCPSettings
@@ -386,20 +387,6 @@ def _describe(error: Any) -> str:
     return f"key '{loc}'{origin}: {msg}{shown}"
 
 
-def _env_problem(exc: SettingsError) -> str:
-    """pydantic-settings' "error parsing value for field ..." as the variable to fix and
-    how: a list or table in the environment is JSON."""
-    field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
-    prefix = f"BOT_{field.upper()}"
-    names = sorted(n for n in os.environ if n == prefix or n.startswith(prefix + "__"))
-    name = names[0] if names else prefix
-    value = os.environ.get(name, "")
-    private = any(w in name for w in ("SECRET", "TOKEN", "KEY", "PASSWORD", "ENV", "HEADERS"))
-    item = "..." if private or any(c in value for c in "\"'[]{}") else value
-    example = "[" + ", ".join(f'"{part.strip()}"' for part in item.split(",")) + "]"
-    return f"environment variable {name}: not valid JSON; a list is written as {name}='{example}'"
-
-
 def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
@@ -445,7 +432,7 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise ConfigError(f"config {config_path}: {_describe(first)}{suffix}") from None
     except SettingsError as exc:
-        raise ConfigError(_env_problem(exc)) from None
+        raise ConfigError(env_problem(str(exc), Settings, os.environ)) from None
     finally:
         Settings._toml_data = {}
     return settings, notes

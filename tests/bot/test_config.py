@@ -262,6 +262,34 @@ def test_wrong_type_from_env_names_the_variable(monkeypatch: pytest.MonkeyPatch)
     assert "BOT_WEB__PORT" in message
 
 
+@pytest.mark.parametrize(
+    ("env", "blamed", "example"),
+    [
+        # the innocent sibling sorts first: it was the one named, told to become a list
+        (
+            {"BOT_LLM__API_BASE": "http://127.0.0.1:8000/v1", "BOT_LLM__FALLBACK_MODELS": "a/b"},
+            "BOT_LLM__FALLBACK_MODELS",
+            """BOT_LLM__FALLBACK_MODELS='["a/b"]'""",
+        ),
+        (
+            {"BOT_CHANNELS__DISCORD__TOKEN": "abc", "BOT_CHANNELS__TELEGRAM__ALLOW_FROM": "42,43"},
+            "BOT_CHANNELS__TELEGRAM__ALLOW_FROM",
+            """BOT_CHANNELS__TELEGRAM__ALLOW_FROM='["42", "43"]'""",
+        ),
+        ({"BOT_ADMINS": "telegram:42"}, "BOT_ADMINS", """BOT_ADMINS='["telegram:42"]'"""),
+        ({"BOT_WEB": "on"}, "BOT_WEB", """BOT_WEB='{"key": "value"}'"""),
+    ],
+)
+def test_a_list_variable_not_json_is_the_one_named(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], blamed: str, example: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    message = config_error(None)
+    assert message.startswith(f"environment variable {blamed}: not valid JSON"), message
+    assert message.endswith(f"is written as {example}"), message
+
+
 def test_out_of_range_value(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "[llm]\nmax_steps = 0\n")
     assert "'llm.max_steps'" in config_error(path)
