@@ -147,7 +147,8 @@ def to_inbound(m: discord.Message, me_id: int) -> InboundMessage:
     context = _reply_context(m, me_id)
     if context is not None:
         extras["reply_to"] = context
-        text = f"> replying to {context['author']}: {context['text']}\n{text}"
+        if not text.startswith("/"):  # a command sent as a reply stays the command
+            text = f"> replying to {context['author']}: {context['text']}\n{text}"
     return InboundMessage(
         key=key,
         user_id=str(m.author.id),

@@ -395,3 +395,28 @@ async def test_a_429_on_one_chats_edit_pauses_that_chat_only(
     assert [c.json["content"] for c in after if c.params["channel_id"] == paused] == [STORY]
     other = [c.json["content"] for c in after if c.params["channel_id"] != paused]
     assert any(t != STORY for t in other), other  # the other chat kept previewing
+
+
+async def test_a_command_sent_as_a_reply_to_the_bot_is_the_command(
+    discord_daemon, fake_discord: FakeDiscord, fake_llm
+) -> None:
+    """Discord's Reply button quotes the message replied to in front of the text for the
+    model; a command keeps its text, so /reminders is answered without the model and
+    /stop, replying to the answer being written, stops it."""
+    fake_llm.reply(streamed_answer(STORY, seconds=12.0))
+    await discord_daemon(QUICK)
+    gid, cid = _guild(fake_discord)
+    earlier = fake_discord.bot_said("It is sunny.", cid)
+    fake_discord.user_message(
+        "/reminders", guild_id=gid, channel_id=cid, referenced_message=earlier
+    )
+    await _answers(fake_discord, "no active reminders", channel_id=cid)
+    assert fake_llm.requests == []
+    fake_discord.user_message("tell me a story")
+    await fake_discord.wait_until(lambda: _bot_texts(fake_discord, 4242))  # the preview shows
+    [preview] = [
+        m for m in fake_discord.history[4242] if m["author"]["id"] == str(fake_discord.bot_id)
+    ]
+    fake_discord.user_message("/stop", referenced_message=preview)
+    await _answers(fake_discord, "Stopped", channel_id=4242)
+    assert STORY not in _bot_texts(fake_discord, 4242) and len(fake_llm.requests) == 1
