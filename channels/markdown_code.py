@@ -70,11 +70,14 @@ def _partner(markdown: str, run: re.Match[str], stop: int) -> int | None:
     return None
 
 
-def outside_code(markdown: str, change: Callable[[str], str]) -> str:
-    """``markdown`` with ``change`` applied to each stretch of text that is not code."""
+def outside_code(markdown: str, change: Callable[[str], str], *, spans: bool = True) -> str:
+    """``markdown`` with ``change`` applied to each stretch of text that is not code
+    (``spans=False``: not in a fenced block; code spans are left to ``change``)."""
     out: list[str] = []
     pos = 0
-    for start, end, _fenced in code_regions(markdown):
+    for start, end, fenced in code_regions(markdown):
+        if not (fenced or spans):
+            continue
         out += [change(markdown[pos:start]), markdown[start:end]]
         pos = end
     out.append(change(markdown[pos:]))

@@ -1,5 +1,8 @@
 """OutboundMessage -> Discord posts: 2,000-character chunks, replies, no pings, errors sorted.
 
+The model's Markdown goes as written but for its tables (markdown.py: Discord shows no
+table, so each becomes an aligned code block).
+
 Everything goes through ``PartialMessageable`` (a channel known only by id), so an
 answer needs no channel cache: after a restart the bot can still answer a DM or a
 thread it has not seen since. Rate limits are discord.py's: it waits out a 429 that
@@ -40,6 +43,7 @@ from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
 from channels.discord.lookup import Doubts, LostParts
+from channels.discord.markdown import for_discord
 from channels.discord.normalize import target_id
 from channels.discord.preview import TOO_OLD_TO_EDIT, UNKNOWN_MESSAGE, PreviewRest
 from channels.format import PartsProgress, split_message
@@ -110,7 +114,7 @@ class DiscordSender:
         return self._client.get_partial_messageable(target_id(key))
 
     async def send(self, msg: OutboundMessage) -> Sent:
-        chunks = split_message(msg.text, MAX_CHARS)
+        chunks = split_message(for_discord(msg.text), MAX_CHARS)
         if not chunks:
             log.info("empty reply to %s not sent", msg.key)
             if msg.preview_id:

@@ -143,3 +143,22 @@ async def test_links_in_the_bots_messages_are_not_embedded(
     assert len(posts) == 3
     suppressed = 0 if link_previews else 4  # SUPPRESS_EMBEDS
     assert [int(p.json.get("flags", 0)) & 4 for p in posts] == [suppressed] * 3
+
+
+async def test_a_table_arrives_as_aligned_columns_in_a_code_block(discord_channel, fake_discord):
+    """Discord shows no Markdown table: the model's tables reached the user as rows of
+    pipes and dashes. Each is posted as a code block whose columns line up (wide CJK
+    characters count twice); a table inside fenced code stays as written."""
+    channel, _ = await discord_channel()
+    text = (
+        "Compared:\n\n| City | Country | Pop (M) |\n|:---|---|---:|\n"
+        "| Paris | **France** | 2.1 |\n| 東京 | Japan | 14 |\n\n"
+        "Raw:\n```\n| a | b |\n|---|---|\n```"
+    )
+    await channel.send(OutboundMessage(DM, text))
+    [post] = fake_discord.posts(channel_id=4242)
+    assert post.json["content"] == (
+        "Compared:\n\n```\nCity  | Country | Pop (M)\n------+---------+--------\n"
+        "Paris | France  | 2.1\n東京  | Japan   | 14\n```\n\n"
+        "Raw:\n```\n| a | b |\n|---|---|\n```"
+    )
