@@ -413,7 +413,7 @@ async def test_a_command_sent_as_a_reply_to_the_bot_is_the_command(
     await _answers(fake_discord, "no active reminders", channel_id=cid)
     assert fake_llm.requests == []
     fake_discord.user_message("tell me a story")
-    await fake_discord.wait_until(lambda: _bot_texts(fake_discord, 4242))  # the preview shows
+    await fake_discord.wait_until(lambda: bool(_bot_texts(fake_discord, 4242)))  # a preview
     [preview] = [
         m for m in fake_discord.history[4242] if m["author"]["id"] == str(fake_discord.bot_id)
     ]
