@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from bot.errors import ToolError
-from bot.office import OfficeUnreadable, office_kind, office_text
+from bot.office import OfficeUnreadable, office_kind, office_text, old_format, old_office_kind
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,18 @@ TEXT_TYPES = frozenset(
         "application/csv",
     }
 )
+# Files read as text (or HTML) by their name whatever type the platform declares: Windows
+# browsers send a CSV as application/vnd.ms-excel, TypeScript's .ts is video/mp2t, and
+# scripts and configs come as application/x-sh, application/x-yaml or application/sql.
+_TEXT_EXTENSIONS = """txt text md markdown rst adoc org tex bib log csv tsv psv json jsonl ndjson
+    geojson xml yaml yml toml ini cfg conf env properties sql graphql gql proto diff patch srt
+    vtt sh bash zsh fish ps1 psm1 bat cmd py pyi pyw rb pl pm php js mjs cjs ts mts cts tsx
+    jsx java kt kts scala groovy gradle go rs c h cc cpp cxx hpp hh cs fs vb swift m mm r jl
+    lua dart ex exs erl hrl hs ml mli clj cljs elm nim zig nix tf hcl css scss sass less vue
+    svelte astro ipynb svg"""
+TEXT_SUFFIXES = frozenset(_TEXT_EXTENSIONS.split())
+HTML_SUFFIXES = frozenset({"html", "htm", "xhtml"})
+_MEDIA = ("image/", "audio/", "video/")
 _SNIFF = 512
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -81,8 +93,15 @@ class DocumentTooLarge(UnreadableDocument):
     outcome = "too_large"
 
 
-def kind_of(data: bytes, content_type: str) -> str | None:
-    """html, pdf or text from the declared type, else from the first bytes; None: none."""
+def suffix_of(name: str) -> str:
+    """The file name's extension, lower case, without its dot ("" when it has none)."""
+    return name.lower().rsplit(".", 1)[-1] if "." in name else ""
+
+
+def kind_of(data: bytes, content_type: str, name: str = "") -> str | None:
+    """html, pdf or text from the declared type, else (no NUL in the first bytes) from
+    the name's extension, else, unless it is declared a picture, sound or video, from
+    whether those bytes read as text; None: none of them."""
     mime = content_type.split(";", 1)[0].strip().lower()
     if mime in HTML_TYPES:
         return "html"
@@ -95,9 +114,14 @@ def kind_of(data: bytes, content_type: str) -> str | None:
     head = data[:_SNIFF]
     if head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "html"
-    if mime in ("", "application/octet-stream", "binary/octet-stream") and reads_as_text(head):
-        return "text"
-    return None
+    if b"\x00" in head:
+        return None
+    suffix = suffix_of(name)
+    if suffix in HTML_SUFFIXES or suffix in TEXT_SUFFIXES:
+        return "html" if suffix in HTML_SUFFIXES else "text"
+    if mime.startswith(_MEDIA):
+        return None
+    return "text" if reads_as_text(head) else None
 
 
 def reads_as_text(head: bytes) -> bool:
@@ -167,10 +191,11 @@ def convert(
     charset: str | None = None,
     url: str = "",
     max_pages: int = 0,
+    name: str = "",
 ) -> Document:
     """``data`` as text (a PDF read up to ``max_pages``, 0: all);
     :class:`UnreadableDocument` when it is no document read here."""
-    kind = kind_of(data, content_type)
+    kind = kind_of(data, content_type, name)
     if kind == "html":
         return html_document(decode(data, charset) if charset else data, url)
     if kind == "pdf":
@@ -212,7 +237,7 @@ def label_of(data: bytes, content_type: str, name: str = "") -> str:
     if office is not None:
         return office.upper()
     return {"pdf": "PDF", "html": "page", "text": "text"}.get(
-        kind_of(data, content_type) or "", "file"
+        kind_of(data, content_type, name) or "", "file"
     )
 
 
@@ -220,23 +245,24 @@ def convert_file(
     data: bytes, content_type: str, name: str, *, max_pages: int, max_unpacked: int
 ) -> Document:
     """A file a user sent as text: Office files by type or name, else :func:`convert`
-    (a PDF read up to ``max_pages``)."""
+    (a PDF read up to ``max_pages``; a text file by its name or its bytes, whatever
+    type was declared); an old .doc, .xls or .ppt is named as such."""
     try:
         kind = office_kind(data, content_type, name)
         if kind is not None:
             return Document(kind, office_text(data, kind, max_unpacked))
     except OfficeUnreadable as exc:
         raise UnreadableDocument(str(exc)) from None
-    if kind_of(data, content_type) == "pdf":
-        return pdf_document(data, max_pages)
-    try:
-        return convert(data, content_type)
-    except UnreadableDocument:
+    if kind_of(data, content_type, name) is None:
+        old = old_office_kind(content_type, name)
+        if old is not None:
+            raise UnreadableDocument(old_format(old))
         shown = content_type.split(";", 1)[0].strip() or "unknown"
         raise UnreadableDocument(
             f"I cannot read this kind of file ({shown}): PDF, Word, Excel, PowerPoint, "
             "HTML, Markdown, CSV, plain text and source code are read"
-        ) from None
+        )
+    return convert(data, content_type, max_pages=max_pages, name=name)
 
 
 def pdf_document(data: bytes, max_pages: int = 0) -> Document:

@@ -25,6 +25,12 @@ XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 OFFICE_TYPES = {DOCX: "docx", XLSX: "xlsx", PPTX: "pptx"}
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted OOXML and old .doc/.xls/.ppt
+OLD_FORMATS = {"doc": "Word", "xls": "Excel", "ppt": "PowerPoint"}  # 97-2003: no reader here
+OLD_TYPES = {
+    "application/msword": "doc",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.ms-powerpoint": "ppt",
+}
 MAX_CELLS = 200_000  # a sheet's cells read at most; the rest is left out with a note
 
 
@@ -36,7 +42,7 @@ def office_kind(data: bytes, content_type: str, name: str) -> str | None:
     """docx, xlsx or pptx from the declared type or the file name; None: none of them."""
     mime = content_type.split(";", 1)[0].strip().lower()
     kind = OFFICE_TYPES.get(mime)
-    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    suffix = _suffix(name)
     if kind is None and suffix in ("docx", "xlsx", "pptx"):
         kind = suffix
     if kind is not None and data.startswith(OLE_MAGIC):
@@ -44,6 +50,27 @@ def office_kind(data: bytes, content_type: str, name: str) -> str | None:
             f"the {kind.upper()} file is password-protected (encrypted) or in an old format"
         )
     return kind
+
+
+def old_office_kind(content_type: str, name: str) -> str | None:
+    """doc, xls or ppt (Office 97-2003) from the file name, else the declared type; the
+    caller asks only of a file that is no text (a CSV is declared vnd.ms-excel too)."""
+    suffix = _suffix(name)
+    if suffix in OLD_FORMATS:
+        return suffix
+    return OLD_TYPES.get(content_type.split(";", 1)[0].strip().lower())
+
+
+def old_format(kind: str) -> str:
+    """Why a doc, xls or ppt file is not read, and what the user can do."""
+    return (
+        f"the {kind.upper()} file is in the old {OLD_FORMATS[kind]} 97-2003 format (or "
+        f"password-protected), which I cannot read: saved as .{kind}x it can be read"
+    )
+
+
+def _suffix(name: str) -> str:
+    return name.lower().rsplit(".", 1)[-1] if "." in name else ""
 
 
 def check_unpacked(data: bytes, max_bytes: int) -> None:

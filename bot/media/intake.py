@@ -23,7 +23,7 @@ from typing import Protocol
 from bot.agent.llm.response import AnswerReader, AnswerSink
 from bot.agent.toolbox import FileAccess
 from bot.config.media import MediaSettings
-from bot.documents import UnreadableDocument
+from bot.documents import TEXT_SUFFIXES, UnreadableDocument, suffix_of
 from bot.errors import BotError, MediaError
 from bot.media.entries import Entry, size_text
 from bot.media.files import MediaFiles
@@ -43,9 +43,12 @@ QUOTE_CHARS = 120
 
 
 def media_kind(att: Attachment) -> str:
-    """image, audio, video or document."""
+    """image, audio, video or document; a declared video/ type is believed only of a
+    file whose name is not a source file's (TypeScript's .ts is declared video/mp2t)."""
     kind, mime = att.kind.lower(), att.mime_type.lower()
-    if kind in ("video", "video_note", "animation") or mime.startswith("video/"):
+    if kind in ("video", "video_note", "animation"):
+        return "video"
+    if mime.startswith("video/") and suffix_of(att.name) not in TEXT_SUFFIXES:
         return "video"
     if kind in ("voice", "audio") or mime.startswith("audio/"):
         return "audio"

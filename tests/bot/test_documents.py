@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.config.media import MediaSettings
-from bot.documents import UnreadableDocument, convert, convert_file
+from bot.documents import UnreadableDocument, convert, convert_file, decode
 from bot.media.reading import DocumentReader
 from tests.fakes import documents
 
@@ -84,6 +84,42 @@ def test_a_declared_charset_is_kept_and_binary_is_still_refused() -> None:
             max_pages=1,
             max_unpacked=10**8,
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "mime", "data"),
+    [
+        ("Kunden.csv", "application/vnd.ms-excel", "Name;Stadt\nMüller;Köln\n".encode("cp1252")),
+        ("deploy.sh", "application/x-sh", b"#!/bin/sh\necho hi\n"),
+        ("config.yaml", "application/x-yaml", b"port: 8080\n"),
+        ("q.sql", "application/sql", b"SELECT 1;\n"),
+        ("app.ts", "video/mp2t", b"export const x: number = 1;\n"),
+        ("notes", "application/x-unknown", b"plain words, no name to go by\n"),
+    ],
+)
+def test_a_text_file_is_read_whatever_type_was_declared(name: str, mime: str, data: bytes) -> None:
+    document = convert_file(data, mime, name, max_pages=1, max_unpacked=10**8)
+    assert document.kind == "text" and document.text == decode(data, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "mime", "said"),
+    [
+        ("old.xls", "application/vnd.ms-excel", "the XLS file is in the old Excel 97-2003"),
+        ("old.xls", "application/octet-stream", "the XLS file is in the old Excel 97-2003"),
+        ("letter.doc", "", "the DOC file is in the old Word 97-2003 format"),
+        ("attachment", "application/vnd.ms-powerpoint", "saved as .pptx it can be read"),
+    ],
+)
+def test_an_old_office_file_is_named_as_one(name: str, mime: str, said: str) -> None:
+    with pytest.raises(UnreadableDocument, match=said):
+        convert_file(documents.OLE_HEADER, mime, name, max_pages=1, max_unpacked=10**8)
+
+
+def test_a_picture_or_a_video_is_no_text_even_where_it_has_no_nul() -> None:
+    for mime in ("image/png", "video/mp4"):
+        with pytest.raises(UnreadableDocument, match=f"cannot read this kind of file \\({mime}"):
+            convert_file(b"GIF89a\x40\x01", mime, "clip", max_pages=1, max_unpacked=10**8)
 
 
 def test_a_ten_thousand_page_pdf_is_read_up_to_the_page_cap() -> None:

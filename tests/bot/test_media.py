@@ -205,8 +205,30 @@ async def test_documents_reach_the_model_as_text_and_long_ones_are_offloaded(
 @pytest.mark.parametrize(
     "case",
     [
+        ("app.ts", "video/mp2t", b"export const x: number = 1;"),  # TypeScript, not a video
+        ("Kunden.csv", "application/vnd.ms-excel", "Müller;Köln;12,50 €".encode("cp1252")),
+    ],
+)
+async def test_a_text_file_declared_as_another_type_reaches_the_model_as_text(
+    daemon_factory, fake_llm, tmp_path, case: tuple[str, str, bytes]
+) -> None:
+    name, mime, data = case
+    _, chat = await _media_daemon(daemon_factory, tmp_path, fake_llm)
+    chat.add_file("t1", data)
+    reply = await chat.ask("look", attachments=(Attachment("document", "t1", name, mime),))
+    assert "could not" not in reply.text and "can't" not in reply.text
+    text = _user_parts(fake_llm.requests[-1])[0]["text"]
+    shown = data.decode("cp1252")  # UTF-8 here is ASCII, the same in cp1252
+    assert f'[attachment: document "{name}", {len(data)} bytes; text document' in text
+    assert f"its text follows]\n{shown}" in text
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
         ("secret.pdf", documents.encrypted_pdf(), "application/pdf", "the PDF is encrypted"),
         ("locked.docx", documents.OLE_HEADER, "", "password-protected (encrypted)"),
+        ("old.xls", documents.OLE_HEADER, "application/vnd.ms-excel", "old Excel 97-2003"),
         ("cut.pdf", documents.pdf("x")[:60], "application/pdf", "the PDF could not be read"),
         ("bomb.docx", documents.zip_bomb(3), "", "would unpack to 3 MB, over the 1 MB limit"),
         (
