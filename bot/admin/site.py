@@ -21,7 +21,7 @@ from aiohttp import web
 from bot.admin.auth import LOGIN_PATH, Session
 from bot.admin.render import HEADERS, Renderer
 from bot.admin.services import AdminServices
-from bot.errors import BotError, ToolError
+from bot.errors import BotError, ToolError, WorkspaceError
 from bot.workspaces.folders import DEFAULT_WORKSPACE
 from channels.base import Route
 
@@ -75,8 +75,16 @@ class View:
 
     @cached_property
     def workspace(self) -> str:
+        """The selected workspace; a page asking for one not known shows the default."""
         wanted = self.form.get("ws") or self.request.query.get("ws", "")
         return wanted if wanted in self.workspaces else DEFAULT_WORKSPACE
+
+    def require_workspace(self) -> None:
+        """A change names the workspace its form was for: one gone since (its folder
+        renamed, its config removed) is refused, never made in the default instead."""
+        wanted = self.form.get("ws", "")
+        if wanted and wanted not in self.workspaces:
+            raise WorkspaceError(f"there is no workspace {wanted}; nothing was changed.")
 
     @property
     def page(self) -> int:
@@ -148,6 +156,8 @@ class AdminSite:
                     return self.renderer.response("refused.html", 403)
             view = View(request, session, self.services, self.renderer, form)
             try:
+                if request.method == "POST":
+                    view.require_workspace()
                 return await handler(view)
             except BotError as exc:  # a refusal, worded for people, as in chat
                 kept = {k: form[k] for k in KEPT if k in form}

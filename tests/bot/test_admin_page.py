@@ -486,3 +486,36 @@ async def test_a_save_over_an_edit_made_since_opening_is_refused_with_the_text_k
     assert soul.read_text() == "From chat."
     refusals = await sqlite_storage(daemon.db).workspaces.refusals("default")
     assert [r[3] for r in refusals] == ["changed since read"] * 2
+
+
+async def test_a_change_for_a_workspace_gone_since_is_refused_not_made_in_the_default(
+    site: Site, tmp_path: Path
+) -> None:
+    """A page opened for workspace team, whose folder is then renamed: its save,
+    rollback, skill toggle and forget are refused by name (each used to land in the
+    default workspace); a page view of it still shows the default."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    root = tmp_path / "data" / "workspaces"
+    (root / "team").mkdir()
+    page = await (await client.get("/admin/workspaces?ws=team&file=SOUL.md")).text()
+    assert "<h1>Workspace team</h1>" in page
+    (root / "team").rename(root / "team-old")
+    soul = root / "default" / "SOUL.md"
+    before = soul.read_text()
+    posts = [
+        ("/admin/workspaces/save", {"file": "SOUL.md", "text": "You are the TEAM bot."}),
+        ("/admin/workspaces/rollback", {"file": "SOUL.md", "version": "1"}),
+        ("/admin/skills/toggle", {"name": "weather-planning", "enable": "0"}),
+        ("/admin/memory/forget-all", {"scope": "user", "owner": "test:u1"}),
+    ]
+    for path, form in posts:
+        response = await client.post(path, data={"csrf": csrf, "ws": "team", **form})
+        text = await response.text()
+        assert response.status == 200 and "Error: there is no workspace team" in text, path
+    assert soul.read_text() == before
+    assert not (root / "default" / "skills" / "disabled.txt").exists()
+    versions = await sqlite_storage(daemon.db).workspaces.versions("default", "SOUL.md")
+    assert [v.via for v in versions] == ["template"]  # recorded by the page shown after
+    shown = await client.get("/admin/workspaces?ws=team")
+    assert shown.status == 200 and "<h1>Workspace default</h1>" in await shown.text()
