@@ -11,9 +11,10 @@ from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage, utcnow
 from bot.reminders.phrases import is_number, is_quantity, is_unit
 from bot.reminders.repeats import USAGE, every, names_no_time
-from bot.reminders.service import ReminderService, confirmation, describe
+from bot.reminders.service import ReminderService, confirmation, describe, no_such_reminder
 from bot.reminders.timeparse import format_local, parse_when
 from bot.reminders.zones import describe_zone
+from bot.text import row_number
 
 MAX_WHEN_WORDS = 8
 # Words a time never ends with: "tomorrow at" is cut mid-phrase; "at 5pm a" (of "at 5pm
@@ -146,16 +147,20 @@ class _ReminderCommands:
 
     async def cancel(self, msg: InboundMessage, args: str) -> str:
         """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
-        cancelled or named as not found; one id alone fails as a whole."""
+        cancelled or named as not found; one id alone fails as a whole. Anything but
+        ASCII digits is the usage ("²" is no id); digits past any row id are not found."""
         idents = list(dict.fromkeys(a.lstrip("#") for a in args.replace(",", " ").split()))
-        if not idents or not all(ident.isdigit() for ident in idents):
+        if not idents or not all(ident.isascii() and ident.isdigit() for ident in idents):
             raise ToolError("usage: /cancel <id> [<id> ...]  (see /reminders for the ids)")
         workspace = await self._workspace_of(msg)
         lines = []
         for ident in idents:
             try:
+                number = row_number(ident)
+                if number is None:
+                    raise no_such_reminder(ident)
                 cancelled = await self._service.cancel(
-                    msg.key.channel, msg.user_id, int(ident), workspace
+                    msg.key.channel, msg.user_id, number, workspace
                 )
             except ToolError as exc:
                 if len(idents) == 1:

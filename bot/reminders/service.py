@@ -219,9 +219,15 @@ class ReminderService:
             or (workspace is not None and reminder.workspace != workspace)
             or reminder.user_id != user_id
         ):
-            raise ToolError(f"there is no active reminder #{reminder_id} of yours")
+            raise no_such_reminder(reminder_id)
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
         return reminder
+
+
+def no_such_reminder(reminder_id: int | str) -> ToolError:
+    """A missing, finished or someone else's reminder: one answer for all (an id must not
+    tell a stranger that it exists), also for a number larger than any row id."""
+    return ToolError(f"there is no active reminder #{reminder_id} of yours")
 
 
 def _valid_content(content: str) -> str:

@@ -13,6 +13,7 @@ from bot.errors import WorkspaceError
 from bot.handlers.commands import Command, CommandFunc, CommandRouter
 from bot.messages import InboundMessage
 from bot.store.workspaces import PersonaVersion
+from bot.text import row_number
 from bot.workspaces.admins import WorkspaceAdmins
 from bot.workspaces.files import workspace_name
 from bot.workspaces.personas import Personas, describe
@@ -101,7 +102,8 @@ class WorkspaceCommands:
             head = f"{file} of workspace {ws}: {len(versions)} version(s), newest last"
             return "\n".join([head, *(describe(v) for v in shown)])
         if sub in ("diff", "rollback"):
-            number = _number(text, f"usage: /{_cmd(file)} {sub} <n>  (see /{_cmd(file)} history)")
+            usage = f"usage: /{_cmd(file)} {sub} <n>  (see /{_cmd(file)} history)"
+            number = _number(text, usage, f"{file} of workspace {ws} has no version")
             if sub == "diff":  # fenced: chat apps would render "+", "-" lines as markup
                 return f"```diff\n{await p.diff(ws, file, number)}\n```"
             version = await p.rollback(ws, file, number, author=who, via=VIA)
@@ -136,11 +138,16 @@ def _cmd(file: str) -> str:
     return file.removesuffix(".md").lower()
 
 
-def _number(text: str, usage: str) -> int:
+def _number(text: str, usage: str, missing: str) -> int:
+    """The version typed: anything but ASCII digits is ``usage`` ("³" is no number);
+    digits past any row id are a version that does not exist (SQLite overflowed)."""
     value = text.strip().lstrip("#")
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise WorkspaceError(usage)
-    return int(value)
+    number = row_number(value)
+    if number is None:
+        raise WorkspaceError(f"{missing} {value}")
+    return number
 
 
 def saved_note(

@@ -15,6 +15,7 @@ from bot.agent.memory.service import Known, MemoryService
 from bot.handlers.commands import Command, CommandRouter
 from bot.messages import InboundMessage
 from bot.store.memory import Fact, Scope
+from bot.text import row_number
 from bot.workspaces.routing import WorkspaceOf, workspace_for
 
 FORGET_USAGE = "/forget <n> [<n> ...]|all"
@@ -64,16 +65,17 @@ def register_memory_commands(
             return f"Forgot {count} fact{'s' if count != 1 else ''}{kept}."
         # "/forget 2", "/forget #2", several as /cancel takes them: "/forget 2 3", "2,3"
         numbers = list(dict.fromkeys(a.lstrip("#") for a in arg.replace(",", " ").split()))
-        if not numbers or not all(n.isdigit() for n in numbers):
+        if not numbers or not all(n.isascii() and n.isdigit() for n in numbers):  # not "²"
             return f"usage: {FORGET_USAGE} (numbers as /memory shows them)"
         said = []
-        for index in map(int, numbers):  # the numbers of the listing before any is removed
-            said.append(await _forget_one(known.numbered, index, msg))
+        for number in numbers:  # the numbers of the listing before any is removed
+            said.append(await _forget_one(known.numbered, number, msg))
         return "\n".join(said)
 
-    async def _forget_one(numbered: list[Fact], index: int, msg: InboundMessage) -> str:
-        if not 1 <= index <= len(numbered):
-            return f"There is no fact {index}; /memory lists {len(numbered)}."
+    async def _forget_one(numbered: list[Fact], number: str, msg: InboundMessage) -> str:
+        index = row_number(number)
+        if index is None or not 1 <= index <= len(numbered):
+            return f"There is no fact {number}; /memory lists {len(numbered)}."
         fact = numbered[index - 1]
         if fact.scope is Scope.CHAT and not may_edit_chat(msg):
             return "Only an admin can remove this chat's facts."
