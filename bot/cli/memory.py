@@ -41,11 +41,13 @@ def memory_forget(
     ids: Annotated[list[int], typer.Argument(help="fact ids as `bot memory list` shows them")],
     config: ConfigOpt = None,
 ) -> None:
-    """Remove facts by id."""
+    """Remove facts by id, noted as forgotten (a fold of the turns that said one does
+    not add it back)."""
 
     async def remove(memory: Memory) -> tuple[int, list[int]]:
-        known = {f.id for f in await memory.all_facts(None)}
-        return await memory.remove(ids), sorted(set(ids) - known)
+        wanted = set(ids)
+        facts = [f for f in await memory.all_facts(None) if f.id in wanted]
+        return await memory.forget(facts), sorted(wanted - {f.id for f in facts})
 
     count, unknown = _with_memory(config, remove)
     typer.echo(f"forgot {count} fact{'s' if count != 1 else ''}")

@@ -45,6 +45,7 @@ class Pruned:
     persona_refusals: int = 0
     memory_failures: int = 0
     memory_speakers: int = 0
+    memory_forgotten: int = 0
     pairing: int = 0
     channel_state: int = 0
 
@@ -93,6 +94,7 @@ class Housekeeping:
             persona_refusals=await s.workspaces.prune_refusals(days(keep.records_days)),
             memory_failures=await s.memory.prune_failures(days(keep.records_days)),
             memory_speakers=await s.memory.prune_speakers(),
+            memory_forgotten=await s.memory.prune_forgotten(days(keep.records_days)),
             pairing=await s.access.prune_pairing(now),
             channel_state=await s.kv.prune(now),
         )

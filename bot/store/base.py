@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.access import Admission, ApprovedUser, PairingHold, PairingRequest
 from bot.store.admin import LinkCheck
-from bot.store.memory import Fact, Failure, Scope
+from bot.store.memory import Fact, Failure, Forgotten, Scope
 from bot.store.previews import PreviewRecord
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
 from bot.store.sessions import ChatSession, TurnStart
@@ -197,8 +197,9 @@ class Access(Protocol):
 
 
 class Memory(Protocol):
-    """Remembered facts per workspace (user and chat scopes), message speakers, and
-    the consolidations that failed."""
+    """Remembered facts per workspace (user and chat scopes), message speakers, the
+    consolidations that failed, and the facts forgotten at a person's request
+    (``forget`` removes facts and notes them: a fold must not add one back)."""
 
     async def facts(self, workspace: str, scope: Scope, owner: str) -> list[Fact]: ...
     async def facts_of_both(
@@ -221,6 +222,9 @@ class Memory(Protocol):
     ) -> Fact: ...
     async def update(self, fact_id: int, text: str) -> bool: ...
     async def remove(self, fact_ids: Sequence[int]) -> int: ...
+    async def forget(self, facts: Sequence[Fact]) -> int: ...
+    async def forgotten(self, workspace: str, owners: Sequence[str]) -> list[Forgotten]: ...
+    async def prune_forgotten(self, older_than: datetime) -> int: ...
     async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None: ...
     async def speakers(self, key: ChatKey, first_id: int, last_id: int) -> dict[int, str]: ...
     async def record_failure(

@@ -4,7 +4,9 @@ An owner is ``<channel>:<user id>`` for a user fact and ``<channel>:<chat id>`` 
 chat fact (threads of one chat share its facts). A user fact follows its user across
 the workspace's chats, unless it names the chat it stays in (``chat``: one learned in a
 group, see bot/agent/memory/service.py). Also kept here: who wrote each stored user
-message (history rows carry no sender) and the consolidations that failed.
+message (history rows carry no sender), the consolidations that failed, and the facts
+forgotten at a person's request (so a fold of the turns that said one does not add it
+back).
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ class Failure:
     created_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """A fact removed at a person's request: its owner and its text, casefolded."""
+
+    owner: str
+    text: str
+
+
 def user_owner(channel: str, user_id: str) -> str:
     return f"{channel}:{user_id}"
 
@@ -66,6 +76,24 @@ _SPEAKER = "INSERT OR REPLACE INTO memory_speakers (chat, message_id, user_id) V
 
 def _note(conn: sqlite3.Connection, row: tuple[str, int, str]) -> None:
     conn.execute(_SPEAKER, row)
+
+
+_FORGOTTEN = (
+    "INSERT INTO memory_forgotten (workspace, owner, fact, forgotten_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (workspace, owner, fact) DO UPDATE SET forgotten_at = excluded.forgotten_at"
+)
+
+
+def forgotten_rows(facts: Sequence[Fact]) -> list[tuple[str, str, str, str]]:
+    """The ``memory_forgotten`` rows of ``facts``: workspace, owner, casefolded text, now."""
+    now = utcnow().isoformat()
+    return [(f.workspace, f.owner, f.text.casefold(), now) for f in facts]
+
+
+def _forget(conn: sqlite3.Connection, rows: list[tuple[str, str, str, str]], ids: list[int]) -> int:
+    conn.executemany(_FORGOTTEN, rows)
+    marks = ", ".join("?" for _ in ids)
+    return conn.execute(f"DELETE FROM memory_facts WHERE id IN ({marks})", ids).rowcount
 
 
 def _facts_of_both(conn: sqlite3.Connection, params: tuple[str, ...]) -> list[sqlite3.Row]:
@@ -173,6 +201,33 @@ class MemoryStore:
         marks = ", ".join("?" for _ in fact_ids)
         return await self._db.execute_count(
             f"DELETE FROM memory_facts WHERE id IN ({marks})", tuple(fact_ids)
+        )
+
+    async def forget(self, facts: Sequence[Fact]) -> int:
+        """Remove ``facts`` and note each as forgotten, in one transaction; how many of
+        them were there."""
+        if not facts:
+            return 0
+        work = functools.partial(_forget, rows=forgotten_rows(facts), ids=[f.id for f in facts])
+        return await self._db.run_in_transaction(work)
+
+    async def forgotten(self, workspace: str, owners: Sequence[str]) -> list[Forgotten]:
+        """What was forgotten of ``owners``' facts, newest first."""
+        if not owners:
+            return []
+        marks = ", ".join("?" for _ in owners)
+        rows = await self._db.fetchall(
+            "SELECT owner, fact FROM memory_forgotten WHERE workspace = ?"
+            f" AND owner IN ({marks}) ORDER BY forgotten_at DESC, fact",
+            (workspace, *owners),
+        )
+        return [Forgotten(str(r["owner"]), str(r["fact"])) for r in rows]
+
+    async def prune_forgotten(self, older_than: datetime) -> int:
+        """Let go of facts forgotten before ``older_than`` (a fold has long covered the
+        turns that said them)."""
+        return await self._db.execute_count(
+            "DELETE FROM memory_forgotten WHERE forgotten_at < ?", (older_than.isoformat(),)
         )
 
     async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:

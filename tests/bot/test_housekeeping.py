@@ -13,6 +13,7 @@ from bot.ops.housekeeping import Housekeeping, Pruned
 from bot.store.access import DENIED, PairingHold
 from bot.store.base import Storage
 from bot.store.db import Database
+from bot.store.memory import Scope
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
 from channels.remembered import Remembered
@@ -101,6 +102,8 @@ async def _grown(storage: Storage) -> None:
         "team", "SOUL.md", author="t:9", via="chat", action="set", reason="not an admin"
     )
     await storage.memory.record_failure("default", KEY, 1, 2, "ValueError: x")
+    fact = await storage.memory.add("default", Scope.USER, "test:u1", "likes tea", "remember")
+    await storage.memory.forget([fact])
     await storage.sessions.append(KEY, [{"role": "user", "content": "hi"}])
     [(row, _)] = await storage.sessions.history_rows(KEY)
     await storage.memory.note_speaker(KEY, row, "u1")
@@ -114,8 +117,9 @@ async def _grown(storage: Storage) -> None:
 
 
 async def test_every_rule_drops_what_grew_and_keeps_the_rest(tmp_path: Path) -> None:
-    """Folded messages, reminders, refused edits, failed folds, speakers, pairing holds and
-    channel state each have a rule; a run inside a period (the records' 90 days) keeps."""
+    """Folded messages, reminders, refused edits, failed folds, forgotten facts, speakers,
+    pairing holds and channel state each have a rule; a run inside a period (the records'
+    90 days) keeps."""
     db, storage = await _stores(tmp_path)
     try:
         await _grown(storage)
@@ -131,7 +135,12 @@ async def test_every_rule_drops_what_grew_and_keeps_the_rest(tmp_path: Path) -> 
         assert not await Remembered(storage.kv, "slack:thread").has("C1:1.0")
         records = RetentionSettings(records_days=30)
         pruned = await Housekeeping(storage, offload, records, clock=later).prune()
-        assert (pruned.persona_refusals, pruned.memory_failures) == (1, 1)
+        assert (pruned.persona_refusals, pruned.memory_failures, pruned.memory_forgotten) == (
+            1,
+            1,
+            1,
+        )
+        assert await storage.memory.forgotten("default", ["test:u1"]) == []
         assert await storage.workspaces.refusals("team") == []
         assert await storage.memory.failures("default") == []
     finally:

@@ -170,6 +170,36 @@ async def test_a_folds_operations_merge_with_what_is_known(store: MemoryStore) -
     assert [f.text for f in await store.facts(WS, Scope.USER, "telegram:u2")] == ["is a pilot"]
 
 
+async def test_a_fold_never_adds_back_what_was_forgotten(store: MemoryStore) -> None:
+    """/forget notes the fact; a fold reading the turns that said it is told so, and its
+    add (any case) or an update to it is not followed; others' facts are untouched."""
+    memory = service(store)
+    await memory.remember(WS, DM, "u1", "Lives in Oslo", private=True)
+    tea = await store.add(WS, Scope.USER, "telegram:u1", "likes tea", "remember")
+    [oslo, _] = (await memory.known(WS, DM, "u1")).user
+    assert await memory.forget([oslo], by="telegram:u1") == 1
+    forgotten = await memory.forgotten(WS, DM, ["u1"])
+    assert [f.text for f in forgotten] == ["lives in oslo"]
+    model = OneAnswer(json.dumps({"summary": "ok", "facts": []}))
+    archive = [{"role": "user", "content": "remember I live in Oslo", "speaker": "u1"}]
+    await consolidate(model, None, archive, [tea], ["u1"], forgotten=[f.text for f in forgotten])
+    assert "Forgotten at the user's request" in model.calls[0][0][1]["content"]
+    assert "- lives in oslo" in model.calls[0][0][1]["content"]
+    ops = [
+        FactOp("add", scope=Scope.USER, user="u1", text="lives in OSLO"),
+        FactOp("update", fact_id=tea.id, text="Lives in Oslo"),
+        FactOp("add", scope=Scope.USER, user="u2", text="lives in Oslo"),  # not u2's to forget
+    ]
+    assert await memory.apply(WS, DM, ops, private=True, forgotten=forgotten) == 1
+    assert [f.text for f in (await memory.known(WS, DM, "u1")).user] == ["likes tea"]
+    assert [f.text for f in await store.facts(WS, Scope.USER, "telegram:u2")] == ["lives in Oslo"]
+    # Told again with remember, it is known again and no longer listed as forgotten.
+    await memory.remember(WS, DM, "u1", "lives in Oslo", private=True)
+    known = (await memory.known(WS, DM, "u1")).user
+    await consolidate(model, None, archive, known, ["u1"], forgotten=[f.text for f in forgotten])
+    assert "Forgotten" not in model.calls[1][0][1]["content"]
+
+
 async def test_a_groups_facts_about_a_member_never_push_out_their_own(store: MemoryStore) -> None:
     memory = service(store, max_facts=2)
     await memory.remember(WS, DM, "u1", "likes tea", private=True)

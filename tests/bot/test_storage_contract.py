@@ -940,6 +940,31 @@ async def test_memory_update_and_remove(storage: Storage) -> None:
     assert await memory.remove([]) == 0
 
 
+async def test_forget_removes_facts_and_notes_them_across_a_restart(
+    storage: Storage, backend: Backend
+) -> None:
+    """A fact removed at a person's request is noted (owner, casefolded text) so a fold of
+    the turns that said it does not add it back; the note outlives the process."""
+    memory = storage.memory
+    oslo = await memory.add("default", Scope.USER, "telegram:u1", "Lives in ÖSLO", "remember")
+    trip = await memory.add("default", Scope.CHAT, "telegram:100", "plans a trip", "cli")
+    tea = await memory.add("default", Scope.USER, "telegram:u2", "likes tea", "remember")
+    assert await memory.forget([oslo, trip]) == 2
+    assert await memory.get(oslo.id) is None and await memory.get(tea.id) == tea
+    assert await memory.forget([oslo]) == 0  # gone already: noted again, nothing removed
+    assert await memory.forget([]) == 0
+    again = backend.again(storage).memory
+    owners = ["telegram:u1", "telegram:100", "telegram:u2"]
+    found = {(f.owner, f.text) for f in await again.forgotten("default", owners)}
+    assert found == {("telegram:u1", "lives in öslo"), ("telegram:100", "plans a trip")}
+    assert await again.forgotten("default", ["telegram:u2"]) == []
+    assert await again.forgotten("other", owners) == []
+    assert await again.forgotten("default", []) == []
+    assert await again.prune_forgotten(utcnow() - timedelta(minutes=1)) == 0
+    assert await again.prune_forgotten(utcnow() + timedelta(seconds=1)) == 2
+    assert await again.forgotten("default", owners) == []
+
+
 async def test_memory_speakers_and_failures(storage: Storage) -> None:
     memory = storage.memory
     await memory.note_speaker(KEY, 5, "u1")

@@ -50,6 +50,8 @@ async def _fill(storage: Storage) -> None:
     await storage.access.hold(PairingHold("telegram", "u3", DENIED, T0 + timedelta(days=3650)))
     await storage.memory.add("team", Scope.USER, "telegram:u1", "likes tea", "remember",
                              author="telegram:u1")  # fmt: skip
+    old = await storage.memory.add("team", Scope.USER, "telegram:u1", "Lives in Oslo", "cli")
+    await storage.memory.forget([old])
     await storage.memory.note_speaker(KEY, start.user_row, "u1")
     await storage.memory.record_failure("team", KEY, 1, 2, "ValueError")
     await storage.previews.save(f"{KEY}:m1", KEY, "555")

@@ -109,6 +109,27 @@ async def test_forget_removes_a_fact_from_the_next_prompt(daemon_factory, fake_l
     assert MEMORY not in system_of(fake_llm.requests[-1])
 
 
+async def test_a_forgotten_fact_is_not_added_back_by_the_next_fold(daemon_factory, fake_llm):
+    """The turn that said it is still in the history the fold reads; the fold is told it
+    was forgotten, and a model that adds it back anyway is not followed."""
+    daemon, chat = await daemon_factory(
+        context={"history_turns": 2, "max_context_tokens": 4_000, "reserve_tokens": 200}
+    )
+    await remember(fake_llm, chat, "Ada lives in Oslo", user="ada", direct=True)
+    assert (await chat.ask("/forget 1", user="ada")).text == "Forgot: Ada lives in Oslo"
+    folding(fake_llm, [{"op": "add", "about": "user", "user": "ada", "fact": "Ada lives in Oslo"}])
+    words = "and more words " * 120
+    for i in range(7):
+        await chat.ask(f"turn {i} {words}", user="ada")
+        await daemon.runner.consolidator.idle()
+    [fold, *_] = [r for r in fake_llm.requests if is_fold(r)]
+    told = fold.json["messages"][1]["content"]
+    assert "Remembered about you: Ada lives in Oslo" in told  # the turn is still there
+    assert "Forgotten at the user's request (never add these again):\n- ada lives in oslo" in told
+    assert await daemon.runner.memory.store.all_facts() == []
+    assert (await chat.ask("/memory", user="ada")).text.startswith("I remember nothing")
+
+
 async def test_two_turns_send_a_byte_identical_system_prompt(daemon_factory, fake_llm):
     _daemon, chat = await daemon_factory()
     await remember(fake_llm, chat, "Ada likes tea")

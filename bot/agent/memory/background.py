@@ -28,7 +28,7 @@ from bot.agent.memory.service import MemoryService
 from bot.errors import FencedOff, StoreUnavailable
 from bot.messages import ChatKey
 from bot.store.base import Sessions
-from bot.store.memory import Fact, chat_owner, user_owner
+from bot.store.memory import Fact, Forgotten, chat_owner, user_owner
 
 if TYPE_CHECKING:
     from bot.agent.llm.response import ChatModel
@@ -192,6 +192,7 @@ class Consolidator:
         first = window.archive[0][0]
         speakers = await self._speakers(key, window.archive)
         known = await self._known(workspace, key, speakers, private)
+        forgotten = await self._forgotten(workspace, key, speakers)
         try:
             result = await consolidate(
                 self._model,
@@ -199,6 +200,7 @@ class Consolidator:
                 _labelled(window.archive, speakers),
                 known,
                 sorted(set(speakers.values())),
+                forgotten=[f.text for f in forgotten],
             )
         except Exception as exc:  # model error or garbage: record, advance, never loop
             log.warning("consolidation of older turns failed in %s: %s", key, exc)
@@ -209,7 +211,9 @@ class Consolidator:
             await self._sessions.save_summary(key, previous or "", window.through_id)
             return True
         if self._memory is not None and self._memory.enabled:
-            await self._memory.apply(workspace, key, result.ops, private=private)
+            await self._memory.apply(
+                workspace, key, result.ops, private=private, forgotten=forgotten
+            )
         await self._sessions.save_summary(key, result.summary, window.through_id)
         log.info(
             "folded %d messages of %s (%d fact ops)", len(window.archive), key, len(result.ops)
@@ -229,6 +233,13 @@ class Consolidator:
         if self._memory is None:
             return {}
         return await self._memory.store.speakers(key, archive[0][0], archive[-1][0])
+
+    async def _forgotten(
+        self, workspace: str, key: ChatKey, speakers: dict[int, str]
+    ) -> list[Forgotten]:
+        if self._memory is None or not self._memory.enabled:
+            return []
+        return await self._memory.forgotten(workspace, key, list(speakers.values()))
 
     async def _known(
         self, workspace: str, key: ChatKey, speakers: dict[int, str], private: bool

@@ -22,6 +22,10 @@ Where a user fact is shown depends on where it was learned:
 
 A fold of a group sees and changes only what that group taught (its facts, its members'
 facts kept there), never a member's facts from elsewhere.
+
+A forgotten fact is noted (its owner and casefolded text): the turns that said it stay in
+the history until a fold covers them, so a fold that adds it back, or updates a fact to
+it, is not followed.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from bot.config import MemorySettings
 from bot.errors import ToolError
 from bot.messages import ChatKey
 from bot.store.base import Memory
-from bot.store.memory import Fact, Scope, chat_owner, user_owner
+from bot.store.memory import Fact, Forgotten, Scope, chat_owner, user_owner
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +97,9 @@ class MemoryService:
         return Known(user, chat)
 
     async def forget(self, facts: Sequence[Fact], *, by: str) -> int:
-        """Remove ``facts`` (``/forget`` and the admin page); how many were there."""
-        count = await self.store.remove([f.id for f in facts])
+        """Remove ``facts`` (``/forget`` and the admin page), noted as forgotten so no
+        fold adds one back; how many were there."""
+        count = await self.store.forget(facts)
         log.info("memory: %d fact(s) forgotten by %s", count, by)
         return count
 
@@ -191,28 +196,51 @@ class MemoryService:
             await self.store.remove([f.id for f in same_place[:surplus]])
 
     async def apply(
-        self, workspace: str, key: ChatKey, ops: Sequence[FactOp], *, private: bool = False
+        self,
+        workspace: str,
+        key: ChatKey,
+        ops: Sequence[FactOp],
+        *,
+        private: bool = False,
+        forgotten: Sequence[Forgotten] = (),
     ) -> int:
         """A consolidation's operations, merged with what is known; returns how many. A
-        user fact from a fold of anything but the user's ``private`` chat stays in it."""
+        user fact from a fold of anything but the user's ``private`` chat stays in it;
+        one of the ``forgotten`` (what :meth:`forgotten` read for the fold) is not kept."""
         done = 0
         max_chars = self.settings.max_fact_chars
+        gone = {(f.owner, f.text) for f in forgotten}
         for op in ops:
             if op.op != "drop" and reads_as_instruction(op.text):
                 log.warning("a fold's fact %r reads as an instruction: not kept", op.text)
                 continue
+            text = clean(op.text, max_chars)
             if op.op == "drop" and op.fact_id is not None:
                 done += await self.store.remove([op.fact_id])
             elif op.op == "update" and op.fact_id is not None:
-                done += await self.store.update(op.fact_id, clean(op.text, max_chars))
+                fact = await self.store.get(op.fact_id) if gone else None
+                if fact is not None and (fact.owner, text.casefold()) in gone:
+                    log.info("a fold's update to a forgotten fact: not kept")
+                    continue
+                done += await self.store.update(op.fact_id, text)
             elif op.op == "add" and op.scope is not None:
                 # A user fact is about a speaker, but who said it the fold does not know
                 # (in a group, any member's lines): no author, so it is never quoted as
                 # the person's own words.
                 speaker = user_owner(key.channel, op.user or "")
                 owner = speaker if op.scope is Scope.USER else chat_owner(key)
+                if (owner, text.casefold()) in gone:
+                    log.info("a fold's fact was forgotten at the user's request: not kept")
+                    continue
                 kept_in = "" if private or op.scope is Scope.CHAT else chat_owner(key)
-                text = clean(op.text, max_chars)
                 await self.add(workspace, op.scope, owner, text, "consolidation", chat=kept_in)
                 done += 1
         return done
+
+    async def forgotten(
+        self, workspace: str, key: ChatKey, speakers: Sequence[str]
+    ) -> list[Forgotten]:
+        """What was forgotten of the facts a fold of ``key`` could add: the chat's and
+        its ``speakers``', newest first."""
+        owners = [chat_owner(key), *(user_owner(key.channel, s) for s in sorted(set(speakers)))]
+        return await self.store.forgotten(workspace, owners)

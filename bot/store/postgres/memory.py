@@ -6,8 +6,17 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from bot.messages import ChatKey, utcnow
-from bot.store.memory import COLUMNS, Fact, Failure, Scope, fact_of, failure_of
-from bot.store.postgres.database import PostgresDatabase
+from bot.store.memory import (
+    COLUMNS,
+    Fact,
+    Failure,
+    Forgotten,
+    Scope,
+    fact_of,
+    failure_of,
+    forgotten_rows,
+)
+from bot.store.postgres.database import PostgresDatabase, changed
 from bot.store.postgres.statements import FENCE
 
 
@@ -126,6 +135,38 @@ class PgMemory:
         self._db.reads.drop("facts")
         return await self._db.execute(
             "DELETE FROM memory_facts WHERE id = ANY($1::bigint[])", list(fact_ids)
+        )
+
+    async def forget(self, facts: Sequence[Fact]) -> int:
+        if not facts:
+            return 0
+        self._db.reads.drop("facts")
+        async with self._db.transaction() as conn:
+            await conn.executemany(
+                "INSERT INTO memory_forgotten (workspace, owner, fact, forgotten_at)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (workspace, owner, fact)"
+                " DO UPDATE SET forgotten_at = excluded.forgotten_at",
+                forgotten_rows(facts),
+            )
+            status = await conn.execute(
+                "DELETE FROM memory_facts WHERE id = ANY($1::bigint[])", [f.id for f in facts]
+            )
+        return changed(status)
+
+    async def forgotten(self, workspace: str, owners: Sequence[str]) -> list[Forgotten]:
+        if not owners:
+            return []
+        rows = await self._db.fetch(
+            "SELECT owner, fact FROM memory_forgotten WHERE workspace = $1"
+            " AND owner = ANY($2::text[]) ORDER BY forgotten_at DESC, fact",
+            workspace,
+            list(owners),
+        )
+        return [Forgotten(str(r["owner"]), str(r["fact"])) for r in rows]
+
+    async def prune_forgotten(self, older_than: datetime) -> int:
+        return await self._db.execute(
+            "DELETE FROM memory_forgotten WHERE forgotten_at < $1", older_than.isoformat()
         )
 
     async def note_speaker(self, key: ChatKey, message_id: int, user_id: str) -> None:
