@@ -160,6 +160,10 @@ class AdminSite:
                     view.require_workspace()
                 return await handler(view)
             except BotError as exc:  # a refusal, worded for people, as in chat
+                if request.method != "POST":  # shown here: a redirect to itself would loop
+                    return view.render(
+                        "error.html", 409, note=f"Error: {exc}", again=request.path_qs
+                    )
                 kept = {k: form[k] for k in KEPT if k in form}
                 return view.done(back or request.path, f"Error: {exc}", **kept)
 

@@ -519,3 +519,31 @@ async def test_a_change_for_a_workspace_gone_since_is_refused_not_made_in_the_de
     assert [v.via for v in versions] == ["template"]  # recorded by the page shown after
     shown = await client.get("/admin/workspaces?ws=team")
     assert shown.status == 200 and "<h1>Workspace default</h1>" in await shown.text()
+
+
+async def test_a_page_that_cannot_be_shown_says_why_instead_of_redirecting_to_itself(
+    site: Site, tmp_path: Path
+) -> None:
+    """A SOUL.md that is a symlink (refused, never followed) made the page redirect to
+    itself with the note, for ever; a diff of a version that does not exist lost the
+    file asked for. Both are shown in place, with a 4xx status."""
+    daemon, _, client = await site()
+    await logged_in(client, daemon)
+    missing = await client.get(
+        "/admin/workspaces?ws=default&file=AGENTS.md&diff=7", allow_redirects=False
+    )
+    page = await missing.text()
+    assert missing.status == 404, missing.headers.get("Location")
+    assert "Error: AGENTS.md of workspace default has no version 7" in page
+    assert '<label for="text">AGENTS.md</label>' in page  # the file asked for, not SOUL.md
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    target = tmp_path / "soul-elsewhere.md"
+    target.write_text("I am a bot.\n")
+    soul.unlink()
+    soul.symlink_to(target)
+    url = "/admin/workspaces?ws=default&file=SOUL.md"
+    shown = await client.get(url, allow_redirects=False)
+    page = await shown.text()
+    assert shown.status == 409 and "Location" not in shown.headers
+    assert "Error: SOUL.md is a symbolic link" in page, page
+    assert f'<a href="{html.escape(url)}">Try again</a>' in page

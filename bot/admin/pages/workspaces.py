@@ -12,6 +12,7 @@ from markupsafe import Markup
 from bot.admin.site import PAGE_SIZE, PageRoute, View
 from bot.errors import BotError, EditConflict, WorkspaceError
 from bot.store.workspaces import text_hash
+from bot.text import row_number
 from bot.workspaces.commands import saved_note
 from bot.workspaces.files import PERSONA_FILES
 
@@ -46,11 +47,10 @@ async def _editor(
     now = await personas.current(ws, file)
     text = now if draft is None else draft
     history = await personas.history_page(ws, file, PAGE_SIZE + 1, view.offset)
-    diff = None
-    wanted = view.request.query.get("diff", "")
-    if wanted.isdigit():
-        old, now = await personas.compare(ws, file, int(wanted))
-        diff = (int(wanted), side_by_side(old, now, f"{file} version {wanted}", f"{file} now"))
+    try:
+        diff = await _diff(view, ws, file, now)
+    except WorkspaceError as exc:  # the editor still shows, on the file asked for
+        diff, note, status = None, note or f"Error: {exc}", 404
     return view.render(
         "workspaces.html",
         status,
@@ -66,6 +66,18 @@ async def _editor(
         diff=diff,
         note=note or view.request.query.get("note", ""),
     )
+
+
+async def _diff(view: View, ws: str, file: str, now: str) -> tuple[int, Markup] | None:
+    """The side-by-side diff the query asks for (``diff=<version>``), if any."""
+    wanted = view.request.query.get("diff", "")
+    if not wanted:
+        return None
+    number = row_number(wanted)
+    if number is None:
+        raise WorkspaceError(f"{file} of workspace {ws} has no version {wanted}")
+    old = (await view.services.personas.version(ws, file, number)).text
+    return number, side_by_side(old, now, f"{file} version {number}", f"{file} now")
 
 
 async def save(view: View) -> web.StreamResponse:
