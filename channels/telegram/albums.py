@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import ChannelError
-from bot.messages import InboundMessage
+from bot.messages import Attachment, InboundMessage
 from channels.telegram.normalize import attachments_of
 
 ALBUM_WAIT_S = 1.0  # after its first part was fetched, an album is taken as complete
@@ -49,16 +49,43 @@ def album_of(update: Update) -> tuple[Any, str] | None:
 
 def read_album(parts: Sequence[Update], read: Read) -> InboundMessage | None:
     """The album as the captioned part's message (the first part's if none is) carrying
-    every part's files, in the order they were sent."""
+    every part's files, in the order they were sent. Telegram lets every part have a
+    caption of its own: with more than one, each is a line naming its file (only the
+    first reached the model, "April: paid twice?" was dropped); the lead's, as read
+    (in a group, the one whose mention addressed the bot), stays first."""
     lead = next((p for p in parts if p["message"].get("caption")), parts[0])
     msg = read(lead)
     if msg is None:
         return None
-    files = tuple(a for p in parts for a in _files(p))
-    return dataclasses.replace(msg, attachments=files) if files else msg
+    files = [(p, a) for p in parts for a in _files(p)]
+    if sum(1 for p in parts if p["message"].get("caption")) > 1:
+        msg = dataclasses.replace(msg, text=_captions(parts, lead, msg.text, files))
+    return dataclasses.replace(msg, attachments=tuple(a for _, a in files)) if files else msg
 
 
-def _files(part: Update) -> tuple[Any, ...]:
+def _captions(
+    parts: Sequence[Update], lead: Update, text: str, files: list[tuple[Update, Attachment]]
+) -> str:
+    """Each captioned part's caption as ``<its file>: <caption>``, the lead's as read
+    (a reply's quote kept above it, a command left as it is)."""
+    quote, _, body = text.partition("\n") if text.startswith("> replying to ") else ("", "", text)
+    lines = [quote] if quote else []
+    for part in parts:
+        caption = body if part is lead else str(part["message"].get("caption") or "")
+        if part is lead and caption.startswith("/"):
+            lines.append(caption)  # the first caption: a command stays parseable
+        elif caption:
+            named = ", ".join(_named(a, n) for n, (p, a) in enumerate(files, 1) if p is part)
+            lines.append(f"{named or 'a part'}: {caption}")
+    return "\n".join(lines)
+
+
+def _named(attachment: Attachment, number: int) -> str:
+    """How a caption line names its file: its name, else its kind and place ("photo 2")."""
+    return attachment.name or f"{attachment.kind} {number}"
+
+
+def _files(part: Update) -> tuple[Attachment, ...]:
     """A part's files; none for a part of the wrong shape (the rest still go)."""
     try:
         return attachments_of(part["message"])

@@ -65,6 +65,22 @@ async def test_an_album_is_one_message_with_every_picture(
     assert text.startswith("which one is best?\n")
 
 
+async def test_every_caption_of_an_album_reaches_the_model_tied_to_its_picture(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    """Telegram lets each part of an album have its own caption: all of them reach the
+    model, each naming the picture it was written on, not only the first."""
+    await telegram_daemon(media={"vision": "on"}, streaming=NO_PREVIEW)
+    fake_llm.default = image_responder
+    for i, caption in enumerate(["the red one", "", "is this one blurry?"]):
+        _part(fake_telegram, i, 42, caption)
+    [answer] = await fake_telegram.wait_sent(1)
+    assert answer.params["text"] == _seen(PICTURES)
+    [text] = [p["text"] for p in fake_llm.requests[0].json["messages"][-1]["content"]
+              if p["type"] == "text"]  # fmt: skip
+    assert text.startswith("photo 1: the red one\nphoto 3: is this one blurry?\n")
+
+
 async def test_an_album_over_two_polls_in_a_group_is_answered_once_before_what_follows(
     telegram_daemon, fake_telegram, fake_llm
 ) -> None:
