@@ -96,7 +96,7 @@ def _written(text: str, answers: Answers) -> str:
 def _from_options(
     model: str, api_base: str, api_key: str, admins: list[str], sets: list[str]
 ) -> Answers:
-    answers = Answers(admins=list(admins))
+    answers = Answers(admins=[_admin(item) for item in admins])
     for name, value in (("model", model), ("api_base", api_base), ("api_key", api_key)):
         if value:
             answers.values["llm", name] = value
@@ -109,6 +109,20 @@ def _from_options(
         if isinstance(parsed, bool | int | float):
             answers.typed[section, key] = value
     return answers
+
+
+def _admin(item: str) -> str:
+    """``--admin`` as the config will hold it; one the daemon would match to nobody
+    (``42``, ``telegarm:42``) is refused here (exit 2), not written."""
+    from bot.config.admins import admin_entry, unknown_channel
+
+    try:
+        entry = admin_entry(item)
+    except ValueError as exc:
+        raise fail(f"--admin: {exc}") from None
+    if problem := unknown_channel(entry):
+        raise fail(f"--admin: {problem}")
+    return entry
 
 
 Opt = typer.Option

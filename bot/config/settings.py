@@ -29,6 +29,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from bot.config.admins import admin_entries, unknown_channel
 from bot.config.deprecated import deprecated_in_use
 from bot.config.envjson import env_problem
 from bot.config.envnames import unknown_variable
@@ -293,6 +294,24 @@ class Settings(BaseSettings):
                 )
         return self
 
+    @field_validator("admins")
+    @classmethod
+    def _admin_entries(cls, values: list[str]) -> list[str]:
+        """``<channel>:<user id>`` each: a bare id matched nobody (bot/config/admins.py)."""
+        return admin_entries(values)
+
+    def admin_problems(self) -> list[str]:
+        """Each admin (global and per workspace) whose channel is no registered platform:
+        checked at load, not on the model, so tests may run on channels of their own."""
+        named = [("admins", a) for a in self.admins] + [
+            (f"workspaces.{name}.admins", a)
+            for name, section in self.workspaces.sections().items()
+            for a in section.admins
+        ]
+        return [
+            f"key '{key}': {problem}" for key, entry in named if (problem := unknown_channel(entry))
+        ]
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
@@ -422,6 +441,8 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
     Settings._toml_data = data
     try:
         settings = Settings()
+        if problems := settings.admin_problems():
+            raise ConfigError(f"config {config_path}: {problems[0]}")
         notes = deprecated_in_use(Settings, data, os.environ)
         notes += former_defaults_in_use(settings, data)
         for line in notes:  # warnings: `bot run` reads its config before logging is set up

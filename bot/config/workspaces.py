@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot.config.admins import admin_entries
 from bot.config.section import Section
 
 WORKSPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -47,6 +48,11 @@ class WorkspaceSection(Section):
     admins: list[str] = Field(default=[])
     # Tools this workspace's model is not offered (e.g. ["web_fetch", "web_search"]).
     disabled_tools: list[str] = Field(default=[])
+
+    @field_validator("admins")
+    @classmethod
+    def _admin_entries(cls, values: list[str]) -> list[str]:
+        return admin_entries(values)
 
     @field_validator("disabled_tools")
     @classmethod

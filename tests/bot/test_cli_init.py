@@ -132,6 +132,28 @@ def test_a_refused_config_is_one_line_and_leaves_nothing(
     assert stat.S_IMODE((tmp_path / "bot.toml").stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize(
+    ("admin", "said"),
+    [
+        ("42", "write it with its channel, e.g. 'telegram:42'"),  # matched nobody
+        ("telegarm:42", "did you mean 'telegram:42'?"),
+        ("telegram:", "is not <channel>:<user id>"),
+    ],
+)
+def test_an_admin_the_daemon_would_match_to_nobody_is_refused(
+    tmp_path: Path, monkeypatch, admin: str, said: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--admin", admin])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: --admin: admin '{admin}'") and said in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    # Stray spaces and the channel's case are what the matching forgives: written plain.
+    fine = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--admin", "Telegram: 42"])
+    assert fine.exit_code == 0, fine.output
+    assert _read(tmp_path / "bot.toml")["admins"] == ["telegram:42"]
+
+
 def test_force_replaces_the_config_whole_and_private(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bot.toml").write_text("old = 1\n", encoding="utf-8")

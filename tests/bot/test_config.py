@@ -316,6 +316,30 @@ def test_several_problems_reported_on_one_line(tmp_path: Path) -> None:
     assert "2 more problems" in config_error(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('admins = ["42"]', "key 'admins': admin '42' is not <channel>:<user id>"),
+        ('admins = ["telegram:"]', "admin 'telegram:' is not <channel>:<user id>"),
+        ('admins = ["telegarm:42"]', "key 'admins': admin 'telegarm:42' names no channel: "),
+        (
+            '[workspaces.team]\nadmins = ["discrod:7"]',
+            "key 'workspaces.team.admins': admin 'discrod:7' names no channel: "
+            "did you mean 'discord:7'?",
+        ),
+        ('[workspaces.team]\nadmins = ["7"]', "'workspaces.team.admins': admin '7' is not"),
+    ],
+)
+def test_an_admin_that_matches_nobody_is_refused(tmp_path: Path, text: str, said: str) -> None:
+    # Loaded before and matched to nobody: the operator had no admin and no word of it.
+    assert said in config_error(write(tmp_path / "c.toml", text + "\n"))
+
+
+def test_admins_forgive_case_and_stray_spaces_as_the_matching_does(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", 'admins = ["Telegram: 42", " slack:U1 ", "cli:local"]\n')
+    assert load_settings(path).admins == ["telegram:42", "slack:U1", "cli:local"]
+
+
 def test_invalid_timezone(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", 'timezone = "Mars/Olympus"\n')
     message = config_error(path)

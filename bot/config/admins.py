@@ -1,0 +1,52 @@
+"""An admin is ``<channel>:<user id>``, the form a message's sender takes: a bare id or a
+misspelled channel matched nobody, so the operator had no admin and no word of it. The
+shape is checked on the field (stray spaces dropped and the channel in lower case, as the
+matching compares); the channel's name only when a config is loaded, against the
+registered platforms: tests run daemons on channels of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# The terminal is trusted without an entry, but naming it is no mistake.
+LOCAL_CHANNELS = ("cli",)
+
+
+def platforms() -> list[str]:
+    """The registered platforms' names (imported when first needed: channel packages
+    import bot.config.section)."""
+    from channels.registry import SPECS
+
+    return [spec.name for spec in SPECS]
+
+
+def admin_entry(value: str) -> str:
+    """``value`` as ``<channel>:<user id>``, or ValueError saying how to write it."""
+    channel, sep, user = value.partition(":")
+    channel, user = channel.strip().lower(), user.strip()
+    if sep and channel and user and not any(c.isspace() for c in channel + user):
+        return f"{channel}:{user}"
+    first = platforms()[0]
+    if not sep:  # a bare id: the channel it is on is what is missing
+        fix = f"write it with its channel, e.g. '{first}:{value.strip() or '<id>'}'"
+    else:
+        fix = f"e.g. '{first}:42'"
+    raise ValueError(f"admin {value!r} is not <channel>:<user id>; {fix}")
+
+
+def admin_entries(values: Iterable[str]) -> list[str]:
+    return [admin_entry(value) for value in values]
+
+
+def unknown_channel(entry: str) -> str | None:
+    """Why ``entry`` (already of the right shape) names no channel, or None."""
+    import difflib  # only for a mistake
+
+    channel, _, user = entry.partition(":")
+    known = [*platforms(), *LOCAL_CHANNELS]
+    if channel in known:
+        return None
+    close = difflib.get_close_matches(channel, known, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}:{user}'? " if close else ""
+    return f"admin {entry!r} names no channel: {hint}(channels: {', '.join(platforms())})"
