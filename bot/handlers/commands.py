@@ -24,7 +24,8 @@ _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 CommandFunc = Callable[[InboundMessage, str], Awaitable[str]]  # its reply; "": none
 
 # Sent by a platform itself (a "Start" button on a first visit): a greeting
-# for the assistant, not a mistyped command.
+# for the assistant, not a mistyped command; in a group, only when it names the bot
+# (a bare /start there goes to every bot, mostly to another one).
 GREETINGS = frozenset({"start"})
 
 
@@ -71,12 +72,14 @@ class CommandRouter:
             return None
         name, args = parsed
         cmd = self._commands.get(name)
-        if cmd is None and name not in GREETINGS:
-            if msg.extras.get(TO_ANY_BOT):  # another bot's (/ban), or "/etc is full": silence
+        if cmd is None:
+            if msg.extras.get(TO_ANY_BOT):  # another bot's (/ban, /start), or "/etc is full"
                 cmd = Command(name, f"/{name}", "not ours", _silent)
+            elif name in GREETINGS:  # to us: the assistant greets
+                return None
             else:  # a typo costs no model call and says where the list is
                 cmd = Command(name, f"/{name}", "unknown", self._unknown)
-        return (cmd, args) if cmd else None
+        return cmd, args
 
     async def _unknown(self, msg: InboundMessage, args: str) -> str:
         parsed = parse_command(msg.text)

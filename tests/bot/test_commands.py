@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.handlers.commands import Command, CommandRouter, parse_command
-from bot.messages import ChatKey, InboundMessage
+from bot.messages import TO_ANY_BOT, ChatKey, InboundMessage
 from tests.conftest import DaemonFactory
 from tests.fakes.llm_server import FakeLLM
 
@@ -54,6 +54,10 @@ async def test_match_known_and_unknown() -> None:
     assert args == "please"
     assert router.match(inbound("just chatting")) is None
     assert router.match(inbound("/start")) is None  # the platform's greeting: the assistant's
+    # In a group a bare /start goes to every bot there: not ours unless it names us.
+    other_bots = InboundMessage(ChatKey("test", "g"), "u", "/start", extras={TO_ANY_BOT: True})
+    silent = router.match(other_bots)
+    assert silent is not None and await silent[0].func(other_bots, "") == ""
 
 
 async def test_an_unknown_command_is_answered_without_the_model() -> None:

@@ -99,10 +99,11 @@ async def test_in_a_group_a_bare_command_we_do_not_know_is_another_bots(
     telegram_daemon, fake_telegram, fake_llm
 ):
     """Telegram hands a bare /command in a group to every bot there: one this bot does
-    not know (a moderation bot's /ban, "/etc is full") gets no reply and no model call;
+    not know (a moderation bot's /ban, "/etc is full") gets no reply and no model call,
+    nor does a bare /start (a game bot's: the greeting is ours only by name or in private);
     one addressed to it by name, or sent in private, is told it is unknown."""
     await telegram_daemon()
-    for text in ("/ban @spammer", "/etc is full, why?"):
+    for text in ("/ban @spammer", "/etc is full, why?", "/start"):
         fake_telegram.message(text, chat_id=-100)
     await _barrier(fake_telegram, -100, "/help")
     assert [c.params["text"][:9] for c in fake_telegram.sent(-100)] == ["Commands "]
@@ -112,6 +113,17 @@ async def test_in_a_group_a_bare_command_we_do_not_know_is_another_bots(
     assert [c.params["text"] for c in fake_telegram.sent(-100)][1:] == [unknown]
     assert [c.params["text"] for c in fake_telegram.sent(42)] == [unknown]
     assert fake_llm.requests == []
+
+
+async def test_start_in_private_or_naming_the_bot_is_a_greeting(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    """Telegram's Start button sends /start: the assistant greets, in a group too when
+    the /start names the bot."""
+    await telegram_daemon()
+    await _barrier(fake_telegram, 42, "/start")
+    await _barrier(fake_telegram, -100, "/start@test_bot")
+    assert len(fake_llm.requests) == 2
 
 
 async def test_group_policy_all_answers_every_message(telegram_daemon, fake_telegram, fake_llm):
