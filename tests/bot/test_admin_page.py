@@ -426,7 +426,7 @@ async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
     assert refused.status == 200 and soul.read_text() == before
     assert "over its budget of 8,000; nothing was changed" in page
     assert "Your text is below, not saved." in page
-    editor = re.search(r'<textarea id="text"[^>]*>(.*?)</textarea>', page, re.S)
+    editor = re.search(r'<textarea id="text"[^>]*>\n(.*?)</textarea>', page, re.S)
     assert editor is not None and editor.group(1) == html.escape(draft, quote=False)
     assert "8,029 / 8,000 chars" in page
     assert 'href="/admin/workspaces?ws=default&amp;file=AGENTS.md"' in page
@@ -434,7 +434,7 @@ async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
 
 def _editor_of(page: str) -> tuple[str, str]:
     """The editor's text (unescaped) and the hash of the text it started from."""
-    text = re.search(r'<textarea id="text"[^>]*>\n?(.*?)</textarea>', page, re.S)
+    text = re.search(r'<textarea id="text"[^>]*>\n(.*?)</textarea>', page, re.S)
     based_on = re.search(r'name="based_on" value="([0-9a-f]{64})"', page)
     assert text is not None and based_on is not None, page
     return html.unescape(text.group(1)), based_on.group(1)

@@ -117,6 +117,19 @@ async def test_a_soul_edit_reaches_the_next_model_request(setup: Setup) -> None:
     assert "You are Captain Browser, brief and kind." in system
 
 
+async def test_a_leading_blank_line_survives_a_save_unchanged(setup: Setup) -> None:
+    """HTML drops one newline right after <textarea>: a file starting with a blank line
+    lost it when saved from the page without a change."""
+    page = setup.page
+    user = setup.data / "workspaces" / "default" / "USER.md"
+    user.write_text("\nName: Ana\nLikes: tea\n")
+    await page.goto(f"{setup.url}/admin/workspaces?file=USER.md")
+    assert await page.locator("textarea#text").input_value() == "\nName: Ana\nLikes: tea\n"
+    await page.get_by_role("button", name="Save USER.md").click()
+    await page.locator(".note").wait_for()
+    assert user.read_text() == "\nName: Ana\nLikes: tea\n"
+
+
 async def test_a_diff_and_a_rollback(setup: Setup) -> None:
     page = setup.page
     soul = setup.data / "workspaces" / "default" / "SOUL.md"
