@@ -20,17 +20,37 @@ from bot.store.memory import Fact
 
 # High-signal shapes of prompt injection, matched on the folded text (look-alike letters,
 # zero-width characters and case undone), so they are refused however they are spelled.
-# Ordinary facts ("Ada always takes the train", "the team meets on Mondays") match none.
+# An order is refused only where it is addressed to the assistant: at the start of a
+# sentence (an imperative), after "please", or after "you", "the assistant", "the bot",
+# "AI" or "system". Ordinary facts that use the same verbs about someone ("Ada will act
+# as host", "Ada must reply to her landlord", "Carl wants to ignore the old dress code
+# rules", "Ada's kids never obey", "the team meets on Mondays") match none.
+_LEAD = r"(?:^|[.!?;:]\s*|\bplease\s+)(?:(?:now|also|then|just|kindly|so|and)\s+)*"
+_MODAL = r"(?:(?:will|shall|should|must|can|may|need to|have to|are to|are|is|to|now"
+_MODAL += r"|from now on|always|never)\s+)*"
+_TO_YOU = r"\b(?:you|(?:the\s+)?(?:assistant|bot|ai|model|system)|chatgpt|claude)\W{0,3}" + _MODAL
+_ADDRESSED = f"(?:{_LEAD}|{_TO_YOU})"
+_RULES = r"(?:instruction|rule|prompt|guideline|polic(?:y|ie)|restriction|safeguard)s?\b"
+_EARLIER = r"(?:previous|prior|above|earlier|preceding|original|system|your)"
 _INSTRUCTION = re.compile(
-    r"\b(system|developer|admin(istrator)?|operator|root)\W{0,3}"
-    r"(override|prompt|message|instruction|notice|command|mode|update)s?\b"
-    r"|\b(ignore|disregard|forget|override|bypass)\b.{0,40}?"
-    r"\b(instruction|rule|prompt|guideline|polic(y|ies)|restriction|safeguard)s?\b"
-    r"|\b(from now on|you are now|new instructions?|act as|pretend (to be|you are)"
-    r"|jailbreak|developer mode)\b"
-    r"|^\W*(system|assistant|developer|tool)\s*:"
-    r"|\b(always|never|must)\s+(obey|comply|follow|reveal|answer|reply|respond|grant|approve)\b"
-    r"|\bobey\b",
+    # a forged header: "SYSTEM OVERRIDE", "system prompt", "admin notice"
+    r"\b(?:system|developer|admin(?:istrator)?|operator|root)[\s_-]{0,3}"
+    r"(?:override|prompt|message|instruction|notice)s?\b"
+    # setting the rules aside: said to the assistant, or naming its own rules
+    rf"|{_ADDRESSED}(?:ignore|disregard|forget|override|bypass)\b.{{0,40}}?\b{_RULES}"
+    rf"|\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|of|the)\s+)*"
+    rf"(?:{_EARLIER}\s+)+(?:\w+\s+)?{_RULES}"
+    rf"|\b(?:ignore|disregard|forget|override|bypass)\s+(?:all|any)\s+{_RULES}"
+    # a new role or regime for the assistant
+    rf"|{_ADDRESSED}(?:from now on|act as|pretend (?:to be|you are))\b"
+    r"|\bfrom now on,?\s+(?:you|(?:the\s+)?(?:assistant|bot|ai|model))\b"
+    r"|\b(?:you are now|pretend you are|new (?:system )?instructions?\s*:|jailbreak"
+    r"|developer mode)\b"
+    r"|^\W*(?:system|assistant|developer|tool)\s*:"
+    # orders to obey, reveal or grant
+    rf"|{_ADDRESSED}(?:(?:always|never|must)\s+)+"
+    r"(?:obey|comply|follow|reveal|answer|reply|respond|grant|approve)\b"
+    rf"|{_ADDRESSED}(?:obey|comply|reveal|grant|approve)\b",
 )
 
 
