@@ -14,9 +14,12 @@ import io
 import logging
 import zipfile
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import ToolError
+
+if TYPE_CHECKING:
+    from docx.table import Table
 
 log = logging.getLogger(__name__)
 
@@ -103,18 +106,38 @@ def office_text(data: bytes, kind: str, max_unpacked: int) -> str:
 
 
 def _docx(source: io.BytesIO) -> Iterator[str]:
+    """Paragraphs and tables in the order they stand (all tables used to come last, away
+    from the text that explains them), each table as a Markdown table."""
     import docx
+    from docx.table import Table
 
-    document = docx.Document(source)
-    for paragraph in document.paragraphs:
-        style = (paragraph.style.name or "") if paragraph.style is not None else ""
+    for block in docx.Document(source).iter_inner_content():
+        if isinstance(block, Table):
+            yield ""  # Markdown wants a table set apart from the text around it
+            yield from _docx_table(block)
+            yield ""
+            continue
+        style = (block.style.name or "") if block.style is not None else ""
         level = style.removeprefix("Heading ").strip()
         prefix = "#" * int(level) + " " if style.startswith("Heading ") and level.isdigit() else ""
-        yield prefix + paragraph.text
-    for table in document.tables:
-        yield ""
-        for row in table.rows:
-            yield "| " + " | ".join(cell.text.strip() for cell in row.cells) + " |"
+        yield prefix + block.text
+
+
+def _docx_table(table: Table) -> Iterator[str]:
+    """Rows of a Markdown table: the separator after the first, a merged cell's text once
+    (python-docx hands it out once per column it spans: ``| Q1 | Q1 | Q1 |``)."""
+    rows: list[list[str]] = []
+    for row in table.rows:
+        texts, previous = [], None
+        for cell in row.cells:
+            texts.append("" if cell is previous else _cell(cell.text.strip()))
+            previous = cell
+        rows.append(texts)
+    width = max((len(texts) for texts in rows), default=0)
+    for number, texts in enumerate(rows):
+        yield "| " + " | ".join(texts + [""] * (width - len(texts))) + " |"
+        if number == 0:
+            yield "|" + " --- |" * width
 
 
 def _xlsx(source: io.BytesIO) -> Iterator[str]:

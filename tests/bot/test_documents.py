@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import os
 import resource
 import time
@@ -120,6 +121,33 @@ def test_a_picture_or_a_video_is_no_text_even_where_it_has_no_nul() -> None:
     for mime in ("image/png", "video/mp4"):
         with pytest.raises(UnreadableDocument, match=f"cannot read this kind of file \\({mime}"):
             convert_file(b"GIF89a\x40\x01", mime, "clip", max_pages=1, max_unpacked=10**8)
+
+
+def test_docx_tables_stay_where_they_stand_as_markdown_tables() -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Supplier A's prices:")
+    table = document.add_table(rows=2, cols=2)
+    for (row, col), text in {(0, 0): "Item", (0, 1): "Price", (1, 0): "Desk"}.items():
+        table.cell(row, col).text = text
+    table.cell(1, 1).text = "120 | 130 EUR"
+    document.add_paragraph("Q1, one heading over three months:")
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 2)).text = "Q1 totals"
+    for col, month in enumerate(("Jan", "Feb", "Mar")):
+        table.cell(1, col).text = month
+    document.add_paragraph("Choose the cheaper one.")
+    out = io.BytesIO()
+    document.save(out)
+    text = convert_file(out.getvalue(), "", "offers.docx", max_pages=1, max_unpacked=10**8).text
+    assert text == (
+        "Supplier A's prices:\n\n"
+        "| Item | Price |\n| --- | --- |\n| Desk | 120 \\| 130 EUR |\n\n"
+        "Q1, one heading over three months:\n\n"
+        "| Q1 totals |  |  |\n| --- | --- | --- |\n| Jan | Feb | Mar |\n\n"
+        "Choose the cheaper one."
+    )
 
 
 def test_a_ten_thousand_page_pdf_is_read_up_to_the_page_cap() -> None:
