@@ -57,7 +57,7 @@ def with_storage(
     from bot.store.location import storage_for
 
     settings = load_or_exit(config)  # once: its warnings (a deprecated key) are said once
-    if not new_store and (missing := _no_store(settings)) is not None:
+    if not new_store and (missing := no_store(settings)) is not None:
         raise fail(missing)
     try:
         process.make_data_dir(settings.data_dir)
@@ -81,7 +81,7 @@ def with_storage(
         raise fail(str(exc), refusal_exit) from None
 
 
-def _no_store(settings: Settings) -> str | None:
+def no_store(settings: Settings) -> str | None:
     """Why there is no store to open here, or None. A SQLite file missing with its whole
     data folder, named relative to the current directory, is another directory's: a
     relative ``data_dir`` is read from the current one, and opening it would make an

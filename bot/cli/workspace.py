@@ -44,8 +44,12 @@ def _author() -> str:
         return "cli"
 
 
-def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]) -> T:
-    """Open the store, run ``work``, close; a refusal is one line and exit code 2."""
+def _with_personas(
+    config: Path | None, work: Callable[[Personas], Awaitable[T]], *, writes: bool = False
+) -> T:
+    """Open the store, run ``work``, close; a refusal is one line and exit code 2.
+    ``writes``: an edit, which may be the store's first (before the daemon's first start);
+    a read never makes a database where none was (a relative data_dir read elsewhere)."""
 
     async def run(settings: Settings, storage: Storage) -> T:
         folders = Workspaces(settings.data_dir / "workspaces")
@@ -57,7 +61,7 @@ def _with_personas(config: Path | None, work: Callable[[Personas], Awaitable[T]]
         )
         return await work(personas)
 
-    return with_storage(config, run, refusal_exit=2, new_store=True)  # before a first start
+    return with_storage(config, run, refusal_exit=2, new_store=writes)
 
 
 def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:
@@ -100,7 +104,7 @@ def set_(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -
         version = await p.set(ws, file, text, author=_author(), via=VIA, create=create)
         _report(file, ws, version, p)
 
-    _with_personas(config, work)
+    _with_personas(config, work, writes=True)
 
 
 @app.command()
@@ -110,7 +114,7 @@ def edit(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -
     async def current(p: Personas) -> str:
         return await p.current(ws, file, create=create)
 
-    text = _with_personas(config, current)
+    text = _with_personas(config, current, writes=True)
     edited = _run_editor(text)
     if edited == text:
         typer.echo("no change")
@@ -120,7 +124,7 @@ def edit(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -
         version = await p.set(ws, file, edited, author=_author(), via=VIA, create=create)
         _report(file, ws, version, p)
 
-    _with_personas(config, work)
+    _with_personas(config, work, writes=True)
 
 
 def _run_editor(text: str) -> str:

@@ -31,6 +31,16 @@ CASES = {
         {},
         "data_dir /proc/nope: cannot be created",
     ),
+    "skills of a data_dir that is a file (a traceback)": (
+        ["skills", "list", "--config", "file.toml"],
+        {},
+        "data_dir {tmp}/bot.toml: cannot be created (File exists)",
+    ),
+    "a skill disabled in a data_dir that is a file": (
+        ["skills", "disable", "reminders", "--config", "file.toml"],
+        {},
+        "data_dir {tmp}/bot.toml: cannot be created (File exists)",
+    ),
     "an editor that is not installed": (
         ["workspace", "edit", "default", "AGENTS.md"],
         {"EDITOR": "nonexistent-editor"},
@@ -44,12 +54,14 @@ def test_a_mistake_is_one_line_and_exit_code_2(tmp_path: Path, case: str) -> Non
     argv, env, fix = CASES[case]
     (tmp_path / "bot.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     (tmp_path / "proc.toml").write_text('data_dir = "/proc/nope"\n', encoding="utf-8")
-    done = _bot(argv, env, tmp_path)
+    (tmp_path / "file.toml").write_text(f'data_dir = "{tmp_path / "bot.toml"}"\n', "utf-8")
+    repo = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's bot
+    done = _bot(argv, {**repo, **env}, tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
-    assert fix in lines[0]
+    assert fix.format(tmp=tmp_path) in lines[0]
 
 
 def test_a_misspelled_variable_is_said_and_the_command_still_runs(tmp_path: Path) -> None:
@@ -77,7 +89,19 @@ def _bot(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
     )
 
 
-@pytest.mark.parametrize("argv", [["admin", "link"], ["reminders", "list"], ["pairing", "list"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["admin", "link"],
+        ["reminders", "list"],
+        ["pairing", "list"],
+        # reads of the persona history made an empty database too (they may run before
+        # the daemon's first start), and the skills commands wrote a disabled list there
+        ["workspace", "list"],
+        ["workspace", "history", "default", "SOUL.md"],
+        ["skills", "disable", "reminders"],
+    ],
+)
 def test_a_command_run_away_from_the_daemons_folder_makes_no_database_there(
     tmp_path: Path, argv: list[str]
 ) -> None:

@@ -226,6 +226,25 @@ def test_skills_cli_lists_and_toggles(tmp_path: Path) -> None:
     assert missing.exit_code == 1
 
 
+def test_skills_cli_makes_no_workspace_of_a_typo(tmp_path: Path) -> None:
+    # README: "a typo makes no workspace"; enable|disable made one to hold disabled.txt
+    config = tmp_path / "bot.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\n[workspaces.routes]\n"telegram:5" = "team"\n',
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    for argv in (["list"], ["disable", "reminders"], ["enable", "reminders"]):
+        typo = runner.invoke(app, ["skills", *argv, "-w", "teem", "-c", str(config)])
+        assert typo.exit_code == 2, typo.output
+        assert "there is no workspace 'teem' (workspaces: default, team)" in typo.output
+    assert not (tmp_path / "data/workspaces").exists()
+    # One the config names exists before anything made its folder.
+    off = runner.invoke(app, ["skills", "disable", "reminders", "-w", "team", "-c", str(config)])
+    assert off.exit_code == 0 and "skill reminders disabled" in off.output
+    assert (tmp_path / "data/workspaces/team/skills/disabled.txt").read_text() == "reminders\n"
+
+
 def test_the_shipped_skills_load_cleanly() -> None:
     skills, problems = discover(builtin_folder(), "builtin")
     assert problems == []
