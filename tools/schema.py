@@ -6,6 +6,8 @@ whatever JSON Schema their framework emits: ``{}``, ``$ref`` into
 ``$defs``, ``anyOf`` with ``null``, ``type: ["string", "null"]``, arrays without
 ``items``, ``examples``. Providers each reject part of that (OpenAI: an object without
 ``properties``; Gemini: type lists, arrays without ``items``, ``examples``, ``$ref``).
+A tuple (``prefixItems``, pydantic's ``tuple[float, float]``) has no per-position form
+there: its ``items`` is the positions' shared schema, else ``anyOf`` them.
 :func:`clean_schema` returns two views of one schema:
 
 - ``wire``, what the model sees: the subset every provider accepts, whatever path the
@@ -192,11 +194,26 @@ def _wire(node: Any, depth: int) -> dict[str, Any]:
             out["required"] = required
     elif kind == "array":
         items = node.get("items")
+        prefix = node.get("prefixItems")
         if isinstance(items, list):  # the old tuple form: any of the listed shapes
-            items = {"anyOf": items} if items else {}
+            items = _tuple_items(items)
+        elif items in (None, False) and isinstance(prefix, list):  # 2020-12's tuple form
+            items = _tuple_items(prefix)
         out["items"] = _wire(items, depth + 1)
     out.update((k, node[k]) for k in _KEPT if isinstance(node.get(k), int | float))
     return _note(out, node, nullable=nullable)
+
+
+def _tuple_items(shapes: list[Any]) -> Any:
+    """A tuple's positions as one ``items`` (the wire has no per-position form, the check
+    view keeps it): their shared shape when all are one (``tuple[float, float]``), else
+    any of them."""
+    if not shapes:
+        return {}
+    first = shapes[0]
+    if all(shape == first for shape in shapes[1:]):
+        return first
+    return {"anyOf": shapes}
 
 
 def _implied_type(node: Mapping[str, Any]) -> str:

@@ -93,6 +93,24 @@ def test_arrays_get_items_and_tuples_become_any_of() -> None:
     assert wire.wire["properties"]["t"] == {"type": "array", "items": {"type": "string"}}
 
 
+def test_a_tuple_in_prefix_items_is_shown_as_its_items_not_objects() -> None:
+    """pydantic v2's ``tuple[float, float]`` and ``tuple[str, int]``: the wire says what
+    the positions hold (it has no per-position form), the check keeps each position."""
+    pair = {"type": "number"}
+    point = {"type": "array", "prefixItems": [pair, pair], "minItems": 2, "maxItems": 2}
+    mixed = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
+    closed = {"type": "array", "prefixItems": [{"type": "string"}], "items": False}
+    schema = {"properties": {"point": point, "mixed": mixed, "closed": closed}}
+    result = clean(schema)
+    props = result.wire["properties"]
+    assert props["point"] == {"type": "array", "items": pair, "minItems": 2, "maxItems": 2}
+    assert props["mixed"]["items"] == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert props["closed"] == {"type": "array", "items": {"type": "string"}}
+    assert accepts(result, {"point": [1.5, 2], "mixed": ["a", 1], "closed": ["x"]})
+    assert not accepts(result, {"point": [{}, {}]})
+    assert not accepts(result, {"mixed": [1, "a"]})
+
+
 def test_unsupported_keywords_are_dropped_or_named_in_the_description() -> None:
     schema = {
         "type": "object",
