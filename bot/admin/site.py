@@ -22,6 +22,7 @@ from bot.admin.auth import LOGIN_PATH, Session
 from bot.admin.render import HEADERS, Renderer
 from bot.admin.services import AdminServices
 from bot.errors import BotError, ToolError, WorkspaceError
+from bot.text import MAX_NUMBER, row_number
 from bot.workspaces.folders import DEFAULT_WORKSPACE
 from channels.base import Route
 
@@ -88,8 +89,10 @@ class View:
 
     @property
     def page(self) -> int:
-        raw = self.request.query.get("page", "1")
-        return max(1, int(raw)) if raw.isdigit() else 1
+        """The ``page`` asked for; page 1 for one that is no number or so far on that
+        its offset overflows a store's integer."""
+        number = row_number(self.request.query.get("page", "1"))
+        return number if number and number <= MAX_NUMBER // PAGE_SIZE else 1
 
     @property
     def offset(self) -> int:
@@ -150,7 +153,8 @@ class AdminSite:
             if request.method == "POST":
                 posted = await request.post()
                 form = {k: v for k, v in posted.items() if isinstance(v, str)}
-                if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
+                sent = form.get("csrf", "").encode("utf-8", "surrogatepass")
+                if not hmac.compare_digest(sent, session.csrf.encode()):  # str: ASCII only
                     log.warning("admin page: %s %s refused: no valid CSRF token",
                                 request.method, request.path)  # fmt: skip
                     return self.renderer.response("refused.html", 403)

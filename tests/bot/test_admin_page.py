@@ -547,3 +547,34 @@ async def test_a_page_that_cannot_be_shown_says_why_instead_of_redirecting_to_it
     assert shown.status == 409 and "Location" not in shown.headers
     assert "Error: SOUL.md is a symbolic link" in page, page
     assert f'<a href="{html.escape(url)}">Try again</a>' in page
+
+
+async def test_numbers_that_are_no_row_numbers_are_refused_not_a_server_error(
+    site: Site,
+) -> None:
+    """ "²" passes str.isdigit but not int(); 20 digits overflow SQLite's INTEGER; a
+    non-ASCII CSRF value made hmac.compare_digest raise: each was a 500."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    huge = "9" * 20
+    for url in (
+        "/admin/reminders?page=\u00b2",
+        f"/admin/sessions?page={huge}",
+        f"/admin/memory?page={2**63 - 1}",  # a row number, but its offset overflows
+    ):
+        response = await client.get(url)
+        assert response.status == 200 and 'aria-current="page"' in await response.text(), url
+    for diff in ("\u00b2", huge):
+        response = await client.get(f"/admin/workspaces?file=AGENTS.md&diff={diff}")
+        assert response.status == 404, diff
+        assert f"AGENTS.md of workspace default has no version {diff}" in await response.text()
+    refusals = [
+        ("/admin/memory/forget", {"id": "\u00b2"}, "there is no fact #\u00b2"),
+        ("/admin/reminders/cancel", {"id": huge}, f"there is no active reminder #{huge}"),
+        ("/admin/workspaces/rollback", {"file": "SOUL.md", "version": "\u00b2"}, "choose a"),
+    ]
+    for path, form, said in refusals:
+        response = await client.post(path, data={"csrf": csrf, **form})
+        assert response.status == 200 and f"Error: {said}" in await response.text(), path
+    forged = await client.post("/admin/memory/forget", data={"csrf": "\u00e9", "id": "1"})
+    assert forged.status == 403 and "nothing was changed" in await forged.text()

@@ -8,6 +8,7 @@ from aiohttp import web
 from bot.admin.site import PAGE_SIZE, PageRoute, View, available
 from bot.errors import ToolError
 from bot.store.memory import Scope
+from bot.text import row_number
 
 PATH = "/admin/memory"
 
@@ -22,7 +23,8 @@ async def memory(view: View) -> web.StreamResponse:
 async def forget(view: View) -> web.StreamResponse:
     memory = available(view.services.agent().memory, "memory")
     ident = view.form.get("id", "")
-    fact = await memory.store.get(int(ident)) if ident.isdigit() else None
+    number = row_number(ident)
+    fact = await memory.store.get(number) if number is not None else None
     if fact is None or fact.workspace != view.workspace:
         raise ToolError(f"there is no fact #{ident} in workspace {view.workspace}")
     await memory.forget([fact], by=view.who)

@@ -13,6 +13,7 @@ from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.service import describe
 from bot.reminders.timeparse import format_local
 from bot.store.reminders import Reminder
+from bot.text import row_number
 
 PATH = "/admin/reminders"
 
@@ -37,7 +38,8 @@ async def reminders(view: View) -> web.StreamResponse:
 
 async def cancel(view: View) -> web.StreamResponse:
     ident = view.form.get("id", "")
-    reminder = await view.services.reminders.get(int(ident)) if ident.isdigit() else None
+    number = row_number(ident)
+    reminder = await view.services.reminders.get(number) if number is not None else None
     if reminder is None:
         raise ToolError(f"there is no active reminder #{ident}")
     # The owner's own cancel, on their behalf: the same checks and the same effect.

@@ -105,11 +105,11 @@ async def save(view: View) -> web.StreamResponse:
 
 async def rollback(view: View) -> web.StreamResponse:
     ws, file = view.workspace, _file(view)
-    number = view.form.get("version", "")
-    if not number.isdigit():
+    number = row_number(view.form.get("version", ""))
+    if number is None:
         raise WorkspaceError("choose a version to restore")
     personas = view.services.personas
-    version = await personas.rollback(ws, file, int(number), author=view.who, via=VIA)
+    version = await personas.rollback(ws, file, number, author=view.who, via=VIA)
     note = saved_note(file, ws, version, personas, f"version {number} restored")
     return view.done(PATH, note, file=file)
 
