@@ -86,12 +86,23 @@ def _mention_re(me: BotIdentity) -> re.Pattern[str]:
 
 
 def clean_text(text: str, me: BotIdentity) -> tuple[str, bool]:
-    """(text without our mention and Slack's escapes, whether we were mentioned)."""
-    mention = _mention_re(me)
-    mentioned = mention.search(text) is not None
-    stripped = mention.sub("", text)
-    stripped = re.sub(r"[ \t]{2,}", " ", stripped).strip()
-    return html.unescape(stripped), mentioned
+    """(text without our mention and Slack's escapes, whether we were mentioned). Only
+    the gap our mention leaves is tidied: the rest keeps its spacing, so indented
+    code or a ``/soul set`` text arrives as typed."""
+    gap = re.compile(rf"([ \t]*){_mention_re(me).pattern}[ \t]*")
+    mentioned = gap.search(text) is not None
+    return html.unescape(gap.sub(_close_gap, text).strip()), mentioned
+
+
+def _close_gap(found: re.Match[str]) -> str:
+    """A mention and the blanks around it: nothing at a line's end, the line's own
+    indentation at its start, one space between words."""
+    text, start, end = found.string, found.start(), found.end()
+    if end == len(text) or text[end] == "\n":
+        return ""
+    if start == 0 or text[start - 1] == "\n":
+        return found.group(1)
+    return " "
 
 
 def _attachments(event: Mapping[str, Any]) -> tuple[Attachment, ...]:

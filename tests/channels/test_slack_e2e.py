@@ -480,3 +480,24 @@ async def test_a_command_as_the_first_mention_in_a_thread_is_the_command(
     [post] = await _answers(fake_slack, "no active reminders", channel="C0GENERAL")
     assert post["thread_ts"] == root["ts"] and fake_llm.requests == []
     assert fake_slack.calls_to("conversations.replies")  # the thread was read all the same
+
+
+async def test_soul_set_keeps_the_lines_and_indentation_as_typed(
+    fake_slack: FakeSlack, platform_daemon: daemons.PlatformDaemons
+) -> None:
+    """README: `/soul set <text>` takes the rest of the message, lines kept; Slack's
+    clean-up of the mention left indented lists and code flattened."""
+    section = {
+        "bot_token": fake_slack.bot_token,
+        "app_token": fake_slack.app_token,
+        "api_url": fake_slack.api_url,
+        "allow_from": ["*"],
+    }
+    daemon = await _up(
+        await platform_daemon({"slack": section}, extras=TUNING, admins=[f"slack:{USER}"])
+    )
+    body = "# Rules\n- be brief\n    - nested:  at most 3 lines\n```\ndef f():\n    return 1\n```"
+    await _say(fake_slack, " /soul set " + body)
+    await _answers(fake_slack, "saved as version")
+    saved = (daemon.settings.data_dir / "workspaces" / "default" / "SOUL.md").read_text()
+    assert saved.rstrip("\n") == body

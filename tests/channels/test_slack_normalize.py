@@ -45,6 +45,16 @@ def test_mentions_open_a_thread_and_are_stripped() -> None:
     assert not first.direct and not second.direct
 
 
+def test_only_the_gap_of_the_mention_is_tidied() -> None:
+    """Code and a /soul set text keep their indentation and inner spacing."""
+    code = "def f():\n    return  1\n\tdone"
+    assert norm.clean_text(f"<@U0BOT> {code}", ME) == (code, True)
+    assert norm.clean_text(f"look <@U0BOT>   at\n{code}", ME) == (f"look at\n{code}", True)
+    assert norm.clean_text("thanks <@U0BOT|bot>  \n  next", ME) == ("thanks\n  next", True)
+    assert norm.clean_text("x\n    <@U0BOT> y", ME) == ("x\n    y", True)
+    assert norm.clean_text("a  b\tc", ME) == ("a  b\tc", False)
+
+
 def test_channel_chatter_needs_a_mention_unless_policy_all() -> None:
     c = norm.candidate(body(channel="C1", channel_type="channel", text="lunch?"), ME)
     assert c is not None and not c.mentioned
