@@ -10,7 +10,9 @@ runs and restored after:
   in the label, as ``<url|label>`` with the label escaped (Slack ends a link at its
   first ``>``); a link that is not web or mail is its words and the address;
 - a ``*`` that CommonMark would not read as emphasis (``3 * 4``, ``*.py and *.txt``):
-  the converter paired any two stars on a line into an italic.
+  the converter paired any two stars on a line into an italic;
+- a backslash-escaped character (``\\*``, ``\\_``): CommonMark's way of writing one
+  literally, which the converter does not know; it comes back without the backslash.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _LINK = re.compile(
 )
 _WEB = re.compile(r"(?:https?://|mailto:)\S+", re.IGNORECASE)
 _STAR = re.compile(r"(?<!\*)\*(?!\*)")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _BULLET = re.compile(r"^[ \t]*\*[ \t]", re.M)
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*$", re.M)
 
@@ -62,6 +65,7 @@ class Kept:
         return converted
 
     def _prose(self, text: str) -> str:
+        text = _ESCAPED.sub(lambda m: self._hold(m.group(1)), text)
         return self._stars(_LINK.sub(self._link, text))
 
     def _link(self, found: re.Match[str]) -> str:

@@ -1,8 +1,9 @@
 """What a Slack user sees of the model's Markdown: code exactly as written (`rm *.log`
 was shown as `rm _.log`), a star that is no emphasis left a star (``3 * 4 * 5`` became
-``3 _ 4 _ 5``), links whole (a URL with parentheses was cut, a ``[1]`` citation before
-a link swallowed it, a ``<`` in a label broke it), and a long line full of ``&`` and
-``<`` split between messages without halving an ``&amp;``."""
+``3 _ 4 _ 5``), a backslash-escaped character as itself, links whole (a URL with
+parentheses was cut, a ``[1]`` citation before a link swallowed it, a ``<`` in a label
+broke it), and a long line full of ``&`` and ``<`` split between messages without
+halving an ``&amp;``."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ CASES = [
     ("[a < b & c](https://example.com/cmp)", "<https://example.com/cmp|a &lt; b &amp; c>"),
     ("see [the notes](./notes.html)", "see the notes (./notes.html)"),
     ("~~~html\n<div>a*b*c</div>\n~~~", "```\n&lt;div&gt;a*b*c&lt;/div&gt;\n```"),
+    (r"2\*3\*4 in my\_file\_v2 and \[1\]", "2*3*4 in my_file_v2 and [1]"),  # escapes
 ]
 
 
