@@ -56,6 +56,8 @@ def own(root: Path) -> Path:
         ("name: broken\ndescription: x\nalways: maybe", "always must be true or false"),
         ("name: broken\ndescription: x\nrequires: {bins: ls}", "requires.bins must be a list"),
         ("- just\n- a list", "front matter must be a mapping"),
+        # in every prompt of the workspace: capped as MCP tool descriptions are
+        ("name: broken\ndescription: " + "word " * 300, "description is 1,499 characters;"),
     ],
 )
 def test_front_matter_errors_name_the_file(tmp_path: Path, front: str, problem: str) -> None:
@@ -64,6 +66,13 @@ def test_front_matter_errors_name_the_file(tmp_path: Path, front: str, problem: 
     assert skills == {}
     assert len(problems) == 1
     assert problems[0].startswith(f"{path}: ") and problem in problems[0]
+
+
+def test_a_description_of_the_longest_allowed_length_loads(tmp_path: Path) -> None:
+    longest = "x" * 1_024
+    write_skill(tmp_path, "long", f"name: long\ndescription: {longest}")
+    skills, problems = discover(tmp_path, "workspace")
+    assert problems == [] and skills["long"].description == longest
 
 
 def test_a_skill_saved_with_a_bom_and_crlf_loads(tmp_path: Path) -> None:
@@ -196,6 +205,12 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
     assert "- alpha (builtin): Built-in alpha." in listing
     assert "- beta (always on; builtin): Built-in beta." in listing
     assert "Skipped (fix these files):" in listing and "bad/SKILL.md" in listing
+    # first: a long listing is cut at its end, and these are what needs fixing
+    assert (
+        listing.index("bad/SKILL.md")
+        < listing.index("Skills of workspace")
+        < listing.index("- alpha")
+    )
     assert await command[0].func(msg(), "disable alpha") == (
         "Only an admin can list, enable or disable skills."
     )

@@ -27,13 +27,15 @@ def describe(state: SkillState) -> str:
 
 
 def skills_listing(catalog: SkillCatalog, workspace: str) -> str:
-    states = catalog.states(workspace)
-    lines = [f"Skills of workspace {workspace}:"]
-    lines += [describe(s) for s in states] or ["(none)"]
+    """The skipped files first: a long listing is cut at the end, and they are what
+    needs fixing."""
+    lines: list[str] = []
     problems = catalog.problems(workspace)
     if problems:
         lines.append("Skipped (fix these files):")
         lines += [f"- {p}" for p in problems]
+    lines.append(f"Skills of workspace {workspace}:")
+    lines += [describe(s) for s in catalog.states(workspace)] or ["(none)"]
     return "\n".join(lines)
 
 

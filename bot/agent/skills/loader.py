@@ -1,6 +1,7 @@
 """Reading ``SKILL.md`` files in the common format other agents use.
 
-YAML front matter between ``---`` lines: ``name`` (equal to the folder), ``description``,
+YAML front matter between ``---`` lines: ``name`` (equal to the folder), ``description``
+(at most :data:`MAX_DESCRIPTION_CHARS`: it is in every prompt),
 optional ``always: true`` and ``requires: {bins: [...], env: [...]}``; the same
 ``requires`` is also read under ``metadata.nanobot`` and ``metadata.openclaw`` so skills
 written for those agents work unchanged. PyYAML's ``safe_load`` parses it: a skill file
@@ -21,6 +22,9 @@ log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_CHARS = 50_000
+# Every description goes into each system prompt of its workspace: the cap MCP tool
+# descriptions have (tools/mcp/tool.py), counted after runs of whitespace become one.
+MAX_DESCRIPTION_CHARS = 1_024
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -62,13 +66,19 @@ def _skill(path: Path, meta: dict[str, Any], body: str, source: str) -> Skill:
         )
     if not isinstance(description, str) or not description.strip():
         raise SkillError(f"{path}: description is missing")
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise SkillError(
+            f"{path}: description is {len(description):,} characters; the limit is "
+            f"{MAX_DESCRIPTION_CHARS:,} (it goes into every prompt: put the rest in the body)"
+        )
     always = meta.get("always", False)
     if not isinstance(always, bool):
         raise SkillError(f"{path}: always must be true or false")
     requires = _requires(path, meta)
     return Skill(
         name=str(name),
-        description=" ".join(description.split()),
+        description=description,
         body=body,
         folder=folder,
         source=source,
