@@ -51,9 +51,14 @@ def load(config: Path | None, *, data_dir: bool = False) -> Settings | None:
         if data_dir:
             make_data_dir(settings.data_dir)
     except ConfigError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(error_lines(str(exc)))
         return None
     return settings
+
+
+def error_lines(message: str) -> str:
+    """``error: `` before each line of ``message`` (a config's problems are one a line)."""
+    return "".join(f"error: {line}\n" for line in message.splitlines() or [""])
 
 
 def make_data_dir(path: Path) -> None:
@@ -74,7 +79,7 @@ def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> int:
     try:
         return int(run_on(loop, coro) or 0)
     except BotError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(error_lines(str(exc)))
         return 2
     except KeyboardInterrupt:
         return 0

@@ -38,8 +38,9 @@ def load_or_exit(config: Path | None, *, data_dir: bool = False) -> Settings:
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """``error: message`` on stderr; raise the returned exit (2: a usage or config error)."""
-    typer.echo(f"error: {message}", err=True)
+    """``error: message`` on stderr (each line of it); raise the returned exit (2: a
+    usage or config error)."""
+    typer.echo(process.error_lines(message), err=True, nl=False)
     return typer.Exit(code)
 
 

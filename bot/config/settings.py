@@ -406,6 +406,19 @@ def _describe(error: Any) -> str:
     return f"key '{loc}'{origin}: {msg}{shown}"
 
 
+def _problems(exc: ValidationError, config_path: Path) -> str:
+    """Every problem, one line each naming its key: only the first was named ("and 1 more
+    problem"), so a config took one start per mistake to correct. A key a union refuses
+    once per member is said once."""
+    seen: set[tuple[Any, ...]] = set()
+    lines = []
+    for error in exc.errors():
+        if error["loc"] not in seen:
+            seen.add(error["loc"])
+            lines.append(f"config {config_path}: {_describe(error)}")
+    return "\n".join(lines)
+
+
 def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
@@ -442,16 +455,13 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
     try:
         settings = Settings()
         if problems := settings.admin_problems():
-            raise ConfigError(f"config {config_path}: {problems[0]}")
+            raise ConfigError("\n".join(f"config {config_path}: {line}" for line in problems))
         notes = deprecated_in_use(Settings, data, os.environ)
         notes += former_defaults_in_use(settings, data)
         for line in notes:  # warnings: `bot run` reads its config before logging is set up
             log.warning("config %s: %s", config_path, line)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        more = len(exc.errors()) - 1
-        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        raise ConfigError(f"config {config_path}: {_describe(first)}{suffix}") from None
+        raise ConfigError(_problems(exc, config_path)) from None
     except SettingsError as exc:
         raise ConfigError(env_problem(str(exc), Settings, os.environ)) from None
     finally:

@@ -219,9 +219,9 @@ def render(checks: list[Check]) -> str:
     width = max([len("CHECK"), *(len(c.name) for c in checks)]) + 2
     lines = [f"{'CHECK':<{width}}{'STATUS':<9}DETAIL"]
     for c in checks:
+        detail = c.detail.replace("\n", "\n" + " " * (width + 9))  # a config's problems
         lines.append(
-            f"{c.name:<{width}}{c.status.upper() if c.status == 'failed' else c.status:<9}"
-            f"{c.detail}"
+            f"{c.name:<{width}}{c.status.upper() if c.status == 'failed' else c.status:<9}{detail}"
         )
         if c.fix:
             lines.append(f"{'':<{width + 9}}fix: {c.fix}")

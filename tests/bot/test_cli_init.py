@@ -154,6 +154,17 @@ def test_an_admin_the_daemon_would_match_to_nobody_is_refused(
     assert _read(tmp_path / "bot.toml")["admins"] == ["telegram:42"]
 
 
+def test_every_refused_set_is_named_one_a_line(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "-c", "bot.toml", "--set", "web.port=x", "--set", "llm.max_steps=0"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: config bot.toml: ") for line in lines)
+    assert "'llm.max_steps'" in lines[0] and "'web.port'" in lines[1]
+    assert lines[1].endswith("; nothing written") and list(tmp_path.iterdir()) == []
+
+
 def test_force_replaces_the_config_whole_and_private(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bot.toml").write_text("old = 1\n", encoding="utf-8")

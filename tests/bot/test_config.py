@@ -311,9 +311,18 @@ def test_access_and_limits_defaults_and_a_bad_policy(
     assert "'access.dm_policy'" in message and "everyone" in message
 
 
-def test_several_problems_reported_on_one_line(tmp_path: Path) -> None:
+def test_every_problem_is_named_one_a_line(tmp_path: Path) -> None:
+    # Only the first was named ("and 2 more problems"): one start per mistake to find them.
     path = write(tmp_path / "c.toml", "foo = 1\nbar = 2\n[web]\nport = -1\n")
-    assert "2 more problems" in config_error(path)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    lines = str(info.value).splitlines()
+    assert sorted(line.split(": ", 2)[1] for line in lines) == [
+        "key 'web.port'",
+        "unknown key 'bar'",
+        "unknown key 'foo'",
+    ]
+    assert all(line.startswith(f"config {path}: ") for line in lines)
 
 
 @pytest.mark.parametrize(
@@ -500,11 +509,13 @@ def test_secret_with_wrong_type_not_in_error(
 
 
 @pytest.mark.parametrize(
-    "content",
-    [b"unknown_key = 1\n[llm]\napi_key = 12345\n", b"\xff\xfe\x00"],
+    ("content", "problems"),
+    [(b"unknown_key = 1\n[llm]\napi_key = 12345\n", 2), (b"\xff\xfe\x00", 1)],
     ids=["bad-keys", "bad-utf8"],
 )
-def test_cli_bad_config_exits_2_with_one_line(tmp_path: Path, content: bytes) -> None:
+def test_cli_bad_config_exits_2_with_a_line_per_problem(
+    tmp_path: Path, content: bytes, problems: int
+) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_bytes(content)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
@@ -521,7 +532,6 @@ def test_cli_bad_config_exits_2_with_one_line(tmp_path: Path, content: bytes) ->
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error:")
-    assert str(bad) in lines[0]
+    assert len(lines) == problems, proc.stderr
+    assert all(line.startswith("error:") and str(bad) in line for line in lines), lines
     assert "12345" not in proc.stderr
