@@ -60,6 +60,20 @@ async def logged_in(client: TestClient[Any, Any], daemon: Daemon) -> str:
     return csrf_of(await page.text())
 
 
+def _editor_of(page: str) -> tuple[str, str]:
+    """The editor's text (unescaped) and the hash of the text it started from."""
+    text = re.search(r'<textarea id="text"[^>]*>\n(.*?)</textarea>', page, re.S)
+    based_on = re.search(r'name="based_on" value="([0-9a-f]{64})"', page)
+    assert text is not None and based_on is not None, page
+    return html.unescape(text.group(1)), based_on.group(1)
+
+
+async def opened(client: TestClient[Any, Any], file: str = "SOUL.md") -> str:
+    """What a save from a freshly opened editor says it was based on."""
+    page = await client.get(f"/admin/workspaces?ws=default&file={file}")
+    return _editor_of(await page.text())[1]
+
+
 async def test_a_link_logs_in_once_with_a_strict_httponly_cookie(site: Site) -> None:
     daemon, _, client = await site()
     link = await new_link(daemon, "http://127.0.0.1:8765")
@@ -215,9 +229,9 @@ async def test_persona_edits_from_page_disk_and_chat_meet_in_one_history(
     daemon, channel, client = await site()
     csrf = await logged_in(client, daemon)
     soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    form = {"csrf": csrf, "ws": "default", "file": "SOUL.md", "based_on": await opened(client)}
     saved = await client.post(
-        "/admin/workspaces/save",
-        data={"csrf": csrf, "ws": "default", "file": "SOUL.md", "text": "Be brief.\r\nAlways."},
+        "/admin/workspaces/save", data={**form, "text": "Be brief.\r\nAlways."}
     )
     assert saved.status == 200 and "saved as version 2" in await saved.text()
     assert soul.read_text() == "Be brief.\nAlways."
@@ -249,9 +263,8 @@ async def test_persona_edits_from_page_disk_and_chat_meet_in_one_history(
     assert soul.read_text() == "Be brief.\nAlways."
 
     too_long = "x" * 8001
-    refused = await client.post(
-        "/admin/workspaces/save", data={"csrf": csrf, "file": "SOUL.md", "text": too_long}
-    )
+    form["based_on"] = await opened(client)
+    refused = await client.post("/admin/workspaces/save", data={**form, "text": too_long})
     assert refused.status == 200 and "over its budget" in await refused.text()
     assert soul.read_text() == "Be brief.\nAlways."
 
@@ -418,9 +431,16 @@ async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
     soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
     before = soul.read_text()
     draft = "You are Ada, <terse> & kind.\n" + "x" * 8000
+    based_on = await opened(client)
     refused = await client.post(
         "/admin/workspaces/save",
-        data={"csrf": csrf, "ws": "default", "file": "SOUL.md", "text": draft},
+        data={
+            "csrf": csrf,
+            "ws": "default",
+            "file": "SOUL.md",
+            "based_on": based_on,
+            "text": draft,
+        },
     )
     page = await refused.text()
     assert refused.status == 200 and soul.read_text() == before
@@ -429,15 +449,8 @@ async def test_a_refused_persona_save_keeps_the_text_in_the_editor(
     editor = re.search(r'<textarea id="text"[^>]*>\n(.*?)</textarea>', page, re.S)
     assert editor is not None and editor.group(1) == html.escape(draft, quote=False)
     assert "8,029 / 8,000 chars" in page
+    assert _editor_of(page)[1] == based_on  # still what the draft started from
     assert 'href="/admin/workspaces?ws=default&amp;file=AGENTS.md"' in page
-
-
-def _editor_of(page: str) -> tuple[str, str]:
-    """The editor's text (unescaped) and the hash of the text it started from."""
-    text = re.search(r'<textarea id="text"[^>]*>\n(.*?)</textarea>', page, re.S)
-    based_on = re.search(r'name="based_on" value="([0-9a-f]{64})"', page)
-    assert text is not None and based_on is not None, page
-    return html.unescape(text.group(1)), based_on.group(1)
 
 
 async def test_a_save_over_an_edit_made_since_opening_is_refused_with_the_text_kept(
@@ -578,3 +591,23 @@ async def test_numbers_that_are_no_row_numbers_are_refused_not_a_server_error(
         assert response.status == 200 and f"Error: {said}" in await response.text(), path
     forged = await client.post("/admin/memory/forget", data={"csrf": "\u00e9", "id": "1"})
     assert forged.status == 403 and "nothing was changed" in await forged.text()
+
+
+async def test_a_save_that_does_not_say_what_it_started_from_is_refused_with_its_text(
+    site: Site, tmp_path: Path
+) -> None:
+    """A form that names no starting text (a tab opened before forms carried it) cannot
+    be checked against edits since: refused, the text kept, and saved from there."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    before = soul.read_text()
+    form = {"csrf": csrf, "ws": "default", "file": "SOUL.md", "text": "Keep answers short."}
+    refused = await client.post("/admin/workspaces/save", data=form)
+    page = await refused.text()
+    assert refused.status == 409 and soul.read_text() == before
+    assert "did not say which text of SOUL.md it was opened with" in page
+    kept, based_on = _editor_of(page)
+    assert kept == "Keep answers short."
+    saved = await client.post("/admin/workspaces/save", data={**form, "based_on": based_on})
+    assert saved.status == 200 and soul.read_text() == "Keep answers short."

@@ -88,18 +88,23 @@ async def save(view: View) -> web.StreamResponse:
     ws, file = view.workspace, _file(view)
     # A browser sends a textarea's lines with CRLF; the files keep what chat writes.
     text = view.form.get("text", "").replace("\r\n", "\n")
-    based_on = view.form.get("based_on") or None  # a form from before it was sent: none
+    based_on = view.form.get("based_on", "")
     personas = view.services.personas
     try:
         if not text.strip():
             raise WorkspaceError(f"{file} cannot be empty; nothing was changed.")
+        if not based_on:  # a page opened before forms said so: nothing to check against
+            raise EditConflict(
+                f"the form did not say which text of {file} it was opened with;"
+                " nothing was changed."
+            )
         version = await personas.set(ws, file, text, author=view.who, via=VIA, based_on=based_on)
     except EditConflict as exc:
-        again = " Your text is below, not saved; saving it again replaces that version."
+        again = " Your text is below, not saved; save it again to replace the file's text now."
         return await _editor(view, text, f"Error: {exc}{again}", status=409)
     except BotError as exc:
         kept = " Your text is below, not saved." if text.strip() else ""
-        return await _editor(view, text, f"Error: {exc}{kept}", based_on or "")
+        return await _editor(view, text, f"Error: {exc}{kept}", based_on)
     return view.done(PATH, saved_note(file, ws, version, personas), file=file)
 
 
