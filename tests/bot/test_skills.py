@@ -3,12 +3,13 @@ section, read_skill through the real tool registry, /skills and ``bot skills``."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from bot.agent.skills.catalog import SkillCatalog, builtin_folder
+from bot.agent.skills.catalog import RECHECK_S, SkillCatalog, builtin_folder
 from bot.agent.skills.commands import register_skill_commands
 from bot.agent.skills.loader import discover
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
@@ -158,6 +159,32 @@ def test_a_hand_edited_skill_shows_in_the_next_prompt(builtin: Path, root: Path)
     write_skill(own(root), "gamma", "name: gamma\ndescription: Edited by hand, longer.")
     edited = catalog.prompt_section(WS)
     assert edited is not None and "- gamma: Edited by hand, longer." in edited
+
+
+def test_a_binary_installed_while_running_makes_its_skill_usable(
+    builtin: Path, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requirements are checked again every few seconds, not only when SKILL.md changes;
+    while they hold, the section is the same text (the prompt cache keeps hitting)."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    monkeypatch.setenv("PATH", f"{bins}{os.pathsep}{os.environ.get('PATH', '')}")
+    write_skill(own(root), "pdf", "name: pdf\ndescription: PDFs.\nrequires: {bins: [qpdf-xyz]}")
+    now = [0.0]
+    catalog = SkillCatalog(root, builtin, clock=lambda: now[0])
+    before = catalog.prompt_section(WS)
+    assert before is not None and "- pdf: PDFs. (unavailable: missing binary qpdf-xyz)" in before
+    tool = bins / "qpdf-xyz"
+    tool.write_text("#!/bin/sh\n", encoding="utf-8")
+    tool.chmod(0o755)
+    now[0] = RECHECK_S - 0.1
+    assert catalog.prompt_section(WS) is before  # checked again only after a while
+    now[0] = RECHECK_S
+    after = catalog.prompt_section(WS)
+    assert after is not None and "- pdf: PDFs." in after and "unavailable" not in after
+    assert catalog.read(WS, "pdf").startswith("Do it well.")
+    now[0] = 3 * RECHECK_S
+    assert catalog.prompt_section(WS) is after  # nothing changed: the same section
 
 
 async def test_read_skill_through_the_registry(builtin: Path, root: Path) -> None:

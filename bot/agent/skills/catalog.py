@@ -6,11 +6,17 @@ Built-in skills ship in the package (``bot/agent/skills/builtin``); a workspace'
 CLI and an admin's editor all change the same file. Files are re-read only when their
 modification time or size changes, so an unchanged catalog costs a few ``stat`` calls
 per turn and renders byte-identical text (the provider's prompt cache keeps hitting).
+A skill's requirements (a binary on PATH, a variable set) are checked again at most every
+:data:`RECHECK_S` seconds: a binary installed while the daemon runs makes its skill
+usable without a restart, and a turn does not walk PATH for every skill.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -22,6 +28,7 @@ from bot.errors import SkillError, ToolError
 log = logging.getLogger(__name__)
 
 SKILLS_DIR = "skills"
+RECHECK_S = 5.0  # how stale "missing binary x" may be after x is installed
 DISABLED_FILE = "disabled.txt"
 CATALOG_INTRO = (
     "# Skills\n"
@@ -36,11 +43,28 @@ def builtin_folder() -> Path:
     return Path(str(resources.files("bot.agent.skills").joinpath("builtin")))
 
 
+@dataclass(slots=True)
+class _Loaded:
+    """A workspace's skills as read at ``stamp``, their requirements checked at ``checked``."""
+
+    stamp: Stamp
+    states: list[SkillState]
+    problems: list[str]
+    checked: float
+
+
 class SkillCatalog:
-    def __init__(self, workspaces_root: Path, builtin: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspaces_root: Path,
+        builtin: Path | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._root = workspaces_root
         self._builtin_folder = builtin or builtin_folder()
-        self._cache: dict[str, tuple[Stamp, list[SkillState], list[str]]] = {}
+        self._clock = clock
+        self._cache: dict[str, _Loaded] = {}
         # Each workspace's prompt section, for the states it was written from: every
         # turn asks, and it changes only when the skills do.
         self._sections: dict[str, tuple[list[SkillState], str | None]] = {}
@@ -67,9 +91,13 @@ class SkillCatalog:
     def _load(self, workspace: str) -> tuple[list[SkillState], list[str]]:
         folder = self.folder(workspace)
         stamp = _stamp(folder)
+        now = self._clock()
         cached = self._cache.get(workspace)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
+        if cached is not None and cached.stamp == stamp:
+            if now - cached.checked >= RECHECK_S:
+                cached.states = _rechecked(cached.states)
+                cached.checked = now
+            return cached.states, cached.problems
         own, problems = discover(folder, "workspace")
         for problem in problems:
             log.warning("workspace %s: skill skipped: %s", workspace, problem)
@@ -79,7 +107,7 @@ class SkillCatalog:
             SkillState(skill, name not in disabled, tuple(skill.missing()))
             for name, skill in sorted(merged.items())
         ]
-        self._cache[workspace] = (stamp, states, problems)
+        self._cache[workspace] = _Loaded(stamp, states, problems, now)
         return states, problems
 
     def prompt_section(self, workspace: str) -> str | None:
@@ -126,6 +154,15 @@ class SkillCatalog:
 
     def _find(self, workspace: str, name: str) -> SkillState | None:
         return next((s for s in self.states(workspace) if s.skill.name == name), None)
+
+
+def _rechecked(states: list[SkillState]) -> list[SkillState]:
+    """``states`` with their requirements checked again; the same list while none changed
+    (so the prompt section, kept for that list, is not rendered again)."""
+    fresh = [replace(s, missing=tuple(s.skill.missing())) for s in states]
+    if all(new.missing == old.missing for new, old in zip(fresh, states, strict=True)):
+        return states
+    return fresh
 
 
 def _catalog_line(state: SkillState) -> str:
