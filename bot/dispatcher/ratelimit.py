@@ -6,19 +6,34 @@ episode (the next accepted message ends it), so a flood gets one answer, not one
 Admins and trusted local channels are not limited. A scheduled follow-up is a paid turn
 like a message and spends a token of its owner's bucket: exempt, a self-re-arming one
 made one message into dozens of model calls in seconds.
+
+A message is charged at the moment it was sent (its ``received_at``, the platform's
+time), not when its lane reaches it: what someone wrote slowly while the daemon was down
+arrives all at once at the next start and is no flood, while a burst stays one however
+late it is read. A message is charged once: a second look at it (a retried admission,
+the same row queued again) gets the first answer.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from bot.bus.base import Bus
 from bot.lru import LRU
-from bot.messages import InboundMessage, MessageKind, OutboundKind, OutboundMessage
+from bot.messages import (
+    ChatKey,
+    InboundMessage,
+    MessageKind,
+    OutboundKind,
+    OutboundMessage,
+    utcnow,
+)
 
 MAX_TRACKED = 10_000  # senders with a bucket; full buckets are forgotten past this
 TOLD_KEPT = 10_000  # senders told about the limit and not heard from since
+CHARGED_KEPT = 10_000  # messages charged lately, each with its verdict
 
 
 class TokenBuckets:
@@ -36,16 +51,21 @@ class TokenBuckets:
         # message while a crowd of over MAX_TRACKED senders is active).
         self._prune_at = MAX_TRACKED
 
-    def take(self, key: str) -> bool:
-        """Spend one token of ``key``'s bucket; False when it is empty."""
+    def take(self, key: str, ago: float = 0.0) -> bool:
+        """Spend one token of ``key``'s bucket for a message sent ``ago`` seconds before
+        now; False when it was empty then. One sent before the bucket's last charge (read
+        out of order) is charged as of that charge, never refilling the bucket backwards."""
         if self.refill_s <= 0:
             return True
         now = self._clock()
-        tokens = self._level(key, now)
+        at = now - max(0.0, ago)
+        since = self._buckets.get(key, (0.0, at))[1]
+        at = max(at, since)
+        tokens = self._level(key, at)
         if tokens < 1:
-            self._buckets[key] = (tokens, now)
+            self._buckets[key] = (tokens, at)
             return False
-        self._buckets[key] = (tokens - 1, now)
+        self._buckets[key] = (tokens - 1, at)
         if len(self._buckets) > self._prune_at:
             self._forget_full(now)
             self._prune_at = max(MAX_TRACKED, 2 * len(self._buckets))
@@ -70,17 +90,26 @@ class RateLimit:
         *,
         exempt: Callable[[InboundMessage], bool],
         may_answer: Callable[[InboundMessage], bool],
+        wall: Callable[[], datetime] = utcnow,
     ) -> None:
         self._bus = bus
         self._buckets = buckets
         self._exempt = exempt
         self._may_answer = may_answer
+        self._wall = wall  # the clock ``received_at`` is on
         self._told: LRU[str, None] = LRU(TOLD_KEPT)
+        self._charged: LRU[tuple[ChatKey, str], bool] = LRU(CHARGED_KEPT)
 
     async def __call__(self, msg: InboundMessage) -> bool:
         if self._exempt(msg):
             return True
-        if self._buckets.take(msg.sender):
+        mark = (msg.key, msg.message_id)
+        verdict = self._charged.get(mark)
+        if verdict is not None:
+            return verdict  # charged (and told) already
+        ago = (self._wall() - msg.received_at).total_seconds()
+        self._charged[mark] = verdict = self._buckets.take(msg.sender, ago)
+        if verdict:
             self._told.pop(msg.sender)
             return True
         if msg.sender not in self._told and self._may_answer(msg):

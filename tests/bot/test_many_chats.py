@@ -273,9 +273,12 @@ async def test_senders_told_about_a_limit_are_remembered_up_to_a_bound(
         may_answer=lambda m: True,
     )
     for n in range(10):
-        msg = InboundMessage(ChatKey("t", f"c{n}"), f"u{n}", "hi")
-        assert await limit(msg) and not await limit(msg)  # over: told once
-        assert not await limit(msg)
+
+        def msg(n: int = n) -> InboundMessage:
+            return InboundMessage(ChatKey("t", f"c{n}"), f"u{n}", "hi")
+
+        assert await limit(msg()) and not await limit(msg())  # over: told once
+        assert not await limit(msg())
     assert bus.outbound_depth() == 10
     assert len(limit._told) <= 3  # type: ignore[attr-defined]
 

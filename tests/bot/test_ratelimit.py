@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from bot.bus.base import InProcessBus
 from bot.dispatcher.ratelimit import TokenBuckets
 from bot.messages import ChatKey, InboundMessage, MessageKind
@@ -116,3 +118,56 @@ async def test_scheduled_turns_spend_their_owners_tokens() -> None:
     assert bus.outbound_depth() == 0  # once per episode
     clock.now += 3
     assert await limit(_msg(kind=MessageKind.SCHEDULED))
+
+
+def test_a_message_is_charged_when_it_was_sent_not_when_it_is_read() -> None:
+    """Thirty messages written four minutes apart while the daemon was down arrive at
+    once at its start: no flood. Thirty written within a minute still are one."""
+    clock = Clock()
+    slow = TokenBuckets(burst=20, refill_s=3, clock=clock)
+    assert all(slow.take("a", ago=300 + (29 - n) * 240) for n in range(30))
+    burst = TokenBuckets(burst=20, refill_s=3, clock=clock)
+    assert sum(burst.take("a", ago=300 + (29 - n)) for n in range(30)) < 30
+    quick = TokenBuckets(burst=20, refill_s=3, clock=clock)
+    assert sum(quick.take("a", ago=300) for n in range(30)) == 20
+    # read out of order: an older message never refills the bucket backwards
+    late = TokenBuckets(burst=1, refill_s=3, clock=clock)
+    assert late.take("a") and not late.take("a", ago=3600)
+
+
+async def test_a_message_looked_at_twice_is_charged_once() -> None:
+    limit, bus, _ = await _filter(burst=2)
+    first, second, third = _msg(), _msg(), _msg()
+    assert await limit(first) and await limit(first)  # a retried admission
+    assert await limit(second)
+    assert not await limit(third) and not await limit(third)
+    assert bus.outbound_depth() == 1  # told once
+
+
+async def test_a_backlog_written_over_hours_is_answered_whole(daemon_factory, fake_llm):
+    channel = FakeChannel("test", trusted=False)
+    _, chat = await daemon_factory(
+        channel=channel,
+        access={"dm_policy": "open"},
+        limits={"user_burst": 2, "user_refill_s": 600},
+    )
+    now = datetime.now(UTC)
+    backlog = [
+        InboundMessage(
+            ChatKey("test", "c1"),
+            "u1",
+            f"note {n}",
+            direct=True,
+            received_at=now - timedelta(minutes=5 + (5 - n) * 20),
+        )
+        for n in range(6)
+    ]
+    assert chat.put_inbound is not None
+    for msg in backlog:
+        await chat.put_inbound(msg)
+    replies = [(await chat.reply(msg)).text for msg in backlog]
+    assert all(f"echo: note {n}" in text for n, text in enumerate(replies)), replies
+    assert "faster" not in "".join(replies)
+    for n in range(3):  # a live burst still is one
+        await chat.say(f"again {n}")
+    await chat.wait_for(lambda sent: any("faster than I" in m.text for m in sent))
