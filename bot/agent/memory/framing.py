@@ -49,7 +49,9 @@ _INSTRUCTION = re.compile(
     r"|^\W*(?:system|assistant|developer|tool)\s*:"
     # orders to obey, reveal or grant
     rf"|{_ADDRESSED}(?:(?:always|never|must)\s+)+"
-    r"(?:obey|comply|follow|reveal|answer|reply|respond|grant|approve)\b"
+    r"(?:obey|comply|follow|reveal|answer|reply|respond|refuse|grant|approve)\b"
+    # a new regime for how the assistant speaks, said after the order
+    r"|\b(?:answer|reply|respond|speak|talk|write)\b.{0,40}\bfrom now on\b"
     rf"|{_ADDRESSED}(?:obey|comply|reveal|grant|approve)\b",
 )
 
