@@ -36,6 +36,7 @@ from bot.config.envnames import unknown_variable
 from bot.config.former_defaults import former_defaults_in_use
 from bot.config.mcp import MCPSettings
 from bot.config.media import MediaSettings
+from bot.config.problems import describe_problems
 from bot.config.section import Section
 from bot.config.webtools import FetchSettings, SearchSettings
 from bot.config.workspaces import WorkspacesSettings
@@ -386,39 +387,6 @@ def _read_toml(path: Path, required: bool) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: invalid TOML ({exc})") from None
 
 
-def _describe(error: Any) -> str:
-    loc = ".".join(str(part) for part in error["loc"])
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        return f"unknown key '{loc}'"
-    msg = str(error["msg"]).removeprefix("Value error, ")
-    if not loc:  # a check across sections names its keys itself
-        return msg
-    value = error.get("input")
-    # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
-    secret = any(word in loc for word in ("secret", "token", "key", "password")) or any(
-        part in ("env", "headers")
-        for part in error["loc"]  # MCP servers' env and headers
-    )
-    shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
-    env_name = "BOT_" + "__".join(str(part) for part in error["loc"]).upper()
-    origin = f" from {env_name}" if env_name in os.environ else ""
-    return f"key '{loc}'{origin}: {msg}{shown}"
-
-
-def _problems(exc: ValidationError, config_path: Path) -> str:
-    """Every problem, one line each naming its key: only the first was named ("and 1 more
-    problem"), so a config took one start per mistake to correct. A key a union refuses
-    once per member is said once."""
-    seen: set[tuple[Any, ...]] = set()
-    lines = []
-    for error in exc.errors():
-        if error["loc"] not in seen:
-            seen.add(error["loc"])
-            lines.append(f"config {config_path}: {_describe(error)}")
-    return "\n".join(lines)
-
-
 def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
@@ -461,7 +429,7 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
         for line in notes:  # warnings: `bot run` reads its config before logging is set up
             log.warning("config %s: %s", config_path, line)
     except ValidationError as exc:
-        raise ConfigError(_problems(exc, config_path)) from None
+        raise ConfigError(describe_problems(exc, Settings, data, os.environ, config_path)) from None
     except SettingsError as exc:
         raise ConfigError(env_problem(str(exc), Settings, os.environ)) from None
     finally:

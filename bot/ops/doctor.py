@@ -43,7 +43,9 @@ def check_config(path: str | Path | None) -> tuple[list[Check], Settings | None]
     try:
         settings, notes = load_settings_noted(path)
     except ConfigError as exc:
-        fix = "correct that key (see deploy/bot.example.toml)"
+        # deploy/ is the source tree's, not an installed package's: a config bot init
+        # wrote is where every key is at hand, commented at its default
+        fix = "correct what is named above (a config `bot init` wrote lists every key)"
         return [failed("config", str(exc), fix)], None
     loaded = ok("config", str(path) if path else "loaded (file, environment, defaults)")
     return [loaded, *(Check("config", "note", line) for line in notes)], settings

@@ -207,9 +207,45 @@ def test_unknown_nested_key(tmp_path: Path) -> None:
     assert "unknown key 'channels.telegram.tokn'" in config_error(path)
 
 
-def test_unknown_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BOT_LLM__MODLE", "x/y")
-    assert "unknown key 'llm.modle'" in config_error(None)
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[llm]\nmodle = 'a/b'", "unknown key 'llm.modle'; did you mean 'llm.model'?"),
+        ("[channels.telegram]\ntokn = 'x'", "did you mean 'channels.telegram.token'?"),
+        ("[channels]\ntelegram_token = 'x'", "did you mean 'channels.telegram.token'?"),
+        ("[mcp.servers.fs]\ncomand = 'x'", "did you mean 'mcp.servers.fs.command'?"),
+        # [admin] is the admin page's table: a list there meant the admins
+        ("admin = ['telegram:42']", "key 'admin' is a table ([admin]), not a value; "),
+        ("admin = ['telegram:42']", "did you mean 'admins'?"),
+    ],
+)
+def test_a_misspelled_key_is_said_with_the_one_it_likely_meant(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    message = config_error(write(tmp_path / "c.toml", text + "\n"))
+    assert message.startswith(f"config {tmp_path / 'c.toml'}: ") and said in message, message
+
+
+def test_a_key_like_none_gets_no_guess(tmp_path: Path) -> None:
+    assert config_error(write(tmp_path / "c.toml", "zzzz = 1\n")).endswith("unknown key 'zzzz'")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("BOT_LLM__MODLE", "no setting 'llm.modle'; did you mean BOT_LLM__MODEL?"),
+        (
+            "BOT_CHANNELS__TELEGRAM_TOKEN",  # one underscore where a section ends
+            "no setting 'channels.telegram_token'; did you mean BOT_CHANNELS__TELEGRAM__TOKEN?",
+        ),
+    ],
+)
+def test_unknown_key_in_env_is_said_as_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    # It was "config ok.toml: unknown key ...", a key the file does not have.
+    monkeypatch.setenv(name, "x")
+    assert config_error(write(tmp_path / "ok.toml", "")) == f"environment variable {name}: {said}"
 
 
 @pytest.mark.parametrize(

@@ -219,6 +219,8 @@ async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):
     code, out = await _cli("doctor", "--config", str(bad))
     assert code == 1
     assert "config" in out and "llm.timeout_s" in out and "fix: " in out
+    # deploy/ is not installed with the package: the fix names what every install has
+    assert "deploy/" not in out and "a config `bot init` wrote lists every key" in out
 
     monkeypatch.setattr(doctor, "MIN_FREE_BYTES", 1 << 60)
     check = doctor.check_data_dir(tmp_path / "data")
