@@ -126,7 +126,11 @@ class CancelReminderTool(Tool):
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
         reminder = await _service(ctx).cancel(
-            ctx.chat_key.channel, ctx.user_id, int(kwargs["reminder_id"]), ctx.workspace_name
+            ctx.chat_key.channel,
+            ctx.user_id,
+            int(kwargs["reminder_id"]),
+            ctx.workspace_name,
+            chat=None if ctx.direct else ctx.chat_key,  # in a group, only that chat's
         )
         return f"Cancelled {describe(reminder)}"
 

@@ -54,7 +54,13 @@ class ReminderAccess(Protocol):
     ) -> list[Reminder]: ...
 
     async def cancel(
-        self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
+        self,
+        channel: str,
+        user_id: str,
+        reminder_id: int,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> Reminder: ...
 
     async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str: ...

@@ -147,7 +147,8 @@ class _ReminderCommands:
 
     async def cancel(self, msg: InboundMessage, args: str) -> str:
         """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
-        cancelled or named as not found; one id alone fails as a whole. Anything but
+        cancelled or named as not found; one id alone fails as a whole. In a group only
+        the reminders set in it, the ones its ``/reminders`` lists. Anything but
         ASCII digits is the usage ("²" is no id); digits past any row id are not found."""
         idents = list(dict.fromkeys(a.lstrip("#") for a in args.replace(",", " ").split()))
         if not idents or not all(ident.isascii() and ident.isdigit() for ident in idents):
@@ -160,7 +161,11 @@ class _ReminderCommands:
                 if number is None:
                     raise no_such_reminder(ident)
                 cancelled = await self._service.cancel(
-                    msg.key.channel, msg.user_id, number, workspace
+                    msg.key.channel,
+                    msg.user_id,
+                    number,
+                    workspace,
+                    chat=None if msg.direct else msg.key,  # as /reminders lists them
                 )
             except ToolError as exc:
                 if len(idents) == 1:

@@ -199,16 +199,23 @@ class ReminderService:
         ``chat``, only those set in that chat (a group must not see the ones its member
         set in private)."""
         active = await self._store.active_for_user(channel, user_id, workspace)
-        if chat is None:
-            return active
-        return [r for r in active if r.key.chat_id == chat.chat_id]
+        return [r for r in active if _set_in(r, chat)]
 
     async def get(self, reminder_id: int) -> Reminder | None:
         return await self._store.get(reminder_id)
 
     async def cancel(
-        self, channel: str, user_id: str, reminder_id: int, workspace: str | None = None
+        self,
+        channel: str,
+        user_id: str,
+        reminder_id: int,
+        workspace: str | None = None,
+        *,
+        chat: ChatKey | None = None,
     ) -> Reminder:
+        """Cancel the user's active reminder; with ``chat``, only one set in that chat
+        (a group's ``/cancel`` must neither show nor end what its member set in private,
+        as :meth:`list` does not show it there)."""
         reminder = await self._store.get(reminder_id)
         # Someone else's reminder gets the same answer as a missing one: an id must not
         # tell a stranger that it exists.
@@ -218,10 +225,16 @@ class ReminderService:
             or reminder.key.channel != channel
             or (workspace is not None and reminder.workspace != workspace)
             or reminder.user_id != user_id
+            or not _set_in(reminder, chat)
         ):
             raise no_such_reminder(reminder_id)
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
         return reminder
+
+
+def _set_in(reminder: Reminder, chat: ChatKey | None) -> bool:
+    """Whether ``reminder`` was set in ``chat`` (any of its threads); None: anywhere."""
+    return chat is None or reminder.key.chat_id == chat.chat_id
 
 
 def no_such_reminder(reminder_id: int | str) -> ToolError:

@@ -438,6 +438,28 @@ async def test_reminders_listed_in_a_group_are_only_that_chats(daemon_factory, f
         assert ("dentist" in listed) is direct and ("other group" in listed) is direct
 
 
+async def test_a_group_cancels_only_that_chats_reminders(daemon_factory, fake_llm):
+    """A /cancel in a group neither shows nor ends what its member set in private (it
+    posted "Cancelled #1 reminder at ...: pick up my test results" to the group)."""
+    daemon, chat = await daemon_factory()
+    await chat.ask("/remind in 1 hour | pick up my test results", chat="dm-u1")
+    await chat.ask("/remind in 2 hours | group stand-up", chat="g1", direct=False)
+    refused = (await chat.ask("/cancel 1", chat="g1", direct=False)).text
+    assert refused == "Error: there is no active reminder #1 of yours"
+    several = (await chat.ask("/cancel 1 2", chat="g1", direct=False)).text
+    assert several.startswith("Error: there is no active reminder #1 of yours\nCancelled #2")
+    assert "test results" not in refused + several
+    fake_llm.reply_tool_calls([("cancel_reminder", {"reminder_id": 1})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "done"})])
+    await chat.ask("cancel my reminder 1", chat="g1", direct=False)
+    tool = [m for m in fake_llm.requests[-1].json["messages"] if m["role"] == "tool"][-1]
+    assert "no active reminder #1" in tool["content"] and "results" not in tool["content"]
+    assert [r.content for r in await daemon.reminders.list("test", "u1")] == [
+        "pick up my test results"
+    ]
+    assert (await chat.ask("/cancel 1", chat="dm-u1")).text.startswith("Cancelled #1")
+
+
 async def test_cancel_of_someone_elses_id_reads_like_a_missing_one(daemon_factory, fake_llm):
     daemon, chat = await daemon_factory()
     await chat.ask("/remind in 1 hour | theirs", user="other", chat="dm-other")
