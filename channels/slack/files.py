@@ -46,12 +46,13 @@ class SlackFiles:
         if urlsplit(url).netloc not in self._hosts:
             raise ChannelError(f"Slack file {file_id}: not fetched from {urlsplit(url).netloc!r}")
         headers = {"Authorization": f"Bearer {self._token}"}
+        html = str(file.get("mimetype") or "").lower() == "text/html"  # the file is a page
         try:
             async with (
                 aiohttp.ClientSession() as session,
                 session.get(url, headers=headers, allow_redirects=False) as resp,
             ):
-                if resp.status != 200 or resp.content_type == "text/html":
+                if resp.status != 200 or (resp.content_type == "text/html" and not html):
                     # Slack answers a missing files:read scope with its sign-in page.
                     raise ChannelError(
                         f"Slack file {file_id}: HTTP {resp.status} {resp.content_type} "

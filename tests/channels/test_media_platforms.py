@@ -6,6 +6,7 @@ Slack's external upload flow, Discord multipart attachments)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,19 @@ async def test_slack_files_are_fetched_with_the_bot_token_and_read(
     assert fake_llm.transcriptions[-1] == ("whisper-1", "memo.m4a", b"m4a audio")
     token = f"Bearer {fake_slack.bot_token}"
     assert fake_slack.file_fetches == [(f["id"], token) for f in files]
+
+
+async def test_a_web_page_shared_in_slack_is_read_not_taken_for_the_sign_in_page(
+    slack_media: Daemon, fake_slack: FakeSlack, fake_llm
+) -> None:
+    """Slack answers a fetch without the files:read scope with its sign-in page (HTML);
+    an HTML file someone shares is HTML too, and was refused as that page."""
+    page = b"<html><body><h1>Quarterly report</h1><p>Revenue rose 12 percent.</p></body></html>"
+    shared = fake_slack.add_file("report.html", page, "text/html")
+    event = fake_slack.message("summarize", files=[shared])
+    await fake_slack.wait_acked(await fake_slack.push(event))
+    await fake_slack.wait_posts(1)
+    assert "Revenue rose 12 percent." in json.dumps(fake_llm.requests[-1].json["messages"][-1])
 
 
 async def test_slack_never_sends_its_token_elsewhere_and_refuses_large_files(
