@@ -1,8 +1,8 @@
 """A refused config as one line per problem, each naming its key and, for a misspelled
 one, the key it likely meant (``[llm] modle``: did you mean 'llm.model'?; ``admin = [...]``
 over the ``[admin]`` table: did you mean 'admins'?). A key only a ``BOT_`` variable set is
-said as that variable (``BOT_CHANNELS__TELEGRAM_TOKEN``: did you mean
-``BOT_CHANNELS__TELEGRAM__TOKEN``?), not as a key of the file, which has none such.
+said as that variable (``BOT_LLM__MODLE``: did you mean ``BOT_LLM__MODEL``?), not as a key
+of the file, which has none such.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _close(
     model: type[BaseModel], parts: Sequence[str], *, values_only: bool = False
 ) -> list[str] | None:
     """The path ``parts`` likely meant: a section's name run into its key with one
-    underscore (``telegram_token``: ``telegram``, ``token``), else the closest sibling
+    underscore (``<section>_token``: ``<section>``, ``token``), else the closest sibling
     (``values_only``: of those that are no table), or None."""
     import difflib  # only for a mistake
 
