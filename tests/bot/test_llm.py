@@ -510,3 +510,34 @@ async def test_a_model_litellm_does_not_know_is_priced_once_at_zero(
     assert model_window(litellm, model) is None  # the budget stays [context]'s
     assert not map_unknown_model(litellm, known)  # a mapped model keeps its real price
     assert litellm.completion_cost(model=known, prompt="hello", completion="hi") > 0
+
+
+async def test_a_fallback_of_another_provider_gets_its_own_server_and_key(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llm.api_base and llm.api_key are the main model's: a fallback of another provider
+    is sent where its own variables say, with its own key, never the main one's."""
+    async with FakeLLM() as other:
+        monkeypatch.setenv("DEEPSEEK_API_BASE", other.url)
+        monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek")
+        fake_llm.for_model("fake-model").reply_error(503)
+        other.reply_text("from deepseek")
+        llm = client(fake_llm, max_retries=0, fallback_models=["deepseek/deepseek-chat"])
+        resp = await llm.complete(USER, None)
+    assert resp.content == "from deepseek"
+    assert fake_llm.models() == ["fake-model"]
+    (req,) = other.requests
+    assert req.model == "deepseek-chat"
+    assert req.headers["Authorization"] == "Bearer sk-deepseek"
+    assert KEY not in str(req.headers)
+
+
+async def test_a_fallback_of_another_provider_without_its_key_is_skipped(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    fake_llm.reply_error(503)
+    llm = client(fake_llm, max_retries=0, fallback_models=["deepseek/deepseek-chat", FALLBACK])
+    assert (await llm.complete(USER, None)).content == "echo: hello"
+    assert fake_llm.models() == ["fake-model", "fake-fallback"]
+    assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in fake_llm.requests)

@@ -132,6 +132,8 @@ class LLMClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._configured: set[str] = set()
+        # model -> (api_base, api_key) it is sent with: see _credentials.
+        self._credentials_of: dict[str, tuple[str, str]] = {}
         self._pure_setup: dict[str, bool] = {}  # model -> litellm's set-up may skip a thread
         # In-flight requests across every chat: see [llm] max_concurrent_calls; 0: the
         # primary model's provider decides (bot.agent.llm.concurrency).
@@ -206,7 +208,8 @@ class LLMClient:
         hint, where = "", ""
         if kind == "connection error":
             hint = "check llm.api_base / BOT_LLM__API_BASE and that the server is running"
-            where = f"; {self.api_base or 'the provider'} did not answer: {hint}"
+            base = self._credentials_of.get(failed_model, ("", ""))[0]
+            where = f"; {base or 'the provider'} did not answer: {hint}"
         raise ModelUnavailableError(
             f"model call failed: {kind} from {failed_model}"
             + (f" (tried {tried} models)" if tried > 1 else "")
@@ -220,10 +223,23 @@ class LLMClient:
         """Fail fast on an unknown provider or a missing key; checked once per model."""
         if model in self._configured:
             return
-        check_configured(litellm, model, api_base=self.api_base, api_key=self._api_key)
+        provider = provider_of(litellm, model)
+        api_base, api_key = self._credentials(litellm, model, provider)
+        check_configured(litellm, model, api_base=api_base, api_key=api_key)
         map_unknown_model(litellm, model)
-        self._pure_setup[model] = provider_of(litellm, model) in PURE_SETUP_PROVIDERS
+        self._credentials_of[model] = (api_base, api_key)
+        self._pure_setup[model] = provider in PURE_SETUP_PROVIDERS
         self._configured.add(model)
+
+    def _credentials(self, litellm: Any, model: str, provider: str) -> tuple[str, str]:
+        """``llm.api_base`` and ``llm.api_key`` belong to the main model: a fallback gets
+        them only when litellm resolves it to the same provider. Another provider's
+        fallback gets neither, so litellm reads that provider's own variables
+        (ANTHROPIC_API_KEY, ...): the main key never reaches another company, nor
+        another provider's requests the main model's server."""
+        if model == self.model or (provider and provider == provider_of(litellm, self.model)):
+            return self.api_base, self._api_key
+        return "", ""
 
     async def _call_with_retries(
         self,
@@ -269,13 +285,14 @@ class LLMClient:
     ) -> LLMResponse:
         try:
             async with self._calls, asyncio.timeout(self.hang_guard_s) as guard:
+                api_base, api_key = self._credentials_of.get(model, ("", ""))
                 with setup_inline(self._pure_setup.get(model, False)):
                     resp = await litellm.acompletion(
                         model=model,
                         messages=messages,
                         tools=tools or None,
-                        api_base=self.api_base or None,
-                        api_key=self._api_key or None,
+                        api_base=api_base or None,
+                        api_key=api_key or None,
                         timeout=self.timeout_s,
                         num_retries=0,
                         **_STREAMED if sink is not None else {},
