@@ -394,7 +394,8 @@ class ChannelSpec(Generic[S]):
     section turns the channel on (a token is set); ``factory`` builds the adapter and may
     import the platform SDK lazily (start-up and ``bot doctor`` only pay for what is on);
     ``secrets`` names the setting values that must never appear in a log or a report;
-    ``doctor`` checks the credentials against the platform; ``example`` is the
+    ``doctor`` checks the credentials against the platform (``config_check`` what needs
+    no network, offline too); ``example`` is the
     commented TOML section that ``bot init`` writes for it.
     """
 
@@ -409,3 +410,6 @@ class ChannelSpec(Generic[S]):
     # How the section receives through the shared web app ("a webhook"), or "" when it
     # does not: with [web] off such a channel would start and never hear a message.
     web_route: Callable[[S], str] = lambda _: ""
+    # What the section lacks that no network is needed to see (a key its mode needs), as
+    # a failed check, or None: `bot doctor --offline` runs it where it skips ``doctor``.
+    config_check: Callable[[S], Check | None] = lambda _: None

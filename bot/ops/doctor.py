@@ -154,7 +154,12 @@ async def run_checks(
     if settings is None:
         return config_checks
     checks = [*config_checks, check_data_dir(settings.data_dir), await check_store(settings)]
-    if offline:
+    if offline:  # what the platforms' own checks find without the network, said first
+        checks += [
+            problem
+            for spec, section in enabled_channels(settings)
+            if (problem := spec.config_check(section)) is not None
+        ]
         skipped = Check("internet", "skipped", "--offline: platforms, weather, MCP servers")
         local = _is_local(settings.llm.api_base)
         model = await (check_model if local else check_model_offline)(settings)

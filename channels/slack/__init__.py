@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from channels.base import Channel, ChannelContext, ChannelSpec
-from channels.slack.doctor import check_slack
+from channels.slack.doctor import check_slack, check_slack_config
 from channels.slack.settings import EXAMPLE, SlackSettings
 
 
@@ -31,6 +31,7 @@ SPEC = ChannelSpec(
     factory=_create,
     secrets=_secrets,
     doctor=check_slack,
+    config_check=check_slack_config,
     example=EXAMPLE,
     web_route=lambda s: (
         "the Events API (signing_secret)" if s.signing_secret.get_secret_value() else ""

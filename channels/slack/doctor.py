@@ -26,14 +26,22 @@ def _error(status: int, body: Any) -> str:
     return str(body.get("error", "")) if isinstance(body, dict) else f"HTTP {status}"
 
 
+def check_slack_config(slack: SlackSettings) -> Check | None:
+    """A bot token with no way to receive (the channel fails at start), or None: needs
+    no network, so ``bot doctor --offline`` says it too."""
+    if slack.app_token.get_secret_value() or slack.signing_secret.get_secret_value():
+        return None
+    return failed(
+        NAME,
+        "neither app_token (Socket Mode) nor signing_secret (HTTP events) is set",
+        "set channels.slack.app_token (xapp-...) or channels.slack.signing_secret",
+    )
+
+
 async def check_slack(http: aiohttp.ClientSession, slack: SlackSettings) -> Check:
     app_token = slack.app_token.get_secret_value()
-    if not (app_token or slack.signing_secret.get_secret_value()):
-        return failed(
-            NAME,
-            "neither app_token (Socket Mode) nor signing_secret (HTTP events) is set",
-            "set channels.slack.app_token (xapp-...) or channels.slack.signing_secret",
-        )
+    if (problem := check_slack_config(slack)) is not None:
+        return problem
     try:
         status, body = await _call(http, slack, "auth.test", slack.bot_token.get_secret_value())
         if not (status == 200 and isinstance(body, dict) and body.get("ok")):

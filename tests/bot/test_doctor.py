@@ -213,6 +213,21 @@ async def test_offline_skips_what_needs_the_internet_and_exits_zero(tmp_path, fa
     assert model.status == "failed" and "OPENAI_API_KEY" in model.detail, model
 
 
+async def test_offline_still_says_what_a_channel_lacks_without_the_network(tmp_path):
+    """A Slack bot token with neither app_token nor signing_secret: `bot run` fails the
+    channel, and `--offline` said all was well (its check sat behind the network's)."""
+    slack = {"bot_token": "xoxb-1", "api_url": _dead_url("/api/")}
+    llm = {"model": "openai/gpt-4o-mini", "api_key": "sk-remote-1"}
+    config = _config(tmp_path, llm=llm, channels={"slack": slack})
+    checks = {c.name: c for c in await doctor.run_checks(config, offline=True)}
+    assert checks["slack"].status == "failed" and "neither app_token" in checks["slack"].detail
+    assert doctor.exit_code(list(checks.values())) == 1
+    # One that can receive has nothing to say offline: its token needs the network.
+    slack["app_token"] = "xapp-1"
+    fine = _config(tmp_path, llm=llm, channels={"slack": slack})
+    assert "slack" not in {c.name for c in await doctor.run_checks(fine, offline=True)}
+
+
 async def test_bad_config_and_low_disk_fail(tmp_path, monkeypatch):
     bad = tmp_path / "bad.toml"
     bad.write_text('[llm]\ntimeout_s = "soon"\n')
