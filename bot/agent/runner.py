@@ -58,6 +58,8 @@ from bot.workspaces.routing import WorkspaceOf, session_key, workspace_for
 
 log = logging.getLogger(__name__)
 
+# A valid final_result that was not delivered because a call beside it failed.
+NOT_DELIVERED = "Error: not delivered: "
 NUDGE = (
     "[System note] You answered in plain text. Every task must end with a call to "
     "final_result(answer=...). Call final_result now with your reply to the user."
@@ -406,7 +408,7 @@ class AgentRunner:
         step: a crash mid-turn leaves an honest history."""
         assistant = _assistant_with_calls(resp)
         turn.messages.append(assistant)
-        results = await self.execute_calls(resp.tool_calls, turn.ctx)
+        results = _withhold_beside_failure(await self.execute_calls(resp.tool_calls, turn.ctx))
         turn.called += [r.name for r in results]
         tool_msgs = [await self._tool_message(r, turn.ctx, turn.session_id) for r in results]
         turn.messages.extend(tool_msgs)
@@ -422,9 +424,11 @@ class AgentRunner:
         step: int,
     ) -> TurnOutcome | None:
         """A valid final_result ends the turn with its answer; the second invalid one
-        falls back to the model's text rather than loop on it. None: the loop goes on."""
+        falls back to the model's text rather than loop on it. None: the loop goes on
+        (also after an answer withheld because a tool beside it failed: not the model's
+        answer's fault, so no contract failure)."""
         final = next((r for r in results if r.name == FINAL_RESULT), None)
-        if final is None:
+        if final is None or final.content.startswith(NOT_DELIVERED):
             return None
         if not final.is_error:
             args = final.arguments
@@ -541,6 +545,31 @@ def _show_tools(sink: AnswerSink, resp: LLMResponse) -> None:
     names = tuple(c.name for c in resp.tool_calls if isinstance(c.name, str))
     if names:
         sink.tools_running(names)
+
+
+def _withhold_beside_failure(results: list[ToolResult]) -> list[ToolResult]:
+    """A valid final_result beside a call that failed in the same response is not
+    delivered: its answer was written before the model saw the failure (\"Done! I'll
+    remind you\" beside a reminder refused). Its result says why, so the next step
+    answers knowing the error; beside calls that all succeeded it stands, and the turn
+    ends in one model call as before."""
+    failed = next((r for r in results if r.is_error and r.name != FINAL_RESULT), None)
+    if failed is None:
+        return results
+    return [
+        replace(r, content=_not_delivered(failed), is_error=True)
+        if r.name == FINAL_RESULT and not r.is_error
+        else r
+        for r in results
+    ]
+
+
+def _not_delivered(failed: ToolResult) -> str:
+    """The withheld final_result's result: which call failed, and its error's first line."""
+    error = failed.content.removeprefix("Error: ").strip()
+    error = (error.splitlines() or [""])[0][:300]
+    name = failed.name or "a tool call"
+    return f"{NOT_DELIVERED}{name} failed: {error}; answer again, knowing this."
 
 
 def _refused(call: ToolCall, cap: int) -> ToolResult:

@@ -36,6 +36,45 @@ async def test_two_tool_turn_ends_in_final_result(daemon_factory, fake_llm):
     assert {m["tool_call_id"] for m in tool_msgs} == calls
 
 
+async def test_an_answer_beside_a_failed_call_is_not_delivered_and_the_model_answers_again(
+    daemon_factory, fake_llm
+):
+    """ "Done!" written beside a reminder the tool refused never reaches the user: the
+    model is shown the error under its withheld answer and answers again."""
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls(
+        [
+            ("create_reminder", {"content": "call mom", "time": "tomorrow at 25:99"}),
+            ("final_result", {"answer": "Done! I'll remind you to call mom tomorrow."}),
+        ]
+    )
+    fake_llm.reply_tool_calls([("final_result", {"answer": "I could not read that time."})])
+    reply = await chat.ask("remind me to call mom tomorrow at 25:99")
+    assert reply.text == "I could not read that time."
+    assert len(fake_llm.requests) == 2
+    tools = [m for m in fake_llm.requests[1].json["messages"] if m["role"] == "tool"]
+    reminder, final = (m["content"] for m in tools[-2:])
+    assert "[tool output: create_reminder]\nError: " in reminder
+    error = reminder.split("\nError: ", 1)[1].splitlines()[0]
+    assert final == (
+        "[tool output: final_result]\nError: not delivered: create_reminder failed: "
+        f"{error}; answer again, knowing this."
+    )
+    assert "no active reminders" in (await chat.ask("/reminders")).text
+
+
+async def test_an_answer_beside_calls_that_succeeded_ends_the_turn_in_one_call(
+    daemon_factory, fake_llm
+):
+    daemon, chat = await daemon_factory()
+    _register_test_tools(daemon)
+    fake_llm.reply_tool_calls(
+        [("lookup_city", {"city": "Paris"}), ("final_result", {"answer": "Looked it up."})]
+    )
+    assert (await chat.ask("look up Paris")).text == "Looked it up."
+    assert len(fake_llm.requests) == 1
+
+
 async def test_safe_calls_in_one_response_run_together(daemon_factory, fake_llm):
     daemon, chat = await daemon_factory()
     _register_test_tools(daemon)
