@@ -25,9 +25,14 @@ def admin_entry(value: str) -> str:
     """``value`` as ``<channel>:<user id>``, or ValueError saying how to write it."""
     channel, sep, user = value.partition(":")
     channel, user = channel.strip().lower(), user.strip()
+    first = platforms()[0]
+    if user.startswith("@"):  # allow_from takes names; a sender is matched by its id
+        raise ValueError(
+            f"admin {value!r} names a user by name; admins are user ids, "
+            f"e.g. '{channel or first}:42'"
+        )
     if sep and channel and user and not any(c.isspace() for c in channel + user):
         return f"{channel}:{user}"
-    first = platforms()[0]
     if not sep:  # a bare id: the channel it is on is what is missing
         fix = f"write it with its channel, e.g. '{first}:{value.strip() or '<id>'}'"
     else:

@@ -373,6 +373,10 @@ def test_every_problem_is_named_one_a_line(tmp_path: Path) -> None:
             "did you mean 'discord:7'?",
         ),
         ('[workspaces.team]\nadmins = ["7"]', "'workspaces.team.admins': admin '7' is not"),
+        (  # allow_from takes @names; an admin is matched by id, so a name matched nobody
+            'admins = ["telegram:@alice"]',
+            "admin 'telegram:@alice' names a user by name; admins are user ids, e.g. 'telegram:42'",
+        ),
     ],
 )
 def test_an_admin_that_matches_nobody_is_refused(tmp_path: Path, text: str, said: str) -> None:
