@@ -1,8 +1,10 @@
-"""An admin is ``<channel>:<user id>``, the form a message's sender takes: a bare id or a
-misspelled channel matched nobody, so the operator had no admin and no word of it. The
-shape is checked on the field (stray spaces dropped and the channel in lower case, as the
-matching compares); the channel's name only when a config is loaded, against the
-registered platforms: tests run daemons on channels of their own.
+"""An admin is ``<channel>:<user id>``, the form a message's sender takes: a bare id, a
+@username or a misspelled channel matched nobody, so the operator had no admin and no
+word of it. A config that says so still loads (it did before) and every start warns,
+naming the entry and the fix (``bot doctor`` shows it too); ``bot init --admin`` refuses
+one. The shape is checked on the field (stray spaces dropped and the channel in lower
+case, as the matching compares); the channel's name when a config is loaded, against
+the registered platforms: tests run daemons on channels of their own.
 """
 
 from __future__ import annotations
@@ -41,7 +43,24 @@ def admin_entry(value: str) -> str:
 
 
 def admin_entries(values: Iterable[str]) -> list[str]:
-    return [admin_entry(value) for value in values]
+    """Each entry in the matching's form; one of no admin's shape kept as written (it
+    matches nobody; :func:`admin_problem` says why when the config is loaded)."""
+    entries = []
+    for value in values:
+        try:
+            entries.append(admin_entry(value))
+        except ValueError:
+            entries.append(value)
+    return entries
+
+
+def admin_problem(value: str) -> str | None:
+    """Why ``value`` matches nobody, or None for a good entry."""
+    try:
+        entry = admin_entry(value)
+    except ValueError as exc:
+        return str(exc)
+    return unknown_channel(entry)
 
 
 def unknown_channel(entry: str) -> str | None:

@@ -29,7 +29,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from bot.config.admins import admin_entries, unknown_channel
+from bot.config.admins import admin_entries, admin_problem
 from bot.config.deprecated import deprecated_in_use
 from bot.config.envjson import env_problem
 from bot.config.envnames import unknown_variable
@@ -298,19 +298,22 @@ class Settings(BaseSettings):
     @field_validator("admins")
     @classmethod
     def _admin_entries(cls, values: list[str]) -> list[str]:
-        """``<channel>:<user id>`` each: a bare id matched nobody (bot/config/admins.py)."""
+        """In the form senders are matched in (bot/config/admins.py)."""
         return admin_entries(values)
 
     def admin_problems(self) -> list[str]:
-        """Each admin (global and per workspace) whose channel is no registered platform:
-        checked at load, not on the model, so tests may run on channels of their own."""
+        """Each admin (global and per workspace) that matches nobody: not of the shape, or
+        its channel no registered platform (checked at load, not on the model, so tests
+        may run on channels of their own)."""
         named = [("admins", a) for a in self.admins] + [
             (f"workspaces.{name}.admins", a)
             for name, section in self.workspaces.sections().items()
             for a in section.admins
         ]
         return [
-            f"key '{key}': {problem}" for key, entry in named if (problem := unknown_channel(entry))
+            f"key '{key}': {problem}; it matches nobody until fixed"
+            for key, entry in named
+            if (problem := admin_problem(entry))
         ]
 
     @field_validator("log_level")
@@ -422,9 +425,9 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
     Settings._toml_data = data
     try:
         settings = Settings()
-        if problems := settings.admin_problems():
-            raise ConfigError("\n".join(f"config {config_path}: {line}" for line in problems))
-        notes = deprecated_in_use(Settings, data, os.environ)
+        # Loaded before as they are (old configs keep loading): said at every start.
+        notes = settings.admin_problems()
+        notes += deprecated_in_use(Settings, data, os.environ)
         notes += former_defaults_in_use(settings, data)
         for line in notes:  # warnings: `bot run` reads its config before logging is set up
             log.warning("config %s: %s", config_path, line)
