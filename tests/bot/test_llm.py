@@ -130,6 +130,45 @@ async def test_429_retry_after_is_honoured_up_to_the_cap(fake_llm: FakeLLM) -> N
     assert time.monotonic() - start >= 0.4
 
 
+async def test_a_retry_after_past_the_backoff_cap_is_waited_out(fake_llm: FakeLLM) -> None:
+    """Retry-After is honoured up to the request timeout (a per-minute limit's 20 s
+    against the default 60 s), not cut to the backoff cap: scaled down here."""
+    fake_llm.reply_error(429, headers={"Retry-After": "0.6"})
+    fake_llm.reply_text("ok")
+    start = time.monotonic()
+    resp = await client(fake_llm, timeout_s=1.0, backoff_max_s=0.05).complete(USER, None)
+    assert resp.content == "ok"
+    assert time.monotonic() - start >= 0.6
+    assert len(fake_llm.requests) == 2
+
+
+async def test_a_retry_after_past_the_timeout_moves_to_the_fallback_at_once(
+    fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(3):
+        fake_llm.for_model("fake-model").reply_error(429, headers={"Retry-After": "30"})
+    llm = client(fake_llm, timeout_s=1.0, fallback_models=[FALLBACK])
+    start = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="bot.agent.llm.client"):
+        resp = await llm.complete(USER, None)
+    assert resp.content == "echo: hello"
+    assert fake_llm.models() == ["fake-model", "fake-fallback"]
+    assert time.monotonic() - start < 1.0
+    assert "not retried: Retry-After 30 s" in caplog.text
+
+
+async def test_a_retry_after_past_the_timeout_without_a_fallback_fails_at_once(
+    fake_llm: FakeLLM,
+) -> None:
+    for _ in range(3):
+        fake_llm.reply_error(429, headers={"Retry-After": "30"})
+    start = time.monotonic()
+    with pytest.raises(ModelUnavailableError, match="rate limited"):
+        await client(fake_llm, timeout_s=1.0).complete(USER, None)
+    assert len(fake_llm.requests) == 1
+    assert time.monotonic() - start < 1.0
+
+
 async def test_timeout_then_success(fake_llm: FakeLLM) -> None:
     fake_llm.reply_text("too late", delay=2.0)
     fake_llm.reply_text("ok")

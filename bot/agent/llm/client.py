@@ -39,7 +39,7 @@ from tenacity import (
 from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
-from bot.agent.llm.errors import classify, is_auth_error, is_connection_error
+from bot.agent.llm.errors import Failure, classify, is_auth_error, is_connection_error
 from bot.agent.llm.loader import (
     LitellmLoader,
     litellm_loaded,
@@ -131,6 +131,9 @@ class LLMClient:
         self.max_retries = max(0, max_retries)
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
+        # A provider's Retry-After is waited out up to one request's timeout (a
+        # per-minute limit's 20 s, say); asking for longer, the model is not retried.
+        self.retry_after_max_s = max(timeout_s, backoff_max_s)
         self._configured: set[str] = set()
         # model -> (api_base, api_key) it is sent with: see _credentials.
         self._credentials_of: dict[str, tuple[str, str]] = {}
@@ -257,19 +260,28 @@ class LLMClient:
             lambda: AsyncRetrying(
                 stop=stop_after_attempt(attempts),
                 wait=lambda state: self._wait(litellm, state),
-                retry=retry_if_exception(lambda exc: classify(litellm, exc).retryable),
+                retry=retry_if_exception(lambda exc: self._retried(classify(litellm, exc))),
                 reraise=True,
             ),
         )
 
+    def _retried(self, failure: Failure) -> bool:
+        """Worth another attempt on this model: a retryable failure whose Retry-After, if
+        any, is one we wait out. Asked to wait longer, the attempts left would all fail
+        inside that wait: the next fallback model (or the error) comes at once instead."""
+        return failure.retryable and not self._too_long(failure)
+
+    def _too_long(self, failure: Failure) -> bool:
+        return failure.retry_after is not None and failure.retry_after > self.retry_after_max_s
+
     def _wait(self, litellm: Any, state: RetryCallState) -> float:
-        """Exponential backoff with jitter, stretched to a provider's Retry-After (capped)."""
+        """Exponential backoff with jitter, stretched to a provider's Retry-After."""
         delay = self._jitter(state)
         exc = state.outcome.exception() if state.outcome is not None else None
         if exc is not None:
             retry_after = classify(litellm, exc).retry_after
             if retry_after is not None:
-                delay = max(delay, min(retry_after, self.backoff_max_s))
+                delay = max(delay, min(retry_after, self.retry_after_max_s))
         return delay
 
     async def _attempt(
@@ -304,7 +316,9 @@ class LLMClient:
         except Exception as exc:
             failure = classify(litellm, exc)
             self._observe(model, failure.kind)
-            if not failure.retryable:
+            if self._too_long(failure):
+                outcome = f" (not retried: Retry-After {failure.retry_after:.0f} s)"
+            elif not failure.retryable:
                 outcome = " (not retried)"
             elif number >= attempts:
                 outcome = " (out of retries)"
