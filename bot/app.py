@@ -253,6 +253,7 @@ def _front(core: _Core, admin_base: Callable[[], str]) -> _Front:
     access, rate, decisions = _gatekeepers(
         settings, storage.access, core.bus, core.channels, commands
     )
+    core.scheduler.check_owners(lambda r: access.still_allowed(r.key, r.user_id))
     admin_auth = AdminAuth(storage.admin, is_admin=access.is_admin_sender)
     commands.register(admin_link_command(settings, admin_auth, access.is_admin, admin_base))
     stops = TurnStops()  # /stop: the dispatcher ends the turn, the command replies

@@ -19,7 +19,7 @@ from bot.dispatcher.allowlist import Members
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
 from bot.lru import LRU
-from bot.messages import InboundMessage, OutboundKind, OutboundMessage
+from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage
 from bot.store.access import DENIED, PairingHold
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,13 @@ class AccessControl:
             return True
         policy = self.policy(msg.key.channel)
         return policy == OPEN or self._members.admits(msg, approved=policy == PAIRING)
+
+    async def still_allowed(self, key: ChatKey, user_id: str) -> bool:
+        """Whether ``user_id`` may use the bot in ``key`` now, by the store's approvals
+        of this moment (a reminder they set fires only while they may)."""
+        owner = InboundMessage(key, user_id, "")
+        await self.refresh(owner)
+        return self.allowed(owner)
 
     def may_answer(self, msg: InboundMessage) -> bool:
         """Whether a notice to ``msg``'s sender is welcome: never to strangers in groups."""

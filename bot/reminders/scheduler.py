@@ -20,6 +20,11 @@ refuses a second one should two ever overlap (a replica frozen past its lease). 
 batch is handed over and moved on under its chats' partition fence: a replica that
 lost the chats while it fired (frozen between the two writes) has both refused, so
 its stale "next fire" never moves a reminder back over the new owner's.
+
+A plain reminder is sent only while its owner may still use the bot (checked as it
+fires, by today's access: a user revoked since is not pinged on, told "/cancel N ends
+it", with no way left to send that /cancel); one whose owner may not is cancelled. A
+follow-up is a turn, which the dispatcher's access filter already checks.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -50,6 +55,13 @@ log = logging.getLogger(__name__)
 LATE_AFTER = timedelta(seconds=60)  # later than this is shown as "late by ..."
 RETRY_AFTER = timedelta(seconds=30)  # a hand-over that failed (database busy) is retried
 STOP_WAIT_S = 10.0  # how long a stop waits for fires in flight
+# Whether a reminder's owner may still use the bot in its chat (the composition root
+# hands in the access control's answer; anyone, until it does).
+OwnerCheck = Callable[[Reminder], Awaitable[bool]]
+
+
+async def _anyone(_reminder: Reminder) -> bool:
+    return True
 
 
 async def fire_due_job(scheduler: ReminderScheduler, due_iso: str) -> None:
@@ -100,11 +112,17 @@ class ReminderScheduler:
         self._idle.set()
         self._stopped = False
         self._planned_until = datetime.min.replace(tzinfo=UTC)
+        self._may_use: OwnerCheck = _anyone
         # Plain counters, read by /metrics at scrape time.
         self.scheduled = 0
         self.fired = 0
         self.late = 0
         self.missed = 0
+
+    def check_owners(self, may_use: OwnerCheck) -> None:
+        """From now on a plain reminder fires only if ``may_use`` says its owner may
+        still use the bot; else it is cancelled (access is built after this timer)."""
+        self._may_use = may_use
 
     @property
     def job_count(self) -> int:
@@ -222,6 +240,7 @@ class ReminderScheduler:
         ids = {r.id for r in reminders}
         self._inflight |= ids
         try:
+            reminders = await self._owners_may_use(reminders)
             now = self._clock()
             outbound: list[OutboundMessage] = []
             followups: list[InboundMessage] = []
@@ -266,6 +285,42 @@ class ReminderScheduler:
                     self._plan(nxt)
         finally:
             self._inflight -= ids
+
+    async def _owners_may_use(self, reminders: list[Reminder]) -> list[Reminder]:
+        """The batch less the plain reminders whose owner may no longer use the bot,
+        which are cancelled. A check that fails (a busy database) keeps the reminder:
+        its owner had access when it was set."""
+        kept: list[Reminder] = []
+        for reminder in reminders:
+            if (
+                reminder.kind is not ReminderKind.REMINDER
+                or reminder.status is not ReminderStatus.ACTIVE
+                or self._hold(reminder)
+                or await self._owner_may_use(reminder)
+            ):
+                kept.append(reminder)
+                continue
+            try:
+                await self._store.set_status(reminder.id, ReminderStatus.CANCELLED)
+            except FencedOff:
+                return []  # its chat moved on: the replica running it now decides
+            except Exception:
+                log.exception("reminder #%d not cancelled; tried again later", reminder.id)
+                continue
+            log.warning(
+                "reminder #%d of %s:%s cancelled, not sent: its owner may no longer use the bot",
+                reminder.id,
+                reminder.key.channel,
+                reminder.user_id,
+            )
+        return kept
+
+    async def _owner_may_use(self, reminder: Reminder) -> bool:
+        try:
+            return await self._may_use(reminder)
+        except Exception:
+            log.exception("access of reminder #%d's owner not known; sent", reminder.id)
+            return True
 
     def _hold(self, reminder: Reminder) -> bool:
         """A reminder whose channel is not running (``bot chat``'s terminal while the

@@ -14,6 +14,7 @@ from bot.app import build_daemon
 from bot.errors import ToolError
 from bot.messages import ChatKey, OutboundKind
 from bot.reminders.schedule import describe
+from bot.store.access import AccessStore, PairingRequest
 from bot.store.reminders import ReminderKind, ReminderStatus, ReminderStore
 from tests.conftest import make_settings
 from tests.fakes.channel import FakeChannel
@@ -335,6 +336,44 @@ async def test_followup_fires_only_while_its_owner_may_use_the_bot(
     else:
         assert answer.kind is OutboundKind.NOTICE and "allow_from" in answer.text
         assert fake_llm.requests == []  # no turn, no model call
+
+
+async def test_a_reminder_of_a_revoked_owner_is_cancelled_not_sent(daemon_factory, caplog):
+    """Revoked (`bot pairing revoke`), a user kept getting a daily reminder saying
+    '/cancel N ends it' while every /cancel they sent got a pairing code."""
+    daemon, chat = await daemon_factory(
+        channel=FakeChannel("telegram", trusted=False),
+        channels={"telegram": {"allow_from": []}},  # pairing: approved users only
+    )
+    access, store = AccessStore(daemon.db), ReminderStore(daemon.db)
+    now = datetime.now(UTC)
+    for user in ("u1", "u2"):
+        request = PairingRequest("CODE", ChatKey("telegram", user), user, "", now, now)
+        await access.approve(request, "telegram:1", now)
+    ack = await chat.ask("/remind every day at 9am | take pills", chat="u1")
+    assert ack.text.startswith("OK, #1")  # set while approved
+    assert await access.revoke("telegram", "u1")
+    due = [
+        await store.add(
+            ChatKey("telegram", user),
+            user,
+            content=f"{user}'s pills",
+            kind=ReminderKind.REMINDER,
+            fire_at=now - timedelta(seconds=1),
+            recurrence="0 9 * * *",
+            timezone="UTC",
+        )
+        for user in ("u1", "u2")
+    ]
+    for reminder in due:
+        daemon.scheduler.schedule(reminder)
+    (fired,) = await _wait_reminders(chat, 1)
+    assert fired.key.chat_id == "u2" and "u2's pills" in fired.text
+    assert (await store.get(due[0].id)).status is ReminderStatus.CANCELLED
+    assert (await store.get(due[1].id)).status is ReminderStatus.ACTIVE
+    assert f"reminder #{due[0].id} of telegram:u1 cancelled, not sent" in caplog.text
+    await asyncio.sleep(0.5)
+    assert len(_reminders(chat.sent)) == 1
 
 
 async def test_recurring_followups_have_a_minimum_interval(daemon_factory):
