@@ -140,12 +140,16 @@ class PreviewStream:
             self._poke()
 
     def _text(self) -> str | None:
-        """What to show now; None while there is too little answer for a first preview."""
+        """What to show now; None while there is too little answer for a preview. That
+        holds whenever the text does not continue what is shown, not only at first: an
+        answer replacing a status line or a retry's half answer would shrink it to a
+        fragment ("You"), so the shown text stays until the new one has ``min_chars``."""
         if self._status is not None:
             text = self._status
         elif self._reader is not None:
             text = self._reader().strip()
-            if len(text) < self._plan.min_chars and self._shown is None:
+            shown = self._shown
+            if len(text) < self._plan.min_chars and not (shown and text.startswith(shown)):
                 return None
         else:
             return None

@@ -209,6 +209,31 @@ async def test_a_retry_overwrites_and_a_long_answer_is_cut_once() -> None:
     assert len(chat.calls) == 3
 
 
+async def test_a_status_line_or_a_half_answer_never_shrinks_to_a_fragment() -> None:
+    """min_chars holds for a new answer replacing what is shown, not only for the first
+    preview: the status line, or a cut stream's half answer, stays until it has them."""
+    chat, ids = Chat(), Ids()
+    preview = stream(chat, ids)
+    preview.tools_running(("list_reminders",))
+    await _settle()
+    preview.answer_grew(lambda: "You")
+    await _settle()
+    assert chat.messages == {"1": "⏳ list reminders…"}
+    preview.answer_grew(lambda: "You have none")
+    await _settle()
+    assert chat.messages == {"1": "You have none"}
+    preview.answer_grew(lambda: "On")  # a retry after a cut stream
+    await _settle()
+    assert chat.messages == {"1": "You have none"}
+    preview.answer_grew(lambda: "Once upon")
+    await _settle()
+    assert chat.calls == [
+        ("post", "⏳ list reminders…"),
+        ("edit", "You have none"),
+        ("edit", "Once upon"),
+    ]
+
+
 async def test_rate_limit_pauses_the_chat_and_failures_end_previews() -> None:
     chat, ids, pauses = Chat(), Ids(), ChatPauses()
     preview = stream(chat, ids, pauses)
