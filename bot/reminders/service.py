@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from bot.errors import QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
+from bot.reminders import rezone
 from bot.reminders.cron import cron_trigger, next_occurrence
 from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.scheduler import ReminderScheduler
@@ -66,10 +67,23 @@ class ReminderService:
         return await self._users.timezone(channel, user_id) or self._default_tz
 
     async def set_timezone(self, channel: str, user_id: str, tz_name: str) -> str:
+        """Set the user's zone and move their reminders to it (:mod:`.rezone`): the
+        answer says what moved."""
         tz = user_zone(tz_name)
         await self._users.set_timezone(channel, user_id, tz.key)
+        moved = await self._rezone(channel, user_id, tz.key)
         now = format_local(self._clock(), tz.key)
-        return f"Time zone set to {describe_zone(tz.key)}; it is now {now}."
+        return f"Time zone set to {describe_zone(tz.key)}; it is now {now}.{moved}"
+
+    async def _rezone(self, channel: str, user_id: str, tz: str) -> str:
+        active = await self._store.active_for_user(channel, user_id)
+        moves = rezone.plan(active, tz, self._clock())
+        repeats = await self._store.rezoned_many(moves.repeats) if moves.repeats else 0
+        one_offs = await self._store.rezoned_many(moves.one_offs) if moves.one_offs else 0
+        for reminder_id, *_ in moves.repeats:
+            if (moved := await self._store.get(reminder_id)) is not None:
+                self._scheduler.schedule(moved)
+        return rezone.said(repeats, one_offs, tz)
 
     async def create(
         self,

@@ -261,6 +261,19 @@ class ReminderStore:
             )
         return moved
 
+    async def rezoned_many(self, entries: list[tuple[int, datetime, str, datetime]]) -> int:
+        """Move reminders to their owner's new zone: (id, the next run as read, the zone,
+        the next run in it). Only a row still active whose next run is still the one
+        read moves (a fire or a cancel since wins); returns how many moved."""
+        moved = 0
+        for reminder_id, was, tz, new in entries:
+            moved += await self._db.execute_count(
+                "UPDATE reminders SET timezone = ?, next_fire_at = ?"
+                " WHERE id = ? AND status = 'active' AND next_fire_at = ?",
+                (tz, new.isoformat(), reminder_id, was.isoformat()),
+            )
+        return moved
+
     async def fired(
         self,
         reminder_id: int,

@@ -620,6 +620,28 @@ async def test_moved_many_moves_only_a_next_run_still_as_read(storage: Storage) 
     assert after[cancelled.id].status is ReminderStatus.CANCELLED  # type: ignore[union-attr]
 
 
+async def test_rezoned_many_moves_only_a_next_run_still_as_read(storage: Storage) -> None:
+    moved, fired, cancelled = [
+        await _remind(storage, name, T0 + timedelta(days=1), recurrence="0 9 * * *")
+        for name in ("moved", "fired", "cancelled")
+    ]
+    await storage.reminders.fired(fired.id, T0, T0 + timedelta(days=2))
+    await storage.reminders.set_status(cancelled.id, ReminderStatus.CANCELLED)
+    later = T0 + timedelta(days=1, hours=6)
+    count = await storage.reminders.rezoned_many(
+        [
+            (r.id, T0 + timedelta(days=1), "America/New_York", later)
+            for r in (moved, fired, cancelled)
+        ]
+    )
+    assert count == 1
+    after = {r.id: await storage.reminders.get(r.id) for r in (moved, fired, cancelled)}
+    assert after[moved.id].next_fire_at == later  # type: ignore[union-attr]
+    assert after[moved.id].timezone == "America/New_York"  # type: ignore[union-attr]
+    assert after[fired.id].timezone == "Europe/Paris"  # type: ignore[union-attr]
+    assert after[cancelled.id].status is ReminderStatus.CANCELLED  # type: ignore[union-attr]
+
+
 async def test_set_status_cancels(storage: Storage) -> None:
     made = await _remind(storage, "x", T0)
     await storage.reminders.set_status(made.id, ReminderStatus.CANCELLED)

@@ -310,6 +310,37 @@ async def test_dst_daily_reminder_keeps_local_time(daemon_factory):
     assert (local.hour, local.minute) == (9, 0)
 
 
+async def test_a_new_time_zone_moves_repeats_and_keeps_one_offs_moment(daemon_factory):
+    """After /timezone changed, a daily 9am still fired at 09:00 Berlin (03:00 in New
+    York) and /reminders showed Berlin times."""
+    daemon, chat = await daemon_factory()
+    await chat.ask("/timezone Europe/Berlin")
+    await chat.ask("/remind every day at 9am | water the plants")
+    await chat.ask("/remind every monday at 18:00 | team call", chat="g1", direct=False)
+    await chat.ask("/remind 2030-12-24T18:00 | lights")
+    berlin = {r.content: r for r in await daemon.reminders.list("test", "u1")}
+    answer = (await chat.ask("/timezone America/New_York")).text
+    assert answer.endswith(
+        "2 repeating reminders now run on New York time, at the same time of day; "
+        "1 one-off reminder keeps its moment, now shown in New York time."
+    )
+    after = {r.content: r for r in await daemon.reminders.list("test", "u1")}
+    new_york = ZoneInfo("America/New_York")
+    for content, hour in (("water the plants", 9), ("team call", 18)):
+        moved = after[content]
+        assert moved.timezone == "America/New_York" and moved.next_fire_at is not None
+        local = moved.next_fire_at.astimezone(new_york)
+        assert (local.hour, local.minute) == (hour, 0)
+        assert 0 < (moved.next_fire_at - datetime.now(UTC)).total_seconds() <= 7 * 86400
+    assert after["team call"].next_fire_at.astimezone(new_york).weekday() == 0  # Monday
+    assert after["lights"].next_fire_at == berlin["lights"].next_fire_at  # the same moment
+    listing = (await chat.ask("/reminders")).text
+    assert "Europe/Berlin" not in listing
+    assert "#3 reminder at Tue 2030-12-24 12:00 America/New_York: lights" in listing
+    again = (await chat.ask("/timezone America/New_York")).text
+    assert "repeating" not in again and "one-off" not in again  # nothing left to move
+
+
 @pytest.mark.parametrize("still_allowed", [True, False], ids=["allowed", "removed"])
 async def test_followup_fires_only_while_its_owner_may_use_the_bot(
     daemon_factory, fake_llm, still_allowed

@@ -167,6 +167,19 @@ class PgReminders:
             )
         return moved
 
+    async def rezoned_many(self, entries: list[tuple[int, datetime, str, datetime]]) -> int:
+        moved = 0  # see ReminderStore.rezoned_many
+        for reminder_id, was, tz, new in entries:
+            moved += await self._db.execute(
+                "UPDATE reminders SET timezone = $1, next_fire_at = $2"
+                " WHERE id = $3 AND status = 'active' AND next_fire_at = $4",
+                tz,
+                new.isoformat(),
+                reminder_id,
+                was.isoformat(),
+            )
+        return moved
+
     async def fired(
         self,
         reminder_id: int,
