@@ -31,3 +31,18 @@ def row_number(raw: str) -> int | None:
         return None
     value = int(raw)
     return value if value <= MAX_NUMBER else None
+
+
+_MARKUP = re.compile(r"([\\`*_~|\[\]])")
+_LINE_MARK = re.compile(r"^([ \t]*)([#>+-]|\d+[.)])", re.M)
+
+
+def markdown_literal(text: str) -> str:
+    """``text`` (a person's own words, as a reminder keeps them) as Markdown that shows
+    exactly those words: every character Markdown would read as formatting is
+    backslash-escaped, as are a line's list, quote and heading marks. Every platform's
+    converter, and Discord itself, shows an escaped character as that character: a
+    reminder to rename ``my_report_v2`` and ``__init__.py`` came with the name in
+    italics and ``init`` in bold."""
+    escaped = _MARKUP.sub(r"\\\1", text)
+    return _LINE_MARK.sub(lambda m: f"{m.group(1)}{m.group(2)[:-1]}\\{m.group(2)[-1]}", escaped)

@@ -129,7 +129,7 @@ class _ReminderCommands:
             source=f"{msg.key}:{msg.message_id}#command",
             workspace=await self._workspace_of(msg),
         )
-        return f"OK, {confirmation(reminder, when, repeat_without_time=untimed)}"
+        return f"OK, {confirmation(reminder, when, repeat_without_time=untimed, chat=True)}"
 
     async def reminders(self, msg: InboundMessage, args: str) -> str:
         """``/reminders``: the sender's active reminders in this chat's workspace."""
@@ -143,7 +143,7 @@ class _ReminderCommands:
         where = "" if msg.direct else " in this chat"
         if not active:
             return f"You have no active reminders{where}."
-        return f"Your reminders{where}:\n" + "\n".join(describe(r) for r in active)
+        return f"Your reminders{where}:\n" + "\n".join(describe(r, chat=True) for r in active)
 
     async def cancel(self, msg: InboundMessage, args: str) -> str:
         """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
@@ -172,7 +172,7 @@ class _ReminderCommands:
                     raise
                 lines.append(f"Error: {exc}")
             else:
-                lines.append(f"Cancelled {describe(cancelled)}")
+                lines.append(f"Cancelled {describe(cancelled, chat=True)}")
         return "\n".join(lines)
 
     async def timezone(self, msg: InboundMessage, args: str) -> str:

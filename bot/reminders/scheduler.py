@@ -49,6 +49,7 @@ from bot.reminders.schedule import describe as describe_repeat
 from bot.reminders.timeparse import format_delay, format_local
 from bot.store.base import Reminders
 from bot.store.reminders import Reminder, ReminderKind, ReminderStatus
+from bot.text import markdown_literal
 
 log = logging.getLogger(__name__)
 
@@ -352,7 +353,7 @@ class ReminderScheduler:
         )
         return OutboundMessage(
             key=reminder.key,
-            text=f"⏰ Reminder{late}: {reminder.content}{repeats}",
+            text=f"⏰ Reminder{late}: {markdown_literal(reminder.content)}{repeats}",
             kind=OutboundKind.REMINDER,
             idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",
             extras={"reminder_id": reminder.id},
@@ -366,7 +367,7 @@ class ReminderScheduler:
             text=(
                 f"⏰ Missed {what} (was due {format_local(due, reminder.timezone)}, "
                 f"{format_delay(lateness)} ago, while the bot was offline): "
-                f"{reminder.content}"
+                f"{markdown_literal(reminder.content)}"
             ),
             kind=OutboundKind.REMINDER,
             idempotency_key=f"reminder:{reminder.id}:{due.isoformat()}",

@@ -32,6 +32,7 @@ from bot.store.reminders import (
     ReminderKind,
     ReminderStatus,
 )
+from bot.text import markdown_literal
 
 MAX_CONTENT_CHARS = 2000
 INTERVAL_SAMPLES = 48  # next runs of a recurring follow-up checked against the minimum
@@ -279,19 +280,23 @@ def _check_chain(chain_depth: int) -> None:
         )
 
 
-def describe(reminder: Reminder) -> str:
-    """One line a user reads: id, when (their zone), what, how often."""
+def describe(reminder: Reminder, *, chat: bool = False) -> str:
+    """One line a user reads: id, when (their zone), what, how often. ``chat``: for a
+    chat's Markdown, the reminder's words exactly as written (:func:`markdown_literal`)."""
     when = format_local(reminder.next_fire_at, reminder.timezone) if reminder.next_fire_at else "-"
     what = "follow-up" if reminder.kind is ReminderKind.FOLLOWUP else "reminder"
     repeat = f", repeats {describe_repeat(reminder.recurrence)}" if reminder.recurrence else ""
-    return f"#{reminder.id} {what} at {when}{repeat}: {reminder.content}"
+    words = markdown_literal(reminder.content) if chat else reminder.content
+    return f"#{reminder.id} {what} at {when}{repeat}: {words}"
 
 
-def confirmation(reminder: Reminder, when: str, *, repeat_without_time: str = "") -> str:
+def confirmation(
+    reminder: Reminder, when: str, *, repeat_without_time: str = "", chat: bool = False
+) -> str:
     """:func:`describe` for a reminder just set from ``when``: when that named a day and
     no time of day, it also says the time taken and how to pick another; so does a
     repeat said in words with no time of day (``repeat_without_time``: its words)."""
-    line = describe(reminder)
+    line = describe(reminder, chat=chat)
     if repeat_without_time:
         example = f"every {trimmed(repeat_without_time)} at 18:00"
     elif reminder.recurrence or not _default_time(reminder, when):

@@ -353,3 +353,26 @@ async def test_the_bots_messages_show_no_link_preview(
     assert [c.method for c in calls] == ["sendMessage", "editMessageText", "sendMessage"]
     shown = [c.params.get("link_preview_options") for c in calls]
     assert shown == [None if link_previews else {"is_disabled": True}] * 3
+
+
+async def test_a_reminder_shows_its_words_exactly_as_written(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+):
+    """The reminder's own words went through the answer's Markdown: 'my_report_v2' came
+    in italics, '__init__.py' as a bold 'init', '2*3*4' lost its stars, and so in the
+    confirmation, /reminders and the reminder itself."""
+    await telegram_daemon()
+    words = "rename my_report_v2 and __init__.py, compute 2*3*4, see [x](y) `z`"
+    fake_telegram.message(f"/remind in 1 second | {words}", chat_id=42, user_id=7)
+    fake_telegram.message("/remind tomorrow at 9 | check *everything*", chat_id=42, user_id=7)
+    fake_telegram.message("/reminders", chat_id=42, user_id=7)
+    await fake_telegram.wait_until(
+        lambda: any(t.startswith("⏰") for t in fake_telegram.visible(42)), timeout=20
+    )
+    shown = dict(fake_telegram.shown(42))
+    assert len(shown) == 4 and not any(shown.values())  # no formatting entity anywhere
+    oks = [text for text in shown if text.startswith("OK, ")]
+    assert [text.rsplit(": ", 1)[-1] for text in oks] == [words, "check *everything*"]
+    [listing] = [text for text in shown if text.startswith("Your reminders")]
+    assert listing.endswith(": check *everything*")
+    assert f"⏰ Reminder: {words}" in shown
