@@ -1,8 +1,9 @@
 """Telegram update -> InboundMessage: the only place that reads an update's JSON.
 
 Pure functions (no I/O), so every odd update shape is unit-testable. Anything the bot
-should not answer (edits, service messages, channel posts, other bots, unaddressed
-group chatter) becomes ``None``; the caller still acknowledges the update.
+should not answer (edits, service messages, channel posts, also as Telegram copies them
+into the channel's discussion group, other bots, unaddressed group chatter) becomes
+``None``; the caller still acknowledges the update.
 
 The update is read as the Bot API's JSON (the dict getUpdates or the webhook gives),
 not as PTB objects: ``Update.de_json`` built a whole object tree for each update (about
@@ -83,6 +84,17 @@ def _described(m: Json, attachments: tuple[Attachment, ...]) -> str:
     return ""
 
 
+def _from_a_channel(m: Json) -> bool:
+    """A channel's post, not a person's turn: copied into the channel's linked discussion
+    group (``is_automatic_forward``, sent by the service account 777000 "Telegram", which
+    is no bot) or posted in a group as the channel (``sender_chat`` the channel). An
+    anonymous admin's ``sender_chat`` is the group itself; it comes from
+    @GroupAnonymousBot, a bot, and stays unanswered as before."""
+    if m.get("is_automatic_forward"):
+        return True
+    return (m.get("sender_chat") or {}).get("type") == "channel"
+
+
 def _replied(m: Json) -> Json | None:
     """The message this one replies to; None for none and for a forum topic's creation
     message, which every message in a topic "replies" to."""
@@ -129,7 +141,7 @@ def _reply_context(m: Json, me: BotIdentity) -> dict[str, Any] | None:
     quoted = (m.get("quote") or {}).get("text") or reply.get("text") or reply.get("caption")
     quoted = quoted or _described(reply, attachments_of(reply)) or "[message]"
     author = reply.get("from")
-    if author is None:
+    if author is None or reply.get("sender_chat"):  # a channel's post, an anonymous admin
         who = (reply.get("sender_chat") or {}).get("title") or "someone"
     elif author["id"] == me.id:
         who = "you (the bot)"
@@ -151,7 +163,7 @@ def normalize(
     if m is None:  # edits, channel posts, callbacks, member updates: not a turn
         return None
     user, chat = m.get("from"), m["chat"]
-    if user is None or user.get("is_bot") or chat["type"] == "channel":
+    if user is None or user.get("is_bot") or chat["type"] == "channel" or _from_a_channel(m):
         return None
     attachments = attachments_of(m)
     text = m.get("text") or m.get("caption") or _described(m, attachments)

@@ -376,3 +376,21 @@ async def test_a_reminder_shows_its_words_exactly_as_written(
     [listing] = [text for text in shown if text.startswith("Your reminders")]
     assert listing.endswith(": check *everything*")
     assert f"⏰ Reminder: {words}" in shown
+
+
+async def test_channel_posts_in_the_discussion_group_are_not_answered(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+) -> None:
+    """A linked channel copies each post into its discussion group (from 777000
+    "Telegram"): under group_policy "all" every post got an answer."""
+    await telegram_daemon(group_policy="all")
+    fake_telegram.message(
+        "New release 2.0 is out! Ask @test_bot.",
+        chat_id=-100,
+        user_id=777000,
+        username=None,
+        is_automatic_forward=True,
+        sender_chat={"id": -200, "type": "channel", "title": "Acme News"},
+    )
+    await _barrier(fake_telegram, -100, "a member's message")
+    assert _user_texts(fake_llm) == ["a member's message"]

@@ -257,3 +257,40 @@ def test_angle_brackets_reach_the_user_as_typed() -> None:
     assert done.text == "Vec<String> and <b>not bold</b>, x < y"
     assert [e["type"] for e in done.entities] == ["code"]
     assert render("```py\nif a<b>c: pass\n```\nafter <n>").text == "if a<b>c: pass\nafter <n>"
+
+
+def _channel_post_copy(tg: FakeTelegram, text: str) -> dict[str, Any]:
+    """A channel's post as Telegram copies it into the channel's linked discussion group:
+    sent by the service account 777000 "Telegram" (no bot), the channel as sender_chat."""
+    raw = tg.make_message(text, chat_id=-100, user_id=777000, username=None)
+    raw["from"]["first_name"] = "Telegram"
+    raw["sender_chat"] = {"id": -200, "type": "channel", "title": "Acme News"}
+    raw["is_automatic_forward"] = True
+    return raw
+
+
+def test_channel_posts_copied_into_the_discussion_group_are_no_turns(tg):
+    """Every post of a linked channel was answered under group_policy "all", and one
+    naming the bot was a turn from user 777000 "Telegram" under "mention"."""
+    post = _channel_post_copy(tg, "New in 2.0: ask @test_bot anything!")
+    assert _norm(post) is None
+    assert _norm(post, policy="all") is None
+    as_channel = tg.make_message("@test_bot hi", chat_id=-100, user_id=136817688)
+    as_channel["sender_chat"] = {"id": -200, "type": "channel", "title": "Acme News"}
+    assert _norm(as_channel, policy="all") is None  # a member writing as their channel
+
+
+def test_an_anonymous_admin_stays_unanswered(tg):
+    """An anonymous admin writes as the group itself, through @GroupAnonymousBot: a bot,
+    and no user whose access could be checked."""
+    raw = tg.make_message("@test_bot rules?", chat_id=-100, user_id=1087968824)
+    raw["from"].update(is_bot=True, username="GroupAnonymousBot")
+    raw["sender_chat"] = {"id": -100, "type": "supergroup", "title": "Test group"}
+    assert _norm(raw, policy="all") is None
+
+
+def test_a_comment_under_a_channel_post_quotes_the_channel(tg):
+    post = _channel_post_copy(tg, "Free tier ends June 1")
+    msg = _norm(tg.make_message("@test_bot is this true?", chat_id=-100, reply_to=post))
+    assert msg.text == "> replying to Acme News: Free tier ends June 1\nis this true?"
+    assert msg.user_id == "7"
