@@ -101,11 +101,21 @@ def attachments(m: discord.Message) -> tuple[Attachment, ...]:
     )
 
 
+_USER = re.compile(r"<@!?(\d+)>")
+
+
+def _named(found: re.Match[str], names: dict[int, str]) -> str:
+    """``@name`` for a mention Discord resolved, else the mention as written. Replaced by a
+    function, so a name is never read as a pattern (``\\o/ Sam`` was a ``re.error``)."""
+    name = names.get(int(found[1]))
+    return found[0] if name is None else "@" + name
+
+
 def readable_text(m: discord.Message, me_id: int) -> str:
     """Content with ``<@id>`` mentions as ``@name`` and a leading mention of the bot dropped."""
     text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content) or m.content  # not if alone
-    for user in m.mentions:
-        text = re.sub(rf"<@!?{user.id}>", "@" + user.display_name, text)
+    names = {user.id: user.display_name for user in m.mentions}
+    text = _USER.sub(lambda found: _named(found, names), text)
     for role in m.role_mentions:
         text = text.replace(f"<@&{role.id}>", "@" + role.name)
     if not text and m.attachments:

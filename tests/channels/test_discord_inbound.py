@@ -175,3 +175,32 @@ async def test_attachment_without_text_is_a_turn_and_downloadable(discord_channe
         url,
     )
     assert await channel.download(att.file_id) == b"\x89PNG fake"
+
+
+async def test_names_with_backslashes_are_shown_as_written(discord_channel, fake_discord):
+    """A display name is text, never a regex replacement: ``\\o/ Sam`` and ``Dr\\dave``
+    once raised ``re.error`` and the message was silently lost (mention and quoted reply)."""
+    gid = fake_discord.add_guild()
+    cid = fake_discord.channel_of(gid)
+    _, inbox = await discord_channel()
+    sam = dict(user(8, "shrug"), global_name="\\o/ Sam")
+    fake_discord.user_message(
+        "a note for <@8> and <@!9>?", mentions=(sam, dict(user(9, "x"), global_name="\\1"))
+    )
+    [msg] = await inbox.wait(1)
+    assert msg.text == "a note for @\\o/ Sam and @\\1?"
+    quoted = fake_discord.message_payload(
+        "ask <@10>",
+        channel_id=cid,
+        author=sam,
+        mentions=(dict(user(10, "d"), global_name="Dr\\dave"),),
+    )
+    fake_discord.user_message(
+        f"<@{fake_discord.bot_id}> what did they mean?",
+        guild_id=gid,
+        channel_id=cid,
+        mentions=(fake_discord.bot_user,),
+        referenced_message=quoted,
+    )
+    msg = (await inbox.wait(2))[1]
+    assert msg.text == "> replying to @\\o/ Sam: ask @Dr\\dave\nwhat did they mean?"
