@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.errors import ChannelError
 from bot.messages import Attachment, InboundMessage
-from channels.telegram.normalize import attachments_of
+from channels.telegram.normalize import attachments_of, text_of
 
 ALBUM_WAIT_S = 1.0  # after its first part was fetched, an album is taken as complete
 
@@ -71,7 +71,7 @@ def _captions(
     quote, _, body = text.partition("\n") if text.startswith("> replying to ") else ("", "", text)
     lines = [quote] if quote else []
     for part in parts:
-        caption = body if part is lead else str(part["message"].get("caption") or "")
+        caption = body if part is lead else _caption(part)
         if part is lead and caption.startswith("/"):
             lines.append(caption)  # the first caption: a command stays parseable
         elif caption:
@@ -83,6 +83,15 @@ def _captions(
 def _named(attachment: Attachment, number: int) -> str:
     """How a caption line names its file: its name, else its kind and place ("photo 2")."""
     return attachment.name or f"{attachment.kind} {number}"
+
+
+def _caption(part: Update) -> str:
+    """A part's caption with its links' URLs; the bare caption for links of the wrong
+    shape (a part is read here, outside the reading that skips a malformed update)."""
+    try:
+        return text_of(part["message"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return str(part["message"].get("caption") or "")
 
 
 def _files(part: Update) -> tuple[Attachment, ...]:

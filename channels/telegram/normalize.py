@@ -49,6 +49,29 @@ def entity_text(text: str, entity: Json) -> str:
     return units[start : start + int(entity["length"]) * 2].decode("utf-16-le", "replace")
 
 
+def with_links(text: str, entities: Any) -> str:
+    """``text`` with each text link's URL after its words, ``label (url)``: a link behind
+    "this article" reached the model as the bare words. Rewritten right to left, so the
+    UTF-16 offsets of the links still to go stay true; a label that is its URL stays."""
+    links = [e for e in entities or () if e.get("type") == "text_link" and e.get("url")]
+    if not links:
+        return text
+    units = text.encode("utf-16-le")
+    for link in sorted(links, key=lambda e: int(e["offset"]), reverse=True):
+        end = (int(link["offset"]) + int(link["length"])) * 2
+        url = str(link["url"])
+        if entity_text(text, link).strip() != url:
+            units = units[:end] + f" ({url})".encode("utf-16-le") + units[end:]
+    return units.decode("utf-16-le", "replace")
+
+
+def text_of(m: Json) -> str:
+    """A message's text, else its caption, with its text links' URLs (``with_links``)."""
+    if m.get("text"):
+        return with_links(str(m["text"]), m.get("entities"))
+    return with_links(str(m.get("caption") or ""), m.get("caption_entities"))
+
+
 def full_name(user: Json) -> str:
     first, last = user.get("first_name") or "", user.get("last_name") or ""
     return f"{first} {last}" if last else first
@@ -138,7 +161,8 @@ def _reply_context(m: Json, me: BotIdentity) -> dict[str, Any] | None:
     reply = _replied(m)
     if reply is None:
         return None
-    quoted = (m.get("quote") or {}).get("text") or reply.get("text") or reply.get("caption")
+    quote = m.get("quote") or {}
+    quoted = with_links(quote.get("text") or "", quote.get("entities")) or text_of(reply)
     quoted = quoted or _described(reply, attachments_of(reply)) or "[message]"
     author = reply.get("from")
     if author is None or reply.get("sender_chat"):  # a channel's post, an anonymous admin
@@ -153,6 +177,23 @@ def _reply_context(m: Json, me: BotIdentity) -> dict[str, Any] | None:
 def _sent_at(m: Json) -> datetime:
     date = m.get("date")
     return datetime.fromtimestamp(date, UTC) if isinstance(date, int) else utcnow()
+
+
+def _framed(m: Json, text: str, me: BotIdentity, extras: dict[str, Any]) -> str:
+    """The text the model reads: a leading mention of the bot cut, the message replied
+    to quoted above (a command's only in ``extras``, so it stays parseable)."""
+    handle = "@" + me.username
+    if text.lower().startswith(handle.lower() + " "):
+        text = text[len(handle) :].lstrip()  # "@bot what's up" -> "what's up"
+    context = _reply_context(m, me)
+    if context is not None:
+        extras["reply_to"] = context
+        if not text.startswith("/"):  # keep commands parseable
+            quoted = " ".join(str(context["text"]).split())
+            if len(quoted) > QUOTE_MAX:
+                quoted = quoted[:QUOTE_MAX] + "…"
+            text = f"> replying to {context['author']}: {quoted}\n{text}"
+    return text
 
 
 def normalize(
@@ -174,9 +215,6 @@ def normalize(
         return None
     if group and group_policy != "all" and not _addressed(m, text, me):
         return None
-    handle = "@" + me.username
-    if text.lower().startswith(handle.lower() + " "):
-        text = text[len(handle) :].lstrip()  # "@bot what's up" -> "what's up"
     extras: dict[str, Any] = {
         "update_id": update["update_id"],
         "chat_type": chat["type"],
@@ -186,14 +224,8 @@ def normalize(
         extras["chat_title"] = chat["title"]
     if group and text.startswith("/") and not _named(m, text, me):
         extras[TO_ANY_BOT] = True
-    context = _reply_context(m, me)
-    if context is not None:
-        extras["reply_to"] = context
-        if not text.startswith("/"):  # keep commands parseable
-            quoted = " ".join(str(context["text"]).split())
-            if len(quoted) > QUOTE_MAX:
-                quoted = quoted[:QUOTE_MAX] + "…"
-            text = f"> replying to {context['author']}: {quoted}\n{text}"
+    # The links' URLs only now: a URL hidden behind words addresses no bot.
+    text = _framed(m, text_of(m) or text, me, extras)
     topic = m.get("message_thread_id") if m.get("is_topic_message") else None
     return InboundMessage(
         key=ChatKey(CHANNEL, str(chat["id"]), str(topic) if topic else None),

@@ -214,3 +214,28 @@ async def test_albums_held_at_shutdown_are_refused_not_half_kept() -> None:
         with pytest.raises(ChannelError, match="stopped"):
             await request
     assert journaled == []
+
+
+def test_every_captions_text_links_keep_their_urls() -> None:
+    """Each part's caption is read as the lead's is: a link's URL follows its words."""
+    from channels.telegram.albums import read_album
+    from channels.telegram.normalize import BotIdentity, normalize
+
+    fake = FakeTelegram()  # builders only
+    parts = []
+    for i, caption in enumerate(["first: here", "second: there"]):
+        message = fake.make_message(None, media_group_id="77", caption=caption)
+        label = caption.split()[-1]
+        message["caption_entities"] = [
+            {"type": "text_link", "offset": caption.index(label), "length": len(label),
+             "url": f"https://example.org/{i}"},
+        ]  # fmt: skip
+        message["photo"] = [{"file_id": f"ph{i}", "file_unique_id": f"u{i}", "width": 4,
+                             "height": 3}]  # fmt: skip
+        parts.append({"update_id": i, "message": message})
+    me = BotIdentity(id=1, username="test_bot")
+    msg = read_album(parts, lambda update: normalize(update, me))
+    assert msg is not None and msg.text == (
+        "photo 1: first: here (https://example.org/0)\n"
+        "photo 2: second: there (https://example.org/1)"
+    )

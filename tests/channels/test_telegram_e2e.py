@@ -394,3 +394,16 @@ async def test_channel_posts_in_the_discussion_group_are_not_answered(
     )
     await _barrier(fake_telegram, -100, "a member's message")
     assert _user_texts(fake_llm) == ["a member's message"]
+
+
+async def test_a_text_links_url_reaches_the_model(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+) -> None:
+    await telegram_daemon()
+    text = "Can you summarize this article for me?"
+    link = {"type": "text_link", "offset": 18, "length": 12, "url": "https://example.com/n/42"}
+    fake_telegram.message(text, entities=[link])
+    await fake_telegram.wait_sent(1)
+    assert _user_texts(fake_llm) == [
+        "Can you summarize this article (https://example.com/n/42) for me?"
+    ]

@@ -294,3 +294,42 @@ def test_a_comment_under_a_channel_post_quotes_the_channel(tg):
     msg = _norm(tg.make_message("@test_bot is this true?", chat_id=-100, reply_to=post))
     assert msg.text == "> replying to Acme News: Free tier ends June 1\nis this true?"
     assert msg.user_id == "7"
+
+
+def _link(text: str, label: str, url: str) -> dict[str, Any]:
+    offset = len(text[: text.index(label)].encode("utf-16-le")) // 2
+    length = len(label.encode("utf-16-le")) // 2
+    return {"type": "text_link", "offset": offset, "length": length, "url": url}
+
+
+def test_a_text_links_url_follows_its_words(tg):
+    """The URL behind "this article" never reached the model: it read the bare words."""
+    text = "👋🏽 Can you summarize this article for me? Also that one and https://x.org"
+    raw = tg.make_message(text)
+    raw["entities"] = [
+        _link(text, "this article", "https://example.com/news/42"),
+        _link(text, "that one", "https://example.com/b"),
+        _link(text, "https://x.org", "https://x.org"),  # a label that is its URL
+    ]
+    assert _norm(raw).text == (
+        "👋🏽 Can you summarize this article (https://example.com/news/42) for me?"
+        " Also that one (https://example.com/b) and https://x.org"
+    )
+
+
+def test_caption_and_quoted_text_links_keep_their_urls(tg):
+    raw = tg.make_message(None, caption="Source: here")
+    raw["caption_entities"] = [_link("Source: here", "here", "https://example.org/src")]
+    raw["photo"] = [{"file_id": "p", "file_unique_id": "p", "width": 9, "height": 9}]
+    assert _norm(raw).text == "Source: here (https://example.org/src)"
+    shared = tg.make_message("read the docs", user_id=9, username="bob")
+    shared["entities"] = [_link("read the docs", "the docs", "https://docs.example")]
+    msg = _norm(tg.make_message("what do they say?", reply_to=shared))
+    assert msg.text == "> replying to @bob: read the docs (https://docs.example)\nwhat do they say?"
+
+
+def test_a_url_behind_words_addresses_no_bot_in_a_group(tg):
+    text = "see this"
+    raw = tg.make_message(text, chat_id=-100)
+    raw["entities"] = [_link(text, "this", "https://t.me/@test_bot")]
+    assert _norm(raw) is None
