@@ -41,7 +41,7 @@ def markdown_literal(text: str) -> str:
     """``text`` (a person's own words, as a reminder keeps them) as Markdown that shows
     exactly those words: every character Markdown would read as formatting is
     backslash-escaped, as are a line's list, quote and heading marks. Every platform's
-    converter, and Discord itself, shows an escaped character as that character: a
+    converter, and a platform reading Markdown itself, shows an escaped character as itself: a
     reminder to rename ``my_report_v2`` and ``__init__.py`` came with the name in
     italics and ``init`` in bold."""
     escaped = _MARKUP.sub(r"\\\1", text)
