@@ -157,10 +157,47 @@ def _for_other_bot(text: str, me: BotIdentity) -> bool:
     return "@" in head and head.split("@", 1)[1].lower() != me.username.lower()
 
 
+def origin_name(origin: Json) -> str:
+    """Who a forwarded message (or one replied to in another chat) came from, by its
+    ``MessageOrigin``: a user's name and @username, a hidden user's name, a chat's or
+    channel's title and @username, and the author's signature when there is one."""
+    kind = origin.get("type")
+    if kind == "user":
+        user = origin.get("sender_user") or {}
+        name, handle = full_name(user), user.get("username")
+    elif kind == "hidden_user":
+        name, handle = origin.get("sender_user_name") or "", None
+    else:  # "chat" (sender_chat) or "channel" (chat)
+        chat = origin.get("sender_chat") or origin.get("chat") or {}
+        name, handle = chat.get("title") or "", chat.get("username")
+    name = f"{name} (@{handle})" if handle else name
+    if signature := origin.get("author_signature"):
+        name = f"{name}, by {signature}"
+    return name or "someone"
+
+
+def _external_context(m: Json) -> dict[str, Any] | None:
+    """ "Reply in another chat": the message replied to is elsewhere, so Telegram gives
+    its origin and the part quoted instead of the message."""
+    external = m.get("external_reply")
+    if external is None:
+        return None
+    quote = m.get("quote") or {}
+    quoted = with_links(quote.get("text") or "", quote.get("entities"))
+    quoted = quoted or _described(external, attachments_of(external)) or "[message]"
+    origin = external.get("origin")
+    who = origin_name(origin) if origin else (external.get("chat") or {}).get("title")
+    return {
+        "message_id": str(external.get("message_id") or ""),
+        "author": who or "someone",
+        "text": quoted,
+    }
+
+
 def _reply_context(m: Json, me: BotIdentity) -> dict[str, Any] | None:
     reply = _replied(m)
     if reply is None:
-        return None
+        return _external_context(m)
     quote = m.get("quote") or {}
     quoted = with_links(quote.get("text") or "", quote.get("entities")) or text_of(reply)
     quoted = quoted or _described(reply, attachments_of(reply)) or "[message]"
@@ -180,11 +217,16 @@ def _sent_at(m: Json) -> datetime:
 
 
 def _framed(m: Json, text: str, me: BotIdentity, extras: dict[str, Any]) -> str:
-    """The text the model reads: a leading mention of the bot cut, the message replied
-    to quoted above (a command's only in ``extras``, so it stays parseable)."""
+    """The text the model reads: a leading mention of the bot cut, a forward's origin
+    and the message replied to above it (a command's only in ``extras``, so it stays
+    parseable): a forwarded "I quit." read as the user's own words."""
     handle = "@" + me.username
     if text.lower().startswith(handle.lower() + " "):
         text = text[len(handle) :].lstrip()  # "@bot what's up" -> "what's up"
+    if (origin := m.get("forward_origin")) is not None:
+        extras["forwarded_from"] = origin_name(origin)
+        if not text.startswith("/"):
+            text = f"[forwarded from {extras['forwarded_from']}]\n{text}"
     context = _reply_context(m, me)
     if context is not None:
         extras["reply_to"] = context

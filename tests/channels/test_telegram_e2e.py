@@ -407,3 +407,14 @@ async def test_a_text_links_url_reaches_the_model(
     assert _user_texts(fake_llm) == [
         "Can you summarize this article (https://example.com/n/42) for me?"
     ]
+
+
+async def test_a_forwarded_message_reaches_the_model_as_someone_elses(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+) -> None:
+    await telegram_daemon()
+    bob = {"id": 55, "is_bot": False, "first_name": "Bob", "username": "bob"}
+    origin = {"type": "user", "sender_user": bob, "date": int(time.time()) - 3600}
+    fake_telegram.message("I quit. Effective immediately.", forward_origin=origin)
+    await fake_telegram.wait_sent(1)
+    assert _user_texts(fake_llm) == ["[forwarded from Bob (@bob)]\nI quit. Effective immediately."]

@@ -333,3 +333,61 @@ def test_a_url_behind_words_addresses_no_bot_in_a_group(tg):
     raw = tg.make_message(text, chat_id=-100)
     raw["entities"] = [_link(text, "this", "https://t.me/@test_bot")]
     assert _norm(raw) is None
+
+
+def _forwarded(tg: FakeTelegram, text: str, origin: dict[str, Any]) -> dict[str, Any]:
+    return tg.make_message(text, forward_origin={"date": 1_700_000_000, **origin})
+
+
+@pytest.mark.parametrize(
+    ("origin", "said"),
+    [
+        (
+            {"type": "user", "sender_user": {"id": 55, "first_name": "Bob", "username": "bob"}},
+            "Bob (@bob)",
+        ),
+        ({"type": "user", "sender_user": {"id": 56, "first_name": "Al", "last_name": "B"}}, "Al B"),
+        ({"type": "hidden_user", "sender_user_name": "Carol X"}, "Carol X"),
+        (
+            {"type": "channel", "chat": {"id": -2, "type": "channel", "title": "Acme News",
+             "username": "acmenews"}, "message_id": 9, "author_signature": "Jane"},
+            "Acme News (@acmenews), by Jane",
+        ),
+        ({"type": "chat", "sender_chat": {"id": -3, "type": "group", "title": "Team"}}, "Team"),
+    ],
+)  # fmt: skip
+def test_a_forwarded_message_says_whose_it_is(tg, origin, said):
+    """A forwarded "I quit." reached the model as if the user had written it."""
+    msg = _norm(_forwarded(tg, "I quit. Effective immediately.", origin))
+    assert msg.text == f"[forwarded from {said}]\nI quit. Effective immediately."
+    assert msg.extras["forwarded_from"] == said
+
+
+def test_a_forwarded_command_stays_a_command(tg):
+    bob = {"type": "user", "sender_user": {"id": 55, "first_name": "Bob"}}
+    msg = _norm(_forwarded(tg, "/help", bob))
+    assert msg.text == "/help" and msg.extras["forwarded_from"] == "Bob"
+
+
+def test_a_reply_in_another_chat_quotes_what_it_replies_to(tg):
+    """ "Reply in another chat" carries the quoted part and its origin, no message: the
+    quote was lost and the model read "is this true?" about nothing."""
+    channel = {"id": -2, "type": "channel", "title": "Acme News"}
+    raw = tg.make_message("is this true?")
+    raw["external_reply"] = {
+        "origin": {"type": "channel", "chat": channel, "message_id": 9, "date": 1},
+        "chat": channel,
+        "message_id": 9,
+    }
+    raw["quote"] = {"text": "Acme will shut down the free tier on June 1", "position": 0}
+    msg = _norm(raw)
+    assert msg.text == (
+        "> replying to Acme News: Acme will shut down the free tier on June 1\nis this true?"
+    )
+    assert msg.extras["reply_to"]["message_id"] == "9"
+    del raw["quote"]  # no part quoted: what the message was, as far as it is known
+    raw["external_reply"]["photo"] = [{"file_id": "p", "file_unique_id": "p", "width": 1,
+                                       "height": 1}]  # fmt: skip
+    assert _norm(raw).text == "> replying to Acme News: [photo]\nis this true?"
+    raw["text"] = "/help"
+    assert _norm(raw).text == "/help"
