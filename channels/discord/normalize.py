@@ -51,8 +51,14 @@ def ignored(m: discord.Message, me_id: int) -> bool:
     )
 
 
-def _replies_to_me(m: discord.Message, me_id: int) -> bool:
+def _replied_to(m: discord.Message) -> discord.MessageReference | None:
+    """The reference of a reply; a forward's reference (its source) is none."""
     ref = m.reference
+    return ref if ref is not None and ref.type == discord.MessageReferenceType.reply else None
+
+
+def _replies_to_me(m: discord.Message, me_id: int) -> bool:
+    ref = _replied_to(m)
     if ref is None:
         return False
     resolved = ref.resolved if ref.resolved is not None else ref.cached_message
@@ -80,8 +86,16 @@ def addressed(
 
 
 def unreadable(m: discord.Message) -> bool:
-    """What Discord sends without the Message Content intent: every content field empty."""
-    return not (m.content or m.attachments or m.embeds or m.stickers or m.poll is not None)
+    """What Discord sends without the Message Content intent: every content field empty
+    (a forward's content is in its snapshots)."""
+    return not (
+        m.content
+        or m.attachments
+        or m.embeds
+        or m.stickers
+        or m.poll is not None
+        or m.message_snapshots
+    )
 
 
 def _kind(a: discord.Attachment) -> str:
@@ -95,10 +109,25 @@ def _kind(a: discord.Attachment) -> str:
 
 
 def attachments(m: discord.Message) -> tuple[Attachment, ...]:
-    """``file_id`` is the attachment URL: what ``download`` fetches."""
+    """``file_id`` is the attachment URL: what ``download`` fetches. A forward's files are
+    its snapshots' (the forward itself has none)."""
+    found = [*m.attachments, *(a for snap in m.message_snapshots for a in snap.attachments)]
     return tuple(
-        Attachment(_kind(a), a.url, a.filename, a.content_type or "", a.size) for a in m.attachments
+        Attachment(_kind(a), a.url, a.filename, a.content_type or "", a.size) for a in found
     )
+
+
+def _forwarded(m: discord.Message) -> str:
+    """What a forward carries: each snapshot's text (else its first file) under a header,
+    so the model knows the words are someone else's, passed on."""
+    parts = []
+    for snap in m.message_snapshots:
+        text = snap.content.strip()
+        if not text and snap.attachments:
+            first = snap.attachments[0]
+            text = f"[{_kind(first)}: {first.filename}]"
+        parts.append(f"[forwarded message]\n{text}".rstrip())
+    return "\n\n".join(parts)
 
 
 _USER = re.compile(r"<@!?(\d+)>")
@@ -123,11 +152,12 @@ def readable_text(m: discord.Message, me_id: int) -> str:
         text = f"[{_kind(first)}: {first.filename}]"
     elif not text and m.stickers:
         text = f"[sticker {m.stickers[0].name}]"
-    return text.strip()
+    forwarded = _forwarded(m)
+    return f"{text.strip()}\n\n{forwarded}".strip() if forwarded else text.strip()
 
 
 def _reply_context(m: discord.Message, me_id: int) -> dict[str, Any] | None:
-    ref = m.reference
+    ref = _replied_to(m)
     resolved = None if ref is None else (ref.resolved or ref.cached_message)
     if not isinstance(resolved, discord.Message):
         return None

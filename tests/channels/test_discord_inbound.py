@@ -3,6 +3,8 @@ adapter decides what becomes a turn (DMs, mentions, replies, threads) and how it
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.messages import ChatKey, OutboundMessage
 from tests.fakes import discord_api
 from tests.fakes.discord_api import DiscordFactory, FakeDiscord, user
@@ -204,3 +206,36 @@ async def test_names_with_backslashes_are_shown_as_written(discord_channel, fake
     )
     msg = (await inbox.wait(2))[1]
     assert msg.text == "> replying to @\\o/ Sam: ask @Dr\\dave\nwhat did they mean?"
+
+
+def _snapshot(content: str, files: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A ``message_snapshots`` entry as Discord sends it in a forward."""
+    return {
+        "message": {"type": 0, "content": content, "embeds": [], "attachments": files or [],
+                    "timestamp": discord_api.now_iso(), "edited_timestamp": None, "flags": 0,
+                    "mentions": [], "mention_roles": []}
+    }  # fmt: skip
+
+
+async def test_a_forwarded_message_is_read_from_its_snapshot(discord_channel, fake_discord):
+    """A forward has empty content of its own: it was taken for a missing Message Content
+    intent (a false notice, the text lost); its snapshot is what the model reads now."""
+    channel, inbox = await discord_channel()
+    forward = {"message_reference": {"type": 1, "message_id": "555", "channel_id": "999"},
+               "flags": 16384}  # fmt: skip
+    snapshot = _snapshot("The meeting moved to 3pm, room 4B")
+    fake_discord.user_message("", message_snapshots=[snapshot], **forward)
+    [msg] = await inbox.wait(1)
+    assert msg.text == "[forwarded message]\nThe meeting moved to 3pm, room 4B"
+    assert "reply_to" not in msg.extras  # a forward's source is not a message replied to
+    url = fake_discord.add_file("plan.pdf", b"%PDF fake")
+    pdf = {"id": "78", "filename": "plan.pdf", "size": 9, "url": url, "proxy_url": url,
+           "content_type": "application/pdf"}  # fmt: skip
+    fake_discord.user_message("", message_snapshots=[_snapshot("", [pdf])], **forward)
+    msg = (await inbox.wait(2))[1]
+    assert msg.text == "[forwarded message]\n[document: plan.pdf]"
+    [att] = msg.attachments
+    assert (att.kind, att.name) == ("document", "plan.pdf")
+    assert await channel.download(att.file_id) == b"%PDF fake"
+    await until(lambda: channel.handling == 0, 10)
+    assert fake_discord.posts() == []  # no "I can't read messages here" notice
