@@ -100,10 +100,19 @@ def _described(m: Json, attachments: tuple[Attachment, ...]) -> str:
     if attachments:
         first = attachments[0]
         return f"[{first.kind}{': ' + first.name if first.name else ''}]"
+    if (poll := m.get("poll")) is not None:  # a poll or dice had no text: no turn
+        options = " / ".join(str(option["text"]) for option in poll["options"])
+        return f"[poll: {poll['question']} — {options}]"
+    if (dice := m.get("dice")) is not None:
+        return f"[dice {dice['emoji']} {dice['value']}]"
+    if (venue := m.get("venue")) is not None:  # it comes with its location: said first
+        place = venue["location"]
+        where = f"{venue['title']}, {venue['address']}"
+        return f"[venue {where}: location {place['latitude']}, {place['longitude']}]"
     if (place := m.get("location")) is not None:
         return f"[location {place['latitude']}, {place['longitude']}]"
     if (contact := m.get("contact")) is not None:
-        return f"[contact {contact['first_name']} {contact['phone_number']}]"
+        return f"[contact {full_name(contact)} {contact['phone_number']}]"
     return ""
 
 

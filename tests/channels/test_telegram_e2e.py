@@ -418,3 +418,19 @@ async def test_a_forwarded_message_reaches_the_model_as_someone_elses(
     fake_telegram.message("I quit. Effective immediately.", forward_origin=origin)
     await fake_telegram.wait_sent(1)
     assert _user_texts(fake_llm) == ["[forwarded from Bob (@bob)]\nI quit. Effective immediately."]
+
+
+async def test_a_poll_and_a_dice_are_answered(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm
+) -> None:
+    """A poll or a dice sent in private got no answer at all: it has no text."""
+    await telegram_daemon()
+    options = [{"text": "Pizza", "voter_count": 0}, {"text": "Sushi", "voter_count": 0}]
+    poll = {"id": "1", "question": "Pizza or sushi?", "options": options,
+            "total_voter_count": 0, "is_closed": False, "is_anonymous": True,
+            "type": "regular", "allows_multiple_answers": False}  # fmt: skip
+    fake_telegram.message(None, poll=poll)
+    fake_telegram.message(None, dice={"emoji": "🎲", "value": 4})
+    await _barrier(fake_telegram)
+    poll_seen = "[poll: Pizza or sushi? — Pizza / Sushi]"
+    assert _user_texts(fake_llm) == [poll_seen, "[dice 🎲 4]", "barrier"]

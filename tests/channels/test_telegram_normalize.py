@@ -391,3 +391,32 @@ def test_a_reply_in_another_chat_quotes_what_it_replies_to(tg):
     assert _norm(raw).text == "> replying to Acme News: [photo]\nis this true?"
     raw["text"] = "/help"
     assert _norm(raw).text == "/help"
+
+
+POLL = {
+    "id": "1",
+    "question": "Pizza or sushi tonight?",
+    "options": [{"text": "Pizza", "voter_count": 0}, {"text": "Sushi", "voter_count": 0}],
+    "total_voter_count": 0,
+    "is_closed": False,
+    "is_anonymous": True,
+    "type": "regular",
+    "allows_multiple_answers": False,
+}
+
+
+def test_polls_dice_venues_and_contacts_are_described_whole(tg):
+    """A poll or dice got no answer at all, a venue reached the model as bare
+    coordinates, a contact without its last name."""
+    assert _norm(tg.make_message(None, poll=POLL)).text == (
+        "[poll: Pizza or sushi tonight? — Pizza / Sushi]"
+    )
+    assert _norm(tg.make_message(None, dice={"emoji": "🎲", "value": 4})).text == "[dice 🎲 4]"
+    place = {"latitude": 48.8584, "longitude": 2.2945}
+    venue = {"location": place, "title": "Eiffel Tower", "address": "Champ de Mars, Paris"}
+    assert _norm(tg.make_message(None, location=place, venue=venue)).text == (
+        "[venue Eiffel Tower, Champ de Mars, Paris: location 48.8584, 2.2945]"
+    )
+    assert _norm(tg.make_message(None, location=place)).text == "[location 48.8584, 2.2945]"
+    contact = {"phone_number": "+15551234", "first_name": "Jane", "last_name": "Doe"}
+    assert _norm(tg.make_message(None, contact=contact)).text == "[contact Jane Doe +15551234]"
