@@ -122,6 +122,22 @@ def _attachments(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
     return tuple(found)
 
 
+def _shared(event: Mapping[str, Any], me: BotIdentity) -> str:
+    """A message shared (forwarded) into this one, or a pasted message link Slack unfurled:
+    its words are in ``attachments``, not in ``text``. Each becomes a quote naming its
+    author, so the model reads them as someone else's words, passed on."""
+    quotes = []
+    for a in event.get("attachments") or ():
+        if not isinstance(a, dict) or not (a.get("is_share") or a.get("is_msg_unfurl")):
+            continue
+        said = clean_text(str(a.get("text") or a.get("fallback") or ""), me)[0]
+        if said:
+            who = str(a.get("author_name") or a.get("author_subname") or "someone")
+            said = said.replace("\n", "\n> ")
+            quotes.append(f"> shared message from {who}: {said}")
+    return "\n".join(quotes)
+
+
 def _from_person(event: Mapping[str, Any], me: BotIdentity) -> bool:
     subtype = event.get("subtype")
     if subtype is not None and subtype not in USER_SUBTYPES:
@@ -143,6 +159,8 @@ def candidate(body: Mapping[str, Any], me: BotIdentity) -> Candidate | None:
     if not (isinstance(channel, str) and channel and isinstance(ts, str) and ts):
         return None
     text, mentioned = clean_text(str(event.get("text") or ""), me)
+    shared = _shared(event, me)
+    text = f"{text}\n{shared}".strip() if shared else text
     attachments = _attachments(event)
     if not text and attachments:
         text = f"[file: {attachments[0].name or attachments[0].file_id}]"

@@ -501,3 +501,20 @@ async def test_soul_set_keeps_the_lines_and_indentation_as_typed(
     await _answers(fake_slack, "saved as version")
     saved = (daemon.settings.data_dir / "workspaces" / "default" / "SOUL.md").read_text()
     assert saved.rstrip("\n") == body
+
+
+async def test_a_shared_message_reaches_the_model_with_or_without_a_comment(
+    slack_daemon, fake_slack, fake_llm
+):
+    """Shared into the DM, a message's words are in the event's ``attachments``: without a
+    comment the share was ignored, with one only the comment reached the model."""
+    await slack_daemon()
+    share = [{"is_msg_unfurl": True, "is_share": True, "channel_id": "C0123",
+              "ts": "1700000000.000100", "author_id": "U0BOB", "author_name": "Bob",
+              "text": "Prod deploy is blocked until the DB migration finishes",
+              "from_url": "https://acme.slack.com/archives/C0123/p1700000000000100"}]  # fmt: skip
+    quote = "> shared message from Bob: Prod deploy is blocked until the DB migration finishes"
+    await _say(fake_slack, "", attachments=share)
+    await _say(fake_slack, "what does this mean for us?", attachments=share)
+    await _barrier(fake_slack)
+    assert asked(fake_llm) == [quote, f"what does this mean for us?\n{quote}", "barrier"]

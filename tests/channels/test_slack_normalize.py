@@ -97,6 +97,29 @@ def test_a_file_share_is_a_turn_with_its_attachment() -> None:
     assert (attachment.file_id, attachment.name, attachment.size) == ("F1", "log.txt", 12)
 
 
+SHARE = {"is_msg_unfurl": True, "is_share": True, "author_id": "U0BOB", "author_name": "Bob",
+         "text": "Prod deploy is blocked\nuntil the DB migration &amp; backup finish",
+         "fallback": "[November 14th, 2023 10:13 PM] Bob: Prod deploy is blocked"}  # fmt: skip
+
+
+def test_a_shared_message_is_quoted_with_its_author() -> None:
+    """A share's words are in ``attachments``: alone it was no turn at all, with a comment
+    only the comment reached the model."""
+    alone = norm.candidate(body(text="", attachments=[SHARE], channel_type="im"), ME)
+    assert alone is not None
+    assert alone.text == (
+        "> shared message from Bob: Prod deploy is blocked\n"
+        "> until the DB migration & backup finish"
+    )
+    commented = norm.candidate(body(text="what now?", attachments=[SHARE], channel_type="im"), ME)
+    assert commented is not None and commented.text == "what now?\n" + alone.text
+    fallback_only = {**SHARE, "text": "", "author_name": ""}
+    only = norm.candidate(body(text="", attachments=[fallback_only], channel_type="im"), ME)
+    assert only is not None and only.text.startswith("> shared message from someone: [Nov")
+    link_preview = {"title": "Example", "text": "a page", "from_url": "https://example.com"}
+    assert norm.candidate(body(text="", attachments=[link_preview]), ME) is None  # not a share
+
+
 def test_thread_context_lines() -> None:
     c = norm.candidate(body(channel="C1", text="<@U0BOT> sum up", thread_ts="1.0", ts="5.0"), ME)
     assert c is not None
