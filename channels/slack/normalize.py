@@ -91,7 +91,37 @@ def clean_text(text: str, me: BotIdentity) -> tuple[str, bool]:
     code or a ``/soul set`` text arrives as typed."""
     gap = re.compile(rf"([ \t]*){_mention_re(me).pattern}[ \t]*")
     mentioned = gap.search(text) is not None
-    return html.unescape(gap.sub(_close_gap, text).strip()), mentioned
+    return html.unescape(readable(gap.sub(_close_gap, text).strip())), mentioned
+
+
+# <target> or <target|label>: Slack escapes a typed < > & as &lt; &gt; &amp;, so every
+# literal angle bracket in an event's text is one of its sequences.
+_SEQUENCE = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
+
+
+def readable(text: str) -> str:
+    """Slack's sequences as a person sees them: ``<#C1|general>`` -> ``#general``,
+    ``<@U1|bob>`` -> ``@bob`` (``@U1`` when Slack sends no name: no lookup per message),
+    ``<!here>`` -> ``@here``, ``<https://x|the spec>`` -> ``the spec (https://x)``,
+    a date its fallback. The model read them raw and wrote ids back at people."""
+    return _SEQUENCE.sub(_readable, text)
+
+
+def _readable(found: re.Match[str]) -> str:
+    target, label = found[1], (found[2] or "").strip()
+    if target.startswith(("@", "#")):
+        return target[0] + (label.removeprefix(target[0]) or target[1:])
+    if target.startswith("!"):
+        if target.startswith("!date^"):
+            return label or target
+        return "@" + (label.removeprefix("@") or target[1:].rsplit("^", 1)[-1])
+    shown = target.removeprefix("mailto:")
+    if not label or label in (target, shown):
+        return shown
+    if not shown:
+        return label
+    bare = re.sub(r"^https?://", "", shown)  # a typed example.com Slack linked
+    return label if label == bare else f"{label} ({shown})"
 
 
 def _close_gap(found: re.Match[str]) -> str:
@@ -193,17 +223,31 @@ def context_lines(replies: Sequence[Mapping[str, Any]], c: Candidate, me: BotIde
     for r in replies:
         if r.get("ts") == c.ts or r.get("subtype") not in (None, *USER_SUBTYPES, "bot_message"):
             continue
-        text = " ".join(clean_text(str(r.get("text") or ""), me)[0].split())
+        said = "\n".join(
+            filter(None, (clean_text(str(r.get("text") or ""), me)[0], _shared(r, me)))
+        )
+        text = " ".join(said.split())
         if not text:
             continue
         if r.get("user") == me.user_id or (me.bot_id and r.get("bot_id") == me.bot_id):
             who = "you (the bot)"
         else:
-            who = f"<@{r.get('user') or r.get('bot_id') or '?'}>"
+            who = _author(r)
         if len(text) > CONTEXT_LINE_MAX:
             text = text[:CONTEXT_LINE_MAX] + "…"
         lines.append(f"{who}: {text}")
     return lines
+
+
+def _author(r: Mapping[str, Any]) -> str:
+    """``@name`` from the profile Slack puts in a message it returns, else ``@<user id>``."""
+    profile = r.get("user_profile")
+    if isinstance(profile, dict):
+        for key in ("display_name", "real_name", "name"):
+            name = profile.get(key)
+            if isinstance(name, str) and name.strip():
+                return "@" + name.strip()
+    return f"@{r.get('user') or r.get('bot_id') or '?'}"
 
 
 def with_context(text: str, lines: Sequence[str]) -> str:

@@ -518,3 +518,20 @@ async def test_a_shared_message_reaches_the_model_with_or_without_a_comment(
     await _say(fake_slack, "what does this mean for us?", attachments=share)
     await _barrier(fake_slack)
     assert asked(fake_llm) == [quote, f"what does this mean for us?\n{quote}", "barrier"]
+
+
+async def test_links_channels_and_mentions_reach_the_model_readable(
+    slack_daemon, fake_slack, fake_llm
+):
+    """Slack's ``<...>`` sequences reached the model raw; now as Slack shows them."""
+    await slack_daemon()
+    await _say(
+        fake_slack,
+        "Can you read <https://example.com/spec|the spec> and tell <@U0BOB> what to post"
+        " in <#C0123|general>? Also <!subteam^S01|@oncall> <mailto:a@b.co|a@b.co>",
+    )
+    await _barrier(fake_slack)
+    assert asked(fake_llm)[0] == (
+        "Can you read the spec (https://example.com/spec) and tell @U0BOB what to post"
+        " in #general? Also @oncall a@b.co"
+    )

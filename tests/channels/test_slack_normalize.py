@@ -41,7 +41,7 @@ def test_mentions_open_a_thread_and_are_stripped() -> None:
     first, second = norm.to_inbound(a), norm.to_inbound(m)
     assert first.key == second.key == ChatKey("slack", "C1", "1700000000.000100")
     assert first.message_id == second.message_id and first.text == second.text
-    assert first.text == "deploy <@U0BOB> now"
+    assert first.text == "deploy @U0BOB now"
     assert not first.direct and not second.direct
 
 
@@ -131,12 +131,45 @@ def test_thread_context_lines() -> None:
         {"ts": "5.0", "user": "U0ALICE", "text": "<@U0BOT> sum up"},
     ]
     lines = norm.context_lines(replies, c, ME)
-    assert lines[:2] == ["<@U0BOB>: root > all", "you (the bot): earlier answer"]
-    assert lines[2].startswith("<@U0CAROL>: xxx") and lines[2].endswith("…") and len(lines) == 3
+    assert lines[:2] == ["@U0BOB: root > all", "you (the bot): earlier answer"]
+    assert lines[2].startswith("@U0CAROL: xxx") and lines[2].endswith("…") and len(lines) == 3
     text = norm.with_context("sum up", lines)
-    assert text.startswith("Earlier in this Slack thread:\n> <@U0BOB>: root > all\n")
+    assert text.startswith("Earlier in this Slack thread:\n> @U0BOB: root > all\n")
     assert text.endswith("\n\nsum up")
     assert norm.with_context("/stop", lines) == "/stop"  # a command stays parseable
+
+
+def test_slack_sequences_reach_the_model_as_people_read_them() -> None:
+    """Links, channels and mentions arrived raw (``<#C0123|general>``): the model quoted
+    ids back at people and could not tell a link's label from its address."""
+    text = (
+        "read <https://example.com/spec|the spec> and <https://x.y/a?b=1&amp;c=2>, tell <@U0BOB>"
+        " or <@U0CAROL|carol> in <#C0123|general> / <#C0456>; <!subteam^S01|@oncall>, <!here>,"
+        " <mailto:a@b.co|a@b.co>, <mailto:a@b.co|Alice>, <http://example.com|example.com>"
+        " at <!date^1700000000^{time}|9:00> &lt;3"
+    )
+    c = norm.candidate(body(text=f"<@U0BOT> {text}", channel_type="im"), ME)
+    assert c is not None and c.mentioned
+    assert c.text == (
+        "read the spec (https://example.com/spec) and https://x.y/a?b=1&c=2, tell @U0BOB"
+        " or @carol in #general / #C0456; @oncall, @here,"
+        " a@b.co, Alice (a@b.co), example.com at 9:00 <3"
+    )
+
+
+def test_thread_context_names_authors_and_reads_shares() -> None:
+    c = norm.candidate(body(channel="C1", text="<@U0BOT> so?", thread_ts="1.0", ts="3.0"), ME)
+    assert c is not None
+    replies: list[dict[str, Any]] = [
+        {"ts": "1.0", "user": "U0BOB", "user_profile": {"display_name": "", "real_name": "Bob B"},
+         "text": "see <#C0123|general>", "attachments": [SHARE]},
+        {"ts": "2.0", "user": "U0CAROL", "text": "ask <@U0DAN|dan>"},
+    ]  # fmt: skip
+    assert norm.context_lines(replies, c, ME) == [
+        "@Bob B: see #general > shared message from Bob: Prod deploy is blocked >"
+        " until the DB migration & backup finish",
+        "@U0CAROL: ask @dan",
+    ]
 
 
 def test_parse_message_id() -> None:

@@ -86,11 +86,11 @@ async def test_first_mention_inside_a_thread_reads_it_once(fake_slack: FakeSlack
     assert inbox.offered[0] == inbox.offered[1]
     assert msg.key == ChatKey("slack", "C0OPS", root["ts"])
     assert msg.extras["thread_context"] == [
-        "<@U0BOB>: Deploy failed on prod",
-        "<@U0CAROL>: logs say OOM",
-        "<@U0BOB>: anyone?",
+        "@U0BOB: Deploy failed on prod",
+        "@U0CAROL: logs say OOM",
+        "@U0BOB: anyone?",
     ]
-    assert msg.text.startswith("Earlier in this Slack thread:\n> <@U0BOB>: Deploy failed")
+    assert msg.text.startswith("Earlier in this Slack thread:\n> @U0BOB: Deploy failed")
     assert msg.text.endswith("\n\ncan you summarize?")
     assert len(fake_slack.calls_to("conversations.replies")) == 1
     later = fake_slack.message("thanks", channel="C0OPS", user="U0BOB", thread_ts=root["ts"])
@@ -205,5 +205,5 @@ async def test_thread_context_is_capped_to_its_start_and_latest(
     [msg] = await inbox.wait(1)
     context = msg.extras["thread_context"]
     assert len(context) == 20  # the thread's start and the latest 19
-    assert context[0] == "<@U0BOB>: the question" and context[1] == "<@U0BOB>: reply 21"
-    assert context[-1] == "<@U0BOB>: reply 39"
+    assert context[0] == "@U0BOB: the question" and context[1] == "@U0BOB: reply 21"
+    assert context[-1] == "@U0BOB: reply 39"
