@@ -279,11 +279,17 @@ class DiscordChannel:
         if unreadable(m):
             await self._tell_unreadable(m)
             return
-        msg = to_inbound(m, me.id)
+        msg = to_inbound(m, me.id, self._channel_name)
         if caught_up:
             msg = dataclasses.replace(msg, extras={**msg.extras, CAUGHT_UP: True})
         await self._put_inbound(msg)
         self._cursors.saw(str(m.channel.id), str(m.id), m.created_at.timestamp())
+
+    def _channel_name(self, channel_id: int) -> str | None:
+        """A mentioned channel's name from discord.py's cache (a DM naming a server's
+        channel): never a request per message."""
+        name = getattr(self.client.get_channel(channel_id), "name", None)
+        return name if isinstance(name, str) and name else None
 
     async def _tell_unreadable(self, m: discord.Message) -> None:
         """Log once how to grant the intent, and tell each channel once that we cannot read."""

@@ -10,7 +10,7 @@ is the send target whenever it is set); a DM is ``ChatKey("discord", <DM channel
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import discord
@@ -20,6 +20,7 @@ from bot.messages import Attachment, ChatKey, InboundMessage
 CHANNEL = "discord"
 QUOTE_MAX = 300
 _CHAT_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
+ChannelNames = Callable[[int], str | None]  # a channel id -> its name, from a cache
 
 
 def guild_id(m: discord.Message) -> int | None:
@@ -117,12 +118,31 @@ def attachments(m: discord.Message) -> tuple[Attachment, ...]:
     )
 
 
-def _forwarded(m: discord.Message) -> str:
+def _no_names(channel_id: int) -> str | None:
+    return None
+
+
+_CHANNEL = re.compile(r"<#(\d+)>")
+_EMOJI = re.compile(r"<a?:(\w+):\d+>")
+
+
+def _markup(text: str, known: Mapping[int, str], channel_name: ChannelNames) -> str:
+    """``<#id>`` as ``#name`` (the message's resolved channels, else the client's cache;
+    as written when neither knows it) and a custom emoji ``<:name:id>`` as ``:name:``."""
+
+    def channel(found: re.Match[str]) -> str:
+        name = known.get(int(found[1])) or channel_name(int(found[1]))
+        return found[0] if name is None else "#" + name
+
+    return _EMOJI.sub(lambda found: f":{found[1]}:", _CHANNEL.sub(channel, text))
+
+
+def _forwarded(m: discord.Message, channel_name: ChannelNames) -> str:
     """What a forward carries: each snapshot's text (else its first file) under a header,
     so the model knows the words are someone else's, passed on."""
     parts = []
     for snap in m.message_snapshots:
-        text = snap.content.strip()
+        text = _markup(snap.content, {}, channel_name).strip()
         if not text and snap.attachments:
             first = snap.attachments[0]
             text = f"[{_kind(first)}: {first.filename}]"
@@ -140,40 +160,46 @@ def _named(found: re.Match[str], names: dict[int, str]) -> str:
     return found[0] if name is None else "@" + name
 
 
-def readable_text(m: discord.Message, me_id: int) -> str:
-    """Content with ``<@id>`` mentions as ``@name`` and a leading mention of the bot dropped."""
+def readable_text(m: discord.Message, me_id: int, channel_name: ChannelNames = _no_names) -> str:
+    """Content with ``<@id>`` mentions as ``@name``, channels as ``#name``, custom emoji as
+    ``:name:`` and a leading mention of the bot dropped."""
     text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content) or m.content  # not if alone
     names = {user.id: user.display_name for user in m.mentions}
     text = _USER.sub(lambda found: _named(found, names), text)
     for role in m.role_mentions:
         text = text.replace(f"<@&{role.id}>", "@" + role.name)
+    text = _markup(text, {c.id: c.name for c in m.channel_mentions}, channel_name)
     if not text and m.attachments:
         first = m.attachments[0]
         text = f"[{_kind(first)}: {first.filename}]"
     elif not text and m.stickers:
         text = f"[sticker {m.stickers[0].name}]"
-    forwarded = _forwarded(m)
+    forwarded = _forwarded(m, channel_name)
     return f"{text.strip()}\n\n{forwarded}".strip() if forwarded else text.strip()
 
 
-def _reply_context(m: discord.Message, me_id: int) -> dict[str, Any] | None:
+def _reply_context(
+    m: discord.Message, me_id: int, channel_name: ChannelNames
+) -> dict[str, Any] | None:
     ref = _replied_to(m)
     resolved = None if ref is None else (ref.resolved or ref.cached_message)
     if not isinstance(resolved, discord.Message):
         return None
     who = "you (the bot)" if resolved.author.id == me_id else "@" + resolved.author.display_name
-    quoted = " ".join(readable_text(resolved, me_id).split()) or "[message]"
+    quoted = " ".join(readable_text(resolved, me_id, channel_name).split()) or "[message]"
     if len(quoted) > QUOTE_MAX:
         quoted = quoted[:QUOTE_MAX] + "…"
     return {"message_id": str(resolved.id), "author": who, "text": quoted}
 
 
-def to_inbound(m: discord.Message, me_id: int) -> InboundMessage:
+def to_inbound(
+    m: discord.Message, me_id: int, channel_name: ChannelNames = _no_names
+) -> InboundMessage:
     """The turn for an addressed, readable message; ``message_id`` is Discord's own id, so
     a redelivered event (a resumed gateway replays) is dropped by the daemon's inbox."""
     key = chat_key(m)
     gid = guild_id(m)
-    text = readable_text(m, me_id)
+    text = readable_text(m, me_id, channel_name)
     extras: dict[str, Any] = {
         "workspace_key": f"{CHANNEL}:{gid}" if gid is not None else f"{CHANNEL}:dm",
         "chat_type": "dm" if gid is None else ("thread" if key.thread_id else "guild"),
@@ -184,7 +210,7 @@ def to_inbound(m: discord.Message, me_id: int) -> InboundMessage:
     name = getattr(m.channel, "name", None)
     if isinstance(name, str) and name:
         extras["chat_title"] = name
-    context = _reply_context(m, me_id)
+    context = _reply_context(m, me_id, channel_name)
     if context is not None:
         extras["reply_to"] = context
         if not text.startswith("/"):  # a command sent as a reply stays the command

@@ -239,3 +239,25 @@ async def test_a_forwarded_message_is_read_from_its_snapshot(discord_channel, fa
     assert await channel.download(att.file_id) == b"%PDF fake"
     await until(lambda: channel.handling == 0, 10)
     assert fake_discord.posts() == []  # no "I can't read messages here" notice
+
+
+async def test_channels_and_custom_emoji_read_as_discord_shows_them(discord_channel, fake_discord):
+    """``<#id>`` and ``<:pepe:id>`` reached the model raw; now ``#name`` (the message's
+    resolved channels, in a DM the client's cache) and ``:pepe:``."""
+    gid = fake_discord.add_guild()
+    cid = fake_discord.channel_of(gid)
+    other = fake_discord.add_channel(gid, "announcements")
+    _, inbox = await discord_channel()
+    me = fake_discord.bot_user
+    fake_discord.user_message(
+        f"<@{fake_discord.bot_id}> summarize <#{other}> please <:pepe:123456789012345678>",
+        guild_id=gid,
+        channel_id=cid,
+        mentions=(me,),
+    )
+    [msg] = await inbox.wait(1)
+    assert msg.text == "summarize #announcements please :pepe:"
+    unknown = 123456789012345678
+    fake_discord.user_message(f"what's new in <#{other}> and <#{unknown}>? <a:party:98765>")
+    msg = (await inbox.wait(2))[1]
+    assert msg.text == f"what's new in #announcements and <#{unknown}>? :party:"
