@@ -174,6 +174,9 @@ def readable_text(m: discord.Message, me_id: int, channel_name: ChannelNames = _
         text = f"[{_kind(first)}: {first.filename}]"
     elif not text and m.stickers:
         text = f"[sticker {m.stickers[0].name}]"
+    elif not text and m.poll is not None:  # a poll has no content: it was an empty turn
+        answers = " / ".join(answer.text for answer in m.poll.answers)
+        text = f"[poll: {m.poll.question} — {answers}]"
     forwarded = _forwarded(m, channel_name)
     return f"{text.strip()}\n\n{forwarded}".strip() if forwarded else text.strip()
 

@@ -420,3 +420,21 @@ async def test_a_command_sent_as_a_reply_to_the_bot_is_the_command(
     fake_discord.user_message("/stop", referenced_message=preview)
     await _answers(fake_discord, "Stopped", channel_id=4242)
     assert STORY not in _bot_texts(fake_discord, 4242) and len(fake_llm.requests) == 1
+
+
+async def test_a_poll_in_a_dm_reaches_the_model_as_its_question_and_answers(
+    discord_daemon, fake_discord, fake_llm
+):
+    """A poll has no content: the model got an empty turn and the bot posted "echo:"."""
+    await discord_daemon()
+    answers = [
+        {"answer_id": i, "poll_media": {"text": text}} for i, text in ((1, "Pizza"), (2, "Sushi"))
+    ]
+    poll = {"question": {"text": "Pizza or sushi tonight?"}, "answers": answers,
+            "expiry": discord_api.now_iso(time.time() + 86400), "allow_multiselect": False,
+            "layout_type": 1}  # fmt: skip
+    fake_discord.user_message("", poll=poll)
+    said = "[poll: Pizza or sushi tonight? — Pizza / Sushi]"
+    await _answers(fake_discord, f"echo: {said}")
+    await _barrier(fake_discord)
+    assert asked(fake_llm) == [said, "barrier"]
