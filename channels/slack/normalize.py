@@ -23,7 +23,8 @@ from bot.messages import Attachment, ChatKey, InboundMessage
 CHANNEL = "slack"
 MESSAGE_EVENTS = frozenset({"message", "app_mention"})
 # Subtypes that are still a person writing to us; every other subtype is housekeeping.
-USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
+# Subtypes a person sends: a file, a thread reply also sent to the channel, a /me action.
+USER_SUBTYPES = frozenset({"file_share", "thread_broadcast", "me_message"})
 CONTEXT_LINE_MAX = 500
 _TS = re.compile(r"\d+\.\d+")  # a message's ts: seconds.sequence
 

@@ -89,6 +89,12 @@ def test_what_is_never_a_turn() -> None:
         assert norm.candidate(event, ME) is None, event
 
 
+def test_a_me_message_is_a_turn() -> None:
+    """``/me waves at the bot`` comes as subtype me_message: a person talking, dropped."""
+    c = norm.candidate(body(subtype="me_message", text="waves at the bot"), ME)
+    assert c is not None and c.text == "waves at the bot"
+
+
 def test_a_file_share_is_a_turn_with_its_attachment() -> None:
     files = [{"id": "F1", "name": "log.txt", "mimetype": "text/plain", "size": 12}]
     c = norm.candidate(body(subtype="file_share", text="", files=files), ME)
