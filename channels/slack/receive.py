@@ -7,8 +7,9 @@ message is durable, and a failure answers 500 / no ack so Slack delivers it agai
 ``put_inbound`` returns fast, so this stays far inside Slack's 3-second budget.
 
 An HTTP request's signature and timestamp (at most 5 minutes off) are checked before
-its body is even parsed (401 otherwise); Bolt then answers ``url_verification`` and
-dispatches. One catch-all listener takes every event type, so an event we do not use is
+its body is even parsed (401 otherwise; anyone can send those, so ``channels.refusals``
+logs them at most once a minute, with a count); Bolt then answers ``url_verification``
+and dispatches. One catch-all listener takes every event type, so an event we do not use is
 still acknowledged instead of being retried by Slack.
 """
 
@@ -31,6 +32,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from channels.refusals import Refusals
 from channels.slack.normalize import BotIdentity
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,7 @@ class SlackReceiver:
         self.identity: BotIdentity | None = None  # set by the channel once auth.test answered
         self.accepting = False
         self._verifier = SignatureVerifier(signing_secret) if signing_secret else None
+        self.refusals = Refusals(log, "slack event with a bad or stale signature")
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
 
@@ -89,7 +92,7 @@ class SlackReceiver:
             return web.Response(status=503, text="not started")
         raw = await request.read()
         if not self._signed(raw, request.headers):
-            log.warning("slack event from %s with a bad or stale signature refused", request.remote)
+            self.refusals.refused(request.remote)
             return web.Response(status=401, text="invalid request")
         retry = request.headers.get("X-Slack-Retry-Num")
         if retry:

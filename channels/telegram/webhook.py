@@ -3,8 +3,9 @@
 Telegram retries a delivery until it gets a 2xx, so the handler answers 200 only after
 the update is journaled (it awaits ``put_inbound``) and 500 when that failed. A request
 without the configured secret token is refused with 403 before its body is read, and
-logged at most once a minute (anyone can send them). A body that is not a JSON object,
-or nests too deep to parse, is a 400: Telegram would resend a 500 forever.
+logged at most once a minute (anyone can send them; ``channels.refusals`` counts them).
+A body that is not a JSON object, or nests too deep to parse, is a 400: Telegram would
+resend a 500 forever.
 """
 
 from __future__ import annotations
@@ -12,36 +13,18 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+
+from channels.refusals import Refusals
 
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 UpdateHandler = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-class Refusals:
-    """Counts refused requests and logs one WARNING per ``every_s`` with the count."""
-
-    def __init__(self, every_s: float = 60.0) -> None:
-        self.every_s = every_s
-        self.clock: Callable[[], float] = time.monotonic
-        self._last: float | None = None
-        self._unlogged = 0
-
-    def refused(self, remote: str | None) -> None:
-        now = self.clock()
-        if self._last is not None and now - self._last < self.every_s:
-            self._unlogged += 1
-            return
-        more = f" ({self._unlogged} more since the last warning)" if self._unlogged else ""
-        log.warning("webhook request from %s with a wrong secret refused%s", remote, more)
-        self._last, self._unlogged = now, 0
 
 
 class TelegramWebhook:
@@ -52,7 +35,7 @@ class TelegramWebhook:
         self._secret = secret.encode()
         self._handler = handler
         self.accepting = False
-        self.refusals = Refusals()
+        self.refusals = Refusals(log, "webhook request with a wrong secret")
 
     async def handle(self, request: web.Request) -> web.Response:
         # A header that is not valid UTF-8 arrives with surrogate escapes: compare its bytes.

@@ -130,3 +130,24 @@ async def test_unknown_and_garbage_payloads(fake_slack: FakeSlack, slack_channel
         assert inbox.offered == []
     finally:
         await server.stop()
+
+
+async def test_bad_signature_warnings_are_rate_limited(
+    fake_slack: FakeSlack, slack_channel, caplog
+):
+    """Anyone can post forged events: one WARNING a minute, the rest counted, not 1 each."""
+    channel, _, server = await _http(slack_channel, fake_slack)
+    now = [1000.0]
+    channel.receiver.refusals.clock = lambda: now[0]
+    try:
+        body = fake_slack.body(fake_slack.message("forged"))
+        for _ in range(20):
+            status, _ = await post_signed(server.url(), body, "not-the-secret")
+            assert status == 401
+        now[0] += 61
+        assert (await post_signed(server.url(), body, "not-the-secret"))[0] == 401
+    finally:
+        await server.stop()
+    warnings = [r.getMessage() for r in caplog.records if "signature" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "19 more" in warnings[1]
