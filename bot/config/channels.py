@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel
 
@@ -48,5 +48,13 @@ def secret_values(settings: Settings) -> list[str]:
     values = [s.get_secret_value() for s in secrets]
     for server in settings.mcp.servers.values():
         values += url_secrets(server.url)  # a key in its query or path, a password in it
-    values.append(urlsplit(settings.store.url.get_secret_value()).password or "")
+    values += store_passwords(settings.store.url.get_secret_value())
     return sorted({v for v in values if v}, key=len, reverse=True)
+
+
+def store_passwords(url: str) -> list[str]:
+    """The passwords a store URL carries: in its user info, or in its query string as
+    ``password`` or ``sslpassword`` (asyncpg and libpq take both there)."""
+    parts = urlsplit(url)
+    query = [v for k, v in parse_qsl(parts.query) if k in ("password", "sslpassword")]
+    return ([parts.password] if parts.password else []) + query

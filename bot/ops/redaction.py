@@ -84,6 +84,12 @@ def maskable(value: str) -> bool:
 def _mask_url(url: str) -> str:
     url = _TOKEN_PATH.sub(rf"\1{MASK}", url)
     url = _USERINFO.sub(rf"\1{MASK}@", url)
+    return mask_query(url)
+
+
+def mask_query(url: str) -> str:
+    """``url`` with every query value masked: a driver may take the password there
+    (``?password=``, ``?sslpassword=``), and nothing here knows every such name."""
     return _QUERY_VALUE.sub(rf"\1{MASK}", url)
 
 

@@ -138,3 +138,27 @@ def test_a_commands_config_warnings_are_said_once(tmp_path: Path, argv: list[str
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("'channels.slack.http_port': deprecated and ignored") == 1
     assert done.stderr.count("environment variable BOT_LLM_MODEL") == 1
+
+
+@pytest.mark.parametrize("argv", [["run"], ["doctor", "--offline"], ["status"]])
+def test_a_password_in_the_store_urls_query_is_never_printed(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """asyncpg and libpq take the password as ``?password=``: the start-up error, the
+    doctor's store line and `bot status` printed it in clear (user info was masked)."""
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        url = f"postgresql://bot@127.0.0.1:{s.getsockname()[1]}/botdb"
+        env = {
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "BOT_DATA_DIR": str(tmp_path / "data"),
+            "BOT_WEB__PORT": "0",
+            "BOT_STORE__URL": f"{url}?password=Hunter2SuperSecret&sslpassword=KeyPass-9876543",
+        }
+        done = _bot(argv, env, tmp_path)
+    out = done.stdout + done.stderr
+    assert "cannot connect to PostgreSQL" in out, out
+    assert "Hunter2SuperSecret" not in out and "KeyPass-9876543" not in out
+    assert f"{url}?password=***&sslpassword=***" in out

@@ -178,3 +178,14 @@ async def test_stderr_lines_are_cut_and_an_unfinished_last_line_kept(caplog) -> 
         pipe.spawned()
     said = [r.getMessage() for r in caplog.records if r.name == "tools.mcp.stderr.t"]
     assert said == ["x" * MAX_LINE, "short", "no end"]
+
+
+def test_a_store_password_in_the_query_string_is_a_secret() -> None:
+    """asyncpg and libpq take it as ``?password=`` or ``?sslpassword=``; only the user
+    info's was masked in log lines."""
+    url = "postgresql://bot:info-pw-123@db/bot?password=Hunter2Super&sslpassword=KeyPass-987"
+    values = secret_values(
+        Settings.model_validate({"store": {"url": url + "&sslmode=verify-full"}})
+    )
+    assert {"info-pw-123", "Hunter2Super", "KeyPass-987"} <= set(values)
+    assert "verify-full" not in values  # a setting, not a secret: masking it garbles logs

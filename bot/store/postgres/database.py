@@ -26,6 +26,7 @@ import asyncpg
 from bot.cluster import fence
 from bot.errors import StoreError, StoreUnavailable
 from bot.messages import utcnow
+from bot.ops.redaction import mask_query
 from bot.store import schema
 from bot.store.base import POOL_SIZE
 from bot.store.postgres.statements import bound, marked, reads, refusals
@@ -79,13 +80,14 @@ def commit_levels(url: str) -> tuple[dict[str, str], str]:
 
 
 def safe_url(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
+    """``url`` without its password, for messages and logs: the one in its user info and
+    any query value (asyncpg and libpq also take ``?password=`` and ``?sslpassword=``)."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if parts.password is not None:
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        url = urlunsplit(parts._replace(netloc=netloc))
+    return mask_query(url)
 
 
 class PostgresDatabase:
