@@ -36,6 +36,7 @@ from channels.discord.seams import DEFAULT_GATEWAY, point_gateway_at, point_rest
 from channels.discord.send import MAX_CHARS, MAX_UPLOAD_BYTES, DiscordSender
 from channels.discord.settings import DiscordSettings
 from channels.health import LinkHealth
+from channels.reconnects import Reconnects
 from channels.remembered import Remembered
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ UNREADABLE_NOTICE = (
     "directly or send me a DM."
 )
 RETRY_S = (1.0, 60.0)  # first and longest wait between failed (re)connects
+RECONNECT_LINES = ("Attempting a reconnect in",)  # discord.client, once per failed attempt
 
 
 class DiscordChannel:
@@ -79,6 +81,9 @@ class DiscordChannel:
         self._task: asyncio.Task[None] | None = None
         self._gateway_up = False
         self.link = LinkHealth(CHANNEL, "gateway connection", degrade_after=1)
+        # discord.py's own reconnect loop logs each attempt as an ERROR with a traceback:
+        # folded into ``link`` (one degraded line, one recovered line), the rest DEBUG.
+        self._reconnects = Reconnects("discord.client", self.link, failed=RECONNECT_LINES)
         self._state_changed = asyncio.Event()
         # discord.py runs each event as a task: a catch-up holds ``_order`` so live
         # messages wait behind it; then each conversation keeps its arrival order.
@@ -151,7 +156,7 @@ class DiscordChannel:
         (the lease lapsed or moved): REST sending goes on either way."""
         self._receiving = on
         if on and (self._task is None or self._task.done()):
-            self._task = asyncio.create_task(self._run(), name="discord-gateway")
+            self._task = self._reconnects.task(self._run(), "discord-gateway")
         elif not on and self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -172,7 +177,7 @@ class DiscordChannel:
             raise ChannelError(f"discord token refused: {exc}") from exc
         except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("discord unreachable at start (%s); retrying in the background", exc)
-        self._task = asyncio.create_task(self._run(), name="discord-gateway")
+        self._task = self._reconnects.task(self._run(), "discord-gateway")
 
     async def _login(self) -> None:
         """``users/@me`` (a refused token raises LoginFailure), then which gateway to use."""
@@ -365,6 +370,7 @@ class DiscordChannel:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        self._reconnects.detach()
         self.on_gateway_state(False)
 
 

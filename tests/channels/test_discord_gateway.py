@@ -5,6 +5,7 @@ token, a refused Message Content intent, and the seams that point discord.py her
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import discord.gateway
 import discord.http
@@ -117,3 +118,36 @@ async def test_refused_content_intent_falls_back_without_it(discord_channel, fak
     assert any("MESSAGE CONTENT INTENT" in r.getMessage() for r in caplog.records)
     fake_discord.user_message("DMs still carry their text")
     assert (await inbox.wait(1))[0].text == "DMs still carry their text"
+
+
+async def _until(condition, timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 (log records: no event to await)
+            await asyncio.sleep(0.02)
+
+
+async def test_an_outage_logs_once_when_degraded_and_once_when_recovered(
+    discord_channel, fake_discord, caplog
+):
+    """discord.py's reconnect loop logs each attempt as an ERROR with a traceback: an
+    outage is one degraded line (with the first reason) and one recovered line instead."""
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="discord.client")  # the demoted lines, counted
+    channel, inbox = await discord_channel()
+    caplog.clear()
+    await fake_discord.stop()
+    attempts = lambda: [r for r in caplog.records if r.msg.startswith("Attempting a reconnect")]  # noqa: E731
+    await _until(lambda: len(attempts()) >= 2)
+    await fake_discord.start()
+    await fake_discord.wait_session(timeout=30)
+    await asyncio.wait_for(channel.wait_connected(), 30)
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO]
+    said = [r.getMessage() for r in loud]
+    assert all(r.levelno == logging.DEBUG for r in attempts()), said
+    assert not [r for r in loud if r.levelno >= logging.ERROR or r.exc_info], said
+    [degraded] = [m for m in said if "degraded" in m]
+    assert "gateway connection" in degraded and "Error" in degraded  # the first reason
+    assert len([m for m in said if "recovered" in m]) == 1, said
+    assert len(loud) <= 5, said  # disconnected, degraded, connected, recovered (+ login)
+    fake_discord.user_message("back")
+    await inbox.wait(1)
