@@ -18,6 +18,7 @@ from bot.ops.loop import EventLoopChoice, run_on
 from bot.ops.redaction import protect_logs
 
 if TYPE_CHECKING:
+    from bot.cli.instance import InstanceLock
     from bot.config import Settings
 
 _NOISY = ("LiteLLM", "litellm", "httpx", "asyncpg", "asyncio", "apscheduler")
@@ -95,7 +96,27 @@ def run(config: Path | None) -> int:
     settings = load(config, data_dir=True)
     if settings is None:
         return 2
+    try:
+        lock = _claim(settings)
+    except ConfigError as exc:
+        sys.stderr.write(error_lines(str(exc)))
+        return 2
     setup_logging(settings.log_level)
     from bot.app import run_daemon
 
-    return finish(run_daemon(settings, terminal=sys.stdin.isatty()), settings.event_loop)
+    try:
+        return finish(run_daemon(settings, terminal=sys.stdin.isatty()), settings.event_loop)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _claim(settings: Settings) -> InstanceLock | None:
+    """The data folder's lock when the store is SQLite (bot/cli/instance.py); replicas on
+    PostgreSQL share their database by design."""
+    from bot.cli.instance import claim
+    from bot.store.location import is_postgres
+
+    if is_postgres(settings.store.url.get_secret_value()):
+        return None
+    return claim(settings.data_dir)
