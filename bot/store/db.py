@@ -68,6 +68,8 @@ class Database:
         self._since_checkpoint = 0  # operations since the last checkpoint
         self._idle_lock = threading.Lock()
         self._idle_waiters: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
+        self._gone = ""  # why the file at path is no longer the one open; said once
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -172,6 +174,7 @@ class Database:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = await self._worker.submit(functools.partial(_connect, self.path))
+            self._identity, self._gone = _file_id(self.path), ""
             await self._migrate()
         except StoreError:
             await self.close()  # e.g. a newer schema: do not leak the connection
@@ -265,7 +268,10 @@ class Database:
     async def writable(self) -> bool:
         """Health probe: can we commit to the database file right now? It writes a row
         of the real file (a TEMP table would live in memory and pass on a full or
-        locked disk)."""
+        locked disk). A file deleted or replaced under the daemon fails it too: SQLite
+        goes on writing to the open, unlinked file, and all of it is lost at restart."""
+        if not self._same_file():
+            return False
         try:
             await self.execute(
                 "INSERT INTO kv (key, value) VALUES (?, ?)"
@@ -275,6 +281,35 @@ class Database:
             return True
         except (sqlite3.Error, StoreError):
             return False
+
+    def _same_file(self) -> bool:
+        """Whether ``path`` is still the file this connection opened; a change is
+        logged once (and again once it would be back)."""
+        if self._identity is None:
+            return True
+        now = _file_id(self.path)
+        if now == self._identity:
+            self._gone = ""
+            return True
+        gone = "was deleted" if now is None else "was replaced by another file"
+        if gone != self._gone:
+            self._gone = gone
+            log.error(
+                "database %s %s while the daemon runs: what it writes now is lost at "
+                "restart; stop it and restore the file from a backup",
+                self.path,
+                gone,
+            )
+        return False
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` as (device, inode); None when there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def sqlite_version(path: Path) -> int:

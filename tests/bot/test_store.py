@@ -146,6 +146,28 @@ async def test_writable_probe(db: Database) -> None:
     assert await db.writable()
 
 
+async def test_a_database_file_deleted_or_replaced_fails_the_probe(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite writes on to the open, unlinked file: /healthz said "database: ok" while
+    everything written was lost at the next start."""
+    kept = db.path.with_name("kept.db")
+    db.path.rename(kept)  # gone from its path (as deleted, but the test can put it back)
+    with caplog.at_level(logging.ERROR, logger="bot.store.db"):
+        assert not await db.writable()
+        assert not await db.writable()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"database {db.path} was deleted while the daemon runs: what it writes now is "
+        "lost at restart; stop it and restore the file from a backup"
+    ]
+    db.path.write_bytes(kept.read_bytes())  # another file at the path
+    assert not await db.writable()
+    assert "was replaced by another file" in caplog.records[-1].getMessage()
+    db.path.unlink()
+    kept.rename(db.path)  # the very file back
+    assert await db.writable()
+
+
 async def test_data_persists_across_reopen(tmp_path: Path) -> None:
     path = tmp_path / "bot.db"
     messages = [{"role": "user", "content": "ünïcødé 🌦"}, {"role": "assistant", "content": "ok"}]
