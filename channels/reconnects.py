@@ -8,16 +8,17 @@ one recovered line) and demotes the record to DEBUG, where ``--log-level DEBUG``
 shows it. A logging filter is the one seam both libraries offer without patching them.
 
 Only records logged by the tasks :meth:`Reconnects.task` started (and the tasks those
-start: asyncio copies the context) are taken, so two channels in one process (tests,
-replicas) each see only their own client's lines.
+start: asyncio copies the context) or inside :meth:`Reconnects.owning` are taken, so two
+channels in one process (tests, replicas) each see only their own client's lines.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any
 
 from channels.health import LinkHealth
@@ -28,13 +29,13 @@ _owner: contextvars.ContextVar[Reconnects | None] = contextvars.ContextVar(
 
 
 class Reconnects(logging.Filter):
-    """Takes ``logger``'s records that start with one of ``failed`` (a failed attempt:
+    """Takes ``loggers``' records that start with one of ``failed`` (a failed attempt:
     ``link.failed``), ``up`` (connected again: ``link.succeeded``) or ``noise`` (said per
     attempt); all three are demoted to DEBUG, the rest pass as they are."""
 
     def __init__(
         self,
-        logger: str,
+        loggers: Sequence[str],
         link: LinkHealth,
         *,
         failed: Sequence[str],
@@ -42,7 +43,7 @@ class Reconnects(logging.Filter):
         noise: Sequence[str] = (),
     ) -> None:
         super().__init__()
-        self.logger = logging.getLogger(logger)
+        self.loggers = [logging.getLogger(name) for name in loggers]
         self.link = link
         self._failed, self._up, self._noise = tuple(failed), tuple(up), tuple(noise)
 
@@ -51,12 +52,27 @@ class Reconnects(logging.Filter):
         this filter takes, from now until :meth:`detach`."""
         context = contextvars.copy_context()
         context.run(_owner.set, self)
-        self.logger.addFilter(self)  # a no-op when already attached
+        self._attach()
         return asyncio.create_task(coro, name=name, context=context)
+
+    @contextlib.contextmanager
+    def owning(self) -> Iterator[None]:
+        """The library's records logged in this block (a call awaited in place) are taken."""
+        self._attach()
+        token = _owner.set(self)
+        try:
+            yield
+        finally:
+            _owner.reset(token)
 
     def detach(self) -> None:
         """The channel stopped: the library's logger is left as it was."""
-        self.logger.removeFilter(self)
+        for logger in self.loggers:
+            logger.removeFilter(self)
+
+    def _attach(self) -> None:
+        for logger in self.loggers:
+            logger.addFilter(self)  # a no-op when already attached
 
     def filter(self, record: logging.LogRecord) -> bool:
         if _owner.get() is not self or not isinstance(record.msg, str):
@@ -69,7 +85,7 @@ class Reconnects(logging.Filter):
         elif not text.startswith(self._noise):
             return True
         record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
-        return self.logger.isEnabledFor(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
 
 
 def _reason(record: logging.LogRecord) -> str:

@@ -83,7 +83,7 @@ class DiscordChannel:
         self.link = LinkHealth(CHANNEL, "gateway connection", degrade_after=1)
         # discord.py's own reconnect loop logs each attempt as an ERROR with a traceback:
         # folded into ``link`` (one degraded line, one recovered line), the rest DEBUG.
-        self._reconnects = Reconnects("discord.client", self.link, failed=RECONNECT_LINES)
+        self._reconnects = Reconnects(["discord.client"], self.link, failed=RECONNECT_LINES)
         self._state_changed = asyncio.Event()
         # discord.py runs each event as a task: a catch-up holds ``_order`` so live
         # messages wait behind it; then each conversation keeps its arrival order.

@@ -32,12 +32,34 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from channels.health import LinkHealth
+from channels.reconnects import Reconnects
 from channels.refusals import Refusals
 from channels.slack.normalize import BotIdentity
 
 log = logging.getLogger(__name__)
 
 BodyHandler = Callable[[dict[str, Any]], Awaitable[None]]
+
+SOCKET_LOGGER = "channels.slack.socket"  # the logger slack_sdk's Socket Mode client is given
+SDK_WEB_LOGGER = "slack_sdk.web.async_base_client"  # its apps.connections.open retries
+# How slack_sdk's aiohttp Socket Mode client words a failed attempt, a new session, and
+# the lines it says around each reconnect.
+SOCKET_FAILED = (
+    "Failed to connect",
+    "Failed to check the current session",
+    "Failed to receive or enqueue a message",
+    "Failed to retrieve WSS URL",
+    "Failed to send a ping message",
+)
+SOCKET_UP = ("A new session (",)
+SOCKET_NOISE = (
+    "The session (",
+    "Received CLOSE event",
+    "The old session (",
+    "The aiohttp client session is closed",
+    "A retry handler found",  # SDK_WEB_LOGGER: only the socket's tasks' calls are taken
+)
 
 
 class SlackReceiver:
@@ -57,6 +79,16 @@ class SlackReceiver:
         self.refusals = Refusals(log, "slack event with a bad or stale signature")
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
+        # slack_sdk logs every failed reconnect (an ERROR, two INFO lines, every ping
+        # interval): folded into ``link``, one degraded line and one recovered line.
+        self.link = LinkHealth("slack", "Socket Mode connection", degrade_after=1)
+        self._reconnects = Reconnects(
+            [SOCKET_LOGGER, SDK_WEB_LOGGER],
+            self.link,
+            failed=SOCKET_FAILED,
+            up=SOCKET_UP,
+            noise=SOCKET_NOISE,
+        )
 
         async def authorize(**_: Any) -> AuthorizeResult:
             # The identity is already known (auth.test at start): no second auth.test,
@@ -125,19 +157,20 @@ class SlackReceiver:
         self.socket = AsyncSocketModeHandler(
             self.app,
             app_token,
-            logger=logging.getLogger("channels.slack.socket"),
+            logger=logging.getLogger(SOCKET_LOGGER),
             ping_interval=ping_interval,
         )
         client = self.socket.client
         try:
-            client.wss_uri = await client.issue_new_wss_url()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("slack socket mode unreachable (%s); retrying in the background", exc)
+            with self._reconnects.owning():
+                client.wss_uri = await client.issue_new_wss_url()
+        except (aiohttp.ClientError, TimeoutError) as exc:  # connect() below keeps retrying
+            self.link.failed(f"unreachable ({type(exc).__name__}: {exc})")
         except SlackApiError:
             await self.stop()  # a refused app token: nothing left running
             raise
         connect = self.socket.connect_async()  # type: ignore[no-untyped-call]
-        self._connecting = asyncio.create_task(connect, name="slack-socket")
+        self._connecting = self._reconnects.task(connect, "slack-socket")
         try:  # connect() returns once the socket is open (it retries until then)
             await asyncio.wait_for(asyncio.shield(self._connecting), wait_s)
         except TimeoutError:
@@ -161,3 +194,4 @@ class SlackReceiver:
         if self.socket is not None:
             await self.socket.close_async()  # type: ignore[no-untyped-call]
             self.socket = None
+        self._reconnects.detach()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from bot.messages import ChatKey, OutboundMessage
 from tests.fakes import slack_api
 from tests.fakes.slack_api import BOT_USER, TEAM, USER, FakeSlack, wait_for
 
 fake_slack = slack_api.fake_slack
+SOCKET_LOGGER = "channels.slack.socket"  # the logger slack_sdk's Socket Mode client is given
 slack_channel = slack_api.slack_channel
 
 
@@ -207,3 +209,30 @@ async def test_thread_context_is_capped_to_its_start_and_latest(
     assert len(context) == 20  # the thread's start and the latest 19
     assert context[0] == "@U0BOB: the question" and context[1] == "@U0BOB: reply 21"
     assert context[-1] == "@U0BOB: reply 39"
+
+
+async def test_an_outage_logs_once_when_degraded_and_once_when_recovered(
+    fake_slack: FakeSlack, slack_channel, caplog
+):
+    """slack_sdk logs each failed reconnect (an ERROR and INFO lines, every ping interval):
+    an outage is one degraded line (with the first reason) and one recovered line instead."""
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger=SOCKET_LOGGER)  # the demoted lines, counted
+    channel, inbox = await _started(fake_slack, slack_channel)
+    caplog.clear()
+    await fake_slack.stop()
+    failed = lambda: [r for r in caplog.records if r.msg.startswith("Failed to")]  # noqa: E731
+    await wait_for(lambda: len(failed()) >= 2, timeout=30)
+    await fake_slack.start()  # the same port: the SDK's next attempt finds it
+    await wait_for(lambda: channel.connected, timeout=30)
+    socket = [r for r in caplog.records if r.name == SOCKET_LOGGER]
+    assert all(r.levelno == logging.DEBUG for r in socket), [r.getMessage() for r in socket]
+    await wait_for(lambda: any("recovered" in r.getMessage() for r in caplog.records), 10)
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO]
+    said = [r.getMessage() for r in loud]
+    [degraded] = [m for m in said if "degraded" in m]
+    assert "Socket Mode connection" in degraded and "Error" in degraded  # the first reason
+    assert len([m for m in said if "recovered" in m]) == 1, said
+    assert len(loud) == 2, said
+    await fake_slack.wait_acked(await fake_slack.push(fake_slack.message("back?")))
+    await inbox.wait(1)
