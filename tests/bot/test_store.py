@@ -168,6 +168,41 @@ async def test_a_database_file_deleted_or_replaced_fails_the_probe(
     assert await db.writable()
 
 
+async def test_damaged_pages_an_operation_reads_fail_the_probe(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A damaged table let the daemon start and report "database: ok" while every turn
+    failed on it ("database disk image is malformed"); /healthz now says so."""
+    path = tmp_path / "bot.db"
+    first = Database(path)
+    await first.open()
+    await SessionStore(first).append(KEY, [{"role": "user", "content": "x" * 500}] * 50)
+    row = await first.fetchone("SELECT rootpage FROM sqlite_master WHERE name = 'messages'")
+    assert row is not None
+    await first.close()
+    page = 4096 * (int(row[0]) - 1)
+    raw = bytearray(path.read_bytes())
+    raw[page : page + 4096] = b"Z" * 4096
+    path.write_bytes(bytes(raw))
+
+    db = Database(path)
+    await db.open()  # only the pages start-up reads are checked: not this table's
+    try:
+        assert await db.writable()
+        with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+            await db.fetchall("SELECT * FROM messages")
+        with caplog.at_level(logging.ERROR, logger="bot.store.db"):
+            assert not await db.writable()
+            assert not await db.writable()
+        assert [r.getMessage() for r in caplog.records] == [
+            f"database {path} is damaged (database disk image is malformed): stop the "
+            "daemon and restore the file from a backup (or save what is left with "
+            "sqlite3's .recover)"
+        ]
+    finally:
+        await db.close()
+
+
 async def test_data_persists_across_reopen(tmp_path: Path) -> None:
     path = tmp_path / "bot.db"
     messages = [{"role": "user", "content": "ünïcødé 🌦"}, {"role": "assistant", "content": "ok"}]
