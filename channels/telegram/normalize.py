@@ -66,10 +66,17 @@ def with_links(text: str, entities: Any) -> str:
 
 
 def text_of(m: Json) -> str:
-    """A message's text, else its caption, with its text links' URLs (``with_links``)."""
+    """A message's text, else its caption, with its text links' URLs (``with_links``).
+    Text that is not a string is an update of a shape we cannot read: TypeError."""
     if m.get("text"):
-        return with_links(str(m["text"]), m.get("entities"))
-    return with_links(str(m.get("caption") or ""), m.get("caption_entities"))
+        return with_links(_string(m["text"]), m.get("entities"))
+    return with_links(_string(m.get("caption") or ""), m.get("caption_entities"))
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"text of type {type(value).__name__}")
+    return value
 
 
 def full_name(user: Json) -> str:
