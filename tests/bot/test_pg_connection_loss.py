@@ -21,11 +21,13 @@ import pytest_asyncio
 
 from bot.app import build_daemon
 from bot.daemon import Daemon
-from bot.messages import OutboundKind
+from bot.errors import StoreUnavailable
+from bot.messages import InboundMessage, OutboundKind
 from bot.store.postgres.database import PostgresDatabase
 from tests.bot.test_pg_pool_size import burst, opened_by, tagged
 from tests.conftest import make_settings
 from tests.fakes.channel import FakeChannel
+from tests.fakes.pg_cut import CuttableRelay
 from tests.fakes.waiting import STEP_S
 
 KEPT = 4
@@ -143,4 +145,50 @@ async def inbox_done_pg(daemon: Any, message_id: str) -> None:
             await daemon.db.fetchval("SELECT status FROM inbox WHERE message_id = $1", message_id)
             != "done"
         ):
+            await asyncio.sleep(0.01)
+
+
+async def test_turns_on_connections_whose_backend_was_just_terminated_run_again(
+    fake_llm: Any, postgres_url: str, tmp_path: Path
+) -> None:
+    """The server terminates every backend (``pg_terminate_backend``, as a restart does)
+    and the daemon has read the FATAL but not yet the end of the stream: a kept
+    connection still reports itself open, and asyncpg refuses it ("cannot switch to
+    state 12; another operation (2) is in progress"). The turns that draw one run again
+    on a fresh connection, where users were told "Sorry, something went wrong"."""
+    url, name = tagged(postgres_url)
+    relay = CuttableRelay(url)
+    await relay.start()
+    channel = FakeChannel()
+    settings = make_settings(tmp_path, fake_llm.url, store={"url": relay.url})
+    daemon = build_daemon(settings, [channel])
+    await daemon.start()
+    try:
+        warm = [await channel.say(f"warm {i}", chat=f"c{i}") for i in range(KEPT)]
+        for msg in warm:
+            await channel.reply(msg)
+        relay.hold_eof = True
+        assert await terminate(postgres_url, name) >= 1
+        await asyncio.sleep(0.2)  # the FATALs are read, the ends held back
+        said = [await _delivered(channel, f"after {i}", f"c{i}") for i in range(KEPT * 2)]
+        for msg in said:
+            await channel.reply(msg)
+        for msg in said:
+            assert [(m.kind, m.text) for m in channel.replies_to(msg)] == [
+                (OutboundKind.REPLY, f"echo: {msg.text}")
+            ]
+    finally:
+        relay.hold_eof = False
+        relay.sever()  # the held ends, at last
+        relay.mend()
+        await daemon.stop(timeout=2)
+        await relay.stop()
+
+
+async def _delivered(channel: FakeChannel, text: str, chat: str) -> InboundMessage:
+    """A message the platform delivers again while the store says it is unavailable."""
+    while True:
+        try:
+            return await channel.say(text, chat=chat, message_id=f"{chat}-{text}")
+        except StoreUnavailable:
             await asyncio.sleep(0.01)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 
@@ -17,6 +18,10 @@ class CuttableRelay:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.cut = False
+        # While set, the server's end of a connection is not passed on: a client whose
+        # backend was terminated has read the FATAL but not yet the end of the stream,
+        # as a busy event loop does in between.
+        self.hold_eof = False
 
     @property
     def url(self) -> str:
@@ -52,16 +57,26 @@ class CuttableRelay:
         up_reader, up_writer = await asyncio.open_connection(*self._target)
         self._writers |= {writer, up_writer}
         try:
-            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+            await asyncio.gather(
+                self._pipe(reader, up_writer), self._pipe(up_reader, writer, self._held)
+            )
         finally:
             for w in (writer, up_writer):
                 self._writers.discard(w)
                 w.close()
 
+    def _held(self) -> bool:
+        return self.hold_eof and not self.cut
+
     @staticmethod
-    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        held: Callable[[], bool] = lambda: False,
+    ) -> None:
         with contextlib.suppress(ConnectionError, OSError):
             while data := await reader.read(65536):
                 writer.write(data)
                 await writer.drain()
-        writer.close()
+        if not held():
+            writer.close()

@@ -52,6 +52,9 @@ _LOST = (
     asyncpg.CrashShutdownError,
     asyncpg.CannotConnectNowError,
 )
+# What asyncpg says of a connection that read an error no operation waited for (a
+# backend's FATAL notice on an idle connection): it refuses every later operation.
+_REFUSED_STATE = "another operation (2) is in progress"
 # A connection unused this long goes back to the pool, which closes it after as long
 # again there (asyncpg's max_inactive_connection_lifetime): a burst's connections do not
 # stay open, counted against the server's max_connections, until the replica stops.
@@ -172,9 +175,11 @@ class PostgresDatabase:
             try:
                 yield conn
             except BaseException as exc:
+                if broken := _broken(conn, exc):
+                    self._drop_kept(pool, conn)
                 await pool.release(conn)
-                if isinstance(exc, _LOST) and not isinstance(exc, TimeoutError):
-                    raise self._unavailable(exc) from exc  # a slow statement is no lost one
+                if broken:
+                    raise self._unavailable(exc) from exc
                 raise
             if self._lost:
                 self._lost = False
@@ -212,6 +217,18 @@ class PostgresDatabase:
             if _open(conn):
                 return conn
         return None
+
+    def _drop_kept(self, pool: asyncpg.Pool, conn: asyncpg.Connection) -> None:
+        """Close a connection found broken and those kept beside it (handed back to the
+        pool, which reconnects them when next lent): a server that terminated one
+        backend (a restart, a failover) terminated them all, and a connection that read
+        its notice but not yet its end still says it is open."""
+        kept, self._idle = [each for each, _ in self._idle], []
+        for each in [conn, *kept]:
+            with contextlib.suppress(asyncpg.InterfaceError):  # a proxy already detached
+                each.terminate()
+        if kept:
+            self._hand_back(pool, kept)
 
     def _return_unused(self) -> None:
         """Hand the connections unused for ``idle_s`` back to the pool (which closes
@@ -352,6 +369,25 @@ def changed(status: str) -> int:
     """The row count of a command status such as ``INSERT 0 1`` or ``DELETE 3``."""
     count = status.rsplit(" ", 1)[-1]
     return int(count) if count.isdigit() else 0
+
+
+def _broken(conn: asyncpg.Connection, exc: BaseException) -> bool:
+    """Whether ``exc`` says the server dropped ``conn``, rather than a slow statement (a
+    timeout) or a mistake of the caller's (asyncpg's other InterfaceErrors, which leave
+    the connection usable). A backend terminated while its connection sat idle sends
+    its FATAL notice before closing: asyncpg, between the two, keeps the connection
+    "open" but in a state that refuses every operation ("cannot switch to state 12;
+    another operation (2) is in progress", or "the underlying connection is closed"
+    once the end arrived mid-transaction)."""
+    if isinstance(exc, TimeoutError):
+        return False
+    if isinstance(exc, _LOST):
+        return True
+    if not isinstance(exc, (asyncpg.InterfaceError, asyncpg.InternalClientError)):
+        return False
+    return not _open(conn) or (
+        isinstance(exc, asyncpg.InternalClientError) and _REFUSED_STATE in str(exc)
+    )
 
 
 def _open(conn: asyncpg.Connection) -> bool:
