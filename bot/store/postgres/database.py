@@ -52,6 +52,11 @@ _LOST = (
     asyncpg.CrashShutdownError,
     asyncpg.CannotConnectNowError,
 )
+# What to do about a schema the store may not prepare, by the server's refusal.
+_SCHEMA_HINTS: dict[type[BaseException], str] = {
+    asyncpg.InsufficientPrivilegeError: "the user needs CREATE on the schema",
+    asyncpg.InvalidSchemaNameError: "create the schema ?search_path names, or fix the URL",
+}
 # What asyncpg says of a connection that read an error no operation waited for (a
 # backend's FATAL notice on an idle connection): it refuses every later operation.
 _REFUSED_STATE = "another operation (2) is in progress"
@@ -137,6 +142,9 @@ class PostgresDatabase:
             ) from exc
         try:
             await self._migrate()
+        except asyncpg.PostgresError as exc:  # a lost connection is StoreUnavailable already
+            await self.close()
+            raise StoreError(unprepared(self.url, str(exc), type(exc))) from exc
         except BaseException:
             await self.close()
             raise
@@ -354,15 +362,46 @@ class PostgresDatabase:
 
 
 async def peek_version(url: str) -> int:
-    """The schema version at ``url``, read over one connection without migrating."""
+    """The schema version at ``url``, read over one connection without migrating; a
+    StoreError, as the start would raise, when it needs migrating but cannot be (no
+    schema of the search_path exists, or the user may not create tables in it)."""
     try:
         conn = await asyncpg.connect(url, timeout=10)
     except _CONNECT_ERRORS as exc:
         raise StoreError(f"cannot connect to PostgreSQL at {safe_url(url)}: {exc}") from exc
     try:
-        return await _version(conn)
+        version = await _version(conn)
+        if version < len(schema.MIGRATIONS):
+            await _can_migrate(conn, url)
+        return version
     finally:
         await conn.close()
+
+
+async def _can_migrate(conn: asyncpg.Connection, url: str) -> None:
+    name, may = await conn.fetchrow(
+        "SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')"
+    )
+    if name is None:
+        raise StoreError(
+            unprepared(
+                url, "no schema has been selected to create in", asyncpg.InvalidSchemaNameError
+            )
+        )
+    if not may:
+        raise StoreError(
+            unprepared(
+                url, f"permission denied for schema {name}", asyncpg.InsufficientPrivilegeError
+            )
+        )
+
+
+def unprepared(url: str, reason: str, kind: type[BaseException]) -> str:
+    """One line for a schema the store cannot create or migrate, with what to do."""
+    hint = _SCHEMA_HINTS.get(kind)
+    return f"cannot prepare the schema at {safe_url(url)}: {reason}" + (
+        f" ({hint})" if hint else ""
+    )
 
 
 def changed(status: str) -> int:
