@@ -17,7 +17,7 @@ import pytest
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.ops.doctor import check_store
-from bot.store.postgres.database import PostgresDatabase
+from bot.store.postgres.database import PostgresDatabase, safe_url
 from tests.bot.test_cli_errors import _bot
 from tests.fakes.pg_schema import PG_URL, empty_schema, in_schema
 
@@ -59,13 +59,27 @@ async def test_a_role_without_create_is_told_so_at_open_and_by_the_doctor(
 
 
 async def test_a_search_path_naming_no_schema_is_told_so(tmp_path: Path) -> None:
-    url = in_schema(PG_URL, f"nosuch_{secrets.token_hex(4)}")
-    with pytest.raises(StoreError, match=r"cannot prepare the schema at .*no schema"):
+    """The message names the schema meant (it printed ``search_path=***``)."""
+    missing = f"nosuch_{secrets.token_hex(4)}"
+    url = in_schema(PG_URL, missing)
+    with pytest.raises(StoreError, match=r"cannot prepare the schema at .*no schema") as raised:
         await PostgresDatabase(url).open()
-    check = await check_store(
-        Settings.model_validate({"data_dir": tmp_path, "store": {"url": url}})
-    )
+    assert f"search_path={missing}:" in str(raised.value)
+    settings = Settings.model_validate({"data_dir": tmp_path, "store": {"url": url}})
+    check = await check_store(settings)
     assert check.status == "failed" and "no schema has been selected" in check.detail
+    assert f"search_path={missing}" in check.detail
+
+
+def test_only_secret_bearing_query_values_are_masked() -> None:
+    url = (
+        "postgresql://bot:pw1@db:5432/bot?search_path=bots&password=pw2&sslpassword=pw3"
+        "&sslkey=/k.pem&my_token=t&client_secret=s&application_name=replica-1"
+    )
+    assert safe_url(url) == (
+        "postgresql://bot:***@db:5432/bot?search_path=bots&password=***&sslpassword=***"
+        "&sslkey=***&my_token=***&client_secret=***&application_name=replica-1"
+    )
 
 
 @pytest.mark.parametrize(

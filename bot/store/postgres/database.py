@@ -19,14 +19,14 @@ import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 import asyncpg
 
 from bot.cluster import fence
 from bot.errors import StoreError, StoreUnavailable
 from bot.messages import utcnow
-from bot.ops.redaction import mask_query
+from bot.ops.redaction import MASK
 from bot.store import schema
 from bot.store.base import POOL_SIZE
 from bot.store.postgres.statements import bound, marked, reads, refusals
@@ -52,6 +52,8 @@ _LOST = (
     asyncpg.CrashShutdownError,
     asyncpg.CannotConnectNowError,
 )
+# Query keys whose values are never printed (password, sslpassword, any *key, *token...).
+_SECRET_KEYS = ("pass", "secret", "token", "key")
 # What to do about a schema the store may not prepare, by the server's refusal.
 _SCHEMA_HINTS: dict[type[BaseException], str] = {
     asyncpg.InsufficientPrivilegeError: "the user needs CREATE on the schema",
@@ -89,13 +91,25 @@ def commit_levels(url: str) -> tuple[dict[str, str], str]:
 
 def safe_url(url: str) -> str:
     """``url`` without its password, for messages and logs: the one in its user info and
-    any query value (asyncpg and libpq also take ``?password=`` and ``?sslpassword=``)."""
+    the values of secret-bearing query keys (asyncpg and libpq also take ``?password=``
+    and ``?sslpassword=``). The others stay, so that an operator sees which schema
+    (``?search_path=``) or server setting is meant."""
     parts = urlsplit(url)
     if parts.password is not None:
         host = parts.hostname or ""
         netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        url = urlunsplit(parts._replace(netloc=netloc))
-    return mask_query(url)
+        parts = parts._replace(netloc=netloc)
+    query = "&".join(_masked(pair) for pair in parts.query.split("&")) if parts.query else ""
+    return urlunsplit(parts._replace(query=query))
+
+
+def _masked(pair: str) -> str:
+    """One ``key=value`` of a query, its value masked when the key may name a secret."""
+    key, sep, value = pair.partition("=")
+    name = unquote_plus(key).lower()
+    if sep and value and any(word in name for word in _SECRET_KEYS):
+        return f"{key}={MASK}"
+    return pair
 
 
 class PostgresDatabase:
