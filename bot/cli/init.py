@@ -70,9 +70,28 @@ def _ask(answers: Answers) -> None:
             if not answer and n == 0:
                 break  # this platform is skipped
             if question.admin and answer:
-                answers.admins.append(f"{spec.name}:{answer}")
+                if entry := _asked_admin(spec.name, question.prompt, answer):
+                    answers.admins.append(entry)
             elif answer:
                 answers.values[f"channels.{spec.name}", question.key] = answer
+
+
+def _asked_admin(channel: str, prompt: str, answer: str) -> str:
+    """The id typed for ``channel``'s admin as an entry; asked again until it is one a
+    sender can match ("telegram:42" typed in full became "telegram:telegram:42", and
+    "@alice" matched nobody)."""
+    from bot.config.admins import admin_entry
+
+    while True:
+        typed_channel = answer.lower().startswith(f"{channel}:")
+        user = answer[len(channel) + 1 :].strip() if typed_channel else answer
+        try:
+            return admin_entry(f"{channel}:{user}")
+        except ValueError as exc:
+            typer.echo(f"{exc}; try again (empty: approve yourself by pairing)")
+        answer = typer.prompt(prompt, "", show_default=False).strip()
+        if not answer:
+            return ""
 
 
 def _written(text: str, answers: Answers) -> str:

@@ -39,6 +39,24 @@ async def test_the_questions_then_the_doctor(tmp_path: Path, fake_llm: FakeLLM, 
     assert result.output.rstrip().endswith("next: `bot run` starts the bot")
 
 
+@pytest.mark.parametrize(
+    ("typed", "admins"),
+    [
+        ("Telegram:42\n", ["telegram:42"]),  # was "telegram:Telegram:42": nobody
+        ("@alice\n42\n", ["telegram:42"]),  # a name matches nobody: asked again
+        ("@alice\n\n", []),  # ... until an id, or nothing (pairing)
+    ],
+)
+def test_the_admin_question_takes_an_id_as_people_type_it(
+    tmp_path: Path, monkeypatch, typed: str, admins: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["init", "--interactive", "--offline", "-c", "bot.toml"]
+    result = CliRunner().invoke(app, args, input=f"\n\n\n123:token\n{typed}")
+    assert _read(tmp_path / "bot.toml")["admins"] == admins, result.output  # (no key: doctor fails)
+    assert ("names a user by name" in result.output) is typed.startswith("@")
+
+
 def test_an_empty_token_skips_the_platform(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     args = ["init", "--interactive", "--offline", "-c", "bot.toml"]
