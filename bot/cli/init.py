@@ -78,7 +78,7 @@ def _ask(answers: Answers) -> None:
 
 def _asked_admin(channel: str, prompt: str, answer: str) -> str:
     """The id typed for ``channel``'s admin as an entry; asked again until it is one a
-    sender can match ("telegram:42" typed in full became "telegram:telegram:42", and
+    sender can match ("<channel>:42" typed in full became "<channel>:<channel>:42", and
     "@alice" matched nobody)."""
     from bot.config.admins import admin_entry
 
