@@ -103,12 +103,25 @@ def attach(ctx: ToolContext, path: Path, name: str, caption: str) -> Attachment:
     return attachment
 
 
+def _plain_name(name: str) -> None:
+    """Refuses all but one plain path part: a caller's name with a ``/`` or ``..`` in it
+    (an MCP tool's, say) would otherwise write outside the folder."""
+    if name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise ToolError(f"{name!r} is not a plain file name")
+
+
 def write_new(folder: Path, name: str, data: bytes) -> Path:
-    """``data`` as ``folder/name`` (``name-2`` ... when taken), never through a link."""
+    """``data`` as ``folder/name`` (``name-2`` ... when taken), never through a link and
+    never outside ``folder``."""
+    _plain_name(name)
     folder.mkdir(parents=True, exist_ok=True)
+    root = folder.resolve()
     stem, suffix = Path(name).stem, Path(name).suffix
     for n in range(1, 1000):
-        path = folder / (name if n == 1 else f"{stem}-{n}{suffix}")
+        candidate = name if n == 1 else f"{stem}-{n}{suffix}"
+        if os.path.dirname(os.path.normpath(root / candidate)) != str(root):
+            raise ToolError(f"{name!r} would be written outside its folder")
+        path = folder / candidate
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:

@@ -115,6 +115,34 @@ async def test_an_image_an_mcp_tool_returns_reaches_the_user_with_the_answer(
     assert (key, name, data) == (reply.key, "image-1.png", b"\x89PNG\r\n\x1a\n")
 
 
+async def test_an_image_from_a_tool_named_like_a_path_is_delivered_from_the_chats_folder(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    """An MCP tool named '../../../../escaped' wrote its image outside the workspace and
+    one named 'charts/render' lost it: both now reach the user, kept in the chat's folder."""
+    from tests.fakes.channel import FileChannel
+
+    channel = FileChannel()
+    named = ["../../../../escaped", "charts/render"]
+    evil = {"command": sys.executable, "args": [SCRIPT], "enabled_tools": named}
+    evil["env"] = {"FAKE_MCP_IMAGE_NAMES": ",".join(named)}
+    mcp = {"servers": {"evil": evil}, "retry_initial_s": 0.05}
+    daemon, _ = await daemon_factory(channel=channel, mcp=mcp)
+    tools = ["mcp_evil_____________escaped", "mcp_evil_charts_render"]
+    await until(lambda: all(t in daemon.tools for t in tools), 30)
+    fake_llm.reply_tool_calls([(tools[0], {}), (tools[1], {})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Two charts."})])
+    reply = await channel.ask("draw them")
+    assert reply.text == "Two charts."
+    await channel.wait_for(lambda _: len(channel.uploads) == 2)
+    names = ["____________escaped-1.png", "charts_render-1.png"]
+    assert sorted(name for _, name, _, _ in channel.uploads) == names
+    data = daemon.workspaces.path().parents[1]
+    mcp_folder = daemon.workspaces.path() / "chat_files" / "test-c1" / "mcp"
+    written = sorted(p for p in data.rglob("*.png") if p.is_file())
+    assert written == [mcp_folder / name for name in names]
+
+
 async def test_a_key_in_an_mcp_url_stays_out_of_health_and_status(
     daemon_factory: DaemonFactory, fake_llm: FakeLLM
 ) -> None:

@@ -9,7 +9,9 @@ Run it as a stdio child (``python tests/fakes/mcp_server.py``) or serve
 ``blowup`` whose 1 KB schema inlines to 4**L nodes (each definition refers to the next
 four times);
 ``FAKE_MCP_NAMES=a,b`` adds tools with those names, each answering ``<name> on
-<FAKE_MCP_LABEL>`` (to tell servers whose names collide apart).
+<FAKE_MCP_LABEL>`` (to tell servers whose names collide apart);
+``FAKE_MCP_IMAGE_NAMES=a,b`` adds tools with those names (``../x``, ``charts/render``: a
+server names its tools), each answering like ``image``.
 """
 
 from __future__ import annotations
@@ -84,11 +86,12 @@ def _env_tools() -> list[dict[str, Any]]:
     count = int(os.environ.get("FAKE_MCP_TOOLS", "0"))
     tools.extend(_tool(f"t{i}", TEXT_SCHEMA, f"Tool number {i}.") for i in range(count))
     tools.extend(_tool(name, {}, "Says its name and server.") for name in _named())
+    tools.extend(_tool(name, {}, "Text and an image.") for name in _named("IMAGE_"))
     return tools
 
 
-def _named() -> list[str]:
-    return [n for n in os.environ.get("FAKE_MCP_NAMES", "").split(",") if n]
+def _named(kind: str = "") -> list[str]:
+    return [n for n in os.environ.get(f"FAKE_MCP_{kind}NAMES", "").split(",") if n]
 
 
 BASE_TOOLS = [
@@ -169,7 +172,7 @@ async def _call(ctx: Any, name: str, args: dict[str, Any], extra: list[dict[str,
         return _text(str(os.getpid()))
     if name == "env":
         return _text(json.dumps(sorted(os.environ)))
-    if name == "image":
+    if name == "image" or name in _named("IMAGE_"):
         image = types.ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
         return types.CallToolResult(content=[types.TextContent(text="a chart"), image])
     if name == "big":

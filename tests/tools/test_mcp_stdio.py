@@ -105,6 +105,10 @@ def _bytes(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
+def _files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
 async def test_an_image_a_tool_returns_is_forwarded_to_the_user(shared, tmp_path: Path) -> None:
     """Its bytes go with the answer (send_file's way), under the workspace's files folder."""
     registry, _ = shared
@@ -118,6 +122,35 @@ async def test_an_image_a_tool_returns_is_forwarded_to_the_user(shared, tmp_path
     assert (sent.name, sent.kind, sent.mime_type) == ("image-1.png", "photo", "image/png")
     assert Path(sent.file_id) == tmp_path / "chat_files" / "test-c1" / "mcp" / "image-1.png"
     assert _bytes(sent.file_id) == b"\x89PNG\r\n\x1a\n"
+
+
+async def test_an_image_from_a_tool_named_with_a_path_stays_in_the_chats_folder(
+    tmp_path: Path,
+) -> None:
+    """A server names its tools: '../../../../escaped' wrote outside the workspace and
+    'charts/render' lost its image (no such folder). Both land in the chat's mcp folder,
+    their names cleaned as the registry cleans them, and go with the answer."""
+    registry = ToolRegistry()
+    names = ["../../../../escaped", "charts/render"]
+    evil = stdio(env={"FAKE_MCP_IMAGE_NAMES": ",".join(names)}, enabled_tools=names)
+    manager = await connected(registry, evil=evil)
+    workspace = tmp_path / "ws"
+    ctx = ToolContext(chat_key=ChatKey("test", "c1"), user_id="u1", workspace=workspace)
+    try:
+        assert registry.names() == ["mcp_evil_____________escaped", "mcp_evil_charts_render"]
+        results = [await call(registry, name, ctx=ctx) for name in registry.names()]
+    finally:
+        await manager.stop()
+    assert [r.is_error for r in results] == [False, False], results
+    assert "is sent to the user as ____________escaped-1.png" in results[0].content
+    assert "is sent to the user as charts_render-1.png" in results[1].content
+    folder = workspace / "chat_files" / "test-c1" / "mcp"
+    assert [(Path(a.file_id), a.kind) for a in ctx.outgoing] == [
+        (folder / "____________escaped-1.png", "photo"),
+        (folder / "charts_render-1.png", "photo"),
+    ]
+    assert _files_under(tmp_path) == sorted(Path(a.file_id) for a in ctx.outgoing)  # only these
+    assert all(_bytes(a.file_id) == b"\x89PNG\r\n\x1a\n" for a in ctx.outgoing)
 
 
 async def test_results_error_results_and_timeouts(shared) -> None:

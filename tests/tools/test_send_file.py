@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.agent.toolbox import ToolCall, ToolContext
+from bot.errors import ToolError
 from bot.messages import ChatKey
 from tools.loader import build_registry
+from tools.send_file import write_new
 
 
 def _text(path: str) -> str:
@@ -104,3 +106,14 @@ async def test_what_the_bot_wrote_in_one_chat_is_not_sent_in_another(tmp_path: P
         "%PDF shared",
         "salary: 1",
     ]
+
+
+@pytest.mark.parametrize("name", ["../out.png", "a/b.png", "a\\b.png", "..", ".", "", "a\0.png"])
+def test_write_new_writes_only_a_plain_name_inside_its_folder(tmp_path: Path, name: str) -> None:
+    """Its callers name the file (an MCP tool's name went into it): a name that is not
+    one plain path part is refused, whatever the caller cleaned or did not."""
+    folder = tmp_path / "chat" / "mcp"
+    with pytest.raises(ToolError):
+        write_new(folder, name, b"x")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    assert write_new(folder, "..chart.png", b"x") == folder / "..chart.png"  # a plain name

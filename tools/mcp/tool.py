@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
+import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.agent.toolbox import ToolContext
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_DESCRIPTION = 1024
+MAX_FILE_STEM = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")  # as tools/mcp/names.py cleans a tool's name
 
 
 class MCPTool(Tool):
@@ -48,7 +51,9 @@ class MCPTool(Tool):
     async def _forward(self, ctx: ToolContext, n: int, file: ResultFile) -> str:
         """A file the tool returned goes to the user with the answer (send_file's way)."""
         suffix = mimetypes.guess_extension(file.mime) or ".bin"
-        name = f"{self.remote_name}-{n}{suffix}"
+        # The server names its tools: 'charts/render' or '../../x' is no file name.
+        stem = _UNSAFE.sub("_", self.remote_name)[:MAX_FILE_STEM]
+        name = f"{stem}-{n}{suffix}"
         try:
             path = await asyncio.to_thread(write_new, chat_root(ctx) / "mcp", name, file.data)
             attach(ctx, path, path.name, "")
