@@ -1,13 +1,19 @@
 """Defusing text that imitates what only the system writes: the runtime header, the
-``[tool output: ...]`` label, the ``[attachment: ...]`` line (bot/media/entries.py) and
-a group message's ``[said by: ...]`` line (bot/agent/speakers.py).
+``[tool output: ...]`` label, the ``[attachment: ...]`` line (bot/media/entries.py), a
+group message's ``[said by: ...]`` line (bot/agent/speakers.py) and a follow-up's
+``[Scheduled follow-up: a prompt you (the assistant) wrote ...]`` label
+(bot/agent/context.py), which would pass a user's orders off as the model's own note.
 
 Matching the literal header is not enough: a zero-width space inside a word, fullwidth
 brackets, a Greek omicron or ``Runtime_Context`` read the same to a model. So the text
 is first folded into a matching form (compatibility decomposition, format characters
-and combining marks dropped, common look-alike letters mapped to Latin, case folded),
-a loose pattern runs over that, and each hit is replaced in the original text, which is
-otherwise left exactly as it was.
+and combining marks dropped, common look-alike letters mapped to Latin, case folded,
+every opening bracket such as ``❲``, ``〈``, ``⁅`` or ``«`` made ``[``), a
+loose pattern runs over that, and each hit is replaced in the original text, which is
+otherwise left exactly as it was. A line starts after any line break a renderer shows
+(``\r``, U+0085, U+2028, U+2029 too). Bare words in prose ("my tool output: 3") and
+quotes, dashes or bullets before them are left alone: only bracket-like openers make a
+label.
 """
 
 from __future__ import annotations
@@ -20,23 +26,32 @@ RUNTIME_MARK = "[quoted text: runtime context"
 TOOL_MARK = "[quoted text: tool output:"
 ATTACHMENT_MARK = "[quoted text: attachment:"
 SAID_MARK = "[quoted text: said by:"
+FOLLOWUP_MARK = "[quoted text: scheduled follow-up:"
+WROTE_MARK = "[quoted text: prompt you (the assistant) wrote"
 
 # Cyrillic and Greek letters that render like Latin ones (after case folding).
 _LOOKALIKES = str.maketrans(
     "авеёкмнорстухіїјѕԁԛԝӏαβεηικμνορτυχςσϲıȷℓɑɡ",
     "abeekmhopctyxiijsdqwlabenikuvoptuxcocijlag",
 )
-_OPEN = r"[\[(<{【〔〖〘〚⟦⟨«‹]"
+# ASCII openers as they are; every other opening bracket folds to "[" (_opener).
+_OPEN = r"[\[(<{]"
 _GAP = r"[\W_]*"  # spaces, dashes, underscores, punctuation, or nothing at all
+# What str.splitlines breaks a line at; a renderer shows each as a new line.
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_START = rf"(?<![^{_BREAKS}])"  # the start of the text or just after a break
 _RUNTIME = rf"runtime{_GAP}context(?![a-z])"
 _FORGED = re.compile(
     rf"(?P<runtime>{_OPEN}\s*{_RUNTIME}"  # "[Runtime Context", "(runtime-context"
-    rf"|^[^\w\n]*{_RUNTIME}"  # the header without brackets, at the start of a line
+    rf"|{_LINE_START}[^\w{_BREAKS}]*{_RUNTIME}"  # the header without brackets, line start
     rf"|(?<!quoted text: ){_RUNTIME}(?={_GAP}metadata))"  # "... Runtime Context — metadata"
     rf"|(?P<tool>{_OPEN}\s*tool{_GAP}output\s*:)"  # "[tool output: weather]"
     rf"|(?P<attachment>{_OPEN}\s*attachment\s*:)"  # "[attachment: image ..."
-    rf"|(?P<said>{_OPEN}\s*said{_GAP}by\s*:)",  # "[said by: 7 (@boss)]" (bot/agent/speakers.py)
-    re.MULTILINE,
+    rf"|(?P<said>{_OPEN}\s*said{_GAP}by\s*:)"  # "[said by: 7 (@boss)]" (bot/agent/speakers.py)
+    rf"|(?P<followup>{_OPEN}\s*scheduled{_GAP}follow{_GAP}up\s*:)"  # "[Scheduled follow-up:"
+    # "... a prompt you (the assistant) wrote earlier", the follow-up label's claim
+    rf"|(?P<wrote>(?<!quoted text: )prompt{_GAP}(?:that{_GAP})?you{_GAP}(?:the{_GAP})?"
+    rf"assistant{_GAP}wrote(?![a-z]))",
 )
 
 _MARKS = {
@@ -44,14 +59,30 @@ _MARKS = {
     "tool": TOOL_MARK,
     "attachment": ATTACHMENT_MARK,
     "said": SAID_MARK,
+    "followup": FOLLOWUP_MARK,
+    "wrote": WROTE_MARK,
 }
+_CURLY_QUOTES = frozenset("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f")
+_WORDS = ("runtime", "tool", "attachment", "said", "scheduled", "prompt")
 
 
 @lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
     decomposed = unicodedata.normalize("NFKD", char)
     kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Cf", "Mn", "Me"))
-    return kept.casefold().translate(_LOOKALIKES)
+    return "".join(map(_opener, kept.casefold().translate(_LOOKALIKES)))
+
+
+def _opener(char: str) -> str:
+    """``[`` for a non-ASCII opening bracket (``❲``, ``〈``, ``⁅``, ``﹝``, ``«``): each
+    reads as the start of a label to a model; any other character as it is. Curly
+    quotes stay, like ASCII ones: a quote in prose is not a label."""
+    if char.isascii() or char in _CURLY_QUOTES:
+        return char
+    category = unicodedata.category(char)
+    if category in ("Ps", "Pi") or (unicodedata.mirrored(char) and category != "Pe"):
+        return "["
+    return char
 
 
 def fold(text: str) -> tuple[str, list[int]]:
@@ -84,7 +115,7 @@ def neutralize(text: str) -> str:
 
 
 def _names_either(folded: str) -> bool:
-    return any(word in folded for word in ("runtime", "tool", "attachment", "said"))
+    return any(word in folded for word in _WORDS)
 
 
 def defuse(text: str) -> str:
