@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from bot.cli import process
-from bot.errors import BotError, ConfigError
+from bot.errors import BotError, ConfigError, StoreError
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -54,7 +54,8 @@ def with_storage(
     """Open the daemon's store (``[store] url``; also while it runs: SQLite takes a
     second connection, PostgreSQL many), run ``work``, close it. A refusal (any
     BotError) is one line on stderr and ``refusal_exit``; a config error is exit code 2.
-    ``new_store``: the work may be the store's first (else one not found is refused)."""
+    ``new_store``: the work may be the store's first (else one not found is refused).
+    A store at an older schema is refused, not migrated (:func:`unmigrated`)."""
     from bot.store.location import storage_for
 
     settings = load_or_exit(config)  # once: its warnings (a deprecated key) are said once
@@ -66,10 +67,11 @@ def with_storage(
         raise fail(str(exc)) from None
 
     async def run() -> T:
-        store = settings.store
-        storage = storage_for(
-            store.url.get_secret_value(), settings.data_dir, max_connections=store.max_connections
-        )
+        url = settings.store.url.get_secret_value()
+        if older := await unmigrated(url, settings.data_dir):
+            raise StoreError(older)
+        max_connections = settings.store.max_connections
+        storage = storage_for(url, settings.data_dir, max_connections=max_connections)
         await storage.backend.open()
         try:
             return await work(settings, storage)
@@ -100,4 +102,23 @@ def no_store(settings: Settings) -> str | None:
         f"no database at {path.absolute()}: data_dir '{settings.data_dir}' is read from "
         f"the current directory ({Path.cwd()}), where the daemon has not run; run this "
         "where the daemon runs, or set data_dir to an absolute path"
+    )
+
+
+async def unmigrated(url: str, data_dir: Path) -> str:
+    """Why a one-shot command leaves the store at ``url`` alone (empty: it may open it).
+    A schema older than this release's is migrated by ``bot run`` only: a command of a
+    newer release run next to an older daemon migrated its live database, and that
+    daemon's next start refused the newer schema (exit 2, a restart loop under
+    systemd). A missing or empty store (version 0) is not refused."""
+    from bot.store.location import describe, peek_version
+    from bot.store.schema import MIGRATIONS
+
+    version, latest = await peek_version(url, data_dir), len(MIGRATIONS)
+    if not version or version >= latest:  # a newer one: the open refuses it
+        return ""
+    return (
+        f"{describe(url, data_dir)}: schema version {version}, not read: the next start "
+        f"(bot run) of this release migrates it to {latest}; a command does not, so an "
+        "older daemon still running on it can start again"
     )
