@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from bot.ops.redaction import masked_url
 
 _SECRET_WORDS = ("secret", "token", "key", "password")
 
@@ -62,13 +64,38 @@ def _line(
         close = _close(model, parts, values_only=True)
         hint = f"; did you mean '{'.'.join(close)}'?" if close else ""
         return f"config {config_path}: key '{loc}'{origin} is a table ([{loc}]), not a value{hint}"
-    # Never echo a secret's value (llm.api_key, *.token, *.signing_secret, ...).
-    secret = any(word in loc for word in _SECRET_WORDS) or any(
-        part in ("env", "headers")
-        for part in parts  # MCP servers' env and headers
-    )
-    shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
-    return f"config {config_path}: key '{loc}'{origin}: {msg}{shown}"
+    return f"config {config_path}: key '{loc}'{origin}: {msg}{_shown(value, model, parts)}"
+
+
+def _shown(value: Any, model: type[BaseModel], parts: Sequence[str]) -> str:
+    """`` (got <value>)``, never with a secret in it: none for a key named as a secret
+    (llm.api_key, *.token, *.signing_secret, MCP servers' env and headers); for a value
+    of a secret type (``store.url``), only a URL's masked form (``mysql://bot:***@db/x``:
+    the mistyped scheme is what the operator needs to see); and any URL's password and
+    secret query values masked."""
+    loc = ".".join(parts)
+    if isinstance(value, dict) or any(word in loc for word in _SECRET_WORDS):
+        return ""
+    if any(part in ("env", "headers") for part in parts):
+        return ""
+    if isinstance(value, str):
+        if _secret_typed(model, parts) and "://" not in value:
+            return ""
+        return f" (got {masked_url(value)!r})"
+    return "" if _secret_typed(model, parts) else f" (got {value!r})"
+
+
+def _secret_typed(model: type[BaseModel], parts: Sequence[str]) -> bool:
+    """Whether the key at ``parts`` holds a ``SecretStr`` (or several, or maybe one)."""
+    parent = _model_at(model, parts[:-1])
+    info = parent.model_fields.get(parts[-1]) if parent else None
+    pending = [info.annotation] if info else []
+    while pending:
+        annotation = pending.pop()
+        if annotation is SecretStr:
+            return True
+        pending += get_args(annotation)
+    return False
 
 
 def _variable(parts: Sequence[str], environ: Mapping[str, str]) -> str | None:

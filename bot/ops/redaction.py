@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 MASK = "***"
 MIN_SECRET = 8  # shorter values are placeholders, and masking them garbles ordinary words
@@ -35,6 +35,9 @@ _QUERY_VALUE = re.compile(r"([?&;][^=&#\s]+=)[^&#\s]+")
 _USERINFO = re.compile(r"(://[^/@:\s]+:)[^/@\s]+@")
 _TOKEN_PATH = re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+")  # Bot API URLs: /bot<id>:<secret>/
 _PATH_KEY = re.compile(r"[A-Za-z0-9_\-.~%+=]{16,}")
+# A query key naming one of these carries a credential (password, sslpassword, api_key,
+# access_token, client_secret, sslkey...); the other values stay readable.
+_SECRET_KEYS = ("pass", "secret", "token", "key")
 _KEY_LIKE = re.compile(
     r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{6,}|\bxox[abeprs]-[A-Za-z0-9-]{6,}|\bxapp-[A-Za-z0-9-]{6,}"
 )
@@ -91,6 +94,54 @@ def mask_query(url: str) -> str:
     """``url`` with every query value masked: a driver may take the password there
     (``?password=``, ``?sslpassword=``), and nothing here knows every such name."""
     return _QUERY_VALUE.sub(rf"\1{MASK}", url)
+
+
+def masked_url(url: str, *, key_paths: bool = False) -> str:
+    """``url`` for a message: the password of its user info and the values of its
+    secret-bearing query keys masked (``key_paths``: path segments shaped like a key too),
+    the rest kept so that the operator sees which scheme, host and database were meant.
+    Parsed by hand, not by ``urlsplit``, so that a malformed URL (a mistyped scheme, a bad
+    port, none at all: ``bot:pw@db/x``) is masked as well."""
+    scheme, sep, rest = url.partition("://") if "://" in url else ("", "", url)
+    netloc, tail = _authority(rest)
+    userinfo, at, host = netloc.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    if key_paths and _key_shaped(user):  # a key given as the user name: https://KEY@host
+        user = MASK
+    userinfo = f"{user}{colon}{MASK}" if colon else user
+    tail, hash_, fragment = tail.partition("#")
+    path, ask, query = tail.partition("?")
+    if key_paths:
+        path = "/".join(MASK if _key_shaped(s) else s for s in path.split("/"))
+    masked = f"{path}{ask}{_masked_pairs(query)}{hash_}{_masked_pairs(fragment)}"
+    return f"{scheme}{sep}{userinfo}{at}{host}{masked}"
+
+
+def _authority(rest: str) -> tuple[str, str]:
+    """``rest`` (what follows ``://``) as its authority and the rest. A password with an
+    unescaped ``/``, ``?`` or ``#`` in it would end the authority early and be shown as
+    path: so a ``user:...`` authority with an ``@`` further on runs to that ``@`` (a
+    ``host:port`` with an ``@`` in its path is then masked too: more, never less)."""
+    end = _next_delimiter(rest, 0)
+    if "@" not in rest[:end] and ":" in rest[:end] and "@" in rest[end:]:
+        end = _next_delimiter(rest, rest.index("@", end))
+    return rest[:end], rest[end:]
+
+
+def _next_delimiter(text: str, start: int) -> int:
+    """Where the authority that may start before ``start`` ends: the next ``/ ? #``."""
+    return next((i for i in range(start, len(text)) if text[i] in "/?#"), len(text))
+
+
+def _masked_pairs(query: str) -> str:
+    """``key=value&...`` with the value masked where the key may name a secret."""
+    pairs = []
+    for pair in query.split("&"):
+        key, sep, value = pair.partition("=")
+        name = unquote_plus(key).lower()
+        secret = sep and value and any(word in name for word in _SECRET_KEYS)
+        pairs.append(f"{key}={MASK}" if secret else pair)
+    return "&".join(pairs)
 
 
 def url_secrets(url: str) -> list[str]:

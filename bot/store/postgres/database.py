@@ -19,14 +19,14 @@ import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import asyncpg
 
 from bot.cluster import fence
 from bot.errors import StoreError, StoreUnavailable
 from bot.messages import utcnow
-from bot.ops.redaction import MASK
+from bot.ops.redaction import masked_url
 from bot.store import schema
 from bot.store.base import POOL_SIZE
 from bot.store.postgres.statements import bound, marked, reads, refusals
@@ -52,8 +52,6 @@ _LOST = (
     asyncpg.CrashShutdownError,
     asyncpg.CannotConnectNowError,
 )
-# Query keys whose values are never printed (password, sslpassword, any *key, *token...).
-_SECRET_KEYS = ("pass", "secret", "token", "key")
 # What to do about a schema the store may not prepare, by the server's refusal.
 _SCHEMA_HINTS: dict[type[BaseException], str] = {
     asyncpg.InsufficientPrivilegeError: "the user needs CREATE on the schema",
@@ -94,22 +92,7 @@ def safe_url(url: str) -> str:
     the values of secret-bearing query keys (asyncpg and libpq also take ``?password=``
     and ``?sslpassword=``). The others stay, so that an operator sees which schema
     (``?search_path=``) or server setting is meant."""
-    parts = urlsplit(url)
-    if parts.password is not None:
-        host = parts.hostname or ""
-        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        parts = parts._replace(netloc=netloc)
-    query = "&".join(_masked(pair) for pair in parts.query.split("&")) if parts.query else ""
-    return urlunsplit(parts._replace(query=query))
-
-
-def _masked(pair: str) -> str:
-    """One ``key=value`` of a query, its value masked when the key may name a secret."""
-    key, sep, value = pair.partition("=")
-    name = unquote_plus(key).lower()
-    if sep and value and any(word in name for word in _SECRET_KEYS):
-        return f"{key}={MASK}"
-    return pair
+    return masked_url(url)
 
 
 class PostgresDatabase:
