@@ -234,15 +234,16 @@ def _sent_at(m: Json) -> datetime:
 
 def _framed(m: Json, text: str, me: BotIdentity, extras: dict[str, Any]) -> str:
     """The text the model reads: a leading mention of the bot cut, a forward's origin
-    and the message replied to above it (a command's only in ``extras``, so it stays
-    parseable): a forwarded "I quit." read as the user's own words."""
+    and the message replied to above it (a command's reply only in ``extras``, so it
+    stays parseable): a forwarded "I quit." read as the user's own words. A forward is
+    always framed, a command too: only a person's own message runs one, and a
+    forwarded '/soul set ...' ran with the forwarder's rights."""
     handle = "@" + me.username
     if text.lower().startswith(handle.lower() + " "):
         text = text[len(handle) :].lstrip()  # "@bot what's up" -> "what's up"
     if (origin := m.get("forward_origin")) is not None:
         extras["forwarded_from"] = origin_name(origin)
-        if not text.startswith("/"):
-            text = f"[forwarded from {extras['forwarded_from']}]\n{text}"
+        text = f"[forwarded from {extras['forwarded_from']}]\n{text}"
     context = _reply_context(m, me)
     if context is not None:
         extras["reply_to"] = context
