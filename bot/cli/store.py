@@ -14,6 +14,7 @@ import typer
 
 from bot.cli.shared import fail
 from bot.errors import BotError
+from bot.ops.redaction import masked_url
 
 app = typer.Typer(no_args_is_help=True, help="The store: move it between SQLite and PostgreSQL.")
 
@@ -21,9 +22,15 @@ FromOpt = Annotated[str, typer.Option("--from", help="source: sqlite:PATH or pos
 ToOpt = Annotated[str, typer.Option("--to", help="target (empty): sqlite:PATH or postgresql://")]
 
 
-def _url(value: str) -> str:
+def _url(value: str, option: str) -> str:
+    """The store URL an option names. Another scheme (``mysql://``, a typo such as
+    ``postgresql+asyncpg://``) was taken for a file's path; it is refused, shown with its
+    password masked."""
     if value.startswith(("postgresql://", "postgres://", "sqlite:")):
         return value
+    if "://" in value:
+        shown = masked_url(value)
+        raise fail(f"{option} {shown}: expected sqlite:PATH, a path or postgresql://...")
     return f"sqlite:{value}"  # a bare path
 
 
@@ -36,11 +43,11 @@ def copy(source: FromOpt, target: ToOpt) -> None:
     from bot.store.copy import CopiedTable, copy_store
     from bot.store.location import describe, storage_for
 
-    src_url, dst_url = _url(source), _url(target)
+    src_url, dst_url = _url(source, "--from"), _url(target, "--to")
     if describe(src_url, Path()) == describe(dst_url, Path()):
         raise fail("--from and --to name the same store")
     if not src_url.startswith("postgres") and not Path(src_url.removeprefix("sqlite:")).exists():
-        raise fail(f"no database at {source}")
+        raise fail(f"no database at {masked_url(source)}")
 
     def report(table: CopiedTable) -> None:
         typer.echo(f"{table.name}: {table.rows} rows")

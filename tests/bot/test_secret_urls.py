@@ -60,6 +60,19 @@ def test_a_bare_secret_as_the_store_url_is_not_echoed(tmp_path: Path) -> None:
     assert "key 'store.url' from BOT_STORE__URL" in out
 
 
+@pytest.mark.parametrize("option", ["--from", "--to"])
+def test_store_copy_with_a_url_of_another_scheme(tmp_path: Path, option: str) -> None:
+    """``--from postgresql+asyncpg://...`` was taken for a file's path: 'no database at'
+    the URL, password and all (and as ``--to``, a SQLite file of that name)."""
+    url = f"postgresql+asyncpg://bot:{PASSWORD}@db:5432/bot"
+    other = "--to" if option == "--from" else "--from"
+    (tmp_path / "src.db").write_bytes(b"")
+    argv = ["store", "copy", option, url, other, str(tmp_path / "src.db")]
+    out = _refused(argv, {}, tmp_path, PASSWORD)
+    assert f"error: {option} postgresql+asyncpg://bot:***@db:5432/bot: expected" in out, out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.db"]
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
