@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from bot.config.section import Section
+from bot.ops.redaction import masked_url
 
 _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
@@ -42,7 +43,8 @@ class MCPServerSettings(Section):
         if self.command and self.url:
             raise ValueError("set either 'command' (stdio) or 'url' (HTTP), not both")
         if self.url and urlparse(self.url).scheme not in ("http", "https"):
-            raise ValueError(f"'url' must be an http(s) URL, got {self.url!r}")
+            shown = masked_url(self.url, key_paths=True)  # the scheme, never the key
+            raise ValueError(f"'url' must be an http(s) URL, got {shown!r}")
         return self
 
     @property

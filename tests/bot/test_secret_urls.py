@@ -12,6 +12,8 @@ from bot.ops.redaction import masked_url
 from tests.bot.test_cli_errors import _bot
 
 PASSWORD = "hunter2hunter2"
+KEY = "SUPERSECRETKEY123456"
+PATH_KEY = "abcDEF1234567890xyz"
 REPO = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's bot
 
 
@@ -71,6 +73,13 @@ def test_store_copy_with_a_url_of_another_scheme(tmp_path: Path, option: str) ->
     out = _refused(argv, {}, tmp_path, PASSWORD)
     assert f"error: {option} postgresql+asyncpg://bot:***@db:5432/bot: expected" in out, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.db"]
+
+
+def test_an_mcp_url_with_a_mistyped_scheme(tmp_path: Path) -> None:
+    url = f"htps://mcp.example.com/api/s/{PATH_KEY}/mcp?api_key={KEY}&region=eu"
+    config = _config(tmp_path, f'[mcp.servers.search]\nurl = "{url}"\n')
+    out = _refused(["run", "--config", str(config)], {}, tmp_path, KEY, PATH_KEY)
+    assert "got 'htps://mcp.example.com/api/s/***/mcp?api_key=***&region=eu'" in out, out
 
 
 @pytest.mark.parametrize(
