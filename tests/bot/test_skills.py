@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.agent.skills.catalog import RECHECK_S, SkillCatalog, builtin_folder
-from bot.agent.skills.commands import register_skill_commands
+from bot.agent.skills.commands import register_skill_commands, skills_listing
 from bot.agent.skills.loader import discover
 from bot.agent.toolbox import ToolCall, ToolContext, ToolServices
 from bot.cli.app import app
-from bot.errors import ToolError
+from bot.errors import SkillError, ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from tools.registry import ToolRegistry
@@ -146,6 +146,30 @@ def test_disabled_skills_leave_the_prompt_and_the_choice_is_kept(builtin: Path, 
     assert catalog.prompt_section(WS) is None
     assert (own(root) / "disabled.txt").read_text() == "alpha\nbeta\n"
     assert not SkillCatalog(root, builtin).states(WS)[0].enabled  # read back from the file
+
+
+@pytest.mark.parametrize("kind", ["cp1252", "directory"])
+def test_an_unreadable_disabled_list_is_reported_and_disables_nothing(
+    builtin: Path, root: Path, kind: str
+) -> None:
+    """A disabled.txt saved by a Windows editor ("# désactivé" in cp1252) failed every
+    turn of the workspace, /skills and `bot skills list` with a UnicodeDecodeError."""
+    own(root).mkdir(parents=True)
+    listed = own(root) / "disabled.txt"
+    if kind == "directory":
+        listed.mkdir()
+    else:
+        listed.write_bytes("# d\xe9sactiv\xe9\nalpha\n".encode("cp1252"))
+    catalog = SkillCatalog(root, builtin)
+    assert all(s.enabled for s in catalog.states(WS))
+    assert catalog.prompt_section(WS) is not None
+    [problem] = catalog.problems(WS)
+    assert "disabled.txt" in problem and "no skill is disabled" in problem
+    assert "Skipped (fix these files):" in skills_listing(catalog, WS)
+    with pytest.raises(SkillError, match="fix or remove it first"):
+        catalog.set_enabled(WS, "alpha", False)  # the admin's file is not overwritten
+    if kind == "cp1252":
+        assert listed.read_bytes().startswith(b"# d\xe9sactiv")
 
 
 def test_a_hand_edited_skill_shows_in_the_next_prompt(builtin: Path, root: Path) -> None:

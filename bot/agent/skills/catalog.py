@@ -102,7 +102,10 @@ class SkillCatalog:
         for problem in problems:
             log.warning("workspace %s: skill skipped: %s", workspace, problem)
         merged = {**self._builtin, **own}
-        disabled = _disabled(folder)
+        disabled, unreadable = _disabled(folder)
+        if unreadable is not None:
+            log.warning("workspace %s: %s", workspace, unreadable)
+            problems = [*problems, unreadable]
         states = [
             SkillState(skill, name not in disabled, tuple(skill.missing()))
             for name, skill in sorted(merged.items())
@@ -142,7 +145,9 @@ class SkillCatalog:
         if self._find(workspace, name) is None:
             raise SkillError(f"no skill named {name!r} in workspace {workspace!r}")
         folder = self.folder(workspace)
-        disabled = _disabled(folder)
+        disabled, unreadable = _disabled(folder)
+        if unreadable is not None:  # writing it anew would lose what it says
+            raise SkillError(f"{unreadable}; fix or remove it first")
         disabled = disabled - {name} if enabled else disabled | {name}
         folder.mkdir(parents=True, exist_ok=True)
         text = "".join(f"{n}\n" for n in sorted(disabled))
@@ -172,12 +177,26 @@ def _catalog_line(state: SkillState) -> str:
     return line
 
 
-def _disabled(folder: Path) -> set[str]:
+def _disabled(folder: Path) -> tuple[set[str], str | None]:
+    """The disabled names, and why the list could not be read (None when it could).
+
+    A list saved in another encoding, or a folder in its place, disables nothing and
+    is reported with the skipped skill files: the workspace's turns go on."""
+    path = folder / DISABLED_FILE
     try:
-        text = (folder / DISABLED_FILE).read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
+        return set(), None
+    except UnicodeDecodeError as exc:
+        return set(), (
+            f"{path}: not UTF-8 (byte {exc.start}); save it as UTF-8 "
+            "(until then no skill is disabled)"
+        )
+    except OSError as exc:  # a directory, no permission
+        return set(), (
+            f"{path}: cannot be read ({exc.strerror or exc}); no skill is disabled until fixed"
+        )
+    return {line.strip() for line in text.splitlines() if line.strip()}, None
 
 
 def _section(states: list[SkillState]) -> str | None:
