@@ -253,7 +253,9 @@ class ReminderScheduler:
                 if self._hold(reminder):
                     continue
                 lateness = now - due
-                missed = lateness > self._grace
+                # A fire on time is never missed: at missed_grace_h = 0 every one was
+                # (its wake-up is always a little late), and no follow-up ever ran.
+                missed = lateness > max(self._grace, LATE_AFTER)
                 if missed:
                     outbound.append(self._missed(reminder, due, lateness))
                 elif reminder.kind is ReminderKind.FOLLOWUP:
