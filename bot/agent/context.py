@@ -22,7 +22,7 @@ from bot.agent.forgery import neutralize
 from bot.agent.governor.budget import UpperBound
 from bot.agent.governor.clean import Shape, shape
 from bot.agent.governor.repair import with_canonical_arguments
-from bot.agent.speakers import said_by
+from bot.agent.speakers import SPEAKER_KEY, said_by
 from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK
 from bot.media.entries import MEDIA_KEY, Entry, render
 from bot.messages import InboundMessage, MessageKind
@@ -36,6 +36,11 @@ FOLLOWUP_LABEL = (
     "[Scheduled follow-up: a prompt you (the assistant) wrote earlier with "
     "schedule_followup, running now; the user did not write it]"
 )
+# A follow-up's stored user row holds this in the speaker's column (SPEAKER_KEY): there
+# the label is the daemon's own, and is sent as written in every replay, while a user's
+# copy of it is quoted. No person's row can hold it: speaker_of joins an id's words, so
+# no speaker starts with a space.
+FOLLOWUP_SPEAKER = " follow-up"
 
 TOOL_CONTRACT = """\
 # Tools and the output contract
@@ -177,6 +182,8 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     form the tool registry read them (encoded twice, say). One that needs none of this
     is returned as it is (build_messages copies)."""
     role, content = stored.get("role"), stored.get("content")
+    if role == "user" and isinstance(content, str) and stored.get(SPEAKER_KEY) == FOLLOWUP_SPEAKER:
+        return _followup_form(stored, content)
     if role == "user" and isinstance(content, str) and isinstance(stored.get(MEDIA_KEY), list):
         return said_by({**stored, "content": render(content, stored[MEDIA_KEY])})
     if role == "user" and isinstance(content, str):
@@ -192,6 +199,14 @@ def sent_form(stored: dict[str, Any]) -> dict[str, Any]:
     if role == "assistant":
         return with_canonical_arguments(stored)
     return stored
+
+
+def _followup_form(stored: dict[str, Any], content: str) -> dict[str, Any]:
+    """A stored follow-up prompt as sent: the daemon's label kept as it wrote it, the
+    model's words after it neutralized, the marker dropped (no provider knows it)."""
+    label, sep, rest = content.partition("\n")
+    text = f"{label}{sep}{neutralize(rest)}" if label == FOLLOWUP_LABEL else neutralize(content)
+    return {**{k: v for k, v in stored.items() if k != SPEAKER_KEY}, "content": text}
 
 
 class SentForms:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.agent.context import (
+    FOLLOWUP_SPEAKER,
     PromptInputs,
     SentForms,
     build_messages,
@@ -50,7 +51,7 @@ from bot.errors import ModelNotConfiguredError
 from bot.media.entries import MEDIA_KEY, Entry
 from bot.media.intake import MediaIntake, Prefaced, Taken
 from bot.media.shown import ImageParts
-from bot.messages import Attachment, ChatKey, InboundMessage, utcnow
+from bot.messages import Attachment, ChatKey, InboundMessage, MessageKind, utcnow
 from bot.store.base import Sessions
 from bot.text import valid_unicode
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces
@@ -257,6 +258,8 @@ class AgentRunner:
         sink: AnswerSink | None,
     ) -> TurnOutcome:
         user_row: dict[str, Any] = {"role": "user", "content": turn_text(msg)}
+        if msg.kind is MessageKind.SCHEDULED:
+            user_row[SPEAKER_KEY] = FOLLOWUP_SPEAKER
         media: tuple[Entry, ...] = ()
         if taken is not None:
             msg, media = replace(msg, text=taken.text), taken.entries
