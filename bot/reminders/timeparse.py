@@ -5,13 +5,19 @@ dateparser handles the natural-language phrases (well kept, many languages); ISO
 goes through the standard library first so exact times never depend on heuristics.
 A day named without a time of day ("friday", "december 24", "2026-12-11") is at
 :data:`DEFAULT_TIME`: dateparser made it 00:00, the night before the day the user meant.
+
+dateparser reads a phrase on the user's wall clock (naive), and the zone is attached
+here as the ISO path attaches it: fold 0 in the hour the clocks go back, a time they
+skip as if they had not gone forward yet (so it is that much later). A time of day alone
+is today's or tomorrow's, worked out here; a phrase counted from now ("in 10 minutes")
+is added to the instant now, so the repeated hour does not count twice.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -25,6 +31,11 @@ PAST_TOLERANCE = timedelta(seconds=5)
 DEFAULT_TIME = time(9, 0)  # of a day named with no time of day, in the user's zone
 _POSIX_OFFSET = re.compile(r"Etc/GMT([+-]\d+)")
 _TRAILING = ",:;-\u2013\u2014"  # a separator typed after the time, before the text
+# A time of day and nothing else: "at 09:00" (as at_times writes it), "9am", "21:30", "noon".
+_CLOCK = re.compile(
+    r"(?:at\s+)?(?:\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday|midnight)", re.I
+)
+_NUDGE = timedelta(hours=1)  # a phrase counted from now moves with the clock by this much
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +67,21 @@ def parse_when(text: str, tz_name: str, now: datetime) -> datetime:
 
 def read_when(text: str, tz_name: str, now: datetime) -> When:
     """:func:`parse_when`, saying whether the time of day was taken by default."""
+    when = _read(text, zone(tz_name), now)
+    return When(when.at.astimezone(UTC), when.default_time)
+
+
+def wall_clock(text: str, tz_name: str, now: datetime) -> datetime:
+    """The time the user gave as their clock reads it (aware, in their zone): a repeat
+    takes its time of day from it. 02:30 on the night the clocks skip it stays 02:30
+    here; read off the instant it was 03:30, and "every day at 2:30" 03:30 for good."""
     tz = zone(tz_name)
+    return _read(text, tz, now).at.astimezone(tz)
+
+
+def _read(text: str, tz: ZoneInfo, now: datetime) -> When:
+    """The time the user gave, aware; a wall-clock time keeps its fields as said (fold 0
+    in the repeated hour, a time the clocks skip as if they had not gone forward yet)."""
     phrase = trimmed(text)
     if not phrase:
         raise ToolError("no time given; say e.g. 'in 10 minutes' or '2026-12-01T09:00'")
@@ -71,7 +96,7 @@ def read_when(text: str, tz_name: str, now: datetime) -> When:
             f"could not understand the time '{phrase}'; try 'in 10 minutes', "
             "'tomorrow at 9am', 'next Monday 8:30' or ISO 8601 like '2026-12-01T09:00'"
         )
-    return When(when.at.astimezone(UTC), when.default_time)
+    return when
 
 
 def trimmed(text: str) -> str:
@@ -115,15 +140,22 @@ def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
         return _parse_phrase(named[-1], tz, now)
     phrase = at_times(spoken_amounts(text))  # "at 8" is 08:00, never August
     check_numbers(phrase)  # "in 5" is refused, never May
-    base = now.astimezone(tz).replace(tzinfo=None)
+    rest, own_zone = _own_zone(phrase)
+    where: tzinfo = own_zone or tz  # "at 15:00 UTC" is read on UTC's clock
+    base = now.astimezone(where).replace(tzinfo=None)
+    # dateparser reads wall-clock times only: its own zone handling (pytz) raised on the
+    # night the clocks go back and mixed UTC offsets into "today" and "tomorrow".
     settings: dict[str, object] = {
-        "TIMEZONE": tz.key,
-        "RETURN_AS_TIMEZONE_AWARE": True,
+        "RETURN_AS_TIMEZONE_AWARE": False,
         "PREFER_DATES_FROM": "future",
         "RELATIVE_BASE": base,
         "RETURN_TIME_AS_PERIOD": True,  # the period says how much of the date was named
         "PARSERS": ["relative-time", "absolute-time"],  # no digits read as a Unix time
     }
+    if _CLOCK.fullmatch(rest.strip()):
+        at = _today_or_tomorrow(phrase, settings, base, where, now)
+        if at is not None:
+            return When(at)
     found = _date_data(phrase, settings)
     if found.date_obj is None:
         return None
@@ -132,38 +164,67 @@ def _parse_phrase(text: str, tz: ZoneInfo, now: datetime) -> When | None:
     vague = found.period in ("month", "year")
     if vague and _date_data(phrase, {**settings, "REQUIRE_PARTS": ["day"]}).date_obj is None:
         raise ToolError(f"'{text}' names no day; say e.g. 'May 5' or 'in 2 months'")
-    when: datetime = found.date_obj
-    if _names_a_day_only(found, phrase, settings, base):
-        return When(datetime.combine(when.date(), DEFAULT_TIME, tzinfo=tz), True)
-    if found.period == "time" and when.date() > base.date():
-        return When(_still_ahead_today(phrase, settings, base, when))
-    return When(when)
+    wall: datetime = found.date_obj
+    if _counted_from_now(phrase, settings, base, wall):  # "in 10 minutes", "tomorrow":
+        return When((now + (wall - base)).astimezone(tz))  # elapsed time, in any hour
+    if found.period == "day" and wall.time() == time(0):  # "friday": a day, no time of day
+        return When(datetime.combine(wall.date(), DEFAULT_TIME, tzinfo=where), True)
+    if found.period == "time" and wall.date() > base.date():
+        wall = _still_ahead_today(phrase, settings, base, wall)
+    return When(wall.replace(tzinfo=where))  # fold=0, as the ISO path: see module doc
+
+
+def _counted_from_now(
+    phrase: str, settings: dict[str, object], base: datetime, wall: datetime
+) -> bool:
+    """Whether the phrase is an amount from now: its time moves with the clock. A named
+    time has no microseconds, one counted from now keeps now's (no second parse)."""
+    if wall.microsecond != base.microsecond:
+        return False
+    later = _date_data(phrase, {**settings, "RELATIVE_BASE": base + _NUDGE}).date_obj
+    return bool(later == wall + _NUDGE)
+
+
+def _own_zone(phrase: str) -> tuple[str, tzinfo | None]:
+    """The phrase without a zone it names ("at 3pm EST"), and that zone."""
+    from dateparser.timezone_parser import pop_tz_offset_from_string
+
+    rest: str
+    own: tzinfo | None
+    rest, own = pop_tz_offset_from_string(phrase)
+    return rest, own
+
+
+def _today_or_tomorrow(
+    phrase: str, settings: dict[str, object], base: datetime, where: tzinfo, now: datetime
+) -> datetime | None:
+    """A time of day alone ("at 9am", "21:30") is today's while it is ahead, else
+    tomorrow's. dateparser's preference for the future put a passed one on the 1st of
+    the month on a month's last day (Dec 1 of next year on Dec 31). None: the phrase is
+    no time of day after all ("1.15" is January 15)."""
+    today: datetime | None = _date_data(
+        phrase, {**settings, "PREFER_DATES_FROM": "current_period"}
+    ).date_obj
+    if today is None or today.date() != base.date():
+        return None
+    first = today.replace(tzinfo=where)
+    for at in (first, first.replace(fold=1)):  # 01:30 comes twice as the clocks go back
+        if at > now:
+            return at
+    return datetime.combine(today.date() + timedelta(days=1), today.time(), tzinfo=where)
 
 
 def _still_ahead_today(
-    phrase: str, settings: dict[str, object], base: datetime, when: datetime
+    phrase: str, settings: dict[str, object], base: datetime, wall: datetime
 ) -> datetime:
-    """dateparser's preference for the future moves a time of day in the current hour to
-    a later day: "at 14:30" said at 14:10 was tomorrow's 14:30. Read for the current
-    period instead ("at 14:30" today, "friday 5pm" this week's), that reading is kept when
-    it is still ahead and sooner; a time already passed ("at 14:05") stays tomorrow's."""
+    """dateparser's preference for the future moves a named time to a later day: "friday
+    5pm" said on a Friday at 14:00 was next week's. Read for the current period instead,
+    that reading is kept when it is still ahead and sooner; one already passed stays
+    the later one."""
     current = _date_data(phrase, {**settings, "PREFER_DATES_FROM": "current_period"}).date_obj
     if current is None:
-        return when
-    wall = current.replace(tzinfo=None)
-    return current if base < wall < when.replace(tzinfo=None) else when
-
-
-def _names_a_day_only(found: Any, phrase: str, settings: dict[str, object], base: datetime) -> bool:
-    """Whether dateparser read a day and no time of day: "friday" is that day at 00:00,
-    where a day counted from now ("tomorrow", "in 2 days") keeps the time of now."""
-    if found.period != "day" or found.date_obj.time() != time(0):
-        return False
-    if base.time() != time(0):
-        return True
-    # At 00:00 sharp both read 00:00: a day counted from now moves with the clock.
-    later = _date_data(phrase, {**settings, "RELATIVE_BASE": base + timedelta(hours=1)})
-    return later.date_obj is not None and later.date_obj.time() == time(0)
+        return wall
+    return current if base < current < wall else wall
 
 
 def _date_data(phrase: str, settings: dict[str, object]) -> Any:

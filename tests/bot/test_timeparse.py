@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 
@@ -239,3 +239,40 @@ def test_at_midnight_a_day_counted_from_now_still_keeps_the_time_of_now():
         for text in ("in 2 days", "friday")
     ]
     assert [f"{t:%a %H:%M}" for t in local] == ["Wed 00:00", "Fri 09:00"]
+
+
+@pytest.mark.parametrize(
+    "tz",
+    ["America/New_York", "America/Los_Angeles", "Europe/Berlin", "Asia/Tokyo", "Etc/GMT+10"],
+)
+def test_a_time_of_day_alone_is_today_while_ahead_else_tomorrow(tz):
+    """Said at each hour of a year's last day: a passed one was Dec 1 of next year, and
+    west of UTC one passed within the UTC offset's hours was refused as past."""
+    local = zone(tz)
+    for hour in range(24):
+        said = datetime(2026, 12, 31, hour, 30, tzinfo=local)
+        for text, clock in (("at 9am", time(9)), ("21:00", time(21)), ("at 15:45", time(15, 45))):
+            expected = datetime.combine(said.date(), clock, tzinfo=local)
+            if expected <= said:
+                expected = datetime.combine(date(2027, 1, 1), clock, tzinfo=local)
+            got = parse_when(text, tz, said.astimezone(UTC)).astimezone(local)
+            assert got == expected, f"{text} said at {said:%H:%M}"
+
+
+def test_a_time_of_day_in_the_second_pass_of_the_repeated_hour_is_still_today():
+    """At 01:10 EST (the hour's second pass) 'at 1:30' is 20 minutes on, not tomorrow."""
+    second_pass = datetime(2026, 11, 1, 6, 10, tzinfo=UTC)
+    assert parse_when("at 1:30", "America/New_York", second_pass) == datetime(
+        2026, 11, 1, 6, 30, tzinfo=UTC
+    )
+
+
+def test_a_time_in_a_zone_the_phrase_names_is_read_on_that_zones_clock():
+    new_year_eve = datetime(2026, 12, 31, 22, 0, tzinfo=UTC)
+    for text, expected in (
+        ("at 15:00 UTC", datetime(2027, 1, 1, 15, 0, tzinfo=UTC)),
+        ("at 23:00 UTC", datetime(2026, 12, 31, 23, 0, tzinfo=UTC)),
+        ("tomorrow at 9am UTC", datetime(2027, 1, 1, 9, 0, tzinfo=UTC)),
+        ("at 3pm EST", datetime(2027, 1, 1, 20, 0, tzinfo=UTC)),
+    ):
+        assert parse_when(text, "Asia/Tokyo", new_year_eve) == expected, text
