@@ -1,7 +1,7 @@
 """``/remind every ...``: a repeat said in words, as the 5-field cron expression the
 reminders table stores (APScheduler's CronTrigger validates and runs it in the user's
 zone). A cron expression itself is accepted too. The time of day goes through
-:func:`parse_when` (dateparser), so "9am", "21:30" and "8.30pm" all work; a repeat that
+:func:`wall_clock` (dateparser), so "9am", "21:30" and "8.30pm" all work; a repeat that
 names days and no time of day is at :data:`DEFAULT_TIME`, as a one-off reminder for a
 named day is (not at the minute it was set: "every friday" set at 23:40 is no evening
 alarm anyone asked for). Weekdays are whole names, plurals or the usual abbreviations:
@@ -15,7 +15,7 @@ from datetime import datetime
 
 from bot.errors import ToolError
 from bot.reminders.cron import cron_trigger
-from bot.reminders.timeparse import DEFAULT_TIME, parse_when, trimmed, zone
+from bot.reminders.timeparse import DEFAULT_TIME, trimmed, wall_clock, zone
 
 _DAY_NAMES = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _ABBREVIATIONS = {"tues": 2, "weds": 3, "thur": 4, "thurs": 4}
@@ -83,7 +83,9 @@ def _time_of_day(at: str, tz: str, now: datetime) -> tuple[int, int]:
     """(minute, hour) of "at <time>", or :data:`DEFAULT_TIME` when none is given."""
     if not at.strip():
         return DEFAULT_TIME.minute, DEFAULT_TIME.hour
-    local = parse_when(f"at {at}", tz, now).astimezone(zone(tz))  # "at 9" is 09:00
+    # "at 9" is 09:00; the clock's reading, so "2:30" stays 02:30 set on the day before
+    # the clocks skip it (read off that instant it was 03:30, every day)
+    local = wall_clock(f"at {at}", tz, now)
     return local.minute, local.hour
 
 

@@ -155,3 +155,16 @@ async def test_in_ten_minutes_in_the_repeated_hour_is_ten_minutes(at, tz, now):
     clocked = at(now)
     await clocked.command("/remind in 10 minutes | oven off", tz)
     assert (await clocked.latest()).next_fire_at == now + timedelta(minutes=10)
+
+
+@pytest.mark.parametrize(
+    ("tz", "now"),
+    [("Europe/Berlin", datetime(2026, 3, 28, 12, 0)), (NY, datetime(2026, 3, 7, 17, 0))],
+)
+async def test_every_day_at_a_time_the_clocks_skip_keeps_that_time(at, tz, now):
+    """Set the day before the clocks go forward, 'every day at 2:30' was 03:30 for good."""
+    clocked = at(now.replace(tzinfo=UTC))
+    reply = await clocked.command("/remind every day at 2:30 | feed the baby", tz)
+    assert "('30 2 * * *')" in reply, reply
+    reply = await clocked.command("/remind every weekday at 2:15am | night shift", tz)
+    assert "('15 2 * * 1-5')" in reply, reply
