@@ -97,8 +97,8 @@ def show(ws: Ws, file: File, config: ConfigOpt = None) -> None:
 
 @app.command("set")
 def set_(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -> None:
-    """Replace the file with the text read from stdin, exactly as given."""
-    text = sys.stdin.read()
+    """Replace the file with the text read from stdin, exactly as given (UTF-8)."""
+    text = _utf8(sys.stdin.buffer.read(), "stdin")
 
     async def work(p: Personas) -> None:
         version = await p.set(ws, file, text, author=_author(), via=VIA, create=create)
@@ -143,9 +143,21 @@ def _run_editor(text: str) -> str:
             ) from None
         if code != 0:
             raise fail("the editor failed; nothing was changed", 1)
-        return Path(name).read_text(encoding="utf-8")
+        return _utf8(Path(name).read_bytes(), "the editor's file")
     finally:
         os.unlink(name)
+
+
+def _utf8(data: bytes, source: str) -> str:
+    """``data`` as UTF-8, or a one-line refusal: a file must never hold text whose
+    undecodable bytes were carried along (they cannot be written, nor recorded)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(
+            f"{source} is not UTF-8 text (byte {exc.start}); nothing was changed. "
+            "Save it as UTF-8 and try again"
+        ) from None
 
 
 @app.command()

@@ -60,9 +60,8 @@ def stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text (UTF-8, "\\n" line ends), or None when absent; a symlink or
-    non-regular file is refused."""
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when absent; a symlink or non-regular file is refused."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -72,9 +71,41 @@ def read_text(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise WorkspaceError(f"{path.name} is not a regular file; refused")
-        # A Windows editor's BOM and CRLF line ends: gone, so a template saved again
-        # unchanged still reads as the template (left out of the prompt)
-        return fh.read().decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
+        return fh.read()
+
+
+def decoded(data: bytes, path: Path) -> str:
+    """UTF-8, strictly: a file saved in another encoding (Latin-1, cp1252) is refused
+    rather than read with its letters replaced, which an edit would then write back.
+    A Windows editor's BOM and CRLF line ends go, so a template saved again unchanged
+    still reads as the template (left out of the prompt)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path.name} of workspace {path.parent.name} is not UTF-8 text (byte "
+            f"{exc.start}): save it as UTF-8 on disk; until then its last good version is "
+            "used (it is read as cp1252 if it has none) and edits of it are refused"
+        ) from exc
+    return text.replace("\r\n", "\n")
+
+
+def not_utf8(exc: BaseException) -> bool:
+    """Whether a refused read was a file that is not UTF-8 (see :func:`decoded`)."""
+    return isinstance(exc.__cause__, UnicodeDecodeError)
+
+
+def legacy_text(data: bytes) -> str:
+    """A non-UTF-8 file read as Windows' cp1252, for the prompt only (never recorded nor
+    written back): what an editor of that file most likely meant."""
+    return data.decode("cp1252", errors="replace").replace("\r\n", "\n")
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text (UTF-8, "\\n" line ends), or None when absent; a symlink,
+    non-regular file or a file that is not UTF-8 is refused (WorkspaceError)."""
+    data = read_bytes(path)
+    return None if data is None else decoded(data, path)
 
 
 def write_text(folder: Path, name: str, text: str) -> None:

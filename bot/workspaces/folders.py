@@ -20,6 +20,9 @@ from bot.workspaces.files import (
     PERSONA_FILES,
     checked_folder,
     create_text,
+    decoded,
+    legacy_text,
+    read_bytes,
     read_text,
     stamp,
     workspace_name,
@@ -127,6 +130,14 @@ class Workspaces:
                 out.append(BootstrapFile(fname, body))
         return out
 
+    def keep(self, name: str, file: str, text: str) -> None:
+        """Use ``text`` (its last good version) for a file that is not UTF-8, while the
+        file stays as it is now: the prompt keeps the persona an admin's save broke."""
+        path = self.file(name, file)
+        current = stamp(path)
+        if current is not None:
+            self._cache[path] = (current, text)
+
     def _read(self, path: Path) -> str | None:
         """Read with an (mtime, size) cache: admins edit files while the daemon runs."""
         current = stamp(path)
@@ -136,12 +147,18 @@ class Workspaces:
         if cached and cached[0] == current:
             return cached[1]
         try:
-            text = read_text(path)
+            data = read_bytes(path)
         except (OSError, WorkspaceError) as exc:
             log.warning("persona file %s not used: %s", path, exc)
             return None
-        if text is None:
+        if data is None:
             return None
+        try:
+            text = decoded(data, path)
+        except WorkspaceError as exc:
+            text = cached[1] if cached else legacy_text(data)
+            used = "its last good text" if cached else "it read as cp1252"
+            log.warning("persona file %s: %s; using %s", path, exc, used)
         self._cache[path] = (current, text)
         return text
 

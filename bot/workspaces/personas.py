@@ -4,7 +4,9 @@ Edits come from chat, the CLI, or an editor on disk; each becomes a version with
 author, channel of change (``via``) and full text, so any state can be shown, diffed
 and restored (a rollback is itself a new version). A text over the file budget is
 refused whole, never cut. Disk edits are noticed cheaply: (mtime, size) per file each
-turn, a hash only when that moved.
+turn, a hash only when that moved. A file saved in another encoding than UTF-8 is never
+recorded nor rewritten: the prompt keeps its last good version, and edits are refused
+until it is saved as UTF-8 (a file with no version yet is read as cp1252 for the prompt).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from contextlib import asynccontextmanager
 from bot.errors import EditConflict, WorkspaceError
 from bot.store.base import WorkspaceRecords
 from bot.store.workspaces import PersonaVersion, text_hash
-from bot.workspaces.files import PERSONA_FILES, persona_file, workspace_name
+from bot.workspaces.files import PERSONA_FILES, not_utf8, persona_file, workspace_name
 from bot.workspaces.folders import Workspaces, require_known
 from bot.workspaces.locking import file_lock
 
@@ -97,6 +99,8 @@ class Personas:
             text = self.folders.read(workspace, file)
         except WorkspaceError as exc:
             log.warning("workspace %s: %s", workspace, exc)
+            if not_utf8(exc) and (good := await self.records.latest(workspace, file)):
+                self.folders.keep(workspace, file, good.text)  # nothing recorded
             return None
         if text is None:
             return None

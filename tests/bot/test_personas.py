@@ -88,6 +88,50 @@ async def test_disk_edits_are_noticed_once_via_disk(personas: Personas) -> None:
     assert await personas.sync("team") == []
 
 
+async def test_a_file_not_in_utf8_keeps_its_last_good_version_and_refuses_edits(
+    personas: Personas,
+) -> None:
+    """A Latin-1 SOUL.md was read with U+FFFD for its letters, recorded so as a "disk"
+    version, and /soul append wrote the replaced text back: no version held the
+    original and its bytes were gone."""
+    await personas.set("team", "SOUL.md", "Be kind.\n", author="t:1", via="chat")
+    await personas.sync("team")
+    soul = personas.folders.path("team") / "SOUL.md"
+    latin1 = "Tu es un bot fran\xe7ais.\n".encode("latin-1")
+    soul.write_bytes(latin1)
+    assert await personas.sync("team") == []  # nothing recorded
+    assert [f.text for f in personas.folders.bootstrap("team")] == ["Be kind."]
+    for edit in (
+        personas.append("team", "SOUL.md", "Sois bref.", author="t:1", via="chat"),
+        personas.set("team", "SOUL.md", "new", author="t:1", via="chat"),
+        personas.rollback("team", "SOUL.md", 1, author="t:1", via="chat"),
+    ):
+        with pytest.raises(WorkspaceError, match=r"SOUL\.md of workspace team is not UTF-8 text"):
+            await edit
+    with pytest.raises(WorkspaceError, match="not UTF-8"):
+        await personas.show("team", "SOUL.md")
+    assert soul.read_bytes() == latin1
+    assert "\ufffd" not in "".join(v.text for v in await personas.history("team", "SOUL.md"))
+    # Saved as UTF-8: recorded, used, and editable again.
+    soul.write_text("Tu es un bot fran\xe7ais.\n", encoding="utf-8")
+    (found,) = await personas.sync("team")
+    assert found.text == "Tu es un bot fran\xe7ais.\n"
+    assert await personas.append("team", "SOUL.md", "Sois bref.", author="t:1", via="chat")
+
+
+async def test_a_file_not_in_utf8_with_no_good_version_is_read_as_cp1252(
+    personas: Personas,
+) -> None:
+    """The prompt only: what a Windows editor meant, never recorded nor written back."""
+    soul = personas.folders.path("team") / "SOUL.md"
+    soul.write_bytes(b"Tu es un bot fran\xe7ais \x96 poli.\n")  # cp1252
+    assert "SOUL.md" not in [v.file for v in await personas.sync("team")]
+    assert [f.text for f in personas.folders.bootstrap("team")] == [
+        "Tu es un bot fran\xe7ais \u2013 poli."
+    ]
+    assert await personas.history("team", "SOUL.md") == []
+
+
 async def test_traversal_names_are_refused(personas: Personas) -> None:
     for ws, file in [("../../etc", "SOUL.md"), ("team", "../../etc/passwd"),
                      ("SOUL.md/../x", "SOUL.md"), ("team", "SOUL.md/../x")]:  # fmt: skip

@@ -82,6 +82,33 @@ def test_refusals_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert outside.read_text() == "keep"
 
 
+def test_text_that_is_not_utf8_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Latin-1 on stdin, or saved by the editor, ended in a traceback (UnicodeEncodeError:
+    surrogates not allowed); a Latin-1 file on disk is refused, not rewritten."""
+    cfg = _config(tmp_path)
+    assert cli(cfg, "set", "default", "soul", stdin="Original.\n").exit_code == 0
+    piped = CliRunner().invoke(
+        app, ["workspace", "set", "default", "soul", "--config", str(cfg)], input=b"caf\xe9\n"
+    )
+    assert piped.exit_code == 2, piped.output
+    assert "stdin is not UTF-8 text (byte 3); nothing was changed" in piped.output
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'ab').write(b'caf\\xe9\\n')\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    edited = cli(cfg, "edit", "default", "soul")
+    assert edited.exit_code == 2 and "is not UTF-8 text" in edited.output, edited.output
+    soul = tmp_path / "data/workspaces/default/SOUL.md"
+    assert soul.read_text(encoding="utf-8") == "Original.\n"
+    soul.write_bytes(b"caf\xe9\n")
+    on_disk = cli(cfg, "set", "default", "soul", stdin="Replaced.\n")
+    assert on_disk.exit_code == 2, on_disk.output
+    assert "SOUL.md of workspace default is not UTF-8 text (byte 3)" in on_disk.output
+    assert soul.read_bytes() == b"caf\xe9\n"
+
+
 def test_a_typo_creates_no_workspace(tmp_path: Path) -> None:
     cfg = _config(tmp_path, '[workspaces.routes]\n"*" = "default"\n"telegram:5" = "team"\n')
     folders = tmp_path / "data/workspaces"
