@@ -276,6 +276,23 @@ def test_systemd_unit_is_hardened_and_runs_the_image_command() -> None:
     assert int(unit_value("TimeoutStopSec")) > Settings().agent.shutdown_timeout_s + 5
 
 
+def test_systemd_config_names_the_units_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The unit set BOT_DATA_DIR only by Environment=: `bot status --config
+    # /etc/chatbot/bot.toml` from an operator's shell read ./data (no database, reminders
+    # unknown) beside a healthy daemon. The README's systemd steps make it the config's.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    steps = readme.partition("\n### systemd\n")[2].partition("\n### ")[0]
+    edit = re.search(r"sed -i 's\|(.+?)\|(.+?)\|' /etc/chatbot/bot\.toml", steps)
+    assert edit, "the systemd steps set no data_dir in the config"
+    example = (DEPLOY / "bot.example.toml").read_text(encoding="utf-8")
+    config = re.sub(edit[1], edit[2], example, flags=re.MULTILINE)
+    assert config != example, "the sed line matches nothing in the example"
+    monkeypatch.delenv("BOT_DATA_DIR", raising=False)
+    settings = Settings.model_validate(tomllib.loads(config))
+    assert settings.data_dir == Path(f"/var/lib/{unit_value('StateDirectory')}")
+    assert f"BOT_DATA_DIR={settings.data_dir}" in [v for _, k, v in unit() if k == "Environment"]
+
+
 def test_systemd_unit_lets_the_document_converter_set_its_limits() -> None:
     # bot/conversion.py's child calls setrlimit (in @resources): denied by the filter,
     # seccomp kills it with SIGSYS, and no document could be read under the unit.

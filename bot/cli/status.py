@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -125,8 +126,22 @@ async def collect(settings: Settings, url: str | None, shown: int) -> dict[str, 
         "live": live,
         "channels": live["channels"] if live else _configured_channels(settings, bool(beating)),
         "mcp": live["mcp"] if live else dict.fromkeys(sorted(settings.mcp.servers), "not running"),
+        "data_dir": str(settings.data_dir.resolve()),
+        "daemon_data_dir": _other_data_dir(settings, live),
         **store,
     }
+
+
+def _other_data_dir(settings: Settings, live: dict[str, Any] | None) -> str | None:
+    """The running daemon's data folder when it is not the one read here (the unit's
+    BOT_DATA_DIR missing from an operator's shell): the SQLite store shown is then
+    another folder's. None when they agree, or the daemon does not say (older)."""
+    from bot.store.location import is_postgres
+
+    theirs = (live or {}).get("data_dir")
+    if not isinstance(theirs, str) or is_postgres(settings.store.url.get_secret_value()):
+        return None
+    return None if Path(theirs) == settings.data_dir.resolve() else theirs
 
 
 def _running_channels(live: dict[str, Any] | None) -> set[str] | None:

@@ -31,6 +31,12 @@ def _daemon(report: dict[str, Any]) -> list[str]:
     up = live.get("ready_for_s")
     since = f", ready for {format_delay(timedelta(seconds=up))}" if up is not None else ""
     lines = [f"daemon: running at {report['web']} (pid {live['pid']}{since}): {verdict}"]
+    if theirs := report.get("daemon_data_dir"):
+        lines.append(
+            f"  WARNING: the daemon's data folder is {theirs}, this command read "
+            f"{report['data_dir']}: run it with the daemon's config and environment "
+            f"(data_dir in the config, or BOT_DATA_DIR={theirs})"
+        )
     lines += [f"  {name}: {live['parts'][name]}" for name in live["failing"]]
     if live.get("replica"):
         lines.append(f"  replica {live['replica']}, holds {live.get('leases') or 'none'}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import shutil
 import time
 import uuid
@@ -52,9 +53,13 @@ def check_config(path: str | Path | None) -> tuple[list[Check], Settings | None]
 
 
 def check_data_dir(data_dir: Path) -> Check:
+    """Writable, with room. A missing folder is said, never made: a relative data_dir
+    read from an operator's shell (without the unit's BOT_DATA_DIR) made a second, empty
+    data folder there, which the next commands then took for the daemon's."""
     name = "data dir"
+    if not data_dir.is_dir():
+        return _missing_data_dir(data_dir)
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
         probe = data_dir / f".doctor-{uuid.uuid4().hex}"
         probe.write_bytes(b"ok")
         probe.unlink()
@@ -65,13 +70,41 @@ def check_data_dir(data_dir: Path) -> Check:
             f"{data_dir} is not writable ({exc.strerror or exc})",
             "set data_dir (BOT_DATA_DIR) to a directory the bot's user can write",
         )
-    if free < MIN_FREE_BYTES:
-        return failed(
-            name,
-            f"{data_dir}: only {free / 2**20:.0f} MB free",
-            f"free disk space (at least {MIN_FREE_BYTES // 2**20} MB) or move data_dir",
-        )
+    if low := _low_space(data_dir, free):
+        return low
     return ok(name, f"{data_dir} (writable, {free / 2**30:.1f} GB free)")
+
+
+def _missing_data_dir(data_dir: Path) -> Check:
+    """A data folder not there yet: a note when ``bot run`` can make it (its nearest
+    existing parent writable), else a failure."""
+    where = data_dir.absolute()
+    parent = next((p for p in where.parents if p.exists()), Path(where.anchor))
+    relative = "" if data_dir.is_absolute() else " (data_dir is relative: read from here)"
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        return failed(
+            "data dir",
+            f"{where} does not exist and {parent} is not writable{relative}",
+            "set data_dir (BOT_DATA_DIR) to a directory the bot's user can write",
+        )
+    try:
+        free = shutil.disk_usage(parent).free
+    except OSError as exc:
+        return failed("data dir", f"{parent}: {exc.strerror or exc}", "check the disk")
+    if low := _low_space(where, free):
+        return low
+    detail = f"{where} does not exist yet{relative}: bot run creates it (not made here)"
+    return Check("data dir", "note", detail)
+
+
+def _low_space(data_dir: Path, free: int) -> Check | None:
+    if free >= MIN_FREE_BYTES:
+        return None
+    return failed(
+        "data dir",
+        f"{data_dir}: only {free / 2**20:.0f} MB free",
+        f"free disk space (at least {MIN_FREE_BYTES // 2**20} MB) or move data_dir",
+    )
 
 
 async def check_model(settings: Settings) -> Check:

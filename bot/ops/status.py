@@ -25,8 +25,8 @@ def _prefixed(parts: Mapping[str, str], prefix: str) -> dict[str, str]:
 
 async def live_status(daemon: Daemon) -> dict[str, object]:
     """The health verdict with every part (``parts``, as ``/healthz`` names them) and
-    grouped (channels, tasks, MCP servers), and the process's model, pid, time since
-    ``ready:`` and queue depths."""
+    grouped (channels, tasks, MCP servers), and the process's model, pid, data folder,
+    time since ``ready:`` and queue depths."""
     health = await daemon.health()
     parts, info = dict(health.parts), dict(health.info)
     ready_at = daemon.ready_at
@@ -41,6 +41,7 @@ async def live_status(daemon: Daemon) -> dict[str, object]:
         "leases": info.get("leases"),
         "model": daemon.settings.llm.model,
         "pid": os.getpid(),
+        "data_dir": str(daemon.settings.data_dir.resolve()),  # bot status: the same folder?
         "ready_for_s": round(time.time() - ready_at, 1) if ready_at is not None else None,
         "queue": {
             "inbox": len(await daemon.bus.inbox.pending()),  # journaled, not yet answered

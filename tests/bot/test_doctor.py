@@ -72,6 +72,7 @@ async def test_every_check_ok_exits_zero(
     fake_slack_auth: FakeSlackAuth,
     fake_discord_auth: FakeDiscordAuth,
 ) -> None:
+    (tmp_path / "data").mkdir()  # a missing one is a note: the doctor never makes it
     async with FakeOpenMeteo() as weather:
         weather.add_place("Berlin", "Germany", 52.52, 13.41, "Europe/Berlin")
         config = _all_ok_config(
