@@ -1,22 +1,26 @@
 """Text from outside, made safe for what takes it: every UTF-8 sink, a row id.
 
 ``json.loads('"\\ud800"')`` gives a str holding a lone surrogate; Python carries it
-happily until something encodes it as UTF-8 (a file write, SQLite), which raises. Text
-from outside (tool output) passes through :func:`valid_unicode` before it is written.
+happily until something encodes it as UTF-8 (a file write, SQLite), which raises. A NUL
+(U+0000) is valid Unicode, but PostgreSQL refuses it in any text value where SQLite keeps
+it. Text from outside (a message, tool output, a history row) passes through
+:func:`valid_unicode` before it is written, so both backends store the same text.
 """
 
 from __future__ import annotations
 
 import re
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNFIT = re.compile("[\x00\ud800-\udfff]")
 
 
 def valid_unicode(text: str) -> str:
-    """``text`` with each surrogate that is not half of a pair replaced by U+FFFD."""
-    if not _SURROGATE.search(text):
+    """``text`` with each NUL, and each surrogate that is not half of a pair, replaced
+    by U+FFFD (``text`` itself when it holds none)."""
+    if not _UNFIT.search(text):
         return text  # the common case costs one scan
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    paired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return paired.replace("\x00", "\ufffd")
 
 
 MAX_NUMBER = 2**63 - 1  # the largest row id either store can hold (SQLite, bigint)

@@ -5,6 +5,8 @@ access and size middlewares refuse later, in the dispatcher. Without this screen
 stranger's message, or a 5 MB paste, would sit in the inbox in full until pruned. The
 screen runs first: a message that access control will refuse keeps only a short head,
 an oversize one only what the size guard needs to refuse it (its original length).
+Its text is made valid for every store first (:func:`bot.text.valid_unicode`: a NUL,
+which PostgreSQL refuses, is kept as U+FFFD on either backend).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 
 from bot.messages import InboundMessage
+from bot.text import valid_unicode
 
 REFUSED_KEEP_CHARS = 200  # enough for the log line and a pairing command
 TEXT_CHARS = "text_chars"  # extras key: the length the text had before it was cut
@@ -37,6 +40,8 @@ class JournalScreen:
         self._put = put_inbound
 
     def screen(self, msg: InboundMessage) -> InboundMessage:
+        if (text := valid_unicode(msg.text)) is not msg.text:
+            msg = dataclasses.replace(msg, text=text)
         keep = self._max if self._allowed(msg) else min(self._max, REFUSED_KEEP_CHARS)
         if len(msg.text) <= keep and (keep == self._max or not msg.attachments):
             return msg

@@ -21,6 +21,7 @@ from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
 from bot.store.rows import Row
 from bot.store.tails import MAX_BYTES, MAX_ROWS, TailCache
+from bot.text import valid_unicode
 
 log = logging.getLogger(__name__)
 
@@ -296,20 +297,26 @@ class TurnStart:
 
 
 def message_row(sid: int, m: Mapping[str, Any], now: str, source_id: str | None) -> tuple[Any, ...]:
+    """``m`` as its row stores it, on either backend: each text valid Unicode without a
+    NUL (:func:`bot.text.valid_unicode`; PostgreSQL refuses one, SQLite kept it)."""
     calls = json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None
     media = json.dumps(m["media"], ensure_ascii=False) if m.get("media") else None
     content = _text(m.get("content"))
     return (
         sid,
         str(m.get("role", "")),
-        content,
-        calls,
-        m.get("tool_call_id"),
-        m.get("name"),
-        media,
+        _valid(content),
+        _valid(calls),
+        _valid(m.get("tool_call_id")),
+        _valid(m.get("name")),
+        _valid(media),
         now,
         source_id,
     )
+
+
+def _valid(text: Any) -> Any:
+    return valid_unicode(text) if isinstance(text, str) else text
 
 
 def message_of(row: Row) -> tuple[int, Message]:
