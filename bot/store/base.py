@@ -9,6 +9,7 @@ one storage test class against each of its storages.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -288,6 +289,8 @@ class Tables(Protocol):
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None: ...
     async def settle(self) -> None: ...  # after writing: new rows get ids past the copied
+    # Writes, counts and settle inside the block are one transaction: all kept or none.
+    def writing(self) -> AbstractAsyncContextManager[None]: ...
 
 
 @dataclass(frozen=True)

@@ -374,7 +374,11 @@ CHECKPOINT_EVERY = 200
 
 def _checkpoint(conn: sqlite3.Connection) -> None:
     """Copy what the write-ahead log holds into the database file, as far as readers
-    allow (PASSIVE never waits); a failure only leaves the log longer until the next."""
+    allow (PASSIVE never waits); a failure only leaves the log longer until the next.
+    None inside a transaction (``bot store copy``'s, open across operations): SQLite
+    refuses it there ("database table is locked")."""
+    if conn.in_transaction:
+        return
     try:
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     except sqlite3.Error:

@@ -4,19 +4,24 @@ never into a store that already holds rows."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from bot.cli.app import app
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from bot.store.access import DENIED, PairingHold, PairingRequest
 from bot.store.base import Storage
+from bot.store.copy import batch_line, refused
 from bot.store.location import storage_for
 from bot.store.memory import Scope
 from bot.store.reminders import ReminderKind
+from tests.fakes.postgres import throwaway_schema
 
 KEY = ChatKey("telegram", "100", "7")
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
@@ -137,3 +142,82 @@ async def test_copy_refuses_a_target_with_rows(tmp_path: Path, postgres_url: str
     assert (code, out.count("\n")) == (2, 1) and "not empty" in out
     code, out = await _copy(str(tmp_path / "missing.db"), target)
     assert (code, out.strip()) == (2, f"error: no database at {tmp_path / 'missing.db'}")
+
+
+def _sqlite_run(path: Path, sql: str, *params: Any) -> None:
+    """One statement on a plain connection (foreign keys not enforced): a row as an old
+    release, or a hand edit, may have left it."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.execute(sql, params)
+    finally:
+        conn.close()
+
+
+async def _row_counts(url: str) -> dict[str, int]:
+    async def count(storage: Storage) -> dict[str, int]:
+        return {t: await storage.tables.count(t) for t in await storage.tables.names()}
+
+    counts: dict[str, int] = await _opened(url, count)
+    return counts
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_copy_failing_midway_leaves_the_target_empty_for_a_retry(
+    tmp_path: Path, backend: str
+) -> None:
+    """A row the target refuses (here a message of no session) in a table copied after
+    others: one line naming the table, and the target as it was, so a second copy works
+    (it stopped with a traceback, the tables before it filled, and a retry refused)."""
+    async with contextlib.AsyncExitStack() as stack:
+        target = (
+            await stack.enter_async_context(throwaway_schema())
+            if backend == "postgres"
+            else f"sqlite:{tmp_path / 'target.db'}"
+        )
+        await _copy_fails_then_succeeds(tmp_path / "bot.db", target)
+
+
+async def _copy_fails_then_succeeds(path: Path, target: str) -> None:
+    source = f"sqlite:{path}"
+    await _opened(source, _fill)
+    await asyncio.to_thread(_sqlite_run, path, "UPDATE messages SET session_id = session_id + 99")
+    code, out = await _copy(source, target)
+    lines = out.splitlines()
+    assert code == 2 and "Traceback" not in out, out
+    assert lines[-1].startswith("error: cannot copy table messages") and "nothing" in lines[-1]
+    assert any(line.endswith(" rows") for line in lines[:-1])  # it stopped midway
+    assert set((await _row_counts(target)).values()) == {0}
+
+    await asyncio.to_thread(_sqlite_run, path, "UPDATE messages SET session_id = session_id - 99")
+    code, out = await _copy(source, target)
+    assert code == 0 and "row counts match" in out, out
+
+
+async def test_a_text_holding_nul_copies_to_postgres(tmp_path: Path, postgres_url: str) -> None:
+    """SQLite keeps a NUL in a text, PostgreSQL refuses it: it arrives as U+FFFD, as the
+    daemon on PostgreSQL now stores it."""
+    path = tmp_path / "bot.db"
+    await _opened(f"sqlite:{path}", _fill)
+    await asyncio.to_thread(
+        _sqlite_run, path, "UPDATE messages SET content = ? WHERE content = 'hi'", "pasted\x00line"
+    )
+    code, out = await _copy(f"sqlite:{path}", postgres_url)
+    assert code == 0 and "row counts match" in out, out
+
+    async def history(storage: Storage) -> list[Any]:
+        return [m["content"] for m in await storage.sessions.history(KEY)]
+
+    assert await _opened(postgres_url, history) == ["pasted\ufffdline", None]
+
+
+def test_a_refused_row_is_named_by_its_id() -> None:
+    """PostgreSQL's COPY names the batch's line a row it refused came on: its id is said."""
+    rows = [(7, "a"), (8, "b\x00"), (9, "c")]
+    line = batch_line("COPY messages, line 2, column content")
+    assert str(refused("messages", ["id", "content"], rows, "invalid\n  byte", line)) == (
+        "cannot copy table messages (row id 8): invalid byte"
+    )
+    assert "(ids 7 to 9)" in str(refused("messages", ["id", "content"], rows, "no", None))
+    assert str(refused("kv", ["key"], [("k",)], "no")) == "cannot copy table kv: no"
