@@ -2,7 +2,9 @@
 
 A URL is ``sqlite:PATH`` (or a bare path to a ``.db`` file) or ``postgresql://...``, as
 ``[store] url`` takes them. Stop the daemon first: rows written during the copy would be
-missed (the row counts would then disagree, and the copy says so).
+missed (the row counts would then disagree, and the copy says so). A store at an older
+schema is refused, not migrated in place (the older daemon could not start on it again):
+this release's ``bot run`` migrates it first.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.shared import fail
-from bot.errors import BotError
+from bot.cli.shared import fail, unmigrated
+from bot.errors import BotError, StoreError
 from bot.ops.redaction import masked_url
 
 app = typer.Typer(no_args_is_help=True, help="The store: move it between SQLite and PostgreSQL.")
@@ -53,6 +55,9 @@ def copy(source: FromOpt, target: ToOpt) -> None:
         typer.echo(f"{table.name}: {table.rows} rows")
 
     async def run() -> list[CopiedTable]:
+        for url in (src_url, dst_url):  # an older daemon may still run on it
+            if older := await unmigrated(url, Path()):
+                raise StoreError(older)
         src, dst = storage_for(src_url, Path()), storage_for(dst_url, Path())
         await src.backend.open()
         try:

@@ -81,3 +81,16 @@ async def test_a_missing_database_is_still_made_by_a_write_before_the_first_star
     code, _, err = await _bot(data, *args, stdin=b"calm")
     assert code == 0, err
     assert _version(data / "bot.db") == len(MIGRATIONS)
+
+
+async def test_store_copy_refuses_an_older_source_and_leaves_it_as_it_was(
+    tmp_path: Path,
+) -> None:
+    source, target = tmp_path / "old.db", tmp_path / "new.db"
+    old = _old_database(source)
+    code, out, err = await _bot(
+        tmp_path / "data", "store", "copy", "--from", f"sqlite:{source}", "--to", str(target)
+    )
+    assert code == 2 and f"schema version {old}, not read" in err, out + err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert _version(source) == old and not target.exists()
