@@ -20,8 +20,9 @@ import typer
 
 from bot.cli.shared import ConfigOpt, fail, with_storage
 from bot.config import Settings
+from bot.errors import BotError
 from bot.store.base import Storage
-from bot.store.workspaces import PersonaVersion
+from bot.store.workspaces import PersonaVersion, text_hash
 from bot.workspaces.folders import Workspaces
 from bot.workspaces.personas import Personas, describe
 
@@ -109,25 +110,36 @@ def set_(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -
 
 @app.command()
 def edit(ws: Ws, file: File, config: ConfigOpt = None, create: Create = False) -> None:
-    """Open the file in $EDITOR (a copy outside the workspace) and save it as a version."""
+    """Open the file in $EDITOR (a copy outside the workspace) and save it as a version.
+    An edit saved by anyone else while the editor was open is not overwritten: the save
+    is refused and the edited copy kept where the message says."""
 
     async def current(p: Personas) -> str:
         return await p.current(ws, file, create=create)
 
     text = _with_personas(config, current, writes=True)
-    edited = _run_editor(text)
+    copy = _run_editor(text)  # kept until saved: a refused edit is not lost
+    edited = _utf8(copy.read_bytes(), f"the edited copy {copy}")
     if edited == text:
+        copy.unlink()
         typer.echo("no change")
         return
 
     async def work(p: Personas) -> None:
-        version = await p.set(ws, file, edited, author=_author(), via=VIA, create=create)
+        try:
+            version = await p.set(
+                ws, file, edited, author=_author(), via=VIA, create=create, based_on=text_hash(text)
+            )
+        except BotError as exc:  # EditConflict, over budget, a file not in UTF-8
+            raise fail(f"{exc} Your edit is kept in {copy}") from None
+        copy.unlink()
         _report(file, ws, version, p)
 
     _with_personas(config, work, writes=True)
 
 
-def _run_editor(text: str) -> str:
+def _run_editor(text: str) -> Path:
+    """The copy the editor saved (the caller removes it); removed here if it failed."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     fd, name = tempfile.mkstemp(suffix=".md", prefix="bot-persona-")
     try:
@@ -143,9 +155,10 @@ def _run_editor(text: str) -> str:
             ) from None
         if code != 0:
             raise fail("the editor failed; nothing was changed", 1)
-        return _utf8(Path(name).read_bytes(), "the editor's file")
-    finally:
+    except BaseException:
         os.unlink(name)
+        raise
+    return Path(name)
 
 
 def _utf8(data: bytes, source: str) -> str:

@@ -6,6 +6,7 @@ import asyncio
 import getpass
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,7 @@ def test_text_that_is_not_utf8_is_refused_in_one_line(
     assert "stdin is not UTF-8 text (byte 3); nothing was changed" in piped.output
     script = tmp_path / "editor.py"
     script.write_text("import sys\nopen(sys.argv[1], 'ab').write(b'caf\\xe9\\n')\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept copy
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
     monkeypatch.delenv("VISUAL", raising=False)
     edited = cli(cfg, "edit", "default", "soul")
@@ -147,6 +149,33 @@ def test_edit_runs_the_editor_on_a_copy(tmp_path: Path, monkeypatch: pytest.Monk
     assert "version 3" in edited.output
     text = (tmp_path / "data/workspaces/default/USER.md").read_text(encoding="utf-8")
     assert text == "The user is Ada.\nShe likes tea.\n"
+
+
+def test_edit_does_not_overwrite_an_edit_saved_while_the_editor_was_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bot workspace edit` saved over whatever had been saved meanwhile, unseen."""
+    cfg = _config(tmp_path)
+    assert cli(cfg, "set", "default", "soul", stdin="Original.\n").exit_code == 0
+    live = tmp_path / "data/workspaces/default/SOUL.md"
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import sys\n"
+        f"open({str(live)!r}, 'w').write('Alice saved this meanwhile.\\n')\n"
+        "open(sys.argv[1], 'a').write('Bob: be terse.\\n')\n"
+    )
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    edited = cli(cfg, "edit", "default", "soul")
+    assert edited.exit_code == 2, edited.output
+    line = edited.output.strip()
+    assert "SOUL.md of workspace default changed since you opened it" in line
+    assert "\n" not in line and "Traceback" not in line
+    assert live.read_text(encoding="utf-8") == "Alice saved this meanwhile.\n"
+    kept = Path(line.rsplit("Your edit is kept in ", 1)[1])
+    assert kept.read_text(encoding="utf-8") == "Original.\nBob: be terse.\n"
+    assert kept.parent == tmp_path
 
 
 async def test_a_cli_edit_reaches_a_running_daemon_once(
