@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -235,12 +236,12 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     await memory.remember(WS, GROUP, "u2", "likes juice")
     await memory.remember(WS, GROUP, "u1", "meets Mondays", "chat")
     listing = await run(router, GROUP, "u1", "/memory")
-    assert "About you:\n1. likes tea (only in this chat)\nAbout this chat:\n2. meets Mondays" in (
+    assert "About you:\n#1 likes tea (only in this chat)\nAbout this chat:\n#3 meets Mondays" in (
         listing
     )
     assert "juice" not in listing
     assert (
-        await run(router, GROUP, "u1", "/forget 2") == "Only an admin can remove this chat's facts."
+        await run(router, GROUP, "u1", "/forget 3") == "Only an admin can remove this chat's facts."
     )
     assert (await run(router, GROUP, "u1", "/forget x")).startswith(
         "usage: /forget <n> [<n> ...]|all"
@@ -248,7 +249,7 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     assert await run(router, GROUP, "u1", "/forget all") == (
         "Forgot 1 fact (this chat's need an admin)."
     )
-    assert await run(router, GROUP, "boss", "/forget 1") == "Forgot: meets Mondays"
+    assert await run(router, GROUP, "boss", "/forget 3") == "Forgot: meets Mondays"
     assert "juice" in await run(router, GROUP, "u2", "/memory")  # another user's are kept
     await memory.remember(WS, DM, "u1", "owns a cat", "chat")
     assert await run(router, DM, "u1", "/forget all") == "Forgot 1 fact."  # their own chat
@@ -266,7 +267,8 @@ async def test_forget_chat_facts_in_ones_own_dm_on_every_platform(
     register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
     await memory.remember(WS, key, user, "the dog is called Rex", "chat")
     await memory.remember(WS, key, user, "the cat is called Tom", "chat")
-    assert await run(router, key, user, "/forget 1") == "Forgot: the dog is called Rex"
+    [rex, _] = await store.all_facts()
+    assert await run(router, key, user, f"/forget {rex.id}") == "Forgot: the dog is called Rex"
     assert await run(router, key, user, "/forget all") == "Forgot 1 fact."
     assert await store.all_facts() == []
 
@@ -281,10 +283,28 @@ async def test_forget_takes_several_numbers_as_cancel_does(store: MemoryStore) -
         await memory.remember(WS, DM, "u1", fact, "chat")
     assert await run(router, DM, "u1", "/forget 1,#3 9") == (
         "Forgot: the dog is called Rex\nForgot: the fish is called Bob\n"
-        "There is no fact 9; /memory lists 3."
+        "There is no fact 9; /memory shows each fact with its number."
     )
     assert [f.text for f in await store.all_facts()] == ["the cat is called Tom"]
-    assert await run(router, DM, "u1", "/forget #1") == "Forgot: the cat is called Tom"
+    assert await run(router, DM, "u1", "/forget #2") == "Forgot: the cat is called Tom"
+
+
+async def test_forget_removes_the_fact_memory_showed_though_one_arrived_since(
+    store: MemoryStore,
+) -> None:
+    """The numbers were the listing's positions, recomputed at /forget: a fact learned in
+    between (a user fact lists before the chat's) made "/forget 2" remove another."""
+    memory = service(store)
+    router = CommandRouter()
+    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    await memory.remember(WS, DM, "u1", "likes tea")
+    await memory.remember(WS, DM, "u1", "the dog is called Rex", "chat")
+    listing = await run(router, DM, "u1", "/memory")
+    [number] = re.findall(r"^#(\d+) the dog is called Rex$", listing, re.M)
+    assert listing.endswith("(/forget 1), or all of it with /forget all.")  # a real one
+    await memory.remember(WS, DM, "u1", "lives in Oslo")  # learned meanwhile
+    assert await run(router, DM, "u1", f"/forget {number}") == "Forgot: the dog is called Rex"
+    assert sorted(f.text for f in await store.all_facts()) == ["likes tea", "lives in Oslo"]
 
 
 def test_memory_cli_lists_and_forgets(tmp_path: Path) -> None:

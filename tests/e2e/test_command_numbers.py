@@ -25,7 +25,7 @@ async def test_a_huge_id_beside_a_real_one_still_cancels_the_real_one(daemon_fac
         (f"/cancel {HUGE}", f"Error: there is no active reminder #{HUGE} of yours"),
         ("/cancel ²", "Error: usage: /cancel"),
         ("/forget ²", "usage: /forget"),
-        (f"/forget {HUGE}", f"There is no fact {HUGE}; /memory lists 0."),
+        (f"/forget {HUGE}", f"There is no fact {HUGE}; /memory shows each fact with its number."),
         (f"/soul diff {HUGE}", f"Error: SOUL.md of workspace default has no version {HUGE}"),
         (f"/soul rollback #{HUGE}", f"Error: SOUL.md of workspace default has no version {HUGE}"),
         ("/soul rollback ³", "Error: usage: /soul rollback <n>"),

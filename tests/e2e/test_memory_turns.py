@@ -98,7 +98,7 @@ async def test_forget_removes_a_fact_from_the_next_prompt(daemon_factory, fake_l
     await remember(fake_llm, chat, "Ada likes tea")
     await remember(fake_llm, chat, "Ada lives in Oslo")
     listing = (await chat.ask("/memory")).text
-    assert "About you:\n1. Ada likes tea\n2. Ada lives in Oslo" in listing
+    assert "About you:\n#1 Ada likes tea\n#2 Ada lives in Oslo" in listing
     assert (await chat.ask("/forget 1")).text == "Forgot: Ada likes tea"
     await chat.ask("hello")
     prompt = system_of(fake_llm.requests[-1])
@@ -305,7 +305,7 @@ async def test_a_group_fold_about_a_member_stays_in_that_group(daemon_factory, f
     await chat.ask("hello", user="ann", **group)  # the group it was learned in
     assert f'- noted from the conversation: "{planted}"' in system_of(fake_llm.requests[-1])
     await chat.ask("/memory", user="ann", **group)
-    assert f"1. {planted} (only in this chat)" in chat.sent[-1].text
+    assert f"#1 {planted} (only in this chat)" in chat.sent[-1].text
     await chat.ask("hello", user="mallory", **group)  # shown only when ann speaks
     assert "evil@example.com" not in system_of(fake_llm.requests[-1])
     [fact] = await daemon.runner.memory.store.all_facts()

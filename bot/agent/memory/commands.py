@@ -1,10 +1,14 @@
 """``/memory`` and ``/forget``: people see what is remembered about them and correct it.
 
-The numbering is the listing's: your facts first (one kept only in this chat, as what a
-group taught is, says so), then this chat's. Your own facts, those kept here included,
-are yours to remove; the chat's facts are removed by an admin, or by you in a one-to-one
-chat (a direct message, as the channel knows it: on most platforms a DM's id is not
-the user's id, so comparing the two would never let a DM's owner in).
+Each fact is shown with its stored id (``#12``), the number ``/forget`` takes: a fact
+learned between ``/memory`` and ``/forget`` shifts no number, so the fact removed is the
+one that was read (``bot memory list`` shows the same ids). Your facts come first (one
+kept only in this chat, as what a group taught is, says so), then this chat's; the ids
+are not a list's "1." either, which a chat's Markdown would renumber. Your own facts,
+those kept here included, are yours to remove; the chat's facts are removed by an admin,
+or by you in a one-to-one chat (a direct message, as the channel knows it: on most
+platforms a DM's id is not the user's id, so comparing the two would never let a DM's
+owner in).
 """
 
 from __future__ import annotations
@@ -25,16 +29,18 @@ def listing(known: Known) -> str:
     if not known.numbered:
         return "I remember nothing about you or this chat yet."
     lines: list[str] = []
-    n = 0
     for title, facts in (("About you:", known.user), ("About this chat:", known.chat)):
         if not facts:
             continue
         lines.append(title)
         for fact in facts:
-            n += 1
             only_here = " (only in this chat)" if fact.scope is Scope.USER and fact.chat else ""
-            lines.append(f"{n}. {fact.text}{only_here}")
-    lines.append("Remove one with /forget <n>, or all of it with /forget all.")
+            lines.append(f"#{fact.id} {fact.text}{only_here}")
+    example = known.numbered[0].id
+    lines.append(
+        f"Remove one with /forget and its number (/forget {example}), "
+        "or all of it with /forget all."
+    )
     return "\n".join(lines)
 
 
@@ -68,15 +74,15 @@ def register_memory_commands(
         if not numbers or not all(n.isascii() and n.isdigit() for n in numbers):  # not "²"
             return f"usage: {FORGET_USAGE} (numbers as /memory shows them)"
         said = []
-        for number in numbers:  # the numbers of the listing before any is removed
+        for number in numbers:
             said.append(await _forget_one(known.numbered, number, msg))
         return "\n".join(said)
 
     async def _forget_one(numbered: list[Fact], number: str, msg: InboundMessage) -> str:
         index = row_number(number)
-        if index is None or not 1 <= index <= len(numbered):
-            return f"There is no fact {number}; /memory lists {len(numbered)}."
-        fact = numbered[index - 1]
+        fact = next((f for f in numbered if f.id == index), None)
+        if fact is None:
+            return f"There is no fact {number}; /memory shows each fact with its number."
         if fact.scope is Scope.CHAT and not may_edit_chat(msg):
             return "Only an admin can remove this chat's facts."
         await memory.forget([fact], by=msg.sender)
