@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import io
 import logging
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -63,6 +64,14 @@ _BOMS = (
 )
 _BOMS_16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CHAOS_MARGIN = 0.1  # how much messier than the best guess cp1252 may read and still win
+_SHORT = 64  # fewer bytes than this: too few for a detector to tell code pages apart
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+# What Western text holds beyond ASCII: Latin-1's letters, cp1252's few more, the euro,
+# quotes, dashes and the common signs (no ƒ, † or ‰: Shift_JIS lead bytes read as those).
+_WESTERN = frozenset(
+    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿŒœŠšŽžŸ"
+    "€‚„…–—‘’“”•™«»°£¥§©®¿¡·²³µ¢½¼¾´±\xa0"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +180,11 @@ def legacy_charset(data: bytes) -> str:
     requests and pdfminer already bring; chardet is slower and LGPL). Among single-byte
     code pages it ranks by a few letters and often puts a Baltic or Mac one first for
     German or French (``K\u00f7ln`` for Köln), so cp1252, what Windows and Excel write in
-    the West, wins whenever it reads the text about as cleanly; cp1252 when nothing fits."""
+    the West, wins whenever it reads the text about as cleanly; cp1252 when nothing fits,
+    and when a short text or one guessed as a multi-byte encoding (Big5, UTF-16 without
+    its mark) reads as Western text in it (``{"city": "Köln"}`` was ``K闤n``)."""
     from charset_normalizer import from_bytes
+    from charset_normalizer.utils import is_multi_byte_encoding
 
     matches = from_bytes(data)
     best = matches.best()
@@ -181,7 +193,33 @@ def legacy_charset(data: bytes) -> str:
     for match in matches:
         if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + _CHAOS_MARGIN:
             return "cp1252"
-    return best.encoding
+    unsure = len(data) < _SHORT or is_multi_byte_encoding(best.encoding)
+    return "cp1252" if unsure and _reads_as_cp1252(data) else best.encoding
+
+
+def _reads_as_cp1252(data: bytes) -> bool:
+    """Whether ``data`` reads as Western text in cp1252: every non-ASCII character a
+    Latin letter or common punctuation, in runs of at most three, each letter touching
+    an ASCII letter or standing alone (``Köln``, ``Grüße``, ``à``, ``„Öl“``). A few bytes
+    of cp1252 read as clean Big5 or UTF-16 too (``K闤n``, ``䯶汮``), which charset_normalizer
+    cannot tell apart; real Shift_JIS, GBK or Big5 text reads in cp1252 as long runs of
+    symbols (``“ú–{Œê`` for 日本語) or as ``ƒeƒLƒXƒg``, and keeps its encoding."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: no character in cp1252
+        return False
+    for run in _NON_ASCII_RUN.finditer(text):
+        chars = run.group()
+        if len(chars) > 3 or not all(c in _WESTERN for c in chars):
+            return False
+        before = text[run.start() - 1] if run.start() else " "
+        after = text[run.end()] if run.end() < len(text) else " "
+        alone = len(chars) == 1 and not before.isalpha() and not after.isalpha()
+        for i, char in enumerate(chars):
+            touches = (i == 0 and before.isalpha()) or (i == len(chars) - 1 and after.isalpha())
+            if char.isalpha() and not (touches or alone):
+                return False
+    return True
 
 
 def convert(

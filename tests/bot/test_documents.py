@@ -74,6 +74,40 @@ def test_text_in_a_legacy_encoding_is_read_in_that_encoding(
     assert document.kind == "text" and document.text == text
 
 
+@pytest.mark.parametrize(
+    ("text", "mime"),
+    [
+        # a few bytes of cp1252 read as clean Big5 (K闤n) or UTF-16 (䯶汮) too
+        ('{"city": "Köln"}', "application/json"),
+        ("a;b\nKöln;1\n", "text/csv"),
+        ("Köln", "text/plain"),
+        ("ça va, „Öl“ à Paris", "text/plain"),
+    ],
+)
+def test_a_short_western_text_with_no_charset_is_read_as_cp1252(text: str, mime: str) -> None:
+    assert convert(text.encode("cp1252"), mime).text == text
+
+
+JAPANESE = "日本語のテキストです。今日は良い天気ですね。\n明日は東京で会議があります。\n"
+CHINESE = "今天天气很好，我们去公园散步吧。\n明天上午有一个重要的会议。\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        (JAPANESE, "shift_jis"),
+        (JAPANESE, "euc_jp"),
+        (CHINESE, "gbk"),
+        ("今天天氣很好，我們去公園散步吧。\n明天上午有一個重要的會議。\n", "big5"),
+        ("テキスト", "shift_jis"),
+    ],
+)
+def test_east_asian_text_keeps_its_encoding_beside_the_cp1252_preference(
+    text: str, encoding: str
+) -> None:
+    assert convert(text.encode(encoding), "text/plain").text == text
+
+
 def test_a_declared_charset_is_kept_and_binary_is_still_refused() -> None:
     declared = convert("Grüße".encode("cp1252"), "text/plain", charset="mac_roman")
     assert declared.text == "Grüße".encode("cp1252").decode("mac_roman")
