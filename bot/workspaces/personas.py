@@ -61,12 +61,14 @@ class Personas:
 
     def _ensure(self, workspace: str, create: bool) -> None:
         """An edit of a known workspace (or one asked to be created) creates it from the
-        templates (once)."""
-        if workspace not in self._ready:
-            if not create:
-                require_known(self.folders, self.configured, workspace)
-            self.folders.ensure(workspace)
-            self._ready.add(workspace)
+        templates: once, and again if its folder was removed while the daemon runs (an
+        admin starting it over), which otherwise left no folder to hold the lock file."""
+        if workspace in self._ready and self.folders.exists(workspace):
+            return
+        if workspace not in self._ready and not create:
+            require_known(self.folders, self.configured, workspace)
+        self.folders.ensure(workspace)
+        self._ready.add(workspace)
 
     async def sync(self, workspace: str) -> list[PersonaVersion]:
         """Record files changed on disk since the last look as versions "via disk".
@@ -124,9 +126,9 @@ class Personas:
         """Whether a read finds ``workspace`` on disk; a read of one that is not there
         is refused unless it is known or about to be created (then it reads as its
         templates)."""
-        if workspace in self._ready or self.folders.exists(workspace):
+        if self.folders.exists(workspace):
             return True
-        if not create:
+        if not create and workspace not in self._ready:  # one made here is known
             require_known(self.folders, self.configured, workspace)
         return False
 

@@ -69,9 +69,10 @@ class WorkspaceRouter:
         self._ready: set[str] = set()
 
     async def resolve(self, msg: InboundMessage) -> str:
-        """The workspace of this message (created from the templates on first use)."""
+        """The workspace of this message, created from the templates on first use and
+        again if its folder was removed while the daemon runs."""
         name = await self._pick(msg)
-        if name not in self._ready:
+        if name not in self._ready or not self._folders.exists(name):
             self._folders.ensure(name)
             self._ready.add(name)
         return name

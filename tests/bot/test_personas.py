@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -130,6 +131,21 @@ async def test_a_file_not_in_utf8_with_no_good_version_is_read_as_cp1252(
         "Tu es un bot fran\xe7ais \u2013 poli."
     ]
     assert await personas.history("team", "SOUL.md") == []
+
+
+async def test_a_folder_removed_while_running_is_made_again_by_the_next_edit(
+    personas: Personas,
+) -> None:
+    """Every edit failed ("cannot lock SOUL.md ... No such file or directory") until a
+    restart: the folder was made once per process."""
+    await personas.set("team", "SOUL.md", "v1\n", author="t:1", via="chat")
+    shutil.rmtree(personas.folders.path("team"))
+    assert await personas.current("team", "SOUL.md") == template_text("SOUL.md")
+    v2 = await personas.set("team", "SOUL.md", "v2\n", author="t:1", via="chat")
+    assert v2 is not None and v2.text == "v2\n"
+    shutil.rmtree(personas.folders.path("team"))
+    assert await personas.set("team", "USER.md", "Ada.", author="t:1", via="chat")
+    assert (personas.folders.path("team") / "SOUL.md").read_text() == template_text("SOUL.md")
 
 
 async def test_traversal_names_are_refused(personas: Personas) -> None:

@@ -3,6 +3,7 @@ then by the channel's tenancy key (a Slack team, a Discord guild), then "*"."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -76,6 +77,16 @@ async def test_an_admins_choice_wins_and_is_stored(router: WorkspaceRouter, tmp_
     assert (tmp_path / "ws/special/SOUL.md").exists()
     with pytest.raises(WorkspaceError):
         await router.use(m.key, "../../etc/passwd", set_by="slack:U1")
+
+
+async def test_a_folder_removed_while_running_is_made_again_at_the_next_message(
+    router: WorkspaceRouter, tmp_path: Path
+):
+    """It was made once per process: a removed folder stayed gone until a restart."""
+    assert await router.resolve(msg("telegram", "7")) == "lobby"
+    shutil.rmtree(tmp_path / "ws/lobby")
+    assert await router.resolve(msg("telegram", "7")) == "lobby"
+    assert (tmp_path / "ws/lobby/SOUL.md").exists()
 
 
 async def test_a_followup_runs_in_its_own_workspace_but_users_cannot_pick_one(
