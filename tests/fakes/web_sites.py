@@ -133,10 +133,12 @@ class FakeSearch(LoopbackServer):
         self.hits: list[Hit] = []
         self.requests: list[tuple[str, dict[str, str], dict[str, str], Any]] = []
         self._status: int | None = None
+        self._headers: dict[str, str] = {}
 
-    def fail(self, status: int) -> None:
-        """Answer every following request with ``status``."""
+    def fail(self, status: int, **headers: str) -> None:
+        """Answer every following request with ``status`` (and ``headers``)."""
         self._status = status
+        self._headers = headers
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/html/", self._duckduckgo)
@@ -156,7 +158,10 @@ class FakeSearch(LoopbackServer):
         self.requests.append((request.path, dict(request.query), dict(request.headers), body))
         if self._status is not None:
             return web.Response(
-                status=self._status, text="<html>slow down</html>", content_type="text/html"
+                status=self._status,
+                text="<html>slow down</html>",
+                content_type="text/html",
+                headers=self._headers,
             )
         return None
 

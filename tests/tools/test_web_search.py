@@ -81,6 +81,27 @@ async def test_rate_limit_is_an_error_the_model_can_explain(
     assert web.counts() == {("web_search", "rate_limited"): 1}
 
 
+@pytest.mark.parametrize("name", ["duckduckgo", "brave", "tavily", "searxng"])
+@pytest.mark.parametrize(
+    ("status", "retry_after", "said"),
+    [
+        (429, "30", "it asks to wait 30 s (Retry-After) before trying again"),
+        (429, "900", "it asks to wait 15 min (Retry-After)"),
+        (429, None, "wait a minute and try again"),
+        (503, "45", "(HTTP 503); it asks to wait 45 s (Retry-After)"),
+    ],
+)
+async def test_a_rate_limit_says_the_wait_the_service_asked_for(
+    fake_search: FakeSearch, name: str, status: int, retry_after: str | None, said: str
+) -> None:
+    fake_search.fail(status, **({"Retry-After": retry_after} if retry_after else {}))
+    web = tools_with(backends(fake_search)[name])
+    with pytest.raises(RateLimited, match="rate-limiting") as caught:
+        await web.search("anything")
+    assert said in str(caught.value)
+    assert web.counts() == {("web_search", "rate_limited"): 1}
+
+
 async def test_duckduckgo_challenge_page_is_a_rate_limit(fake_search: FakeSearch) -> None:
     fake_search.fail(202)  # DuckDuckGo's answer when it suspects a bot
     with pytest.raises(RateLimited, match=r"HTTP 202"):

@@ -7,7 +7,8 @@ Each fetch has its own session whose connector resolves only through the
 header and TLS SNI the URL's name, and ignores proxy variables. The whole fetch (every
 hop and the body) must finish within ``timeout_s``, so a server that drips a byte at a
 time is stopped; the body is read in chunks up to ``max_bytes`` (after decompression),
-so an endless one is cut.
+so an endless one is cut. What an error says of the server's answer is only what
+:mod:`tools.web.reasons` allows (a status's standard phrase, never its own).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from yarl import URL
 
 from bot.config.webtools import FetchSettings
 from bot.documents import kind_of
-from tools.web.errors import HttpStatusError, TooLarge, WebError, WebTimeout
+from tools.web.errors import HttpStatusError, RateLimited, TooLarge, WebError, WebTimeout
+from tools.web.reasons import failure, media_type, shown_url, status_text, wait_advice
 from tools.web.ssrf import AddressGuard, Allowance, PinnedResolver, Refused
 
 log = logging.getLogger(__name__)
@@ -89,16 +91,16 @@ class Fetcher:
                         return await self._read(current, resp)
                 except aiohttp.ClientError as exc:
                     log.info("web_fetch %s failed: %s", current, exc)
-                    raise WebError(f"cannot fetch {current}: {_reason(exc)}") from None
+                    raise WebError(f"cannot fetch {shown_url(current)}: {failure(exc)}") from None
         raise WebError(
             f"too many redirects (more than {self._settings.max_redirects}) from {url[:200]}"
         )
 
     async def _read(self, url: URL, resp: aiohttp.ClientResponse) -> Fetched:
         if resp.status >= 400:
-            raise HttpStatusError(f"{url} answered HTTP {resp.status} {resp.reason or ''}".strip())
+            raise status_error(url, resp.status, resp.headers.get("Retry-After"))
         limit = self._settings.max_bytes
-        content_type = resp.headers.get("Content-Type", "")
+        content_type = media_type(resp.headers.get("Content-Type", ""))
         declared = resp.content_length
         if declared is not None and declared > limit and kind_of(b"", content_type) == "pdf":
             raise too_large(str(url), limit)
@@ -116,17 +118,23 @@ class Fetcher:
         return Fetched(str(url), content_type, resp.charset, b"".join(chunks), truncated)
 
 
+def status_error(url: URL, status: int, retry_after: str | None) -> WebError:
+    """An error status as the model reads it: a 429, or a 503 that says when to come
+    back, is a rate limit with the wait the server asked for."""
+    said = f"{shown_url(url)} answered {status_text(status)}"
+    if status == 429 or (status == 503 and retry_after):
+        return RateLimited(f"{said}: it is rate-limiting requests; {wait_advice(retry_after)}")
+    return HttpStatusError(said)
+
+
 def _follow(current: URL, location: str) -> URL:
     try:
         return current.join(URL(location))
     except ValueError:
-        raise WebError(f"{current} redirects to an invalid URL: {location[:200]!r}") from None
+        raise WebError(f"{shown_url(current)} redirects to an invalid URL") from None
 
 
 def too_large(url: str, limit: int) -> TooLarge:
-    return TooLarge(f"the document at {url} is larger than [fetch] max_bytes ({limit} bytes)")
-
-
-def _reason(exc: aiohttp.ClientError) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:300]
+    return TooLarge(
+        f"the document at {shown_url(url)} is larger than [fetch] max_bytes ({limit} bytes)"
+    )

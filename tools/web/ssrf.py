@@ -25,6 +25,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from tools.web.errors import WebError
+from tools.web.reasons import shown_host, shown_url
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -36,6 +37,7 @@ _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _V4_COMPATIBLE = ipaddress.ip_network("::/96")
+_PLAIN_HOST = re.compile(r"[a-z0-9._:\[\]%-]{1,253}")
 _NUMERIC_FLAGS = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
 
 
@@ -160,6 +162,12 @@ class Target:
     addresses: tuple[str, ...]
 
 
+def _named(host: str) -> str:
+    """``host`` as a refusal may say it: a redirect's host is the server's choice, so one
+    with anything but a host name's characters is shown percent-encoded."""
+    return host if _PLAIN_HOST.fullmatch(host) else shown_host(host)
+
+
 class AddressGuard:
     """Checks a URL's scheme, host and every address it resolves to."""
 
@@ -173,24 +181,26 @@ class AddressGuard:
             raise Refused(f"only http and https URLs can be fetched, not {url.scheme or '?'}:")
         host = (url.raw_host or "").lower()
         if not host:
-            raise Refused(f"the URL {str(url)[:200]!r} names no host")
+            raise Refused(f"the URL {shown_url(url)!r} names no host")
         port = url.port or (443 if url.scheme == "https" else 80)
         if self._allowance.covers_host(host):
             return Target(url, host, port, await self._resolve(host, port))
         bare = host.removesuffix(".")
+        named = _named(host)
         if bare == "localhost" or bare.endswith(".localhost"):
-            raise Refused(f"refused to fetch {host}: localhost names are this machine")
+            raise Refused(f"refused to fetch {named}: localhost names are this machine")
         try:
             literal = parse_ip_literal(host)
         except ValueError as exc:
-            raise Refused(f"refused to fetch {host}: not a valid address ({exc})") from None
+            detail = f" ({exc})" if named == host else ""
+            raise Refused(f"refused to fetch {named}: not a valid address{detail}") from None
         if literal is not None:
-            self._require_public(host, literal)
+            self._require_public(named, literal)
             # aiohttp connects to a literal itself; a legacy form is written canonically.
             return Target(url.with_host(str(literal)), host, port, (str(literal),))
         addresses = await self._resolve(host, port)
         for text in addresses:
-            self._require_public(host, ipaddress.ip_address(text.partition("%")[0]))
+            self._require_public(named, ipaddress.ip_address(text.partition("%")[0]))
         return Target(url, host, port, addresses)
 
     def _require_public(self, host: str, address: IPAddress) -> None:
@@ -208,11 +218,13 @@ class AddressGuard:
             infos = await loop.getaddrinfo(
                 host.strip("[]"), port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
             )
-        except (socket.gaierror, UnicodeError) as exc:
-            raise Refused(f"cannot resolve {host}: {exc}") from None
+        except socket.gaierror as exc:  # the local resolver's words, not the server's
+            raise Refused(f"cannot resolve {_named(host)}: {exc}") from None
+        except UnicodeError:
+            raise Refused(f"cannot resolve {_named(host)}: not a valid host name") from None
         found = [str(info[4][0]) for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
         if not found:
-            raise Refused(f"cannot resolve {host}: no IPv4 or IPv6 address")
+            raise Refused(f"cannot resolve {_named(host)}: no IPv4 or IPv6 address")
         return tuple(dict.fromkeys(found))
 
 

@@ -2,7 +2,8 @@
 
 The HTTP backends (Brave, Tavily, SearXNG) share :func:`request_json`, which turns
 every transport failure and refusal into an error the model can explain: a rate limit
-(HTTP 429) is :class:`~tools.web.errors.RateLimited`, a refused key says so.
+(HTTP 429, or 503 with a Retry-After) is :class:`~tools.web.errors.RateLimited` with the
+wait the service asked for, a refused key says so.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from tools.web.errors import HttpStatusError, RateLimited, WebError, WebTimeout
+from tools.web.reasons import wait_advice
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,7 @@ async def _request(
         async with session.request(method, url, timeout=timeout, **kwargs) as resp:
             raw = await resp.read()
             status = resp.status
+            retry_after = resp.headers.get("Retry-After")
     except TimeoutError:
         raise WebTimeout(
             f"{service} did not answer within {timeout_s:g} s; try again later"
@@ -100,28 +103,33 @@ async def _request(
     except aiohttp.ClientError as exc:
         log.warning("%s unreachable: %s", service, exc)
         raise WebError(f"cannot reach {service} (connection failed); try again later") from None
-    check_status(service, status)
+    check_status(service, status, retry_after)
     try:
         return json.loads(raw)
     except ValueError:
         raise WebError(f"{service} sent a malformed answer; try again later") from None
 
 
-def check_status(service: str, status: int) -> None:
-    """A readable error for every status but 200."""
+def check_status(service: str, status: int, retry_after: str | None = None) -> None:
+    """A readable error for every status but 200; ``retry_after``: the Retry-After
+    header, said as the wait a rate limit asks for."""
     if status == 200:
         return
     log.warning("%s answered HTTP %s", service, status)
-    if status == 429:
-        raise RateLimited(
-            f"{service} is rate-limiting searches (HTTP 429); wait a minute and try again"
-        )
+    if status == 429 or (status == 503 and retry_after):
+        raise rate_limited(service, status, retry_after)
     if status in (401, 403):
         raise HttpStatusError(
             f"{service} refused the request (HTTP {status}): check the [search] settings "
             "(api_key; for SearXNG, that its JSON format is enabled)"
         )
     raise HttpStatusError(f"{service} failed (HTTP {status}); try again later")
+
+
+def rate_limited(service: str, status: int, retry_after: str | None) -> RateLimited:
+    return RateLimited(
+        f"{service} is rate-limiting searches (HTTP {status}); {wait_advice(retry_after)}"
+    )
 
 
 class KeyedApi:

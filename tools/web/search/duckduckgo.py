@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from tools.web.errors import RateLimited, WebError, WebTimeout
-from tools.web.search.base import SearchHit, check_status
+from tools.web.search.base import SearchHit, check_status, rate_limited
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +62,21 @@ def _engine_class() -> Any:
     class StatusKeeping(Duckduckgo):
         def request(self, *args: Any, **kwargs: Any) -> Any:
             resp = self.http_client.request(*args, **kwargs)
+            retry_after = _retry_after(resp)
             if resp.status_code in _RATE_LIMIT_STATUSES:
-                raise RateLimited(
-                    f"{SERVICE} is rate-limiting searches (HTTP {resp.status_code}); "
-                    "wait a minute and try again, or configure another [search] backend"
-                )
-            check_status(SERVICE, resp.status_code)
+                limited = rate_limited(SERVICE, resp.status_code, retry_after)
+                raise RateLimited(f"{limited}, or configure another [search] backend")
+            check_status(SERVICE, resp.status_code, retry_after)
             return resp.text
 
     return StatusKeeping
+
+
+def _retry_after(resp: Any) -> str | None:
+    """The Retry-After header of ddgs's response (its client's own response inside)."""
+    headers = getattr(getattr(resp, "_resp", None), "headers", None)
+    try:
+        value = headers.get("retry-after") if headers is not None else None
+    except (AttributeError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
