@@ -127,7 +127,47 @@ async def test_max_chars_cuts_the_text(fake_site: FakeSite, loopback_only: list[
     url = fake_site.page("/long.txt", "word " * 5_000, "text/plain")
     text = inside(await web().fetch(url, max_chars=1_000))
     assert text.startswith("word word")
-    assert "[24000 more characters not shown (max_chars)]" in text
+    assert text.endswith("[characters 0-1,000 of 25,000; call web_fetch with start=1000 for more]")
+
+
+TIDES = (
+    "<html><body><article><h1>Tides</h1>"
+    + "".join(
+        f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
+        for n in range(600)
+    )
+    + "</article></body></html>"
+)
+
+
+async def test_a_long_page_is_read_in_parts_each_whole_in_one_result(
+    fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    """Every part fits in a result that is not offloaded ([context]
+    max_tool_result_chars, 16,000): the model reads all of each, and the last line says
+    where the next one starts, until the end; asking for more than fits gets what fits."""
+    url = fake_site.page("/tides", TIDES)
+    registry = build_registry(extra_plugins=False)
+    ctx = ToolContext(ChatKey("cli", "1"), "u", services=ToolServices(web=web()))
+    parts: list[str] = []
+    args: dict[str, object] = {"url": url, "max_chars": 200_000}
+    for call in range(1, 10):
+        result = await registry.execute(ToolCall(f"c{call}", "web_fetch", args), ctx)
+        assert not result.is_error and len(result.content) < 16_000
+        text = inside(result.content)
+        parts.append(text.removeprefix("Title: Tides\n\n").rpartition("\n\n[characters ")[0])
+        more = re.search(
+            r"\[characters [\d,]+-[\d,]+ of ([\d,]+); call web_fetch with start=(\d+)", text
+        )
+        if more is None:
+            assert re.search(r"\[characters [\d,]+-([\d,]+) of \1: the end of the page\]\Z", text)
+            break
+        args = {"url": url, "start": int(more.group(2))}
+    assert call == 4  # ~47,000 characters in parts of 14,500
+    seen = [int(n) for n in re.findall(r"Paragraph (\d+):", "".join(parts))]
+    assert seen == list(range(600))
+    past = await registry.execute(ToolCall("c", "web_fetch", {"url": url, "start": 10**6}), ctx)
+    assert past.is_error and "past the end of the page: it has 4" in past.content
 
 
 async def test_prompt_injection_stays_inside_the_frame(

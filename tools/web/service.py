@@ -23,6 +23,7 @@ from bot.errors import ToolError
 from tools.web.errors import WebError
 from tools.web.fetch import Fetched, Fetcher, too_large
 from tools.web.frame import frame
+from tools.web.reasons import shown_url
 from tools.web.search import SearchBackend, SearchHit, make_backend
 from tools.web.search.base import HttpGetter
 
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 SEARCH, FETCH = "web_search", "web_fetch"
 MAX_TITLE, MAX_URL, MAX_SNIPPET = 200, 500, 400
 MAX_QUERY = 400
-DEFAULT_MAX_CHARS = 50_000
+DEFAULT_RESULT_CHARS = 16_000  # [context] max_tool_result_chars' default
+RESULT_OVERHEAD = 1_500  # frame lines, the URL, a title, notes, the runner's label
 _SLOTS = 4
 
 
@@ -52,16 +54,39 @@ def format_hits(query: str, backend: str, hits: list[SearchHit]) -> str:
     return frame(f'web search results for "{query}" ({backend})', "\n".join(lines))
 
 
-def format_page(fetched: Fetched, text: str, title: str, max_chars: int) -> str:
+def format_page(fetched: Fetched, document: Document, start: int, limit: int) -> str:
+    """Characters ``start`` to ``start + limit`` of the page's text, framed; when that is
+    not the whole text, a last line says which part it is and how to read on."""
+    text = document.text
+    total = len(text)
+    if total and start >= total:
+        raise WebError(
+            f"start={start} is past the end of the page: it has {total:,} characters "
+            "(start=0 reads it from the beginning)"
+        )
+    part = text[start : start + limit]
     notes = []
     if fetched.truncated:
         notes.append(f"[the page was cut at {len(fetched.body)} bytes ([fetch] max_bytes)]")
-    if len(text) > max_chars:
-        notes.append(f"[{len(text) - max_chars} more characters not shown (max_chars)]")
-        text = text[:max_chars]
-    head = f"Title: {_clip(title, MAX_TITLE)}\n\n" if title else ""
-    body = head + (text or "(the page has no readable text)")
-    return frame(f"the page {fetched.url}", "\n\n".join([body, *notes]))
+    if part != text:
+        notes.append(_range_note(start, start + len(part), total))
+    head = f"Title: {_clip(document.title, MAX_TITLE)}\n\n" if document.title else ""
+    body = head + (part or "(the page has no readable text)")
+    return frame(f"the page {shown_url(fetched.url)}", "\n\n".join([body, *notes]))
+
+
+def _range_note(start: int, end: int, total: int) -> str:
+    shown = f"[characters {start:,}-{end:,} of {total:,}"
+    if end >= total:
+        return f"{shown}: the end of the page]"
+    return f"{shown}; call web_fetch with start={end} for more]"
+
+
+def page_chars(result_chars: int) -> int:
+    """The most page text one web_fetch result holds: what fits in a tool result that
+    is not offloaded ([context] max_tool_result_chars), less room for the frame, title
+    and notes, so the model reads every character it is given."""
+    return max(result_chars - RESULT_OVERHEAD, result_chars // 2)
 
 
 class PageReader(Protocol):
@@ -85,11 +110,13 @@ class WebTools:
         reader: PageReader,
         backend: SearchBackend | None = None,
         fetcher: Fetcher | None = None,
+        result_chars: int = DEFAULT_RESULT_CHARS,
     ) -> None:
         self._max_results = search.max_results
         self._backend = backend or make_backend(search, http)
         self._fetcher = fetcher or Fetcher(fetch)
         self._reader = reader
+        self._page_chars = page_chars(result_chars)
         self._search_slots = asyncio.Semaphore(_SLOTS)
         self._fetch_slots = asyncio.Semaphore(_SLOTS)
         self._counts: Counter[tuple[str, ...]] = Counter()
@@ -112,8 +139,11 @@ class WebTools:
 
         return await self._counted(SEARCH, run)
 
-    async def fetch(self, url: str, max_chars: int | None = None) -> str:
-        limit = max_chars or DEFAULT_MAX_CHARS
+    async def fetch(self, url: str, max_chars: int | None = None, start: int = 0) -> str:
+        """The page at ``url`` as framed text, ``max_chars`` of it at most from ``start``
+        (never more than one result holds: the rest is read by calling again)."""
+        limit = min(max_chars or self._page_chars, self._page_chars)
+        start = max(0, start)
 
         async def run() -> str:
             async with self._fetch_slots:
@@ -123,7 +153,7 @@ class WebTools:
             document = await self._reader.read_page(
                 fetched.body, fetched.content_type, charset=fetched.charset, url=fetched.url
             )
-            return format_page(fetched, document.text, document.title, limit)
+            return format_page(fetched, document, start, limit)
 
         return await self._counted(FETCH, run)
 
