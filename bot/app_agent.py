@@ -34,6 +34,7 @@ from bot.media.vision import Vision
 from bot.messages import InboundMessage
 from bot.ops.metrics import CountingToolBox, PrometheusMetrics, counters_by, labelled_counters
 from bot.streaming.service import Streaming
+from bot.workspaces.admins import WorkspaceAdmins
 from channels.files import ChannelFiles
 from tools.loader import build_registry
 from tools.mcp import manager as mcp_manager
@@ -142,11 +143,14 @@ def _skills_and_memory(parts: ReadyParts) -> tuple[SkillCatalog, MemoryService]:
     first): the tools and the prompt read the same ones."""
     skills = SkillCatalog(parts.workspaces.root)
     memory = MemoryService(parts.storage.memory, parts.settings.memory)
+    # The workspace's own admins too, as for /soul: not the global list alone.
+    trusted = [c.name for c in parts.channels.values() if c.trusted]
+    admins = WorkspaceAdmins(parts.settings.workspaces, parts.settings.admins, trusted)
     register_skill_commands(
-        parts.commands, skills, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
+        parts.commands, skills, is_admin=admins.is_admin, workspace_of=parts.routing.resolve
     )
     register_memory_commands(
-        parts.commands, memory, is_admin=parts.is_admin, workspace_of=parts.routing.resolve
+        parts.commands, memory, is_admin=admins.is_admin, workspace_of=parts.routing.resolve
     )
     return skills, memory
 

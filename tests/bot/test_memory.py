@@ -32,6 +32,9 @@ from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
 from bot.store.db import Database
 from bot.store.memory import MemoryStore, Scope
+from tests.conftest import DaemonFactory
+from tests.fakes.channel import FakeChannel
+from tests.fakes.llm_server import FakeLLM
 
 WS = "default"
 DM = ChatKey("telegram", "u1")  # a one-to-one chat: its id is the user's
@@ -230,7 +233,7 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     memory = service(store)
     router = CommandRouter()
     register_memory_commands(
-        router, memory, is_admin=lambda m: m.user_id == "boss", workspace_of=lambda m: WS
+        router, memory, is_admin=lambda m, ws: m.user_id == "boss", workspace_of=lambda m: WS
     )
     await memory.remember(WS, GROUP, "u1", "likes tea")
     await memory.remember(WS, GROUP, "u2", "likes juice")
@@ -258,13 +261,40 @@ async def test_forget_own_facts_but_chat_facts_need_an_admin(store: MemoryStore)
     )
 
 
+async def test_a_workspaces_own_admin_forgets_the_chats_facts(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    """[workspaces.team] admins could /soul set there but not /forget the group's facts:
+    the check asked the global admins alone."""
+    daemon, chat = await daemon_factory(
+        channel=FakeChannel("test", trusted=False),
+        access={"dm_policy": "open"},
+        workspaces={"routes": {"test:g1": "team"}, "team": {"admins": ["test:lead"]}},
+    )
+    memory = daemon.runner.memory
+    await memory.remember("team", ChatKey("test", "g1"), "bob", "the team meets Mondays", "chat")
+    await memory.remember(WS, ChatKey("test", "g2"), "bob", "the lobby meets Fridays", "chat")
+    ids = {f.text: f.id for f in await memory.store.all_facts()}
+    team, lobby = ids["the team meets Mondays"], ids["the lobby meets Fridays"]
+    group = {"chat": "g1", "direct": False}
+    refused = "Only an admin can remove this chat's facts."
+    assert (await chat.ask(f"/forget {team}", user="stranger", **group)).text == refused
+    said = await chat.ask(f"/forget {team}", user="lead", **group)
+    assert said.text == "Forgot: the team meets Mondays"
+    elsewhere = await chat.ask(f"/forget {lobby}", user="lead", chat="g2", direct=False)
+    assert elsewhere.text == refused  # another workspace's chat: not theirs
+    assert [f.text for f in await memory.store.all_facts()] == ["the lobby meets Fridays"]
+
+
 @pytest.mark.parametrize(("key", "user"), [(SLACK_DM, "U0AB12"), (DISCORD_DM, "4242")])
 async def test_forget_chat_facts_in_ones_own_dm_on_every_platform(
     store: MemoryStore, key: ChatKey, user: str
 ) -> None:
     memory = service(store)
     router = CommandRouter()
-    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    register_memory_commands(
+        router, memory, is_admin=lambda m, ws: False, workspace_of=lambda m: WS
+    )
     await memory.remember(WS, key, user, "the dog is called Rex", "chat")
     await memory.remember(WS, key, user, "the cat is called Tom", "chat")
     [rex, _] = await store.all_facts()
@@ -278,7 +308,9 @@ async def test_forget_takes_several_numbers_as_cancel_does(store: MemoryStore) -
     not renumbered as each goes."""
     memory = service(store)
     router = CommandRouter()
-    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    register_memory_commands(
+        router, memory, is_admin=lambda m, ws: False, workspace_of=lambda m: WS
+    )
     for fact in ("the dog is called Rex", "the cat is called Tom", "the fish is called Bob"):
         await memory.remember(WS, DM, "u1", fact, "chat")
     assert await run(router, DM, "u1", "/forget 1,#3 9") == (
@@ -296,7 +328,9 @@ async def test_forget_removes_the_fact_memory_showed_though_one_arrived_since(
     between (a user fact lists before the chat's) made "/forget 2" remove another."""
     memory = service(store)
     router = CommandRouter()
-    register_memory_commands(router, memory, is_admin=lambda m: False, workspace_of=lambda m: WS)
+    register_memory_commands(
+        router, memory, is_admin=lambda m, ws: False, workspace_of=lambda m: WS
+    )
     await memory.remember(WS, DM, "u1", "likes tea")
     await memory.remember(WS, DM, "u1", "the dog is called Rex", "chat")
     listing = await run(router, DM, "u1", "/memory")

@@ -17,6 +17,9 @@ from bot.cli.app import app
 from bot.errors import SkillError, ToolError
 from bot.handlers.commands import CommandRouter
 from bot.messages import ChatKey, InboundMessage
+from tests.conftest import DaemonFactory
+from tests.fakes.channel import FakeChannel
+from tests.fakes.llm_server import FakeLLM
 from tools.registry import ToolRegistry
 from tools.skills import ReadSkillTool
 
@@ -247,7 +250,7 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
     catalog = SkillCatalog(root, builtin)
     router = CommandRouter()
     register_skill_commands(
-        router, catalog, is_admin=lambda m: m.user_id == "boss", workspace_of=lambda m: WS
+        router, catalog, is_admin=lambda m, ws: m.user_id == "boss", workspace_of=lambda m: WS
     )
     command = router.match(msg())
     assert command is not None
@@ -273,6 +276,26 @@ async def test_skills_command_lists_and_only_admins_toggle(builtin: Path, root: 
         await command[0].func(msg("boss"), "enable zzz")
     with pytest.raises(ToolError, match=r"^usage: /skills \[enable\|disable <name>\]$"):
         await command[0].func(msg("boss"), "toggle")
+
+
+async def test_a_workspaces_own_admin_manages_its_skills(
+    daemon_factory: DaemonFactory, fake_llm: FakeLLM
+) -> None:
+    """[workspaces.team] admins could /soul set there but /skills said "Only an admin":
+    it asked the global list alone."""
+    _, chat = await daemon_factory(
+        channel=FakeChannel("test", trusted=False),
+        access={"dm_policy": "open"},
+        admins=["test:boss"],
+        workspaces={"routes": {"test:g1": "team"}, "team": {"admins": ["test:lead"]}},
+    )
+    team, lobby = {"chat": "g1", "direct": False}, {"chat": "g2", "direct": False}
+    said = await chat.ask("/skills disable weather-planning", user="lead", **team)
+    assert said.text == "Skill weather-planning is now disabled."
+    assert (await chat.ask("/skills", user="lead", **team)).text.startswith("Skills of workspace")
+    refused = "Only an admin can list, enable or disable skills."
+    assert (await chat.ask("/skills", user="lead", **lobby)).text == refused  # not theirs
+    assert (await chat.ask("/skills", user="stranger", **team)).text == refused
 
 
 def test_skills_cli_lists_and_toggles(tmp_path: Path) -> None:

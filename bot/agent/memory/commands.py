@@ -48,11 +48,14 @@ def register_memory_commands(
     router: CommandRouter,
     memory: MemoryService,
     *,
-    is_admin: Callable[[InboundMessage], bool],
+    is_admin: Callable[[InboundMessage, str], bool],
     workspace_of: WorkspaceOf,
 ) -> None:
-    def may_edit_chat(msg: InboundMessage) -> bool:
-        return is_admin(msg) or msg.direct
+    """``is_admin(msg, workspace)``: the global admins and that workspace's own, as for
+    ``/soul``."""
+
+    def may_edit_chat(msg: InboundMessage, workspace: str) -> bool:
+        return is_admin(msg, workspace) or msg.direct
 
     async def show(msg: InboundMessage, args: str) -> str:
         return listing(
@@ -60,14 +63,16 @@ def register_memory_commands(
         )
 
     async def forget(msg: InboundMessage, args: str) -> str:
-        known = await memory.known(await workspace_for(workspace_of, msg), msg.key, msg.user_id)
+        workspace = await workspace_for(workspace_of, msg)
+        known = await memory.known(workspace, msg.key, msg.user_id)
+        may = may_edit_chat(msg, workspace)
         arg = args.strip().lower()
         if arg == "all":
             gone: list[Fact] = list(known.user)
-            if may_edit_chat(msg):
+            if may:
                 gone += known.chat
             count = await memory.forget(gone, by=msg.sender)
-            kept = "" if may_edit_chat(msg) or not known.chat else " (this chat's need an admin)"
+            kept = "" if may or not known.chat else " (this chat's need an admin)"
             return f"Forgot {count} fact{'s' if count != 1 else ''}{kept}."
         # "/forget 2", "/forget #2", several as /cancel takes them: "/forget 2 3", "2,3"
         numbers = list(dict.fromkeys(a.lstrip("#") for a in arg.replace(",", " ").split()))
@@ -75,15 +80,17 @@ def register_memory_commands(
             return f"usage: {FORGET_USAGE} (numbers as /memory shows them)"
         said = []
         for number in numbers:
-            said.append(await _forget_one(known.numbered, number, msg))
+            said.append(await _forget_one(known.numbered, number, msg, may))
         return "\n".join(said)
 
-    async def _forget_one(numbered: list[Fact], number: str, msg: InboundMessage) -> str:
+    async def _forget_one(
+        numbered: list[Fact], number: str, msg: InboundMessage, may_edit_chat: bool
+    ) -> str:
         index = row_number(number)
         fact = next((f for f in numbered if f.id == index), None)
         if fact is None:
             return f"There is no fact {number}; /memory shows each fact with its number."
-        if fact.scope is Scope.CHAT and not may_edit_chat(msg):
+        if fact.scope is Scope.CHAT and not may_edit_chat:
             return "Only an admin can remove this chat's facts."
         await memory.forget([fact], by=msg.sender)
         return f"Forgot: {fact.text}"

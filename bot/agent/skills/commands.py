@@ -57,13 +57,16 @@ def register_skill_commands(
     router: CommandRouter,
     catalog: SkillCatalog,
     *,
-    is_admin: Callable[[InboundMessage], bool],
+    is_admin: Callable[[InboundMessage, str], bool],
     workspace_of: WorkspaceOf,
 ) -> None:
+    """``is_admin(msg, workspace)``: the global admins and that workspace's own, as for
+    ``/soul``."""
+
     async def skills(msg: InboundMessage, args: str) -> str:
-        if not is_admin(msg):  # the listing names files on the server: admins only
-            return "Only an admin can list, enable or disable skills."
         workspace = await workspace_for(workspace_of, msg)
+        if not is_admin(msg, workspace):  # the listing names files on the server
+            return "Only an admin can list, enable or disable skills."
         # skill names are lower-case (the folder's): "/skills enable Reminders" is reminders
         action, _, name = args.strip().lower().partition(" ")
         if not action:
