@@ -21,10 +21,13 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from bot.errors import ToolError
 from bot.office import OfficeUnreadable, office_kind, office_text, old_format, old_office_kind
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement  # type: ignore[import-untyped]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,9 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _BOMS_16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# Characters of a page's markup read (scripts and styles aside): the extraction of a
+# page this size takes about a second, of a 2 MB one most of a minute.
+HTML_CAP = 512 * 1024
 _CHAOS_MARGIN = 0.1  # how much messier than the best guess cp1252 may read and still win
 _SHORT = 64  # fewer bytes than this: too few for a detector to tell code pages apart
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
@@ -248,22 +254,66 @@ def convert(
 
 def html_document(html: str | bytes, url: str = "") -> Document:
     """The main content as Markdown (links and tables kept); the whole text when
-    trafilatura finds no main content (a page that is all navigation)."""
+    trafilatura finds no main content (a page that is all navigation). The page is
+    parsed once for its title and its text. Extraction grows faster than the page (a
+    2 MB forum thread took a minute), so markup past :data:`HTML_CAP` (scripts and
+    styles aside) is cut, read without trafilatura's second opinion (``fast``), and
+    the text says so."""
     import trafilatura
 
+    tree = trafilatura.load_html(html)
+    if tree is None:  # nothing an HTML parser makes a page of
+        return Document("html", "")
+    title = _title(tree)
+    tree, size = _capped(tree) if len(html) > HTML_CAP else (tree, 0)
     text = trafilatura.extract(
-        html,
+        tree,
         url=url or None,
+        fast=size > 0,
         output_format="markdown",
         include_links=True,
         include_tables=True,
         include_comments=False,
     )
-    meta = trafilatura.extract_metadata(html)
-    title = (meta.title or "") if meta is not None else ""
     if not text:
-        text = trafilatura.html2txt(html) or ""
-    return Document("html", text.strip(), title.strip())
+        text = trafilatura.html2txt(tree) or ""
+    text = text.strip()
+    if size:
+        text += (
+            f"\n\n… [only the first {HTML_CAP // 1024:,} KB of the page's "
+            f"{size // 1024:,} KB of markup were read]"
+        )
+    return Document("html", text, title)
+
+
+def _title(tree: HtmlElement) -> str:
+    """The title trafilatura's extract_metadata finds (meta tags, JSON-LD, else the
+    title element or the one h1), without its author, date and category searches,
+    which took seconds on a large page for fields no one reads."""
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
+
+    meta = examine_meta(tree)
+    try:
+        meta = extract_meta_json(tree, meta)
+    except Exception as exc:  # extract_metadata forgives its JSON-LD reader the same way
+        log.debug("JSON-LD metadata not read: %s", exc)
+    return (meta.title or extract_title(tree) or "").strip()
+
+
+def _capped(tree: HtmlElement) -> tuple[HtmlElement, int]:
+    """The page cut to its first :data:`HTML_CAP` characters of markup once scripts,
+    styles and inline SVG (which extraction drops anyway) are gone, and the size it had
+    then; the same tree and 0 when it fits."""
+    import trafilatura
+    from lxml import etree  # type: ignore[import-untyped]
+
+    etree.strip_elements(tree, "script", "style", "noscript", "svg", with_tail=False)
+    markup: str = etree.tostring(tree, encoding="unicode", method="html")
+    if len(markup) <= HTML_CAP:
+        return tree, 0
+    end = markup.rfind("<", 0, HTML_CAP)  # no half tag at the end
+    capped = trafilatura.load_html(markup[: end if end > 0 else HTML_CAP])
+    return (capped, len(markup)) if capped is not None else (tree, 0)
 
 
 def label_of(data: bytes, content_type: str, name: str = "") -> str:

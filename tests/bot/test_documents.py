@@ -121,6 +121,62 @@ def test_a_declared_charset_is_kept_and_binary_is_still_refused() -> None:
         )
 
 
+def _thread(posts: int, script: int = 0) -> bytes:
+    """A forum thread of ``posts`` replies, each about 190 characters of markup."""
+    replies = "".join(
+        f"<div class='post'><a href='/u/{i % 97}'>user{i % 97}</a><div class='body'><p>"
+        f"Reply {i}: an ordinary answer with <a href='/t/{i}'>a link</a> and <code>code</code>"
+        ", quoting the post above.</p></div></div>\n"
+        for i in range(posts)
+    )
+    return (
+        "<html><head><title>Big thread</title>"
+        f"<script>{'var x = 1;' * script}</script></head><body><nav>menu</nav>"
+        f"<main><h1>Thread</h1>{replies}</main></body></html>"
+    ).encode()
+
+
+def _spy_extract(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records the ``fast`` flag of each trafilatura.extract call."""
+    import trafilatura
+
+    calls: list[bool] = []
+    real = trafilatura.extract
+
+    def extract(*args: object, **kwargs: object) -> str | None:
+        calls.append(bool(kwargs.get("fast")))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trafilatura, "extract", extract)
+    return calls
+
+
+def test_a_page_past_the_markup_cap_is_cut_read_fast_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page near the 2 MB fetch cap took about a minute (trafilatura's extraction grows
+    faster than the page), holding the one conversion slot uploads share."""
+    calls = _spy_extract(monkeypatch)
+    page = convert(_thread(4000), "text/html", charset="utf-8")
+    assert calls == [True]
+    assert page.title == "Thread" and "Reply 0: an ordinary answer" in page.text
+    assert "Reply 3999:" not in page.text
+    assert page.text.endswith("… [only the first 512 KB of the page's 751 KB of markup were read]")
+
+
+def test_a_page_within_the_cap_is_read_whole_with_the_full_extraction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _spy_extract(monkeypatch)
+    small = convert(_thread(300), "text/html", charset="utf-8")
+    # over the cap in bytes, but most of it a script, which extraction drops anyway
+    scripted = convert(_thread(300, script=60_000), "text/html", charset="utf-8")
+    assert calls == [False, False]
+    for page in (small, scripted):
+        assert page.title == "Thread" and "Reply 299:" in page.text
+        assert "markup were read" not in page.text
+
+
 @pytest.mark.parametrize(
     ("name", "mime", "data"),
     [
