@@ -233,10 +233,13 @@ class Personas:
     async def append(
         self, workspace: str, file: str, text: str, *, author: str, via: str
     ) -> PersonaVersion | None:
+        """Add ``text`` at the end; a file still at its template starts empty instead."""
         workspace, file = _names(workspace, file)
         self._ensure(workspace, create=False)
         async with self._editing(workspace, file):
             old = await self._held_current(workspace, file)
+            if old.strip() == self.folders.template(file).strip():
+                old = ""  # its placeholder would reach every prompt beside the new line
             joined = old + ("\n" if old and not old.endswith("\n") else "") + text
             return await self._set(workspace, file, joined, author=author, via=via)
 

@@ -148,6 +148,19 @@ async def test_a_folder_removed_while_running_is_made_again_by_the_next_edit(
     assert (personas.folders.path("team") / "SOUL.md").read_text() == template_text("SOUL.md")
 
 
+async def test_append_to_an_untouched_template_starts_from_empty(personas: Personas) -> None:
+    """The template ("While it is unchanged from this template it is ignored") went into
+    every prompt once a line was appended to it."""
+    personas.max_chars = 10_000
+    await personas.append("team", "USER.md", "The user is Ana.", author="t:1", via="chat")
+    assert await personas.current("team", "USER.md") == "The user is Ana."
+    assert [(f.name, f.text) for f in personas.folders.bootstrap("team")] == [
+        ("USER.md", "The user is Ana.")
+    ]
+    await personas.append("team", "USER.md", "She lives in Porto.", author="t:1", via="chat")
+    assert await personas.current("team", "USER.md") == "The user is Ana.\nShe lives in Porto."
+
+
 async def test_traversal_names_are_refused(personas: Personas) -> None:
     for ws, file in [("../../etc", "SOUL.md"), ("team", "../../etc/passwd"),
                      ("SOUL.md/../x", "SOUL.md"), ("team", "SOUL.md/../x")]:  # fmt: skip
