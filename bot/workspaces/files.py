@@ -51,13 +51,19 @@ def checked_folder(folder: Path) -> Path:
     return folder
 
 
-def stamp(path: Path) -> tuple[int, int] | None:
-    """(mtime, size) of the file itself (a symlink's own), or None when absent."""
+# What tells an edit on disk: (mtime, size, inode, ctime) of the file itself.
+Stamp = tuple[int, int, int, int]
+
+
+def stamp(path: Path) -> Stamp | None:
+    """The file's (a symlink's own) :data:`Stamp`, or None when absent. mtime and size
+    alone missed a restore keeping both (``cp -p``, ``rsync -t`` of a same-size
+    version); the inode moves when a file is replaced, the ctime on any write."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
 
 
 def read_bytes(path: Path) -> bytes | None:

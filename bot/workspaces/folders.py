@@ -18,6 +18,7 @@ from pathlib import Path
 from bot.errors import WorkspaceError
 from bot.workspaces.files import (
     PERSONA_FILES,
+    Stamp,
     checked_folder,
     create_text,
     decoded,
@@ -53,7 +54,7 @@ class Workspaces:
         self.root = root
         self._templates = {name: template_text(name) for name in BOOTSTRAP_FILES}
         self._template_bodies = {name: text.strip() for name, text in self._templates.items()}
-        self._cache: dict[Path, tuple[tuple[int, int], str]] = {}
+        self._cache: dict[Path, tuple[Stamp, str]] = {}
         self._paths: dict[str, Path] = {}
         self._files: dict[tuple[str, str], Path] = {}
 
@@ -112,7 +113,7 @@ class Workspaces:
         write_text(self.path(name), file, text)
         self._cache.pop(self.file(name, file), None)
 
-    def stamp(self, name: str, file: str) -> tuple[int, int] | None:
+    def stamp(self, name: str, file: str) -> Stamp | None:
         return stamp(self.file(name, file))
 
     def bootstrap(self, name: str = DEFAULT_WORKSPACE) -> list[BootstrapFile]:
@@ -139,7 +140,7 @@ class Workspaces:
             self._cache[path] = (current, text)
 
     def _read(self, path: Path) -> str | None:
-        """Read with an (mtime, size) cache: admins edit files while the daemon runs."""
+        """Read with a :data:`Stamp` cache: admins edit files while the daemon runs."""
         current = stamp(path)
         if current is None:
             return None

@@ -3,10 +3,11 @@
 Edits come from chat, the CLI, or an editor on disk; each becomes a version with its
 author, channel of change (``via``) and full text, so any state can be shown, diffed
 and restored (a rollback is itself a new version). A text over the file budget is
-refused whole, never cut. Disk edits are noticed cheaply: (mtime, size) per file each
-turn, a hash only when that moved. A file saved in another encoding than UTF-8 is never
-recorded nor rewritten: the prompt keeps its last good version, and edits are refused
-until it is saved as UTF-8 (a file with no version yet is read as cp1252 for the prompt).
+refused whole, never cut. Disk edits are noticed cheaply: a stamp (mtime, size, inode,
+ctime) per file each turn, a hash only when that moved. A file saved in another encoding
+than UTF-8 is never recorded nor rewritten: the prompt keeps its last good version, and
+edits are refused until it is saved as UTF-8 (a file with no version yet is read as
+cp1252 for the prompt).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from contextlib import asynccontextmanager
 from bot.errors import EditConflict, WorkspaceError
 from bot.store.base import WorkspaceRecords
 from bot.store.workspaces import PersonaVersion, text_hash
-from bot.workspaces.files import PERSONA_FILES, not_utf8, persona_file, workspace_name
+from bot.workspaces.files import PERSONA_FILES, Stamp, not_utf8, persona_file, workspace_name
 from bot.workspaces.folders import Workspaces, require_known
 from bot.workspaces.locking import file_lock
 
@@ -45,7 +46,7 @@ class Personas:
         self.records = records
         self.max_chars = max_chars
         self.configured = frozenset(configured)  # the workspaces the config names
-        self._stamps: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._stamps: dict[tuple[str, str], Stamp | None] = {}
         self._ready: set[str] = set()
         # One edit at a time per file: its text and its version number go together, so
         # concurrent editors never write a file whose version then fails to be numbered.

@@ -161,6 +161,27 @@ async def test_append_to_an_untouched_template_starts_from_empty(personas: Perso
     assert await personas.current("team", "USER.md") == "The user is Ana.\nShe lives in Porto."
 
 
+async def test_a_disk_edit_keeping_size_and_mtime_is_noticed(
+    personas: Personas, tmp_path: Path
+) -> None:
+    """A restore with `cp -p` of a same-size version kept (mtime, size): the edit was
+    neither recorded nor used until a restart."""
+    await personas.set("team", "SOUL.md", "Be brief.\n", author="t:1", via="chat")
+    await personas.sync("team")
+    soul = personas.folders.path("team") / "SOUL.md"
+    assert [f.text for f in personas.folders.bootstrap("team")] == ["Be brief."]
+    kept = tmp_path / "SOUL.md.bak"
+    kept.write_text("Be rude!!\n")
+    before = os.stat(soul)
+    os.utime(kept, ns=(before.st_atime_ns, before.st_mtime_ns))
+    shutil.copy2(kept, soul)  # cp -p: same size, same mtime
+    after = os.stat(soul)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    (found,) = await personas.sync("team")
+    assert (found.via, found.text) == ("disk", "Be rude!!\n")
+    assert [f.text for f in personas.folders.bootstrap("team")] == ["Be rude!!"]
+
+
 async def test_traversal_names_are_refused(personas: Personas) -> None:
     for ws, file in [("../../etc", "SOUL.md"), ("team", "../../etc/passwd"),
                      ("SOUL.md/../x", "SOUL.md"), ("team", "SOUL.md/../x")]:  # fmt: skip
