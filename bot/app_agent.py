@@ -12,6 +12,7 @@ imports (measured in ``make bench``'s start-up row).
 from __future__ import annotations
 
 import functools
+import logging
 
 from bot.agent.llm.client import LLMClient
 from bot.agent.llm.response import ChatModel
@@ -42,6 +43,8 @@ from tools.mcp import report as mcp_report
 from tools.registry import ToolRegistry
 from tools.weather import OpenMeteoWeather, weather_command
 from tools.web.service import WebTools
+
+log = logging.getLogger(__name__)
 
 
 def build_model(settings: Settings) -> LLMClient:
@@ -118,10 +121,13 @@ def _user_timezone(parts: ReadyParts) -> TimezoneLookup:
 
 
 def _tool_registry(settings: Settings) -> ToolRegistry:
-    """The built-in and entry-point tools, less those each workspace disables."""
+    """The built-in and entry-point tools, less those each workspace disables (a name
+    that is no tool turns nothing off: said, with the one likely meant)."""
     tools = build_registry()
     for name, section in settings.workspaces.sections().items():
         tools.disable(name, section.disabled_tools)
+    for line in settings.workspaces.unknown_tools(tools.names()):
+        log.warning("%s", line)
     return tools
 
 
@@ -129,7 +135,13 @@ def _web_tools(parts: ReadyParts, reader: DocumentReader) -> WebTools:
     """web_search and web_fetch over the shared HTTP client, their calls counted by tool
     and outcome; ``reader`` converts fetched documents (shared with uploads)."""
     settings = parts.settings
-    web = WebTools(settings.search, settings.fetch, parts.http, reader=reader)
+    web = WebTools(
+        settings.search,
+        settings.fetch,
+        parts.http,
+        reader=reader,
+        result_chars=settings.context.max_tool_result_chars,
+    )
     parts.metrics.read_metrics(
         counters_by(
             "bot_web_calls", "web_search and web_fetch calls", ("tool", "outcome"), web.counts

@@ -11,6 +11,7 @@ model is not offered.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -113,3 +114,23 @@ class WorkspacesSettings(Section):
     def names(self) -> list[str]:
         """Every workspace the config names (route targets and sections), sorted."""
         return sorted({*self.routes.values(), *self.sections()})
+
+    def unknown_tools(self, known: Collection[str]) -> list[str]:
+        """A line for each ``disabled_tools`` entry that names none of the ``known``
+        tools, with the one likely meant: a misspelled name turns nothing off, and
+        refusing it would stop a config that loaded before. ``mcp_*`` names pass (MCP
+        tools register after start-up)."""
+        import difflib  # only for a mistake
+
+        lines = []
+        for workspace, section in self.sections().items():
+            for name in section.disabled_tools:
+                if name in known or name.startswith("mcp_"):
+                    continue
+                close = difflib.get_close_matches(name, sorted(known), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                lines.append(
+                    f"[workspaces.{workspace}] disabled_tools: {name!r} names no tool; "
+                    f"{hint}it turns nothing off (the tools: {', '.join(sorted(known))})"
+                )
+        return lines

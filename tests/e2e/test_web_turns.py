@@ -12,6 +12,14 @@ from aiohttp import web
 from tests.fakes.web_sites import FakeSearch, FakeSite, Hit
 
 FIXTURES = Path(__file__).parent.parent / "tools" / "web_fixtures"
+TIDES = (
+    "<html><body><article><h1>Tides</h1>"
+    + "".join(
+        f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
+        for n in range(600)
+    )
+    + "</article></body></html>"
+)
 
 
 def tool_messages(request: Any) -> list[str]:
@@ -24,15 +32,7 @@ async def test_a_long_page_is_read_in_parts_none_offloaded(
     """A default fetch fits in a result that is not offloaded, so the model reads all of
     it, and its last line names the start= of the next part: the middle of a long page
     is reached by asking for it (an offloaded result showed its start and end only)."""
-    article = (
-        "<html><body><article><h1>Tides</h1>"
-        + "".join(
-            f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
-            for n in range(600)
-        )
-        + "</article></body></html>"
-    )
-    url = fake_site.page("/tides", article)
+    url = fake_site.page("/tides", TIDES)
     _daemon, chat = await daemon_factory(fetch={"allow_private": ["127.0.0.1"]})
     fake_llm.reply_tool_calls([("web_fetch", {"url": url, "max_chars": 200_000})])
     fake_llm.reply_tool_calls([("web_fetch", {"url": url, "start": 14_500})])
@@ -46,6 +46,21 @@ async def test_a_long_page_is_read_in_parts_none_offloaded(
     assert "Paragraph 0:" in first and "call web_fetch with start=14500 for more]" in first
     assert "Paragraph 300:" in second and "call web_fetch with start=29000 for more]" in second
     assert loopback_only == ["127.0.0.1", "127.0.0.1"]
+
+
+async def test_a_part_follows_the_configured_tool_result_size(
+    daemon_factory: Any, fake_llm: Any, fake_site: FakeSite, loopback_only: list[str]
+) -> None:
+    url = fake_site.page("/tides", TIDES)
+    _daemon, chat = await daemon_factory(
+        fetch={"allow_private": ["127.0.0.1"]}, context={"max_tool_result_chars": 8_000}
+    )
+    fake_llm.reply_tool_calls([("web_fetch", {"url": url})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "noon"})])
+    assert (await chat.ask("when is high water?")).text == "noon"
+    [content] = tool_messages(fake_llm.requests[1])
+    assert "[Full output" not in content and len(content) <= 8_000
+    assert "[characters 0-6,500 of " in content and "start=6500 for more]" in content
 
 
 async def test_a_servers_own_words_never_reach_an_error_result(

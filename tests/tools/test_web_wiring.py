@@ -3,6 +3,7 @@ their calls counted by outcome in /metrics."""
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -60,6 +61,28 @@ async def test_a_workspace_can_turn_the_web_tools_off() -> None:
     assert result.is_error and "not found" in result.content
     with pytest.raises(ValidationError, match="final_result cannot be disabled"):
         Settings(workspaces={"kids": {"disabled_tools": ["final_result"]}})
+
+
+def test_a_misspelled_disabled_tool_is_named_at_start_up(caplog: pytest.LogCaptureFixture) -> None:
+    """It turns nothing off, so the log says which entry and the tool likely meant; the
+    config still loads (it did before), and an MCP tool's name (registered later) passes."""
+    from bot.app_agent import _tool_registry
+
+    settings = Settings(
+        workspaces={
+            "kids": {"disabled_tools": ["web-fetch", "websearch", "web_fetch", "mcp_wiki_read"]}
+        }
+    )
+    with caplog.at_level(logging.WARNING):
+        registry = _tool_registry(settings)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 2, said
+    assert said[0].startswith(
+        "[workspaces.kids] disabled_tools: 'web-fetch' names no tool; did you mean 'web_fetch'?"
+    )
+    assert "'websearch' names no tool; did you mean 'web_search'?" in said[1]
+    names = {d["function"]["name"] for d in registry.definitions("kids")}
+    assert "web_fetch" not in names and "web_search" in names
 
 
 async def test_the_daemon_wires_settings_service_and_metrics(
