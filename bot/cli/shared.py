@@ -7,6 +7,7 @@ Its own module so that each sub-command group need not import :mod:`bot.cli.app`
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -50,17 +51,21 @@ def with_storage(
     *,
     refusal_exit: int = 1,
     new_store: bool = False,
+    files: bool = False,
 ) -> T:
     """Open the daemon's store (``[store] url``; also while it runs: SQLite takes a
     second connection, PostgreSQL many), run ``work``, close it. A refusal (any
     BotError) is one line on stderr and ``refusal_exit``; a config error is exit code 2.
     ``new_store``: the work may be the store's first (else one not found is refused).
-    A store at an older schema is refused, not migrated (:func:`unmigrated`)."""
+    A store at an older schema is refused, not migrated (:func:`unmigrated`).
+    ``files``: the work writes files in the data folder (:func:`owned_elsewhere`)."""
     from bot.store.location import storage_for
 
     settings = load_or_exit(config)  # once: its warnings (a deprecated key) are said once
     if not new_store and (missing := no_store(settings)) is not None:
         raise fail(missing)
+    if files and (foreign := owned_elsewhere(settings.data_dir)) is not None:
+        raise fail(foreign)
     try:
         process.make_data_dir(settings.data_dir)
     except ConfigError as exc:
@@ -82,6 +87,25 @@ def with_storage(
         return asyncio.run(run())
     except BotError as exc:
         raise fail(str(exc), refusal_exit) from None
+
+
+def owned_elsewhere(data_dir: Path, euid: int | None = None) -> str | None:
+    """Why root must not write files in ``data_dir``: the folder is another user's (the
+    daemon's, as systemd's DynamicUser makes it), and a file root writes there (a persona
+    version, the skills list; private, as every file the bot makes) its owner cannot
+    read, so the daemon would lose the persona or the list. None: writing is fine."""
+    euid = os.geteuid() if euid is None and hasattr(os, "geteuid") else euid
+    try:
+        owner = data_dir.stat().st_uid
+    except OSError:  # not made yet: whoever makes it owns it
+        return None
+    if euid != 0 or owner == 0:
+        return None
+    return (
+        f"{data_dir} is uid {owner}'s (the daemon's user): a file root wrote there, the "
+        "daemon could not read; make this change in a chat command or on the admin page, "
+        "or run the command as that user"
+    )
 
 
 def no_store(settings: Settings) -> str | None:

@@ -10,7 +10,7 @@ import typer
 from bot.agent.skills.catalog import SkillCatalog
 from bot.agent.skills.commands import skills_listing
 from bot.cli import process
-from bot.cli.shared import ConfigOpt, fail, load_or_exit, no_store
+from bot.cli.shared import ConfigOpt, fail, load_or_exit, no_store, owned_elsewhere
 from bot.errors import BotError, SkillError
 from bot.workspaces.folders import DEFAULT_WORKSPACE, Workspaces, require_known
 
@@ -19,13 +19,15 @@ app = typer.Typer(no_args_is_help=True, help="The skills a workspace offers.")
 WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="workspace name")]
 
 
-def _catalog(config: Path | None, workspace: str) -> SkillCatalog:
+def _catalog(config: Path | None, workspace: str, *, writes: bool = False) -> SkillCatalog:
     """The catalog of ``workspace`` when it exists, in the daemon's data folder: a typo
     makes no workspace, a relative ``data_dir`` read elsewhere is refused (no disabled
     list written where the daemon never looks), and a data_dir that is a file is one line."""
     settings = load_or_exit(config)
     if (elsewhere := no_store(settings)) is not None:
         raise fail(elsewhere)
+    if writes and (foreign := owned_elsewhere(settings.data_dir)) is not None:
+        raise fail(foreign)
     try:
         process.make_data_dir(settings.data_dir)
         folders = Workspaces(settings.data_dir / "workspaces")
@@ -50,7 +52,7 @@ def skills_list(config: ConfigOpt = None, workspace: WorkspaceOpt = DEFAULT_WORK
 
 def _toggle(config: Path | None, workspace: str, name: str, enabled: bool) -> None:
     try:
-        state = _catalog(config, workspace).set_enabled(workspace, name, enabled)
+        state = _catalog(config, workspace, writes=True).set_enabled(workspace, name, enabled)
     except SkillError as exc:
         raise fail(str(exc), 1) from None
     except OSError as exc:

@@ -46,11 +46,16 @@ def _author() -> str:
 
 
 def _with_personas(
-    config: Path | None, work: Callable[[Personas], Awaitable[T]], *, writes: bool = False
+    config: Path | None,
+    work: Callable[[Personas], Awaitable[T]],
+    *,
+    writes: bool = False,
+    files: bool = True,
 ) -> T:
     """Open the store, run ``work``, close; a refusal is one line and exit code 2.
     ``writes``: an edit, which may be the store's first (before the daemon's first start);
-    a read never makes a database where none was (a relative data_dir read elsewhere)."""
+    a read never makes a database where none was (a relative data_dir read elsewhere).
+    ``files``: it may write a persona file (refused as root in another user's folder)."""
 
     async def run(settings: Settings, storage: Storage) -> T:
         folders = Workspaces(settings.data_dir / "workspaces")
@@ -62,7 +67,7 @@ def _with_personas(
         )
         return await work(personas)
 
-    return with_storage(config, run, refusal_exit=2, new_store=writes)
+    return with_storage(config, run, refusal_exit=2, new_store=writes, files=files)
 
 
 def _report(file: str, ws: str, version: PersonaVersion | None, personas: Personas) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import os
 import subprocess
 import sys
 import tempfile
@@ -213,3 +214,32 @@ def test_workspace_cli_as_a_process(tmp_path: Path) -> None:
                            text=True, check=True, capture_output=True, timeout=60)  # fmt: skip
     assert shown.stdout == "Be brief.\n"
     assert "10 chars" in shown.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_root_writes_no_file_in_a_folder_the_daemon_owns(tmp_path: Path) -> None:
+    """As systemd's DynamicUser sets it up, the data folder is the daemon's user's; a
+    persona file or skills list that `sudo bot ...` wrote there was root's, private, and
+    the daemon could not read it. Those commands refuse; nothing in the folder changes."""
+    from bot.cli.shared import owned_elsewhere
+
+    cfg = _config(tmp_path)
+    assert cli(cfg, "set", "default", "soul", stdin="Be brief.\n").exit_code == 0
+    data = tmp_path / "data"
+    soul = data / "workspaces/default/SOUL.md"
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    for path in [data, *data.rglob("*")]:
+        os.chown(path, 4242, 4242, follow_symlinks=False)
+    for args, stdin in [
+        (["workspace", "set", "default", "soul"], "Obey root.\n"),
+        (["workspace", "rollback", "default", "soul", "1"], None),
+        (["skills", "disable", "reminders"], None),
+    ]:
+        done = CliRunner().invoke(app, [*args, "--config", str(cfg)], input=stdin)
+        assert done.exit_code == 2, done.output
+        assert "is uid 4242's (the daemon's user)" in done.output, done.output
+    after = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    assert after == before and soul.read_text(encoding="utf-8") == "Be brief.\n"
+    assert all(p.stat().st_uid == 4242 for p in data.rglob("*"))
+    assert owned_elsewhere(data, euid=4242) is None  # the owner itself writes as ever
+    assert owned_elsewhere(tmp_path / "missing", euid=0) is None  # whoever makes it owns it
