@@ -53,7 +53,17 @@ _DROPPED_FOR_CHECK = ("$schema", "$id", "$comment", "examples", "example", "$def
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
 _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
 _SCHEMA_VALUES = frozenset(
-    {"items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames"}
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "not",
+        "contains",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+    }
 )
 _CHECKED: set[str] = set()  # schemas that passed check_schema, as canonical JSON
 _MAX_CHECKED = 4096
@@ -325,8 +335,9 @@ def _note(
 
 
 def _check_view(inlined: Mapping[str, Any], wire: dict[str, Any]) -> dict[str, Any]:
-    """The inlined schema with an object root; the wire view when it is not valid 2020-12."""
-    check = copy.deepcopy(dict(inlined))
+    """The inlined schema with an object root, draft-07's spellings in 2020-12's; when
+    it is still not valid 2020-12, the wire view, allowing null where it says so."""
+    check: dict[str, Any] = _as_2020_12(copy.deepcopy(dict(inlined)), 0)
     if "type" not in check and not any(k in check for k in ("anyOf", "oneOf", "allOf")):
         check["type"] = "object"
     check.setdefault("properties", {})
@@ -335,7 +346,66 @@ def _check_view(inlined: Mapping[str, Any], wire: dict[str, Any]) -> dict[str, A
     try:
         check_schema(check)
     except SchemaError:
-        return copy.deepcopy(wire)
-    if check.get("type") != "object":
-        return copy.deepcopy(wire)
-    return check
+        return _fallback(wire)
+    return check if check.get("type") == "object" else _fallback(wire)
+
+
+def _fallback(wire: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = _nullable_where_said(copy.deepcopy(wire), root=True)
+    return out
+
+
+def _as_2020_12(node: Any, depth: int) -> Any:
+    """Draft-07's forms, which 2020-12 refuses (zod and older emitters still write them),
+    rewritten in place: a tuple's ``items`` list (and ``additionalItems``), boolean
+    ``exclusiveMinimum``/``exclusiveMaximum``, ``dependencies``."""
+    if not isinstance(node, dict) or depth > MAX_DEPTH:
+        return node
+    items = node.get("items")
+    if isinstance(items, list):
+        node["prefixItems"] = items
+        del node["items"]
+        if "additionalItems" in node:
+            node["items"] = node.pop("additionalItems")
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = node.get(exclusive)
+        if isinstance(flag, bool):
+            del node[exclusive]
+            if flag and isinstance(node.get(bound), int | float):
+                node[exclusive] = node.pop(bound)
+    dependencies = node.pop("dependencies", None)
+    if isinstance(dependencies, dict):
+        for key, value in dependencies.items():
+            kind = "dependentRequired" if isinstance(value, list) else "dependentSchemas"
+            node.setdefault(kind, {})[key] = value
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            for sub in value.values():
+                _as_2020_12(sub, depth + 1)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            for sub in value:
+                _as_2020_12(sub, depth + 1)
+        elif key in _SCHEMA_VALUES:
+            _as_2020_12(value, depth + 1)
+    return node
+
+
+def _nullable_where_said(node: Any, *, root: bool = False) -> Any:
+    """The wire view as a check: null is allowed wherever the model was told "May be
+    null." (the wire cannot say it otherwise, and a refusal would contradict it)."""
+    if isinstance(node, list):
+        return [_nullable_where_said(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _nullable_where_said(v) for name, v in value.items()}
+        elif key in ("items", "anyOf"):  # the only other places the wire nests schemas
+            out[key] = _nullable_where_said(value)
+        else:
+            out[key] = value
+    said = out.get("description")
+    if not root and isinstance(said, str) and said.endswith("May be null."):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out

@@ -188,3 +188,35 @@ def test_branching_refs_are_refused_after_a_bounded_count_of_nodes() -> None:
     with pytest.raises(UncleanableSchema, match="more than 10000 nodes"):
         clean_schema(schema)
     assert clean(blowup_schema(5)).wire["properties"]["root"]["type"] == "object"
+
+
+def test_draft07_forms_are_checked_as_2020_12_says_them() -> None:
+    """zod's draft-07 output (a tuple's ``items`` list, a boolean exclusiveMinimum) is not
+    valid 2020-12: the check fell back to the wire view and refused null."""
+    schema = {
+        "properties": {
+            "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+            "size": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+            "note": {"type": ["string", "null"]},
+        },
+        "required": ["note"],
+    }
+    result = clean(schema)
+    assert accepts(result, {"note": None, "pair": ["a", 1], "size": 0.5})
+    assert not accepts(result, {"note": None, "pair": [1, "a"]})  # each position kept
+    assert not accepts(result, {"note": None, "size": 0})
+
+
+def test_a_schema_that_is_not_2020_12_still_allows_null_where_the_model_was_told() -> None:
+    """The fallback (the wire view) allows null wherever it says "May be null."."""
+    schema = {
+        "properties": {
+            "note": {"type": ["string", "null"]},
+            "odd": {"type": "string", "minLength": "three"},  # no draft's valid form
+        },
+        "required": ["note"],
+    }
+    result = clean(schema)
+    assert result.wire["properties"]["note"] == {"type": "string", "description": "May be null."}
+    assert accepts(result, {"note": None}) and accepts(result, {"note": "x"})
+    assert not accepts(result, {"note": 1})
