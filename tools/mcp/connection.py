@@ -23,6 +23,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import mcp_types as types
@@ -40,7 +42,7 @@ from bot.config.mcp import MCPServerSettings
 from bot.errors import MCPConnectionLost as ConnectionLost
 from bot.errors import MCPServerError as ServerError
 from bot.errors import MCPTimeout as RequestTimedOut
-from tools.mcp.stderr import stderr_to_log
+from tools.mcp.stderr import ServerStderr, stderr_to_log
 
 log = logging.getLogger(__name__)
 
@@ -54,41 +56,62 @@ _LOST_MESSAGES = (
     "unknown session",
     "connection closed",
 )
+MAX_SAID = 300  # characters of a child's last stderr lines in a failure's detail
+_STATUS_HINTS = {
+    401: "check the server's headers/token",
+    403: "check the server's headers/token and what it allows",
+}
 
 
-def _transport(name: str, settings: MCPServerSettings) -> AbstractAsyncContextManager[Any]:
+def _transport(
+    name: str, settings: MCPServerSettings, seen: _Seen
+) -> AbstractAsyncContextManager[Any]:
     if settings.transport == "stdio":
         params = StdioServerParameters(
             command=settings.command,
             args=settings.args,
             env={k: v.get_secret_value() for k, v in settings.env.items()},
             cwd=settings.cwd,
+            # One byte that is not UTF-8 ("strict") ended the SDK's stdout reader for
+            # good while the child lived on: every later request waited out its timeout.
+            encoding_error_handler="replace",
         )
-        return _stdio(name, params)
+        return _stdio(name, params, seen)
     headers = {k: v.get_secret_value() for k, v in settings.headers.items()}
     if settings.transport == "sse":
         return sse_client(settings.url, headers=headers, timeout=settings.connect_timeout_s)
-    return _http(settings.url, headers)
+    return _http(settings.url, headers, seen)
+
+
+@dataclass
+class _Seen:
+    """What a transport saw that the SDK's error leaves out, for a failed handshake."""
+
+    stderr: ServerStderr | None = None  # a stdio child's, with its last lines
+    status: int | None = None  # the last HTTP error status answered
 
 
 @contextlib.asynccontextmanager
-async def _stdio(name: str, params: StdioServerParameters) -> AsyncIterator[Any]:
+async def _stdio(name: str, params: StdioServerParameters, seen: _Seen) -> AsyncIterator[Any]:
     """The child, its stderr going to the log (:mod:`tools.mcp.stderr`), not ours."""
-    async with (
-        stderr_to_log(name) as stderr,
-        stdio_client(params, errlog=stderr.writer) as streams,
-    ):
-        stderr.spawned()
-        yield streams
+    async with stderr_to_log(name) as stderr:
+        seen.stderr = stderr
+        async with stdio_client(params, errlog=stderr.writer) as streams:
+            stderr.spawned()
+            yield streams
 
 
 @contextlib.asynccontextmanager
-async def _http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    async with (
-        create_mcp_http_client(headers=headers) as client,
-        streamable_http_client(url, http_client=client) as streams,
-    ):
-        yield streams
+async def _http(url: str, headers: dict[str, str], seen: _Seen) -> AsyncIterator[Any]:
+    async def status(response: Any) -> None:
+        if response.status_code >= 400:
+            seen.status = response.status_code
+
+    async with create_mcp_http_client(headers=headers) as client:
+        # The SDK turns 401, 403 and 500 alike into "Server returned an error response".
+        client.event_hooks["response"].append(status)
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
 
 
 class Connection:
@@ -108,6 +131,7 @@ class Connection:
         self._ready: asyncio.Future[None] | None = None
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._seen = _Seen()
         self.lost = False
 
     async def open(self, timeout_s: float | None = None) -> None:
@@ -146,7 +170,7 @@ class Connection:
                     await self._closing.wait()
         except Exception as exc:
             if not self._ready.done():
-                self._ready.set_exception(ConnectionLost(_describe(exc)))
+                self._ready.set_exception(ConnectionLost(self._why_not_ready(exc)))
             elif not self._closing.is_set():
                 log.warning("MCP server %s: connection ended: %s", self.name, _describe(exc))
         finally:
@@ -155,7 +179,25 @@ class Connection:
                 self._ready.set_exception(ConnectionLost("the connection closed at start"))
 
     def _transport(self) -> AbstractAsyncContextManager[Any]:
-        return _transport(self.name, self._settings)
+        return _transport(self.name, self._settings, self._seen)
+
+    def _why_not_ready(self, exc: BaseException) -> str:
+        """The handshake's failure, with what the SDK's error leaves out: the HTTP
+        status, or that a stdio child exited and the last it said on stderr."""
+        text = _describe(exc)
+        status = self._seen.status
+        if status is not None:
+            return f"{_http_status(status)} ({text})"
+        stderr = self._seen.stderr
+        if stderr is None or not _is_closed(exc):
+            return text
+        said = " | ".join(stderr.tail())
+        said = f"{said[:MAX_SAID]}..." if len(said) > MAX_SAID else said
+        return (
+            f"the server exited at start; its stderr: {said}"
+            if said
+            else ("the server exited at start, saying nothing on stderr")
+        )
 
     async def _message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # junk on stdout, a broken stream: logged, survived
@@ -198,6 +240,24 @@ class Connection:
         if not (await asyncio.wait({task}, timeout=10))[0]:
             task.cancel()
             await asyncio.wait({task}, timeout=10)
+
+
+def _is_closed(exc: BaseException) -> bool:
+    """``Connection closed``: the child's stdout ended (it exited) before the answer."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+
+
+def _http_status(status: int) -> str:
+    """``HTTP 401 Unauthorized: check the server's headers/token``."""
+    try:
+        named = f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:  # a status no standard names
+        named = f"HTTP {status}"
+    default = "the server failed: see its logs" if status >= 500 else "check the server's url"
+    hint = _STATUS_HINTS.get(status, default)
+    return f"{named}: {hint}"
 
 
 def _looks_lost(message: str) -> bool:

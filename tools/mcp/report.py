@@ -25,6 +25,7 @@ class ServerReport:
     tools: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     capped: int = 0  # listed tools left out by mcp.max_tools_per_server
+    unknown: list[str] = field(default_factory=list)  # enabled_tools the server lists not
 
 
 async def probe(settings: MCPSettings) -> list[ServerReport]:
@@ -52,7 +53,8 @@ def reports(settings: MCPSettings, manager: MCPManager) -> list[ServerReport]:
         kept = {manager.remote_name(n) for n in names}
         tried = listed[: len(listed) - capped]
         skipped = [t for t in tried if t not in kept]
-        out.append(ServerReport(name, configured.transport, server.state, names, skipped, capped))
+        state, unknown = server.state, list(server.status.unknown)
+        out.append(ServerReport(name, configured.transport, state, names, skipped, capped, unknown))
     return out
 
 
@@ -72,6 +74,8 @@ def checks(reports: list[ServerReport]) -> list[Check]:
             detail += f"; skipped (schema): {', '.join(r.skipped)}"
         if r.capped:
             detail += f"; warning: {_capped(r)}"
+        if r.unknown:
+            detail += f"; warning: {_unknown(r)}"
         rows.append(ok(name, detail))
     return rows
 
@@ -86,6 +90,8 @@ def render(reports: list[ServerReport]) -> str:
         lines.extend(f"  (skipped: {name}, its schema cannot be cleaned)" for name in r.skipped)
         if r.capped:
             lines.append(f"  (warning: {_capped(r)})")
+        if r.unknown:
+            lines.append(f"  (warning: {_unknown(r)})")
     return "\n".join(lines)
 
 
@@ -93,4 +99,11 @@ def _capped(r: ServerReport) -> str:
     return (
         f"{r.capped} more listed tools not installed (mcp.max_tools_per_server); "
         f"choose with mcp.servers.{r.name}.enabled_tools"
+    )
+
+
+def _unknown(r: ServerReport) -> str:
+    return (
+        f"mcp.servers.{r.name}.enabled_tools names tools the server does not list: "
+        f"{', '.join(r.unknown)} (a typo?)"
     )

@@ -63,6 +63,7 @@ class Counters:
 
 
 MAX_PATIENCE = 4  # the longest handshake a retry allows, in connect_timeout_s
+SILENT_LIMIT = 2  # timed-out requests in a row (the last a ping) that mean a lost connection
 
 
 @dataclass
@@ -71,6 +72,7 @@ class ServerState:
     detail: str = ""
     attempts: int = 0
     tools: list[RemoteTool] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # enabled_tools the server lists not
 
 
 class MCPServer:
@@ -104,6 +106,8 @@ class MCPServer:
         self._relisting: asyncio.Task[None] | None = None
         self._relist_wanted = False
         self._ping_s = ping_interval_s
+        self._silent = 0  # requests in a row that timed out (see _ping)
+        self._in_flight = 0  # calls sent and not yet answered
 
     @property
     def state(self) -> str:
@@ -179,14 +183,31 @@ class MCPServer:
         while not self._stopped:
             await asyncio.sleep(self._ping_s)
             conn = self._conn
-            if conn is None:
-                continue
-            try:
-                await conn.request("ping", None, self.settings.connect_timeout_s)
-            except ConnectionLost:
-                await self._reconnect_after(conn)
-            except (RequestTimedOut, ServerError):
-                continue  # busy, or a server without ping: calls will tell
+            if conn is not None:
+                await self._ping(conn)
+
+    async def _ping(self, conn: Connection) -> None:
+        """One ping. A connection that answers nothing (:data:`SILENT_LIMIT` pings or
+        calls in a row timed out, the last a ping) is lost: its stream may be wedged
+        while the process lives on, and waiting would fail every call for good. A ping
+        unanswered while a call is in flight is not counted: the server may be busy."""
+        busy = self._in_flight > 0
+        try:
+            await conn.request("ping", None, self.settings.connect_timeout_s)
+        except ConnectionLost:
+            await self._reconnect_after(conn)
+            return
+        except RequestTimedOut:
+            if busy or self._in_flight or conn is not self._conn:
+                return
+            self._silent += 1
+            if self._silent >= SILENT_LIMIT:
+                why = f"{self._silent} requests in a row went unanswered (the last a ping)"
+                await self._reconnect_after(conn, why)
+            return
+        except ServerError:
+            pass  # a server without ping: it answered all the same
+        self._silent = 0
 
     async def stop(self) -> None:
         """Close the session and end the child process; pending work is cancelled."""
@@ -229,6 +250,7 @@ class MCPServer:
         if wanted is None:
             return tools
         unknown = sorted(set(wanted) - {t.name for t in tools})
+        self.status.unknown = unknown
         if unknown:
             log.warning("MCP server %s lists no tool named %s", self.name, ", ".join(unknown))
         return [t for t in tools if t.name in wanted]
@@ -300,9 +322,12 @@ class MCPServer:
             if conn is None or conn.lost:
                 raise ConnectionLost(self.status.detail or "not connected")
             sent = True
-            raw = await conn.request("tools/call", {"name": tool, "arguments": arguments}, timeout)
+            raw = await self._request(conn, "tools/call", {"name": tool, "arguments": arguments})
         except RequestTimedOut:
             self.counters.timeouts += 1
+            self._silent += 1
+            if conn is not None:  # is it busy, or gone? A ping says at once.
+                self._spawn(self._ping(conn), "ping")
             return CallOutcome(
                 f"MCP tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s",
                 True,
@@ -329,13 +354,29 @@ class MCPServer:
             return CallOutcome(f"MCP server '{self.name}' is unavailable ({exc})", True)
         return render_result(raw, self.max_result_chars)
 
-    async def _reconnect_after(self, broken: Connection | None) -> bool:
+    async def _request(self, conn: Connection, method: str, params: dict[str, Any]) -> Any:
+        """A call's request, counted while in flight; an answer shows the server alive."""
+        self._in_flight += 1
+        try:
+            raw = await conn.request(method, params, self.settings.tool_timeout_s)
+        except ServerError:
+            self._silent = 0
+            raise
+        finally:
+            self._in_flight -= 1
+        self._silent = 0
+        return raw
+
+    async def _reconnect_after(
+        self, broken: Connection | None, why: str = "connection lost"
+    ) -> bool:
         """Reconnect unless another call already replaced ``broken``."""
         async with self._lock:
             if self._conn is not None and self._conn is not broken and not self._conn.lost:
                 return True
             self.counters.reconnects += 1
-            log.warning("MCP server %s: connection lost; reconnecting", self.name)
+            self._silent = 0
+            log.warning("MCP server %s: %s; reconnecting", self.name, why)
             if await self._reconnect_locked():
                 return True
         self.start()  # keep trying in the background; the next call may find it back

@@ -16,12 +16,15 @@ import contextlib
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import TextIO
 
 BURST = 100  # lines logged at once before the rate applies
 RATE = 10.0  # lines a second after a burst
 MAX_LINE = 2000  # characters of one line logged; the rest is dropped
+TAIL = 3  # last lines kept, for a failure's detail (a child that exits at start)
+MAX_TAIL = 300  # characters kept of each
 EOF_WAIT_S = 2.0  # after the child ended: how long its last lines may take to arrive
 
 
@@ -35,6 +38,7 @@ class _StderrLines(asyncio.Protocol):
         self._tokens = float(BURST)
         self._refilled = time.monotonic()
         self._dropped = 0
+        self.tail: deque[bytes] = deque(maxlen=TAIL)  # the last lines, logged or not
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
@@ -64,6 +68,8 @@ class _StderrLines(asyncio.Protocol):
             self.closed.set_result(None)
 
     def _line(self, raw: bytes) -> None:
+        if raw.strip():
+            self.tail.append(raw[:MAX_TAIL])
         now = time.monotonic()
         self._tokens = min(BURST, self._tokens + (now - self._refilled) * RATE)
         self._refilled = now
@@ -81,10 +87,18 @@ class _StderrLines(asyncio.Protocol):
 class ServerStderr:
     """The pipe one child's stderr goes into; ``writer`` is what the child is given."""
 
-    def __init__(self, server: str, writer: TextIO, reader: asyncio.ReadTransport) -> None:
+    def __init__(
+        self, server: str, writer: TextIO, reader: asyncio.ReadTransport, lines: _StderrLines
+    ) -> None:
         self.server = server
         self.writer = writer
         self._reader = reader
+        # Kept from the start: asyncio drops the transport's protocol once the pipe ends.
+        self._lines = lines
+
+    def tail(self) -> list[str]:
+        """The child's last few stderr lines (each clipped), oldest first."""
+        return [raw.decode("utf-8", "replace").strip() for raw in self._lines.tail]
 
     def spawned(self) -> None:
         """The child has its copy of the write end: drop ours, so its exit is our EOF."""
@@ -92,10 +106,8 @@ class ServerStderr:
 
     async def close(self) -> None:
         self.writer.close()
-        protocol = self._reader.get_protocol()
-        assert isinstance(protocol, _StderrLines)
         with contextlib.suppress(TimeoutError):  # a grandchild may hold the pipe open
-            await asyncio.wait_for(asyncio.shield(protocol.closed), EOF_WAIT_S)
+            await asyncio.wait_for(asyncio.shield(self._lines.closed), EOF_WAIT_S)
         self._reader.close()
 
 
@@ -106,12 +118,12 @@ async def stderr_to_log(server: str) -> AsyncIterator[ServerStderr]:
     writer, reading = os.fdopen(write_fd, "w"), os.fdopen(read_fd, "rb", buffering=0)
     try:
         loop = asyncio.get_running_loop()
-        reader, _ = await loop.connect_read_pipe(lambda: _StderrLines(server), reading)
+        reader, lines = await loop.connect_read_pipe(lambda: _StderrLines(server), reading)
     except BaseException:
         writer.close()
         reading.close()
         raise
-    pipe = ServerStderr(server, writer, reader)
+    pipe = ServerStderr(server, writer, reader, lines)
     try:
         yield pipe
     finally:

@@ -29,6 +29,17 @@ log = logging.getLogger(__name__)
 MAX_DESCRIPTION = 1024
 MAX_FILE_STEM = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")  # as tools/mcp/names.py cleans a tool's name
+# Types a tool returns that the system's MIME table may not know (audio/wav was .bin).
+_SUFFIXES = {
+    "audio/wav": ".wav",
+    "audio/x-wav": ".wav",
+    "audio/wave": ".wav",
+    "audio/webm": ".webm",
+    "audio/ogg": ".ogg",
+    "audio/mpeg": ".mp3",
+    "audio/mp4": ".m4a",
+    "image/webp": ".webp",
+}
 
 
 class MCPTool(Tool):
@@ -50,7 +61,8 @@ class MCPTool(Tool):
 
     async def _forward(self, ctx: ToolContext, n: int, file: ResultFile) -> str:
         """A file the tool returned goes to the user with the answer (send_file's way)."""
-        suffix = mimetypes.guess_extension(file.mime) or ".bin"
+        mime = file.mime.split(";")[0].strip().lower()
+        suffix = _SUFFIXES.get(mime) or mimetypes.guess_extension(mime) or ".bin"
         # The server names its tools: 'charts/render' or '../../x' is no file name.
         stem = _UNSAFE.sub("_", self.remote_name)[:MAX_FILE_STEM]
         name = f"{stem}-{n}{suffix}"
