@@ -29,6 +29,8 @@ CHANNEL = "telegram"
 GROUP_TYPES = frozenset({"group", "supergroup"})
 QUOTE_MAX = 300
 MEDIA_KINDS = ("document", "voice", "audio", "video", "video_note")
+# Entities whose text is quoted, an address or a link: an "@name" there mentions no one.
+OPAQUE_ENTITIES = frozenset({"code", "pre", "email", "url", "text_link"})
 
 Json = Mapping[str, Any]
 
@@ -150,22 +152,55 @@ def _addressed(m: Json, text: str, me: BotIdentity) -> bool:
 
 def _named(m: Json, text: str, me: BotIdentity) -> bool:
     """Mentioned (@name or text_mention), replying to us, or a /command@us: meant for this
-    bot, not a bare /command, which Telegram delivers to every bot in the group."""
-    handle = "@" + me.username.lower()
+    bot, not a bare /command, which Telegram delivers to every bot in the group. Telegram
+    marks every mention with an entity, so a message with entities is read by them alone:
+    "@name" in inline code, a pre block or an e-mail address is no mention (each of those
+    was answered, a paid turn). The raw text is searched only when no entity came."""
     body = m.get("text") or m.get("caption") or ""
     entities = m.get("entities") if m.get("text") else m.get("caption_entities")
-    for entity in entities or ():
+    if entities:
+        named = _named_by_entities(body, entities, me)
+        if named is not None:
+            return named
+    reply = _replied(m)
+    if reply is not None and (reply.get("from") or {}).get("id") == me.id:
+        return True
+    return not entities and _handle_in(text, me)
+
+
+def _named_by_entities(body: str, entities: Any, me: BotIdentity) -> bool | None:
+    """True for a mention of us or a /command@us, False for a leading /command of anyone
+    else, None when the entities say neither. A mention inside code, a pre block, an
+    address or a link (where Telegram never puts one) does not count."""
+    handle = "@" + me.username.lower()
+    opaque = [e for e in entities if e.get("type") in OPAQUE_ENTITIES]
+    for entity in entities:
         kind = entity.get("type")
+        if kind not in {"mention", "text_mention", "bot_command"} or _inside(entity, opaque):
+            continue
         if kind == "mention" and entity_text(body, entity).lower() == handle:
             return True
         if kind == "text_mention" and (entity.get("user") or {}).get("id") == me.id:
             return True
         if kind == "bot_command" and entity.get("offset") == 0:
             return entity_text(body, entity).lower().endswith(handle)
-    reply = _replied(m)
-    if reply is not None and (reply.get("from") or {}).get("id") == me.id:
-        return True
-    return re.search(rf"{re.escape(handle)}\b", text, re.I) is not None
+    return None
+
+
+def _inside(entity: Json, spans: list[Json]) -> bool:
+    start = int(entity["offset"])
+    end = start + int(entity["length"])
+    return any(
+        int(s["offset"]) <= start and end <= int(s["offset"]) + int(s["length"]) for s in spans
+    )
+
+
+def _handle_in(text: str, me: BotIdentity) -> bool:
+    """``@name`` as a word of ``text``, not the domain of an e-mail address
+    (``admin@name.org``: a word character, dot, plus or hyphen right before the @, or a
+    dot and a word right after the name)."""
+    handle = re.escape("@" + me.username)
+    return re.search(rf"(?<![\w.+-]){handle}(?!\w|\.\w)", text, re.I) is not None
 
 
 def _for_other_bot(text: str, me: BotIdentity) -> bool:

@@ -92,6 +92,44 @@ def test_text_mention_entity_counts(tg):
     assert _norm(raw) is not None
 
 
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("use @test_bot hello to ask it", {"type": "code", "offset": 4, "length": 15}),
+        ("config:\nname = @test_bot\n", {"type": "pre", "offset": 8, "length": 16}),
+        ("write to admin@test_bot.org", {"type": "email", "offset": 9, "length": 18}),
+        ("see https://t.me/x?u=@test_bot", {"type": "url", "offset": 4, "length": 26}),
+    ],
+)
+def test_the_bots_name_in_code_an_address_or_a_link_does_not_address_it(tg, text, entity):
+    """Telegram marks a real mention with an entity; "@test_bot" inside inline code, a
+    pre block or an e-mail address comes with none, and each was answered (a paid turn)."""
+    raw = tg.make_message(text, chat_id=-100)
+    raw["entities"] = [entity]
+    assert _norm(raw) is None
+    raw["entities"] = [entity, {"type": "mention", "offset": entity["offset"], "length": 9}]
+    assert _norm(raw) is None  # a mention entity inside one of them does not count either
+
+
+def test_without_entities_the_text_is_searched_for_the_name_but_not_in_an_address(tg):
+    raw = tg.make_message("hey @test_bot, help", chat_id=-100)
+    raw.pop("entities")
+    assert _norm(raw) is not None
+    for text in ("write to admin@test_bot.org", "mail @test_bot.org", "x.@test_bot"):
+        raw = tg.make_message(text, chat_id=-100)
+        raw.pop("entities", None)
+        assert _norm(raw) is None, text
+
+
+def test_a_mention_nested_in_formatting_still_addresses_the_bot(tg):
+    raw = tg.make_message("hey @test_bot look", chat_id=-100)
+    raw["entities"] = [
+        {"type": "bold", "offset": 0, "length": 18},
+        {"type": "mention", "offset": 4, "length": 9},
+    ]
+    assert _norm(raw) is not None
+
+
 def test_entity_offsets_count_utf16_units_so_emoji_do_not_shift_mentions(tg):
     """Telegram counts an entity's offset in UTF-16 code units: each emoji before a
     mention is two, so slicing by Python characters would read the wrong word."""
