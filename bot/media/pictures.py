@@ -5,7 +5,8 @@ be made smaller. A picture already within both goes as it is, byte for byte.
 
 Pillow reads the bytes (it arrives with python-pptx and is the maintained imaging
 library); a decompression bomb (a small file of billions of pixels) is refused by its
-pixel cap, an unknown format (HEIC without a plugin) or a damaged file is said plainly.
+pixel cap, an unknown format (HEIC without a plugin) or a damaged file (decoded whole
+first) is said plainly.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def fit(data: bytes, mime: str) -> tuple[bytes, str]:
                 raise Image.DecompressionBombError
             fmt = Image.MIME.get(image.format or "", mime)
             if fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and len(data) <= MAX_BYTES:
+                # Open read the header only: a damaged (truncated) file fails here, where
+                # it is said plainly, not at the provider.
+                image.load()
                 return data, fmt
             image.thumbnail((MAX_SIDE, MAX_SIDE))
             out = io.BytesIO()
@@ -57,6 +61,6 @@ def fit(data: bytes, mime: str) -> tuple[bytes, str]:
             return out.getvalue(), "image/jpeg"
     except Image.DecompressionBombError:
         raise MediaError(f"it has more than {MAX_PIXELS:,} pixels") from None
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         log.info("picture not readable: %s", exc)
         raise MediaError("it is not a picture I can read (damaged, or an unknown format)") from None
