@@ -230,10 +230,11 @@ class MediaIntake:
         kind, att, original = one.entry["kind"], one.att, data
         if kind == "image":
             data, mime = await asyncio.to_thread(fit, data, att.mime_type)
+            one.entry["mime"] = mime  # what its bytes are: a provider refuses another type
             if await self._vision.chat_model_sees():
                 if data is not original:  # the smaller copy is the one shown
                     path = await asyncio.to_thread(self.files.save, sid, f"{kind}.jpg", data)
-                    one.entry.update(path=str(path), mime=mime)
+                    one.entry["path"] = str(path)
                 one.entry["see"] = True
                 one.entry["note"] = (
                     f"the image is shown for {self._keep_turns} turns, then only this line"

@@ -1,7 +1,8 @@
 """Pictures made fit for a vision model: at most 1,568 pixels on the long side (what
 Anthropic recommends; OpenAI scales to 2,048 x 768 for high detail anyway) and a few MB
 (providers refuse larger images: Anthropic 5 MB, OpenAI 20 MB), as JPEG when they had to
-be made smaller. A picture already within both goes as it is, byte for byte.
+be made smaller. A picture already within both goes as it is, byte for byte, under the
+type its bytes are.
 
 Pillow reads the bytes (it arrives with python-pptx and is the maintained imaging
 library); a decompression bomb (a small file of billions of pixels) is refused by its
@@ -39,8 +40,9 @@ def _pillow() -> Any:
 
 
 def fit(data: bytes, mime: str) -> tuple[bytes, str]:
-    """``data`` (and its type) as the model is sent it; :class:`MediaError` when it is
-    no picture Pillow reads. CPU-bound: run it on a thread."""
+    """``data`` and the type its bytes are (never the one declared: providers refuse an
+    image whose type does not match) as the model is sent it; :class:`MediaError` when
+    it is no picture Pillow reads. CPU-bound: run it on a thread."""
     from PIL import UnidentifiedImageError
 
     Image = _pillow()
@@ -49,7 +51,7 @@ def fit(data: bytes, mime: str) -> tuple[bytes, str]:
             # Pillow itself refuses only past twice its cap (between, it warns and decodes).
             if image.width * image.height > MAX_PIXELS:
                 raise Image.DecompressionBombError
-            fmt = Image.MIME.get(image.format or "", mime)
+            fmt = Image.MIME.get(image.format or "", "")
             if fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and len(data) <= MAX_BYTES:
                 # Open read the header only: a damaged (truncated) file fails here, where
                 # it is said plainly, not at the provider.
