@@ -1,8 +1,9 @@
 """Pictures made fit for a vision model: at most 1,568 pixels on the long side (what
 Anthropic recommends; OpenAI scales to 2,048 x 768 for high detail anyway) and a few MB
 (providers refuse larger images: Anthropic 5 MB, OpenAI 20 MB), as JPEG when they had to
-be made smaller. A picture already within both goes as it is, byte for byte, under the
-type its bytes are.
+be made smaller: upright (a phone photo's EXIF rotation applied). A picture already
+within both, of a type every provider takes and upright as stored, goes as it is, byte
+for byte, under the type its bytes are.
 
 Pillow reads the bytes (it arrives with python-pptx and is the maintained imaging
 library); a decompression bomb (a small file of billions of pixels) is refused by its
@@ -26,6 +27,7 @@ MAX_SIDE = 1_568
 MAX_BYTES = 3_500_000
 MAX_PIXELS = 60_000_000  # about 8,000 x 7,500: a larger picture is refused unread
 SENT_AS_IS = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_ORIENTATION = 0x0112  # the EXIF tag: 1 is upright
 
 
 @functools.cache
@@ -52,17 +54,33 @@ def fit(data: bytes, mime: str) -> tuple[bytes, str]:
             if image.width * image.height > MAX_PIXELS:
                 raise Image.DecompressionBombError
             fmt = Image.MIME.get(image.format or "", "")
-            if fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and len(data) <= MAX_BYTES:
+            if _as_is(image, fmt, len(data)):
                 # Open read the header only: a damaged (truncated) file fails here, where
                 # it is said plainly, not at the provider.
                 image.load()
                 return data, fmt
-            image.thumbnail((MAX_SIDE, MAX_SIDE))
-            out = io.BytesIO()
-            image.convert("RGB").save(out, "JPEG", quality=85)
-            return out.getvalue(), "image/jpeg"
+            return _smaller(image), "image/jpeg"
     except Image.DecompressionBombError:
         raise MediaError(f"it has more than {MAX_PIXELS:,} pixels") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         log.info("picture not readable: %s", exc)
         raise MediaError("it is not a picture I can read (damaged, or an unknown format)") from None
+
+
+def _as_is(image: Any, fmt: str, size: int) -> bool:
+    """Within every limit, of a type providers take, and upright as stored (a phone
+    photo's EXIF rotation is not applied by every provider)."""
+    upright = image.getexif().get(_ORIENTATION, 1) == 1
+    return fmt in SENT_AS_IS and max(image.size) <= MAX_SIDE and size <= MAX_BYTES and upright
+
+
+def _smaller(image: Any) -> bytes:
+    """``image`` made to fit, upright, as JPEG (quality 85). Shrunk before it is turned,
+    so a JPEG is decoded at a reduced scale."""
+    from PIL import ImageOps
+
+    image.thumbnail((MAX_SIDE, MAX_SIDE))
+    upright = ImageOps.exif_transpose(image)  # the rotation is applied, its tag dropped
+    out = io.BytesIO()
+    upright.convert("RGB").save(out, "JPEG", quality=85)
+    return out.getvalue()

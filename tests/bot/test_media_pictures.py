@@ -11,15 +11,33 @@ import pytest
 from PIL import Image
 
 from bot.errors import MediaError
-from bot.media.pictures import fit
+from bot.media.pictures import MAX_SIDE, fit
 from bot.messages import Attachment
 from tests.fakes.channel import FileChannel
+
+ORIENTATION = 0x0112
 
 
 def _encoded(image: Any, fmt: str, **options: Any) -> bytes:
     out = io.BytesIO()
     image.save(out, fmt, **options)
     return out.getvalue()
+
+
+def _opened(data: bytes) -> Any:
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image
+
+
+def _sideways(width: int, height: int) -> bytes:
+    """A phone photo as stored: landscape pixels, EXIF 6 (turn 90 degrees clockwise to
+    show it), its top-left corner blue."""
+    image = Image.new("RGB", (width, height), (200, 0, 0))
+    image.paste((0, 0, 255), (0, 0, width // 4, height // 4))
+    exif = Image.Exif()
+    exif[ORIENTATION] = 6
+    return _encoded(image, "JPEG", exif=exif.tobytes(), quality=60)
 
 
 async def test_a_picture_goes_under_the_type_its_bytes_are_not_the_declared_one(
@@ -52,3 +70,26 @@ def test_a_damaged_picture_within_the_limits_is_refused_not_sent(fmt: str) -> No
     whole = _encoded(Image.effect_noise((300, 200), 60).convert("RGB"), fmt)
     with pytest.raises(MediaError, match="not a picture I can read"):
         fit(whole[: len(whole) // 2], "image/jpeg")
+
+
+def test_a_large_phone_photo_is_shrunk_upright() -> None:
+    data, mime = fit(_sideways(4_032, 3_024), "image/jpeg")
+    shown = _opened(data)
+    assert (mime, shown.size) == ("image/jpeg", (1_176, MAX_SIDE))  # portrait
+    assert shown.getexif().get(ORIENTATION) in (None, 1)  # not turned a second time
+    red, _, blue = shown.getpixel((shown.width - 20, 20))  # the blue corner, turned
+    assert blue > 150 and red < 100
+
+
+def test_a_small_sideways_photo_is_turned_upright_too() -> None:
+    data, mime = fit(_sideways(400, 300), "image/jpeg")
+    shown = _opened(data)
+    assert (mime, shown.size) == ("image/jpeg", (300, 400))
+    assert shown.getexif().get(ORIENTATION) in (None, 1)
+
+
+def test_an_upright_small_photo_still_goes_byte_for_byte() -> None:
+    exif = Image.Exif()
+    exif[ORIENTATION] = 1
+    photo = _encoded(Image.new("RGB", (400, 300), (1, 2, 3)), "JPEG", exif=exif.tobytes())
+    assert fit(photo, "image/jpeg") == (photo, "image/jpeg")
