@@ -1,9 +1,9 @@
 """Pictures made fit for a vision model: at most 1,568 pixels on the long side (what
 Anthropic recommends; OpenAI scales to 2,048 x 768 for high detail anyway) and a few MB
 (providers refuse larger images: Anthropic 5 MB, OpenAI 20 MB), as JPEG when they had to
-be made smaller: upright (a phone photo's EXIF rotation applied). A picture already
-within both, of a type every provider takes and upright as stored, goes as it is, byte
-for byte, under the type its bytes are.
+be made smaller: upright (a phone photo's EXIF rotation applied), transparency over
+white. A picture already within both, of a type every provider takes and upright as
+stored, goes as it is, byte for byte, under the type its bytes are.
 
 Pillow reads the bytes (it arrives with python-pptx and is the maintained imaging
 library); a decompression bomb (a small file of billions of pixels) is refused by its
@@ -82,5 +82,21 @@ def _smaller(image: Any) -> bytes:
     image.thumbnail((MAX_SIDE, MAX_SIDE))
     upright = ImageOps.exif_transpose(image)  # the rotation is applied, its tag dropped
     out = io.BytesIO()
-    upright.convert("RGB").save(out, "JPEG", quality=85)
+    _flat(upright).save(out, "JPEG", quality=85)
     return out.getvalue()
+
+
+def _flat(image: Any) -> Any:
+    """``image`` as RGB for JPEG. A plain ``convert("RGB")`` drops transparency (a
+    transparent background goes black, and black text on it vanishes) and clips 16-bit
+    greyscale (nearly all white); transparency goes over white, greyscale past 8 bits
+    is scaled down to 8."""
+    Image = _pillow()
+    if image.mode.startswith("I"):
+        wide = image.mode.startswith("I;16") or image.getextrema()[1] > 255
+        image = image.convert("I").point(lambda v: v * (1 / 256 if wide else 1)).convert("L")
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return image.convert("RGB")

@@ -93,3 +93,34 @@ def test_an_upright_small_photo_still_goes_byte_for_byte() -> None:
     exif[ORIENTATION] = 1
     photo = _encoded(Image.new("RGB", (400, 300), (1, 2, 3)), "JPEG", exif=exif.tobytes())
     assert fit(photo, "image/jpeg") == (photo, "image/jpeg")
+
+
+def _transparent(mode: str) -> bytes:
+    """Black text on a transparent background, too large to go as it is."""
+    if mode == "P":
+        image = Image.new("P", (2_400, 1_200), 0)
+        image.putpalette([0, 0, 0, 0, 0, 0])  # both black: 0 is transparent
+        image.paste(1, (200, 200, 2_200, 400))
+        return _encoded(image, "PNG", transparency=0)
+    image = Image.new(mode, (2_400, 1_200), (0,) * len(mode))
+    image.paste((0,) * (len(mode) - 1) + (255,), (200, 200, 2_200, 400))
+    return _encoded(image, "PNG")
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "LA", "P"])
+def test_a_shrunk_transparent_picture_keeps_its_text_readable(mode: str) -> None:
+    data, _ = fit(_transparent(mode), "image/png")
+    shown = _opened(data).convert("RGB")
+    assert shown.getpixel((5, 5)) == (255, 255, 255)  # the background: over white
+    assert shown.getpixel((780, 230)) == (0, 0, 0)  # the text: black, as drawn
+
+
+@pytest.mark.parametrize("mode", ["I;16", "I"])
+def test_a_shrunk_sixteen_bit_greyscale_keeps_its_greys(mode: str) -> None:
+    image = Image.new(mode, (2_400, 1_200), 32_768)
+    image.paste(Image.new(mode, (1_200, 1_200), 8_192), (0, 0))
+    fmt = "PNG" if mode == "I;16" else "TIFF"  # a 32-bit image: as TIFF keeps it
+    data, _ = fit(_encoded(image, fmt), "image/png")
+    shown = _opened(data).convert("L")
+    assert abs(shown.getpixel((1_400, 300)) - 128) <= 2
+    assert abs(shown.getpixel((100, 300)) - 32) <= 2
