@@ -554,7 +554,13 @@ def _gatekeepers(
     decisions = PairingDecisions(pairing, bus)
     register_pairing_commands(commands, decisions, access.is_admin)
     buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
-    rate = RateLimit(bus, buckets, exempt=access.is_admin, may_answer=access.may_answer)
+    rate = RateLimit(
+        bus,
+        buckets,
+        exempt=access.is_admin,
+        may_answer=access.may_answer,
+        not_ours=commands.for_another_bot,
+    )
     return access, rate, decisions
 
 

@@ -12,6 +12,10 @@ time), not when its lane reaches it: what someone wrote slowly while the daemon 
 arrives all at once at the next start and is no flood, while a burst stays one however
 late it is read. A message is charged once: a second look at it (a retried admission,
 the same row queued again) gets the first answer.
+
+A bare command for another bot in a group (``not_ours``) is not charged: a game with a
+dice bot (/roll, /roll, ...) spent its players' tokens here, and the next question they
+asked this bot was dropped with a notice in the group.
 """
 
 from __future__ import annotations
@@ -90,18 +94,20 @@ class RateLimit:
         *,
         exempt: Callable[[InboundMessage], bool],
         may_answer: Callable[[InboundMessage], bool],
+        not_ours: Callable[[InboundMessage], bool] = lambda msg: False,
         wall: Callable[[], datetime] = utcnow,
     ) -> None:
         self._bus = bus
         self._buckets = buckets
         self._exempt = exempt
+        self._not_ours = not_ours  # another bot's command: silent, and free
         self._may_answer = may_answer
         self._wall = wall  # the clock ``received_at`` is on
         self._told: LRU[str, None] = LRU(TOLD_KEPT)
         self._charged: LRU[tuple[ChatKey, str], bool] = LRU(CHARGED_KEPT)
 
     async def __call__(self, msg: InboundMessage) -> bool:
-        if self._exempt(msg):
+        if self._exempt(msg) or self._not_ours(msg):
             return True
         mark = (msg.key, msg.message_id)
         verdict = self._charged.get(mark)

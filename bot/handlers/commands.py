@@ -81,6 +81,14 @@ class CommandRouter:
                 cmd = Command(name, f"/{name}", "unknown", self._unknown)
         return cmd, args
 
+    def for_another_bot(self, msg: InboundMessage) -> bool:
+        """A bare /command a platform handed to every bot in a group that names none of
+        ours (a dice bot's /roll): another bot's to answer, so it costs its sender nothing
+        here. One registered only when the agent side is built (right after ready) may
+        count as another bot's before then: uncharged, it still runs."""
+        parsed = parse_command(msg.text) if msg.extras.get(TO_ANY_BOT) else None
+        return parsed is not None and parsed[0] not in self._commands
+
     async def _unknown(self, msg: InboundMessage, args: str) -> str:
         parsed = parse_command(msg.text)
         return f"Unknown command /{parsed[0] if parsed else ''}, see /help."

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.bus.base import InProcessBus
 from bot.dispatcher.ratelimit import TokenBuckets
-from bot.messages import ChatKey, InboundMessage, MessageKind
+from bot.messages import TO_ANY_BOT, ChatKey, InboundMessage, MessageKind
 from tests.fakes.channel import FakeChannel
 
 
@@ -171,3 +171,30 @@ async def test_a_backlog_written_over_hours_is_answered_whole(daemon_factory, fa
     for n in range(3):  # a live burst still is one
         await chat.say(f"again {n}")
     await chat.wait_for(lambda sent: any("faster than I" in m.text for m in sent))
+
+
+async def test_another_bots_bare_command_in_a_group_is_not_charged() -> None:
+    """A game with a dice bot (/roll, /roll, ...) spent the players' tokens here: their
+    next question to this bot was dropped and the group told they were too fast. A
+    command of ours (/help) and a /command naming this bot are charged as before."""
+    from bot.dispatcher.ratelimit import RateLimit
+    from bot.handlers.commands import CommandRouter
+
+    bus = InProcessBus()
+    limit = RateLimit(
+        bus,
+        TokenBuckets(1, 3600, clock=Clock()),
+        exempt=lambda m: False,
+        may_answer=lambda m: True,
+        not_ours=CommandRouter().for_another_bot,
+    )
+    key = ChatKey("test", "g")
+
+    def said(text: str, **extras: object) -> InboundMessage:
+        return InboundMessage(key, "u1", text, extras=extras, direct=False)
+
+    assert all([await limit(said("/roll", **{TO_ANY_BOT: True})) for _ in range(21)])
+    assert await limit(said("what's the weather like on Mars?"))
+    assert not await limit(said("/roll"))  # not marked as every bot's: one of ours, charged
+    assert not await limit(said("/help", **{TO_ANY_BOT: True}))
+    assert bus.outbound_depth() == 1  # told once, for the charged ones only

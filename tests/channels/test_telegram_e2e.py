@@ -115,6 +115,20 @@ async def test_in_a_group_a_bare_command_we_do_not_know_is_another_bots(
     assert fake_llm.requests == []
 
 
+async def test_another_bots_commands_do_not_spend_the_senders_rate_limit(
+    telegram_daemon, fake_telegram, fake_llm
+):
+    """A game with a dice bot in the group (/roll, bare, 21 times: Telegram hands it to
+    every bot) drained the player's rate limit here: the bot said "You are sending messages
+    faster..." in the group and dropped their next question to it."""
+    await telegram_daemon(streaming_off=True)
+    for _ in range(21):
+        fake_telegram.message("/roll", chat_id=-100)
+    await _barrier(fake_telegram, -100, "@test_bot what's the weather like on Mars?")
+    assert _user_texts(fake_llm) == ["what's the weather like on Mars?"]
+    assert len(fake_telegram.sent(-100)) == 1  # the answer, no notice
+
+
 async def test_start_in_private_or_naming_the_bot_is_a_greeting(
     telegram_daemon, fake_telegram, fake_llm
 ):
