@@ -376,8 +376,12 @@ class AgentRunner:
         """One step's model call on a governed copy of the messages; ``notes`` keeps the
         first request's bound (when it went untouched) and the text the model wrote."""
         # Repairs and cuts apply to a copy; ``messages`` (and the store) stay verbatim.
+        # Older turns' pictures go first: neither counted nor sent (bot/media/shown.py).
         governed = await self.governor.prepare(
-            turn.messages, tools=turn.definitions, turn_start=turn.turn_start, history=turn.checked
+            self._images.recent(turn.messages),
+            tools=turn.definitions,
+            turn_start=turn.turn_start,
+            history=turn.checked,
         )
         if step == 1 and governed.untouched:
             notes.request_bound = governed.tokens

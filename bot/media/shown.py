@@ -4,8 +4,12 @@ model call; the ``media`` key of stored messages never reaches a provider.
 An image goes to the provider as its bytes (a data URL), never as the platform's file
 URL, which would hand the bot's token to the provider. Only the images of the latest
 ``keep_images_turns`` user messages are sent; an older one stays as its attachment
-line, so a chat with many photos does not carry them all on every request. The
-governor counted each shown image at a fixed cost before this runs (budget.py).
+line, so a chat with many photos does not carry them all on every request. Those
+messages are counted as stored, before the governor runs: it merges the user messages
+of turns that got no answer (a model call that failed) into one, and counted on that
+merge a picture the provider refused stayed "the latest turn" and was sent again with
+every later message, each refused in turn. The governor then counts each image still
+attached at a fixed cost (budget.py), and none it will not send.
 """
 
 from __future__ import annotations
@@ -39,27 +43,40 @@ class ImageParts:
         self._keep_turns = keep_turns
         self._urls: OrderedDict[str, str] = OrderedDict()
 
+    def recent(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` with the ``media`` entries of the latest ``keep_images_turns``
+        user messages only (each older one without them, on a copy): what is counted
+        and sent. ``messages`` itself when no older message has any."""
+        turns = 0
+        out: list[dict[str, Any]] | None = None
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            turns += message.get("role") == "user"
+            if turns <= self._keep_turns or MEDIA_KEY not in message:
+                continue
+            if out is None:
+                out = list(messages)
+            out[index] = {k: v for k, v in message.items() if k != MEDIA_KEY}
+        return messages if out is None else out
+
     async def shown(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``messages`` as sent: the latest turns' images as image parts, and no
-        message carrying its ``media`` entries. Unchanged when none has any."""
+        """``messages`` (as :meth:`recent` left them, then governed) as sent: their
+        images as image parts, and no message carrying its ``media`` entries.
+        Unchanged when none has any."""
         if not any(MEDIA_KEY in m for m in messages):
             return messages
         out: list[dict[str, Any]] = []
-        turns = 0
-        for message in reversed(messages):
-            turns += message.get("role") == "user"
+        for message in messages:
             if MEDIA_KEY not in message:
                 out.append(message)
                 continue
             bare = {k: v for k, v in message.items() if k != MEDIA_KEY}
-            recent = turns <= self._keep_turns
-            parts = [await self._part(e) for e in seen_images(message)] if recent else []
+            parts = [await self._part(e) for e in seen_images(message)]
             images = [p for p in parts if p is not None]
             if images:
                 text = bare.get("content")
                 bare["content"] = [{"type": "text", "text": text or ""}, *images]
             out.append(bare)
-        out.reverse()
         return out
 
     async def _part(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
