@@ -319,7 +319,8 @@ def _dispatcher(core: _Core, front: _Front, agent: LazyAgent) -> Dispatcher:
 
 def _delivery(core: _Core) -> Delivery:
     """Outbox to channels; among replicas it sends only for the chats this one runs,
-    its claims fenced by their partition's lease."""
+    its claims fenced by their partition's lease. A chat that refuses the bot for good
+    is told to the reminders service (its repeats and follow-ups end)."""
     return Delivery(
         core.storage.outbox,
         core.by_name,
@@ -328,6 +329,7 @@ def _delivery(core: _Core) -> Delivery:
         runs=core.cluster.runs,
         fence=core.cluster.fence,
         state=core.storage.kv,
+        chat_events=core.reminders,
     )
 
 

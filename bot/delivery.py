@@ -11,6 +11,9 @@ another platform's deliveries.
 Replies are claimed in the outbox under this run's id as they leave the bus (a burst in
 one transaction) and the claim is kept through retries: a message queued twice
 (start-up resume and a reminder's catch-up fire) goes out once.
+
+A chat that refuses the bot for good (ChatGone) is told to ``ChatEvents`` (the
+reminders service): what would post there again is ended.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from bot.bus.base import Bus
 from bot.cluster.fence import Fence, fenced
 from bot.delivery_steps import DeliveryProgress, Steps
 from bot.dispatcher.lanes import KeyedSerial
-from bot.errors import DeliveryRejected, FencedOff
+from bot.errors import ChatGone, DeliveryRejected, FencedOff
 from bot.media.entries import size_text
 from bot.messages import Attachment, ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
@@ -45,6 +48,19 @@ MARK_ATTEMPTS = 4  # recording a sent batch; if all fail it is re-sent after a r
 ANSWER_FILE = "answer.md"
 DEFAULT_MAX_CHARS = 20_000
 Step = tuple[str, Callable[[], Awaitable[Sent]]]  # a step's name, and what sends it
+
+
+class ChatEvents(Protocol):
+    """Who is told what a channel said of a chat itself (the reminders service)."""
+
+    async def chat_gone(self, key: ChatKey, reason: str, *, thread_only: bool = False) -> int: ...
+
+
+class NoChatEvents:
+    """Nobody to tell (tests, a delivery without reminders)."""
+
+    async def chat_gone(self, key: ChatKey, reason: str, *, thread_only: bool = False) -> int:
+        return 0
 
 
 def cap_text(msg: OutboundMessage, max_chars: int, can_upload: bool) -> tuple[OutboundMessage, str]:
@@ -161,8 +177,10 @@ class Delivery:
         runs: Callable[[ChatKey], bool] = lambda _key: True,
         fence: Callable[[ChatKey], Fence | None] = lambda _key: None,
         state: StateStore | None = None,
+        chat_events: ChatEvents | None = None,
     ) -> None:
         self._outbox = outbox
+        self._chat_events = chat_events or NoChatEvents()
         # Among replicas: whether this one still runs the chat. A reply for a chat whose
         # lease moved on is left to the replica that took it (its claim takes the row).
         # Asked when the row is claimed (the claim is a write under the chat's fence)
@@ -356,6 +374,8 @@ class Delivery:
             log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
             await self._progress.forget(msg.delivery_key)
             await self._outbox.give_up(msg, str(exc))
+            if isinstance(exc, ChatGone):
+                await self._chat_gone(msg.key, exc)
             return
         error = f"{type(exc).__name__}: {exc}"
         attempts, due = await self._outbox.mark_failed(msg, error)
@@ -380,6 +400,13 @@ class Delivery:
             delay,
         )
         self._retry_later(msg, delay)
+
+    async def _chat_gone(self, key: ChatKey, exc: ChatGone) -> None:
+        """Whatever would post there again is ended (one line per chat, said there)."""
+        try:
+            await self._chat_events.chat_gone(key, str(exc), thread_only=exc.thread_only)
+        except Exception:  # the next refusal there tries again
+            log.exception("the reminders of %s, which refuses the bot, were not ended", key)
 
     async def _look_up_first(self, channel: object, msg: OutboundMessage) -> None:
         """A row a dead run was sending: the channel looks it up before posting, where

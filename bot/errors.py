@@ -25,6 +25,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── UncleanableSchema         a tool's input schema cannot be made provider-safe
     └── ChannelError             a platform adapter could not start or send
         ├── DeliveryRejected     the platform refused a message for good (no retry)
+        │   └── ChatGone         ... because the chat refuses the bot for good (kicked, archived)
         ├── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
         ├── PreviewGone          a streamed preview was deleted or may no longer be edited
         └── PreviewStopped       the person pressed the platform's stop on a streamed answer
@@ -134,6 +135,17 @@ class ChannelError(BotError):
 
 class DeliveryRejected(ChannelError):
     """The platform refused this message permanently (e.g. the chat no longer exists)."""
+
+
+class ChatGone(DeliveryRejected):
+    """The chat itself refuses the bot for good (removed from it, blocked, archived,
+    deleted): every later delivery there would be refused too, so what would post there
+    again (repeats, follow-ups) is ended. ``thread_only``: only the key's thread is gone,
+    not the rest of its chat."""
+
+    def __init__(self, message: str, *, thread_only: bool = False) -> None:
+        super().__init__(message)
+        self.thread_only = thread_only
 
 
 class PreviewRateLimited(ChannelError):

@@ -8,6 +8,7 @@ an unknown zone, too many active reminders, someone else's reminder.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -33,6 +34,8 @@ from bot.store.reminders import (
     ReminderStatus,
 )
 from bot.text import markdown_literal
+
+log = logging.getLogger(__name__)
 
 MAX_CONTENT_CHARS = 2000
 INTERVAL_SAMPLES = 48  # next runs of a recurring follow-up checked against the minimum
@@ -245,6 +248,23 @@ class ReminderService:
             raise no_such_reminder(reminder_id)
         await self._store.set_status(reminder_id, ReminderStatus.CANCELLED)
         return reminder
+
+    async def chat_gone(self, key: ChatKey, reason: str, *, thread_only: bool = False) -> int:
+        """The chat refuses the bot for good (delivery saw it): its repeats and follow-ups
+        are cancelled, or each would be refused (a follow-up after a paid turn) forever.
+        ``thread_only``: only the key's thread is gone. One line per chat that had any."""
+        thread = (key.thread_id or "") if thread_only else None
+        ended = await self._store.cancel_in_chat(key.channel, key.chat_id, thread)
+        if ended:
+            where = key if thread_only else f"{key.channel}:{key.chat_id}"
+            log.warning(
+                "%d active reminders and follow-ups in %s cancelled: the chat refuses the "
+                "bot for good (%s)",
+                ended,
+                where,
+                reason,
+            )
+        return ended
 
 
 def _set_in(reminder: Reminder, chat: ChatKey | None) -> bool:

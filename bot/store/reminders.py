@@ -290,6 +290,16 @@ class ReminderStore:
             "UPDATE reminders SET status = ? WHERE id = ?", (status.value, reminder_id)
         )
 
+    async def cancel_in_chat(self, channel: str, chat_id: str, thread_id: str | None) -> int:
+        """Cancel the active reminders of a chat that refuses the bot for good (all its
+        threads; with ``thread_id``, only that one: "" is the chat outside threads);
+        returns how many."""
+        return await self._db.execute_count(
+            "UPDATE reminders SET status = 'cancelled' WHERE status = 'active'"
+            " AND channel = ? AND chat_id = ? AND (? IS NULL OR thread_id = ?)",
+            (channel, chat_id, thread_id, thread_id),
+        )
+
     async def prune(self, older_than: datetime) -> int:
         """Forget finished reminders (done, cancelled, missed) whose last fire, or
         creation, came before ``older_than``; active ones are never touched."""

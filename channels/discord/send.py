@@ -8,8 +8,9 @@ answer needs no channel cache: after a restart the bot can still answer a DM or 
 thread it has not seen since. Rate limits are discord.py's: it waits out a 429 that
 says ``retry_after`` (up to the client's ``max_ratelimit_timeout``) and retries.
 Errors are sorted for Delivery: a refusal for good (no access, unknown channel, a
-400) raises DeliveryRejected, anything else (5xx, network, long rate limit)
-ChannelError, which the outbox retries.
+400) raises DeliveryRejected (ChatGone for Missing Access and Unknown Channel: the
+channel, or the thread posted into, refuses the bot for good and its repeats end),
+anything else (5xx, network, long rate limit) ChannelError, which the outbox retries.
 
 Each part of an answer carries a nonce made from its delivery key, and discord.py sends
 it with ``enforce_nonce``: Discord then creates no second message for the same nonce
@@ -38,7 +39,7 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
-from bot.errors import ChannelError, DeliveryRejected, PreviewGone
+from bot.errors import ChannelError, ChatGone, DeliveryRejected, PreviewGone
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.discord.client import NO_PINGS
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # Discord's limit per message content
 MAX_UPLOAD_BYTES = 10_000_000  # a file in any chat without a server boost (more with one)
+MISSING_ACCESS = 50001  # 403: the bot cannot see the channel (removed, no access)
+UNKNOWN_CHANNEL = 10003  # 404: the channel or thread was deleted
 T = TypeVar("T")
 
 
@@ -61,6 +64,8 @@ async def call(request: Callable[[], Awaitable[T]]) -> T:
     try:
         return await request()
     except (discord.Forbidden, discord.NotFound) as exc:
+        if exc.code in (MISSING_ACCESS, UNKNOWN_CHANNEL):
+            raise ChatGone(f"Discord refused: HTTP {exc.status} {exc.text}") from exc
         raise DeliveryRejected(f"Discord refused: HTTP {exc.status} {exc.text}") from exc
     except discord.RateLimited as exc:
         raise ChannelError(f"Discord rate limit: retry in {exc.retry_after:g} s") from exc
@@ -132,7 +137,11 @@ class DiscordSender:
             part_ref = ref if i == 0 else None
             return self._post_once(channel, i, chunks[i], part_ref, once=once, lost=lost)
 
-        sent = await self._parts.post(msg.delivery_key, len(chunks), post_part)
+        try:
+            sent = await self._parts.post(msg.delivery_key, len(chunks), post_part)
+        except ChatGone as exc:
+            _scope(msg.key, exc)
+            raise
         self._doubts.settle(msg.delivery_key)
         return sent
 
@@ -255,20 +264,29 @@ class DiscordSender:
         channel = self._channel(key)
         file = discord.File(io.BytesIO(data), filename=name)
         content = split_message(caption, MAX_CHARS)[:1]
-        sent = await call(
-            lambda: channel.send(
-                content=content[0] if content else None,
-                file=file,
-                allowed_mentions=NO_PINGS,
-                suppress_embeds=self._suppress,
+        try:
+            sent = await call(
+                lambda: channel.send(
+                    content=content[0] if content else None,
+                    file=file,
+                    allowed_mentions=NO_PINGS,
+                    suppress_embeds=self._suppress,
+                )
             )
-        )
+        except ChatGone as exc:
+            _scope(key, exc)
+            raise
         return Sent((str(sent.id),))
 
     async def download(self, url: str) -> bytes:
         if self._client.user is None:
             raise ChannelError("discord is not logged in yet")
         return await call(lambda: self._client.http.get_from_cdn(url))
+
+
+def _scope(key: ChatKey, exc: ChatGone) -> None:
+    """Posted into a thread, only the thread is gone (its channel may still take the bot)."""
+    exc.thread_only = bool(key.thread_id)
 
 
 async def _edit_or_gone(partial: discord.PartialMessage, text: str) -> None:

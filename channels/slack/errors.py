@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_sdk.errors import SlackApiError
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError, ChatGone, DeliveryRejected
 from channels.slack.client import header
 
 # Errors after which sending the same message again cannot succeed.
@@ -16,6 +16,9 @@ PERMANENT = frozenset(
         "invalid_metadata_format", "invalid_metadata_schema", "team_access_not_granted",
     }
 )  # fmt: skip
+# Of those, the ones that say the channel itself refuses the bot for good (removed from
+# it, archived, deleted, the bot's account deactivated): its repeats are ended.
+CHAT_GONE = frozenset({"channel_not_found", "not_in_channel", "is_archived", "account_inactive"})
 
 
 class SlackRateLimited(ChannelError):
@@ -39,6 +42,8 @@ def retry_after_s(exc: SlackApiError) -> float | None:
 
 def api_error(exc: SlackApiError, what: str) -> ChannelError:
     error = error_of(exc)
+    if error in CHAT_GONE:
+        return ChatGone(f"Slack refused {what}: {error}")
     if error in PERMANENT:
         return DeliveryRejected(f"Slack refused {what}: {error}")
     status = exc.response.status_code if exc.response is not None else "?"

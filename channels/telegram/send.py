@@ -3,7 +3,9 @@
 The model writes Markdown; Telegram renders text + entities, so each chunk is converted
 with telegramify-markdown (offsets in UTF-16 units) and resent as plain text when
 Telegram refuses the entities. Errors are sorted for Delivery: a permanent refusal
-raises DeliveryRejected (given up), anything else ChannelError (retried from the outbox).
+raises DeliveryRejected (given up), ChatGone when the chat itself refuses the bot for
+good (kicked, blocked, chat not found: its repeats end); anything else ChannelError
+(retried from the outbox).
 
 Parameters are handed to PTB as the Bot API's JSON (dicts, not MessageEntity or
 ReplyParameters objects): PTB turns every object back into a dict before sending, and
@@ -28,7 +30,7 @@ from telegram import InputFile
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
-from bot.errors import ChannelError, DeliveryRejected
+from bot.errors import ChannelError, ChatGone, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.format import PartsProgress, split_message, utf16_len
@@ -134,6 +136,16 @@ def _mentions_user(url: str | None) -> bool:
     return url is not None and url.strip().lower().startswith(USER_LINK)
 
 
+# A chat that refuses the bot for good: removed from a group or channel, blocked by the
+# person, a deleted account or group, an id Telegram no longer knows.
+CHAT_GONE = (
+    "bot was kicked",
+    "bot was blocked",
+    "bot is not a member",
+    "deactivated",
+    "chat was deleted",
+    "chat not found",
+)
 GONE = ("message to edit not found", "message to delete not found", "message can't be edited")
 
 
@@ -144,6 +156,14 @@ def not_modified(exc: BadRequest) -> bool:
 def gone(exc: BadRequest) -> bool:
     """The message cannot be edited any more: deleted, too old, never ours."""
     return any(words in exc.message.lower() for words in GONE)
+
+
+def refusal(what: str, exc: TelegramError) -> DeliveryRejected:
+    """A refusal for good; ChatGone when it is the chat that refuses the bot."""
+    text = f"Telegram refused {what}: {exc.message}"
+    if any(words in exc.message.lower() for words in CHAT_GONE):
+        return ChatGone(text)
+    return DeliveryRejected(text)
 
 
 def _is_format_error(exc: BadRequest) -> bool:
@@ -206,7 +226,7 @@ class TelegramSender:
                 if gone(exc):
                     break
                 if not _is_format_error(exc):
-                    raise DeliveryRejected(f"Telegram refused the edit: {exc.message}") from exc
+                    raise refusal("the edit", exc) from exc
         log.info("preview %s in %s is gone; the answer is posted new", preview, key)
         with contextlib.suppress(TelegramError):
             await self._bot.delete_message(chat_ref(key.chat_id), int(preview))
@@ -227,12 +247,12 @@ class TelegramSender:
             return await self.call(lambda: self._bot.send_text(**formatted))
         except BadRequest as exc:
             if not entities or not _is_format_error(exc):
-                raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
+                raise refusal("the message", exc) from exc
             log.warning("Telegram refused the formatting in %s (%s); sending plain text", key, exc)
         try:
             return await self.call(lambda: self._bot.send_text(text=chunk.markdown, **common))
         except BadRequest as exc:
-            raise DeliveryRejected(f"Telegram refused the message: {exc.message}") from exc
+            raise refusal("the message", exc) from exc
 
     async def upload(self, key: ChatKey, name: str, data: bytes, caption: str = "") -> Sent:
         """A picture as a photo (sendPhoto: shown inline, at most 10 MB), anything else
@@ -250,7 +270,7 @@ class TelegramSender:
             else:
                 sent = await self.call(lambda: self._bot.send_document(document=file, **common))
         except BadRequest as exc:
-            raise DeliveryRejected(f"Telegram refused the file {name}: {exc.message}") from exc
+            raise refusal(f"the file {name}", exc) from exc
         return Sent((str(sent.message_id),))
 
     async def typing(self, key: ChatKey) -> None:
@@ -275,8 +295,10 @@ class TelegramSender:
                 await asyncio.sleep(wait)
             except BadRequest:
                 raise
-            except (Forbidden, ChatMigrated) as exc:  # blocked, kicked, group upgraded
+            except ChatMigrated as exc:  # group upgraded
                 raise DeliveryRejected(f"Telegram refused the chat: {exc.message}") from exc
+            except Forbidden as exc:  # blocked, kicked, no rights
+                raise refusal("the chat", exc) from exc
             except TelegramError as exc:  # network, 5xx, timeouts: retry from the outbox
                 raise ChannelError(f"Telegram API error: {redact(exc, self._bot.token)}") from exc
         raise AssertionError("unreachable")

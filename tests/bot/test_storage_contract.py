@@ -602,6 +602,27 @@ async def test_fired_moves_or_finishes_a_reminder(storage: Storage) -> None:
     assert [r.id for r in await storage.reminders.active()] == [daily.id]
 
 
+async def test_a_chat_gone_ends_its_active_reminders_only(storage: Storage) -> None:
+    """All its threads, or with one thread ("" outside any) only that one; other chats
+    and finished reminders are left as they are."""
+    chat = await _remind(storage, "in chat", T0)
+    topic = await _remind(storage, "in topic", T0, key=ChatKey("telegram", "100", "5"))
+    other = await _remind(storage, "elsewhere", T0, key=ChatKey("telegram", "101"))
+    slack = await _remind(storage, "same id", T0, key=ChatKey("slack", "100"))
+    done = await _remind(storage, "done", T0)
+    await storage.reminders.fired(done.id, T0, None)
+    assert await storage.reminders.cancel_in_chat("telegram", "100", "5") == 1
+    assert await storage.reminders.cancel_in_chat("telegram", "100", None) == 1
+    now = [await storage.reminders.get(r.id) for r in (chat, topic, other, slack, done)]
+    assert [r.status if r else None for r in now] == [
+        ReminderStatus.CANCELLED,
+        ReminderStatus.CANCELLED,
+        ReminderStatus.ACTIVE,
+        ReminderStatus.ACTIVE,
+        ReminderStatus.DONE,
+    ]
+
+
 async def test_moved_many_moves_only_a_next_run_still_as_read(storage: Storage) -> None:
     moved, fired, cancelled = [
         await _remind(storage, name, T0 + timedelta(days=7), recurrence="0 9 * * 1")

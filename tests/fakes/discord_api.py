@@ -110,6 +110,7 @@ class Failure:
     at: int = 0  # applies from the route's call number ``at`` on (0-based)
     global_: bool = False  # a 429 of the global limit (every route waits)
     match: Callable[[dict[str, Any]], bool] | None = None  # only requests whose body it accepts
+    code: int = 0  # Discord's JSON error code (50001 Missing Access, 10003 Unknown Channel)
 
 
 @dataclass(slots=True)
@@ -328,14 +329,17 @@ class FakeDiscord(LoopbackServer):
         after: int = 0,
         global_: bool = False,
         match: Callable[[dict[str, Any]], bool] | None = None,
+        code: int = 0,
     ) -> None:
         """The next ``times`` requests to ``route`` (e.g. "POST /channels/{channel_id}/messages")
         are answered with ``status`` (a 429 carries ``retry_after`` and, unless ``via`` is
         False, the ``Via`` header Discord's real rate limits have); ``after`` lets that
-        many requests succeed first; ``match``: only requests whose JSON body it accepts."""
+        many requests succeed first; ``match``: only requests whose JSON body it accepts;
+        ``code``: the JSON error code the refusal carries."""
         queue = self._failures.setdefault(route, deque())
         at = len(self.calls_to(route)) + after
-        queue.extend(Failure(status, retry_after, via, at, global_, match) for _ in range(times))
+        failure = Failure(status, retry_after, via, at, global_, match, code)
+        queue.extend(failure for _ in range(times))
 
     def limit(self, route: str, limit: int, *, per_s: float) -> None:
         """``route`` allows ``limit`` requests per ``per_s`` seconds in each channel."""
@@ -657,7 +661,7 @@ async def _body(request: web.Request) -> tuple[dict[str, Any], dict[str, bytes]]
 
 def _failed(failure: Failure, limits: dict[str, str] | None = None) -> web.Response:
     if failure.status != 429:
-        return respond({"message": f"{failure.status}: scripted failure", "code": 0},
+        return respond({"message": f"{failure.status}: scripted failure", "code": failure.code},
                        failure.status, limits)  # fmt: skip
     retry_after = failure.retry_after or 0.05
     body = {"message": "You are being rate limited.", "retry_after": retry_after,

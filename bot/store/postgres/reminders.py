@@ -195,6 +195,15 @@ class PgReminders:
             "UPDATE reminders SET status = $1 WHERE id = $2", status.value, reminder_id
         )
 
+    async def cancel_in_chat(self, channel: str, chat_id: str, thread_id: str | None) -> int:
+        return await self._db.execute(  # see ReminderStore.cancel_in_chat
+            "UPDATE reminders SET status = 'cancelled' WHERE status = 'active'"
+            " AND channel = $1 AND chat_id = $2 AND ($3::text IS NULL OR thread_id = $3)",
+            channel,
+            chat_id,
+            thread_id,
+        )
+
     async def prune(self, older_than: datetime) -> int:
         return await self._db.execute(
             "DELETE FROM reminders WHERE status != 'active'"
