@@ -79,11 +79,14 @@ class ModelUnavailableError(LLMError):
 
     The message is for the log (it may quote the provider and name the endpoint);
     ``hint`` is what a user may be told: which setting to check, never its value.
+    ``refused``: the provider refused the request itself (HTTP 400), so sending it again
+    unchanged cannot succeed, however long one waits.
     """
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", *, refused: bool = False) -> None:
         super().__init__(message)
         self.hint = hint
+        self.refused = refused
 
 
 class ToolError(BotError):

@@ -47,7 +47,7 @@ from bot.agent.toolbox import (
     ToolServices,
 )
 from bot.config import ContextSettings
-from bot.errors import ModelNotConfiguredError
+from bot.errors import ModelNotConfiguredError, ModelUnavailableError
 from bot.media.entries import MEDIA_KEY, Entry
 from bot.media.intake import MediaIntake, Prefaced, Taken
 from bot.media.shown import ImageParts
@@ -386,7 +386,15 @@ class AgentRunner:
         if step == 1 and governed.untouched:
             notes.request_bound = governed.tokens
         sent = await self._images.shown(governed.messages)
-        resp = await self._ask(sent, turn.definitions or None, sink)
+        try:
+            resp = await self._ask(sent, turn.definitions or None, sink)
+        except ModelUnavailableError as exc:
+            if not exc.refused or not self._images.refuse(governed.messages, sent):
+                raise
+            log.warning("the provider refused a request holding pictures; once more without them")
+            resp = await self._ask(
+                await self._images.shown(governed.messages), turn.definitions or None, sink
+            )
         notes.said = (resp.content or "").strip()
         if notes.said:
             turn.last_text = notes.said

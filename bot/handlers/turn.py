@@ -145,14 +145,7 @@ class TurnHandler:
             return "model_not_configured"
         except ModelUnavailableError as exc:
             error_id = self._logged(msg, exc)
-            await self.reply(
-                msg,
-                f"The language model is unavailable right now (error id {error_id}"
-                + (f"; {exc.hint}" if exc.hint else "")
-                + "). Your message is saved; please try again in a little while.",
-                OutboundKind.ERROR,
-                preview=preview,
-            )
+            await self.reply(msg, _unavailable(exc, error_id), OutboundKind.ERROR, preview=preview)
             return "model_unavailable"
         extras: dict[str, Any] = {}
         if outcome.structured_data is not None:
@@ -223,3 +216,18 @@ class TurnHandler:
             msg, text, kind, extras, attachments=attachments, preview_id=preview_id
         )
         await self.bus.put_outbound(answer)
+
+
+def _unavailable(exc: ModelUnavailableError, error_id: str) -> str:
+    """What a failed model call tells the user: a request the provider refused is not
+    helped by waiting, an outage is."""
+    if exc.refused:
+        return (
+            f"The language model refused this request (error id {error_id}); sending it "
+            "again the same way will not help: try saying it differently, or /new to start over."
+        )
+    hint = f"; {exc.hint}" if exc.hint else ""
+    return (
+        f"The language model is unavailable right now (error id {error_id}{hint}). "
+        "Your message is saved; please try again in a little while."
+    )

@@ -29,6 +29,8 @@ from bot.media.files import MediaFiles
 log = logging.getLogger(__name__)
 
 _CACHED = 4  # data URLs kept: the steps of a turn send the same images again
+_REFUSED = 256  # pictures remembered as refused by the provider (paths; oldest forgotten)
+NOT_SHOWN = "[picture not shown: the model's provider refused it]"
 
 
 def data_url(data: bytes, mime: str, name: str = "") -> str:
@@ -42,6 +44,24 @@ class ImageParts:
         self._files = files
         self._keep_turns = keep_turns
         self._urls: OrderedDict[str, str] = OrderedDict()
+        self._refused: OrderedDict[str, None] = OrderedDict()
+
+    def refuse(self, messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> bool:
+        """Remember the pictures of ``messages`` that went out in ``sent`` (their request
+        as made of them), which the provider refused (HTTP 400: a damaged or unsupported
+        picture, one over its limits), so they are never sent again: the turn is asked
+        once more without them, and so is every later one, which would otherwise be
+        refused the same way while the picture is recent. False when ``sent`` held no
+        picture (the refusal is about something else)."""
+        if not any(_images_in(message) for message in sent):
+            return False
+        for message in messages:
+            for entry in seen_images(message):
+                self._refused[str(entry["path"])] = None
+                self._urls.pop(str(entry["path"]), None)
+        while len(self._refused) > _REFUSED:
+            self._refused.popitem(last=False)
+        return True
 
     def recent(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``messages`` with the ``media`` entries of the latest ``keep_images_turns``
@@ -71,10 +91,14 @@ class ImageParts:
                 out.append(message)
                 continue
             bare = {k: v for k, v in message.items() if k != MEDIA_KEY}
-            parts = [await self._part(e) for e in seen_images(message)]
+            shown = [e for e in seen_images(message) if str(e["path"]) not in self._refused]
+            parts = [await self._part(e) for e in shown]
             images = [p for p in parts if p is not None]
+            text = bare.get("content")
+            if len(shown) < len(seen_images(message)):
+                text = f"{text or ''}\n{NOT_SHOWN}"
+                bare["content"] = text
             if images:
-                text = bare.get("content")
                 bare["content"] = [{"type": "text", "text": text or ""}, *images]
             out.append(bare)
         return out
@@ -96,3 +120,11 @@ class ImageParts:
                 self._urls.popitem(last=False)
         self._urls.move_to_end(path)
         return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _images_in(message: dict[str, Any]) -> bool:
+    """Whether ``message`` (as sent) carries an image part."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "image_url" for part in content
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 from PIL import Image
 
+from bot.media.shown import NOT_SHOWN
 from bot.messages import Attachment
 from tests.fakes.channel import FileChannel
 from tests.fakes.llm_server import default_responder, error_reply
@@ -38,12 +39,12 @@ def _refuses_pictures(request: Any) -> Any:
     return default_responder(request)
 
 
-async def test_a_refused_picture_leaves_the_request_after_keep_images_turns(
-    daemon_factory, fake_llm
-) -> None:
-    """The failed turns get no answer, so the governor merges the later messages into
-    the picture's: counted on that merge, it stayed the latest turn and was sent (and
-    refused) with every message after it, until /new."""
+async def test_a_refused_picture_is_dropped_and_the_turn_answered(daemon_factory, fake_llm) -> None:
+    """A provider that refuses a picture (HTTP 400) refused every request carrying it:
+    the turn got "unavailable ... try again in a little while", and so did the next
+    ones while it was recent (at first until /new: the governor merged them into the
+    picture's message). The turn is now asked once more without it, the model told so,
+    and no later request carries it: each later turn is one call."""
     channel = FileChannel()
     await daemon_factory(
         channel=channel,
@@ -54,12 +55,24 @@ async def test_a_refused_picture_leaves_the_request_after_keep_images_turns(
     channel.add_file("f1", _png())
     photo = Attachment("photo", "f1", "shot.png", "image/png", len(_png()))
     first = await channel.ask("what is this", attachments=(photo,))
-    assert "unavailable" in first.text
+    assert first.text.startswith("echo: "), first.text
+    assert [_image_count(r) for r in fake_llm.requests] == [1, 0]
+    assert NOT_SHOWN in fake_llm.requests[-1].json["messages"][-1]["content"]
     second = await channel.ask("never mind")  # the picture's message is still among the 2
-    assert "unavailable" in second.text
-    third = await channel.ask("what is 2+2?")
-    assert third.text.startswith("echo: ") and third.text.endswith("what is 2+2?")
-    assert _image_count(fake_llm.requests[-1]) == 0
+    assert second.text.startswith("echo: ") and second.text.endswith("never mind")
+    assert [_image_count(r) for r in fake_llm.requests] == [1, 0, 0]
+
+
+async def test_a_refusal_with_no_picture_says_so_and_is_not_asked_twice(
+    daemon_factory, fake_llm
+) -> None:
+    """A request refused for another reason is not sent again, and the reply does not
+    promise that waiting helps."""
+    _daemon, chat = await daemon_factory()
+    fake_llm.default = lambda request: error_reply(400, {"error": {"message": "no", "type": "x"}})
+    reply = await chat.ask("hello")
+    assert len(fake_llm.requests) == 1
+    assert "refused" in reply.text and "a little while" not in reply.text, reply.text
 
 
 async def test_pictures_no_longer_sent_take_no_room_from_the_history(

@@ -39,7 +39,13 @@ from tenacity import (
 from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
-from bot.agent.llm.errors import Failure, classify, is_auth_error, is_connection_error
+from bot.agent.llm.errors import (
+    REFUSED,
+    Failure,
+    classify,
+    is_auth_error,
+    is_connection_error,
+)
 from bot.agent.llm.loader import (
     LitellmLoader,
     litellm_loaded,
@@ -218,6 +224,7 @@ class LLMClient:
             + (f" (tried {tried} models)" if tried > 1 else "")
             + where,
             hint=hint,
+            refused=kind == REFUSED,
         ) from cause
 
     # -- one model -----------------------------------------------------------------

@@ -15,6 +15,8 @@ from typing import Any
 
 from bot.agent.llm.response import EmptyResponse, StreamCut, get_field
 
+REFUSED = "bad request (HTTP 400)"  # the request itself refused: the same again fails too
+
 
 @dataclass(frozen=True, slots=True)
 class Failure:
@@ -57,7 +59,7 @@ def classify(litellm: Any, exc: BaseException) -> Failure:
         ("RateLimitError", "rate limited (HTTP 429)", True),
         ("ContextWindowExceededError", "context window exceeded", False),
         ("ContentPolicyViolationError", "content policy violation", False),
-        ("BadRequestError", "bad request (HTTP 400)", False),
+        ("BadRequestError", REFUSED, False),
         ("NotFoundError", "model not found (HTTP 404)", False),
         ("PermissionDeniedError", "permission denied (HTTP 403)", False),
         ("UnprocessableEntityError", "unprocessable request (HTTP 422)", False),
