@@ -275,10 +275,15 @@ class Daemon:
                 await channel.receive(True)
 
     async def _start_channel(self, name: str) -> bool:
+        """Whether ``name`` started. Any failure is that channel's alone: an error its
+        client library raised unwrapped (a bad header, a bug) is not let end the start
+        of the others, and the daemon still reaches ready."""
         try:
             await self.channels[name].start(self.inbound)
-        except ChannelError as exc:
-            log.error("channel %s failed to start: %s", name, exc)
+        except Exception as exc:
+            expected = isinstance(exc, ChannelError)
+            why = str(exc) if expected else f"{type(exc).__name__}: {exc}"
+            log.error("channel %s failed to start: %s", name, why, exc_info=not expected)
             self.failed_channels.add(name)
             return False
         self.failed_channels.discard(name)

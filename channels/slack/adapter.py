@@ -185,6 +185,11 @@ class SlackChannel:
         except SlackApiError as exc:
             self.receiver.accepting = False
             raise ChannelError(f"slack app token refused: {exc.response.get('error')}") from exc
+        except Exception as exc:  # the SDK's own, unwrapped (a header aiohttp will not send)
+            await self.receiver.stop()
+            raise ChannelError(
+                f"slack socket mode could not start: {type(exc).__name__}: {exc}"
+            ) from exc
 
     async def _start_later(self) -> None:
         base, cap = RETRY_START_S

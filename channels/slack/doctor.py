@@ -42,8 +42,9 @@ async def check_slack(http: aiohttp.ClientSession, slack: SlackSettings) -> Chec
     app_token = slack.app_token.get_secret_value()
     if (problem := check_slack_config(slack)) is not None:
         return problem
+    method = "auth.test"
     try:
-        status, body = await _call(http, slack, "auth.test", slack.bot_token.get_secret_value())
+        status, body = await _call(http, slack, method, slack.bot_token.get_secret_value())
         if not (status == 200 and isinstance(body, dict) and body.get("ok")):
             return failed(
                 NAME,
@@ -53,9 +54,16 @@ async def check_slack(http: aiohttp.ClientSession, slack: SlackSettings) -> Chec
         detail = f"auth.test: {body.get('user', '?')} in {body.get('team', '?')}"
         if not app_token:
             return ok(NAME, detail + " (HTTP events)")
-        status, opened = await _call(http, slack, "apps.connections.open", app_token)
+        method = "apps.connections.open"
+        status, opened = await _call(http, slack, method, app_token)
     except HttpProblem as exc:
         return failed(NAME, f"{slack.api_url}: {exc}", "check channels.slack.api_url")
+    except Exception as exc:  # the HTTP client's own, unwrapped: a row, not a traceback
+        return failed(
+            NAME,
+            f"{method}: {type(exc).__name__}: {exc}",
+            "check channels.slack.bot_token, app_token and api_url",
+        )
     if status == 200 and isinstance(opened, dict) and opened.get("ok"):
         return ok(NAME, detail + " (Socket Mode)")
     return failed(

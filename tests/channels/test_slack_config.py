@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from channels.base import (
     ChannelContext,
@@ -101,3 +101,46 @@ async def test_a_refused_token_fails_the_start(fake_slack: FakeSlack, tmp_path: 
             await channel.start(put)
         assert not channel.connected
         await channel.stop()
+
+
+def _unchecked(fake: FakeSlack, **secrets: str) -> SlackSettings:
+    """Settings that skipped load's checks: an app token with a line break still in it
+    (aiohttp refuses such a header with its own ValueError)."""
+    values = {"bot_token": fake.bot_token, "app_token": fake.app_token, **secrets}
+    return SlackSettings.model_construct(
+        api_url=fake.api_url, **{k: SecretStr(v) for k, v in values.items()}
+    )
+
+
+async def test_tokens_ending_in_a_line_break_are_the_tokens(fake_slack: FakeSlack) -> None:
+    check = await _check(
+        fake_slack, bot_token=fake_slack.bot_token + "\n", app_token=fake_slack.app_token + "\n"
+    )
+    assert check.status == "ok" and "Socket Mode" in check.detail, check
+    [opened] = fake_slack.calls_to("apps.connections.open")
+    assert opened.token == fake_slack.app_token
+
+
+async def test_doctor_says_an_http_client_error_as_a_failed_row(fake_slack: FakeSlack) -> None:
+    settings = _unchecked(fake_slack, app_token=fake_slack.app_token + "\n")
+    async with aiohttp.ClientSession() as http:
+        check = await check_slack(http, settings)
+    assert check.status == "failed", check
+    assert check.detail.startswith("apps.connections.open: ValueError: "), check.detail
+    assert "app_token" in check.fix
+
+
+async def test_a_socket_start_raising_anything_is_a_channel_error(
+    fake_slack: FakeSlack,
+) -> None:
+    from bot.errors import ChannelError
+    from channels.slack.adapter import SlackChannel
+
+    async def put(msg: object) -> None:
+        raise AssertionError("nothing arrives")
+
+    channel = SlackChannel(_unchecked(fake_slack, app_token=fake_slack.app_token + "\n"))
+    with pytest.raises(ChannelError, match="socket mode could not start: ValueError"):
+        await channel.start(put)
+    assert not channel.connected
+    await channel.stop()
