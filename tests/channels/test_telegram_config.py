@@ -12,6 +12,9 @@ from bot.config.example import defaults_shown
 from bot.errors import ConfigError
 from bot.store.kv import KeyValueStore
 from channels.telegram.adapter import TelegramChannel, file_base_url
+from tests.fakes import telegram_api
+
+fake_telegram = telegram_api.fake_telegram
 
 
 def test_defaults(tmp_path, monkeypatch):
@@ -95,3 +98,25 @@ def test_file_url_follows_the_api_root():
     assert file_base_url("https://api.telegram.org/bot") == "https://api.telegram.org/file/bot"
     assert file_base_url("http://127.0.0.1:8081/bot") == "http://127.0.0.1:8081/file/bot"
     assert file_base_url("http://proxy/tg/bot{token}") == "http://proxy/tg/file/bot{token}"
+
+
+async def test_a_token_with_a_trailing_space_in_the_file_connects(
+    tmp_path, monkeypatch, fake_telegram
+):
+    """It was "token rejected" with no hint: the space went into the Bot API path."""
+    monkeypatch.delenv("BOT_CHANNELS__TELEGRAM__TOKEN", raising=False)
+    config = tmp_path / "bot.toml"
+    config.write_text(
+        f'[channels.telegram]\ntoken = "{fake_telegram.token} "\n'
+        f'base_url = "{fake_telegram.base_url}"\n'
+    )
+    channel = TelegramChannel(load_settings(config).channels.telegram, poll_timeout=1)
+
+    async def put(_msg):
+        return None
+
+    await channel.start(put)
+    try:
+        assert channel.connected
+    finally:
+        await channel.stop()
