@@ -72,6 +72,7 @@ from channels.base import (
     ChannelContext,
     ProvidesRoutes,
     ReceivesAlone,
+    ReportsChatMoves,
     Route,
 )
 from channels.registry import SPECS
@@ -206,6 +207,9 @@ def _core(
     scheduler, reminders = _reminders(
         settings, storage, bus, lambda name: name in by_name and name not in failed, cluster
     )
+    for channel in built:  # a chat the platform gave a new id: its reminders follow it
+        if isinstance(channel, ReportsChatMoves):
+            channel.on_chat_moved(reminders.chat_moved)
     return _Core(
         settings=settings,
         metrics=metrics,
@@ -320,7 +324,8 @@ def _dispatcher(core: _Core, front: _Front, agent: LazyAgent) -> Dispatcher:
 def _delivery(core: _Core) -> Delivery:
     """Outbox to channels; among replicas it sends only for the chats this one runs,
     its claims fenced by their partition's lease. A chat that refuses the bot for good
-    is told to the reminders service (its repeats and follow-ups end)."""
+    is told to the reminders service (its repeats and follow-ups end), and so is one
+    that lives on under a new id (they follow it)."""
     return Delivery(
         core.storage.outbox,
         core.by_name,

@@ -12,8 +12,9 @@ Replies are claimed in the outbox under this run's id as they leave the bus (a b
 one transaction) and the claim is kept through retries: a message queued twice
 (start-up resume and a reminder's catch-up fire) goes out once.
 
-A chat that refuses the bot for good (ChatGone) is told to ``ChatEvents`` (the
-reminders service): what would post there again is ended.
+A chat that refuses the bot for good (ChatGone) or lives on under another id
+(ChatMoved) is told to ``ChatEvents`` (the reminders service): what would post there
+again is ended, or moved with it, and a moved chat's reply goes to its new id.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from bot.bus.base import Bus
 from bot.cluster.fence import Fence, fenced
 from bot.delivery_steps import DeliveryProgress, Steps
 from bot.dispatcher.lanes import KeyedSerial
-from bot.errors import ChatGone, DeliveryRejected, FencedOff
+from bot.errors import ChatGone, ChatMoved, DeliveryRejected, FencedOff
 from bot.media.entries import size_text
 from bot.messages import Attachment, ChatKey, OutboundMessage, new_id, utcnow
 from bot.ops.metrics import NO_METRICS, Metrics
@@ -54,12 +55,16 @@ class ChatEvents(Protocol):
     """Who is told what a channel said of a chat itself (the reminders service)."""
 
     async def chat_gone(self, key: ChatKey, reason: str, *, thread_only: bool = False) -> int: ...
+    async def chat_moved(self, key: ChatKey, new_chat_id: str) -> int: ...
 
 
 class NoChatEvents:
     """Nobody to tell (tests, a delivery without reminders)."""
 
     async def chat_gone(self, key: ChatKey, reason: str, *, thread_only: bool = False) -> int:
+        return 0
+
+    async def chat_moved(self, key: ChatKey, new_chat_id: str) -> int:
         return 0
 
 
@@ -363,8 +368,26 @@ class Delivery:
             return False
         several = bool(msg.attachments) or len(msg.text) > self._max_chars
         steps = await self._progress.of(msg, several)
-        await deliver(channel, msg, max_chars=self._max_chars, steps=steps)
+        try:
+            await deliver(channel, msg, max_chars=self._max_chars, steps=steps)
+        except ChatMoved as exc:  # the steps already out stay done; the rest go there
+            await deliver(
+                channel, await self._moved(msg, exc), max_chars=self._max_chars, steps=steps
+            )
         return True  # its steps are forgotten once it is marked sent (_mark_sent)
+
+    async def _moved(self, msg: OutboundMessage, exc: ChatMoved) -> OutboundMessage:
+        """``msg`` for the chat's new id (same thread); what else belongs to the chat
+        (its reminders) is moved there too. The old chat's message ids mean nothing there."""
+        log.info(
+            "%s lives on as chat %s: delivery %s goes there", msg.key, exc.chat_id, msg.delivery_key
+        )
+        try:
+            await self._chat_events.chat_moved(msg.key, exc.chat_id)
+        except Exception:  # the reply still goes; the next refused fire moves them again
+            log.exception("the reminders of %s could not be moved to %s", msg.key, exc.chat_id)
+        key = replace(msg.key, chat_id=exc.chat_id)
+        return replace(msg, key=key, reply_to=None, preview_id=None)
 
     async def _failed(self, msg: OutboundMessage, exc: Exception) -> None:
         """A refusal gives up at once; another failure is retried with backoff."""

@@ -25,7 +25,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   └── UncleanableSchema         a tool's input schema cannot be made provider-safe
     └── ChannelError             a platform adapter could not start or send
         ├── DeliveryRejected     the platform refused a message for good (no retry)
-        │   └── ChatGone         ... because the chat refuses the bot for good (kicked, archived)
+        │   ├── ChatGone         ... because the chat refuses the bot for good (kicked, archived)
+        │   └── ChatMoved        ... because the chat lives on under another id
         ├── PreviewRateLimited   a streamed preview hit the platform's rate limit (retry_after)
         ├── PreviewGone          a streamed preview was deleted or may no longer be edited
         └── PreviewStopped       the person pressed the platform's stop on a streamed answer
@@ -149,6 +150,16 @@ class ChatGone(DeliveryRejected):
     def __init__(self, message: str, *, thread_only: bool = False) -> None:
         super().__init__(message)
         self.thread_only = thread_only
+
+
+class ChatMoved(DeliveryRejected):
+    """The chat lives on under another id (a group the platform upgraded): this message
+    and what else belongs to the chat go there, same thread. A caller that does not
+    know to move it has it refused, as before."""
+
+    def __init__(self, message: str, *, chat_id: str) -> None:
+        super().__init__(message)
+        self.chat_id = chat_id
 
 
 class PreviewRateLimited(ChannelError):

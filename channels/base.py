@@ -302,6 +302,20 @@ class CatchesUp(Protocol):
         ...
 
 
+# Told that a chat lives on under another id: its key before, and its new chat id.
+ChatMovedHook = Callable[[ChatKey, str], Awaitable[object]]
+
+
+@runtime_checkable
+class ReportsChatMoves(Protocol):
+    def on_chat_moved(self, moved: ChatMovedHook) -> None:
+        """Called before ``start``: when the platform itself says a chat now has another
+        id (a group upgraded), ``moved`` is awaited before that update is passed on, so
+        what is kept for the chat (its reminders) follows it; a refused send says so too
+        (ChatMoved), this only learns it sooner."""
+        ...
+
+
 WebHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 
 

@@ -266,6 +266,22 @@ class ReminderService:
             )
         return ended
 
+    async def chat_moved(self, key: ChatKey, new_chat_id: str) -> int:
+        """The chat lives on under ``new_chat_id`` (the platform gave it a new id): its
+        active reminders and follow-ups go there, each in its thread."""
+        if new_chat_id == key.chat_id:
+            return 0
+        moved = await self._store.move_chat(key.channel, key.chat_id, new_chat_id)
+        if moved:
+            log.info(
+                "%d active reminders and follow-ups of %s:%s moved to its new id %s",
+                moved,
+                key.channel,
+                key.chat_id,
+                new_chat_id,
+            )
+        return moved
+
 
 def _set_in(reminder: Reminder, chat: ChatKey | None) -> bool:
     """Whether ``reminder`` was set in ``chat`` (any of its threads); None: anywhere."""

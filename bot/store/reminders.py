@@ -300,6 +300,15 @@ class ReminderStore:
             (channel, chat_id, thread_id, thread_id),
         )
 
+    async def move_chat(self, channel: str, chat_id: str, new_chat_id: str) -> int:
+        """The active reminders of a chat that lives on under another id go there, each
+        in its thread; returns how many."""
+        return await self._db.execute_count(
+            "UPDATE reminders SET chat_id = ? WHERE status = 'active'"
+            " AND channel = ? AND chat_id = ?",
+            (new_chat_id, channel, chat_id),
+        )
+
     async def prune(self, older_than: datetime) -> int:
         """Forget finished reminders (done, cancelled, missed) whose last fire, or
         creation, came before ``older_than``; active ones are never touched."""

@@ -24,7 +24,7 @@ from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from bot.errors import ChannelError
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
-from channels.base import ChannelHealth, PutInbound, Route, Sent, StateStore
+from channels.base import ChannelHealth, ChatMovedHook, PutInbound, Route, Sent, StateStore
 from channels.health import LinkHealth
 from channels.telegram.albums import Albums, HeldAlbums, Unit
 from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
@@ -104,6 +104,7 @@ class TelegramChannel:
         self.sender = TelegramSender(self.bot, state=state, shown=self.previews.shown)
         self.me: BotIdentity | None = None
         self._put_inbound: PutInbound | None = None
+        self._chat_moved: ChatMovedHook | None = None
         self._offset: int | None = None
         self.albums = Albums()
         self._ahead: set[int] = set()  # journaled, past the offset (behind a held album)
@@ -264,6 +265,29 @@ class TelegramChannel:
             else:
                 self.link.succeeded()
 
+    def on_chat_moved(self, moved: ChatMovedHook) -> None:
+        self._chat_moved = moved
+
+    async def _migrations(self, updates: Sequence[dict[str, Any]]) -> None:
+        """A group upgraded to a supergroup says so in two service messages (the old
+        chat's ``migrate_to_chat_id``, the new one's ``migrate_from_chat_id``): what is
+        kept for the chat moves to the new id before the offset passes them. Either is
+        enough; the second moves nothing more."""
+        for data in updates:
+            message = data.get("message")
+            if self._chat_moved is None or not isinstance(message, dict):
+                continue
+            chat = message.get("chat")
+            here = chat.get("id") if isinstance(chat, dict) else None
+            to, since = message.get("migrate_to_chat_id"), message.get("migrate_from_chat_id")
+            old, new = (here, to) if isinstance(to, int) else (since, here)
+            if not isinstance(old, int) or not isinstance(new, int):
+                continue
+            try:
+                await self._chat_moved(ChatKey(CHANNEL, str(old)), str(new))
+            except Exception:  # a refused send to the old id moves them again
+                log.exception("telegram chat %s moved to %s: not followed", old, new)
+
     async def _fetch(self) -> list[dict[str, Any]]:
         """Raw getUpdates: read one by one, so one update we cannot read blocks nothing."""
         params: dict[str, Any] = {"timeout": self._poll_timeout, "allowed_updates": ALLOWED_UPDATES}
@@ -283,6 +307,7 @@ class TelegramChannel:
         another chat) are skipped, and the inbox drops any other repeat. An album still
         held stops its chat there (``albums.py``).
         """
+        await self._migrations(updates)
         units = self.albums.units(updates, self._read, time.monotonic())
         chats: dict[ChatKey, list[Unit]] = {}
         for unit in units:
@@ -332,6 +357,7 @@ class TelegramChannel:
     async def _put(self, data: dict[str, Any]) -> None:
         """A webhook's update: read, then journaled and put on the bus (an album's part
         once its album is complete)."""
+        await self._migrations([data])
         await self.held_albums.put(data)
         self._worked = time.time()
         self.link.succeeded()

@@ -4,8 +4,9 @@ The model writes Markdown; Telegram renders text + entities, so each chunk is co
 with telegramify-markdown (offsets in UTF-16 units) and resent as plain text when
 Telegram refuses the entities. Errors are sorted for Delivery: a permanent refusal
 raises DeliveryRejected (given up), ChatGone when the chat itself refuses the bot for
-good (kicked, blocked, chat not found: its repeats end); anything else ChannelError
-(retried from the outbox).
+good (kicked, blocked, chat not found: its repeats end), ChatMoved when a group was
+upgraded to a supergroup (the message and the chat's reminders go to its new id);
+anything else ChannelError (retried from the outbox).
 
 Parameters are handed to PTB as the Bot API's JSON (dicts, not MessageEntity or
 ReplyParameters objects): PTB turns every object back into a dict before sending, and
@@ -30,7 +31,7 @@ from telegram import InputFile
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
-from bot.errors import ChannelError, ChatGone, DeliveryRejected
+from bot.errors import ChannelError, ChatGone, ChatMoved, DeliveryRejected
 from bot.messages import ChatKey, OutboundMessage
 from channels.base import Sent, StateStore
 from channels.format import PartsProgress, split_message, utf16_len
@@ -295,8 +296,9 @@ class TelegramSender:
                 await asyncio.sleep(wait)
             except BadRequest:
                 raise
-            except ChatMigrated as exc:  # group upgraded
-                raise DeliveryRejected(f"Telegram refused the chat: {exc.message}") from exc
+            except ChatMigrated as exc:  # a group upgraded to a supergroup: its new id
+                moved = f"Telegram moved the chat to {exc.new_chat_id}: {exc.message}"
+                raise ChatMoved(moved, chat_id=str(exc.new_chat_id)) from exc
             except Forbidden as exc:  # blocked, kicked, no rights
                 raise refusal("the chat", exc) from exc
             except TelegramError as exc:  # network, 5xx, timeouts: retry from the outbox

@@ -623,6 +623,22 @@ async def test_a_chat_gone_ends_its_active_reminders_only(storage: Storage) -> N
     ]
 
 
+async def test_a_chat_moved_takes_its_active_reminders_along(storage: Storage) -> None:
+    topic = await _remind(storage, "in topic", T0, key=ChatKey("telegram", "-5", "9"))
+    done = await _remind(storage, "done", T0, key=ChatKey("telegram", "-5"))
+    await storage.reminders.fired(done.id, T0, None)
+    other = await _remind(storage, "elsewhere", T0, key=ChatKey("slack", "-5"))
+    assert await storage.reminders.move_chat("telegram", "-5", "-1005") == 1
+    now = [await storage.reminders.get(r.id) for r in (topic, done, other)]
+    assert [r.key if r else None for r in now] == [
+        ChatKey("telegram", "-1005", "9"),
+        ChatKey("telegram", "-5"),
+        ChatKey("slack", "-5"),
+    ]
+    assert now[0] is not None and now[0].next_fire_at == T0
+    assert now[0].status is ReminderStatus.ACTIVE
+
+
 async def test_moved_many_moves_only_a_next_run_still_as_read(storage: Storage) -> None:
     moved, fired, cancelled = [
         await _remind(storage, name, T0 + timedelta(days=7), recurrence="0 9 * * 1")

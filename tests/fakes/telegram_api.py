@@ -58,6 +58,7 @@ class Failure:
     description: str
     retry_after: float | None = None
     match: Callable[[dict[str, Any]], bool] | None = None  # only calls it accepts
+    migrate_to_chat_id: int | None = None  # a group upgraded: its supergroup's id
 
 
 def _decode(form: dict[str, str]) -> dict[str, Any]:
@@ -139,15 +140,18 @@ class FakeTelegram(LoopbackServer):
         retry_after: float | None = None,
         times: int = 1,
         match: Callable[[dict[str, Any]], bool] | None = None,
+        migrate_to_chat_id: int | None = None,
     ) -> None:
-        """The next ``times`` calls of ``method`` (that ``match`` accepts) fail so."""
+        """The next ``times`` calls of ``method`` (that ``match`` accepts) fail so;
+        ``migrate_to_chat_id``: as a group upgraded to a supergroup answers (a 400)."""
         text = description or {
             429: f"Too Many Requests: retry after {retry_after}",
             403: "Forbidden: bot was blocked by the user",
             502: "Bad Gateway",
         }.get(status, "Bad Request: error")
         queue = self._failures.setdefault(method, deque())
-        queue.extend(Failure(status, text, retry_after, match) for _ in range(times))
+        failure = Failure(status, text, retry_after, match, migrate_to_chat_id)
+        queue.extend(failure for _ in range(times))
 
     def clear_failures(self, method: str) -> None:
         """The scripted failures of ``method`` not yet used are dropped: it works again."""
@@ -346,6 +350,8 @@ class FakeTelegram(LoopbackServer):
             }
             if failure.retry_after is not None:
                 body["parameters"] = {"retry_after": failure.retry_after}
+            if failure.migrate_to_chat_id is not None:
+                body["parameters"] = {"migrate_to_chat_id": failure.migrate_to_chat_id}
             return web.json_response(body, status=failure.status)
         handler = getattr(self, f"_m_{method}", None)
         if handler is None:

@@ -204,6 +204,15 @@ class PgReminders:
             thread_id,
         )
 
+    async def move_chat(self, channel: str, chat_id: str, new_chat_id: str) -> int:
+        return await self._db.execute(  # see ReminderStore.move_chat
+            "UPDATE reminders SET chat_id = $1 WHERE status = 'active'"
+            " AND channel = $2 AND chat_id = $3",
+            new_chat_id,
+            channel,
+            chat_id,
+        )
+
     async def prune(self, older_than: datetime) -> int:
         return await self._db.execute(
             "DELETE FROM reminders WHERE status != 'active'"
