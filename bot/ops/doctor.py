@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import re
 import shutil
 import time
 import uuid
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from bot.agent.llm.client import LLMClient, litellm_module
-from bot.agent.llm.credentials import check_configured
+from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured
 from bot.config import Settings
 from bot.config.channels import enabled_channels, secret_values
 from bot.config.settings import load_settings_noted
@@ -35,6 +36,11 @@ from bot.store.schema import MIGRATIONS
 CHECK_CITY = "Berlin"
 MIN_FREE_BYTES = 100 * 1024 * 1024
 MODEL_TIMEOUT_S = 30.0
+# The sentence naming the settings to change: the fix line under the row says it.
+_CONFIGURE_SENTENCE = re.compile(
+    re.escape(CONFIGURE_HINT).replace(re.escape("{env}"), r"[A-Za-z0-9_]+")
+)
+_CONFIGURE_FIX = "set llm.model, llm.api_key, llm.api_base"
 
 
 def check_config(path: str | Path | None) -> tuple[list[Check], Settings | None]:
@@ -107,6 +113,12 @@ def _low_space(data_dir: Path, free: int) -> Check | None:
     )
 
 
+def _not_configured(exc: ModelNotConfiguredError) -> str:
+    """The message whole but for the settings to change (the fix line): cut at its
+    first ". ", it ended inside "(use e.g" and lost a local server's placeholder hint."""
+    return " ".join(_CONFIGURE_SENTENCE.sub("", str(exc)).split())
+
+
 async def check_model(settings: Settings) -> Check:
     llm = settings.llm
     name = f"model {llm.model}"
@@ -121,7 +133,7 @@ async def check_model(settings: Settings) -> Check:
     try:
         await client.complete([{"role": "user", "content": "Reply with the word OK."}], None)
     except ModelNotConfiguredError as exc:
-        return failed(name, str(exc).split(". ")[0], "set llm.model, llm.api_key, llm.api_base")
+        return failed(name, _not_configured(exc), _CONFIGURE_FIX)
     except LLMError as exc:
         return failed(
             name, str(exc), "check llm.api_base, the provider's status and llm.model's name"
@@ -143,7 +155,7 @@ async def check_model_offline(settings: Settings) -> Check:
             api_key=llm.api_key.get_secret_value(),
         )
     except ModelNotConfiguredError as exc:
-        return failed(name, str(exc).split(". ")[0], "set llm.model, llm.api_key, llm.api_base")
+        return failed(name, _not_configured(exc), _CONFIGURE_FIX)
     return ok(name, "configured (not called: --offline)")
 
 

@@ -285,3 +285,27 @@ async def test_slack_and_discord_checks_against_the_full_fakes(tmp_path, fake_ll
         checks = {c.name: c for c in await doctor.run_checks(config)}
     assert checks["slack"].status == "failed" and "apps.connections.open" in checks["slack"].detail
     assert checks["discord"].status == "failed" and "401" in checks["discord"].detail
+
+
+async def test_a_model_not_configured_is_said_whole_with_the_placeholder_hint(monkeypatch):
+    """The message was cut at its first ". ": inside "(use e.g", and a local server's
+    hint (a placeholder key) was lost; the settings to change stay on the fix line."""
+    from bot.config import Settings
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    no_provider = Settings(llm={"model": "llama3.1"})
+    keyless = Settings(llm={"model": "openai/llama", "api_base": _dead_url("/v1")})
+    for check in (doctor.check_model_offline, doctor.check_model):
+        unknown = await check(no_provider)
+        assert unknown.status == "failed", unknown
+        assert unknown.detail == (
+            "Model 'llama3.1' names no known provider (use e.g. 'openai/gpt-4o-mini')."
+        )
+        assert unknown.fix == "set llm.model, llm.api_key, llm.api_base"
+        local = await check(keyless)
+        assert local.status == "failed", local
+        assert local.detail == (
+            "No credentials for model 'openai/llama' (missing OPENAI_API_KEY). A local"
+            ' server that ignores keys still needs a placeholder, e.g. llm.api_key = "none".'
+        )
