@@ -23,15 +23,30 @@ def platforms() -> list[str]:
     return [spec.name for spec in SPECS]
 
 
+def _where_ids_are(channel: str) -> str:
+    """How a user finds their id on ``channel``, as its ``bot init`` question says ("Your
+    ... user id, from ..."), or "" for a platform that asks none."""
+    from channels.registry import SPECS
+
+    questions = [q for spec in SPECS if spec.name == channel for q in spec.setup if q.admin]
+    if not questions:
+        return ""
+    where = questions[0].prompt.split(" (")[0]
+    return f" ({where[:1].lower()}{where[1:]})"
+
+
 def admin_entry(value: str) -> str:
     """``value`` as ``<channel>:<user id>``, or ValueError saying how to write it."""
     channel, sep, user = value.partition(":")
     channel, user = channel.strip().lower(), user.strip()
     first = platforms()[0]
+    if not sep and channel.startswith("@"):  # a bare @name: "<channel>:@name" is no better
+        channel, user = "", channel
     if user.startswith("@"):  # allow_from takes names; a sender is matched by its id
+        channel = channel or first
         raise ValueError(
             f"admin {value!r} names a user by name; admins are user ids, "
-            f"e.g. '{channel or first}:42'"
+            f"e.g. '{channel}:42'{_where_ids_are(channel)}"
         )
     if sep and channel and user and not any(c.isspace() for c in channel + user):
         return f"{channel}:{user}"

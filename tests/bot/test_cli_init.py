@@ -156,6 +156,7 @@ def test_a_refused_config_is_one_line_and_leaves_nothing(
         ("42", "write it with its channel, e.g. 'telegram:42'"),  # matched nobody
         ("telegarm:42", "did you mean 'telegram:42'?"),
         ("telegram:", "is not <channel>:<user id>"),
+        ("@alice", "names a user by name; admins are user ids, e.g. 'telegram:42' (your"),
     ],
 )
 def test_an_admin_the_daemon_would_match_to_nobody_is_refused(

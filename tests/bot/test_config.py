@@ -376,8 +376,15 @@ def test_every_problem_is_named_one_a_line(tmp_path: Path) -> None:
         ('[workspaces.team]\nadmins = ["7"]', "'workspaces.team.admins': admin '7' is not"),
         (  # allow_from takes @names; an admin is matched by id, so a name matched nobody
             'admins = ["telegram:@alice"]',
-            "admin 'telegram:@alice' names a user by name; admins are user ids, e.g. 'telegram:42'",
+            "admin 'telegram:@alice' names a user by name; admins are user ids, e.g. 'telegram:42'"
+            " (your Telegram user id, from @userinfobot)",
         ),
+        (  # a bare @name was told to write 'telegram:@alice', itself refused
+            'admins = ["@alice"]',
+            "admin '@alice' names a user by name; admins are user ids, e.g. 'telegram:42'"
+            " (your Telegram user id, from @userinfobot)",
+        ),
+        ('admins = ["slack:@bob"]', "admins are user ids, e.g. 'slack:42'; it matches"),
     ],
 )
 def test_an_admin_that_matches_nobody_is_said_at_every_start(
