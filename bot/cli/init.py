@@ -168,21 +168,32 @@ def init(  # every option by keyword: Typer passes them so
         bool, Opt(help="the doctor run after the questions skips the internet")
     ] = False,
 ) -> None:
-    """Write a config and the workspace templates (an existing config is kept)."""
+    """Write a config and the workspace templates (an existing config is kept: the
+    options given are set in it)."""
     from bot.config import resolve_config_path
     from bot.workspaces.folders import Workspaces
 
     process.private_files()  # the answers hold keys and tokens
     path = resolve_config_path(config)[0]  # --config, else $BOT_CONFIG, as every command
     asking = sys.stdin.isatty() if interactive is None else interactive
+    answers = _from_options(model, api_base, api_key, admin, set_)
+    given = bool(answers.values or answers.admins)
     if path.exists() and not force:
-        typer.echo(f"{path} exists; not overwritten (use --force)")
         asking = False
+        if given:
+            _update(path, answers)
+        else:
+            typer.echo(
+                f"{path} exists; not overwritten (--model, --set key=value, ... change it"
+                " in place; --force starts from scratch)"
+            )
     else:
-        answers = _from_options(model, api_base, api_key, admin, set_)
         if asking:
             _ask(answers)
+        old = _old_values(path) if path.exists() else None
         _write(path, _checked(path, answers))
+        if old is not None:
+            _say_dropped(path, old)
     settings = load_or_exit(path, data_dir=True)
     ws = Workspaces(settings.data_dir / "workspaces").ensure()
     typer.echo(f"workspace ready at {ws} (edit AGENTS.md, SOUL.md, USER.md)")
@@ -192,16 +203,17 @@ def init(  # every option by keyword: Typer passes them so
     raise typer.Exit(_doctor(path, offline))
 
 
-def _checked(config: Path, answers: Answers) -> str:
-    """The config to write, loaded through the settings first: one refused (a wrong type,
-    an unknown key) is one line naming the key and exit 2, and no file."""
+def _checked(config: Path, answers: Answers, base: str | None = None) -> str:
+    """The config to write (the answers in ``base``, else in the example), loaded through
+    the settings first: one refused (a wrong type, an unknown key) is one line naming the
+    key and exit 2, and no file."""
     from bot.app import example_config
     from bot.config.settings import settings_from_text
     from bot.errors import ConfigError
 
     first: ConfigError | None = None
     while True:
-        text = _written(example_config(), answers)
+        text = _written(example_config() if base is None else base, answers)
         try:
             settings_from_text(text, config)
             return text
@@ -211,6 +223,73 @@ def _checked(config: Path, answers: Answers) -> str:
             if retry is None:
                 raise fail(f"{first}; nothing written") from None
             answers = retry
+
+
+Leaves = dict[tuple[str, ...], object]
+
+
+def _leaves(doc: dict[str, object], prefix: tuple[str, ...] = ()) -> Leaves:
+    """Every value of a TOML document by its key's parts (``("llm", "model")``)."""
+    found: Leaves = {}
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            found.update(_leaves(value, (*prefix, key)))
+        else:
+            found[(*prefix, key)] = value
+    return found
+
+
+def _read_config(config: Path) -> tuple[str, dict[str, object]]:
+    """The existing config's text and document, or exit 2 naming why it cannot be."""
+    try:
+        text = config.read_bytes().decode("utf-8-sig")  # as the settings read it
+        return text, tomllib.loads(text)
+    except OSError as exc:
+        raise fail(f"cannot read {config} ({exc.strerror}); nothing written") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise fail(f"{config}: not valid TOML ({exc}); nothing written") from None
+
+
+def _update(config: Path, answers: Answers) -> None:
+    """Answers for a config that exists, set in it in place, the rest kept: it was
+    "exists; not overwritten", the answers ignored, and --force then dropped the token
+    and the admins. ``--admin`` joins the admins already there."""
+    text, before = _read_config(config)
+    had = before.get("admins")
+    if answers.admins and isinstance(had, list):
+        answers.admins = list(dict.fromkeys([*map(str, had), *answers.admins]))
+    answered = [(*section.split("."), key) for section, key in answers.values]
+    answered = [tuple(p for p in parts if p) for parts in answered]
+    answered += [("admins",)] if answers.admins else []
+    updated = _checked(config, answers, text)
+    after = _leaves(tomllib.loads(updated))
+    old = _leaves(before)
+    changed = [".".join(k) for k in dict.fromkeys(answered) if old.get(k) != after.get(k)]
+    if not changed:
+        typer.echo(f"{config}: already so, nothing changed")
+        return
+    _write(config, updated)
+    typer.echo(f"changed in {config}: {', '.join(changed)} (the rest kept)")
+
+
+def _old_values(config: Path) -> Leaves | None:
+    """What a config --force replaces holds, or None when it cannot be read."""
+    try:
+        return _leaves(tomllib.loads(config.read_bytes().decode("utf-8-sig")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _say_dropped(config: Path, old: Leaves) -> None:
+    """--force starts from scratch: the old file's values it did not keep, by name (a
+    token and the admins went without a word)."""
+    new = _leaves(tomllib.loads(config.read_bytes().decode("utf-8")))
+    gone = [".".join(k) for k, v in old.items() if v not in ("", []) and new.get(k) != v]
+    if gone:
+        typer.echo(
+            f"--force: started from scratch; not kept from the old {config}: {', '.join(gone)}",
+            err=True,
+        )
 
 
 def _write(config: Path, text: str) -> None:

@@ -80,8 +80,47 @@ def test_options_for_scripts_and_the_next_step(tmp_path: Path, monkeypatch) -> N
     assert written["admins"] == ["slack:U1"]
     assert written["channels"]["telegram"]["token"] == "1:t"
     assert "next: `bot doctor` checks the set-up, `bot run` starts the bot" in result.output
-    again = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--model", "x/y"])
+    again = CliRunner().invoke(app, ["init", "-c", "bot.toml"])
     assert "exists; not overwritten" in again.output and _read(tmp_path / "bot.toml") == written
+
+
+def test_answers_for_a_config_that_exists_change_it_in_place(tmp_path: Path, monkeypatch) -> None:
+    """README's local-model step after its quick start: "bot.toml exists; not
+    overwritten", exit 0, the answers ignored; --force then dropped the token and the
+    admins without a word."""
+    monkeypatch.chdir(tmp_path)
+    first = ["init", "-c", "bot.toml", "--model", "openai/gpt-4o-mini", "--api-key", "sk-1"]
+    first += ["--set", "channels.telegram.token=123456:ABC", "--admin", "telegram:42"]
+    assert CliRunner().invoke(app, first).exit_code == 0
+    local = ["--model", "ollama_chat/llama3.1", "--api-base", "http://127.0.0.1:11434"]
+    result = CliRunner().invoke(app, ["init", "-c", "bot.toml", *local, "--admin", "slack:U1"])
+    assert result.exit_code == 0, result.output
+    assert "changed in bot.toml: llm.model, llm.api_base, admins (the rest kept)" in result.output
+    text = (tmp_path / "bot.toml").read_text(encoding="utf-8")
+    written = tomllib.loads(text)
+    assert written["llm"]["model"] == "ollama_chat/llama3.1"
+    assert written["llm"]["api_base"] == "http://127.0.0.1:11434"
+    assert written["llm"]["api_key"] == "sk-1"  # kept
+    assert written["channels"]["telegram"]["token"] == "123456:ABC"
+    assert written["admins"] == ["telegram:42", "slack:U1"]  # joined, not replaced
+    assert "# any litellm model string" in text  # the comments stay
+    assert "sk-1" not in result.output and "123456:ABC" not in result.output
+    same = CliRunner().invoke(app, ["init", "-c", "bot.toml", *local])
+    assert (
+        "already so, nothing changed" in same.output
+        and (tmp_path / "bot.toml").read_text(encoding="utf-8") == text
+    )
+    refused = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--set", "web.port=x"])
+    assert refused.exit_code == 2 and "web.port" in refused.stderr, refused.output
+    assert (tmp_path / "bot.toml").read_text(encoding="utf-8") == text  # nothing written
+
+    force = CliRunner().invoke(app, ["init", "-c", "bot.toml", "--force", *local])
+    assert force.exit_code == 0, force.output
+    assert (
+        "--force: started from scratch; not kept from the old bot.toml: admins, llm.api_key,"
+        " channels.telegram.token" in force.stderr
+    ), force.stderr
+    assert "sk-1" not in force.output and "123456:ABC" not in force.output
 
 
 def test_set_key_keeps_the_comment_and_adds_a_missing_key() -> None:
