@@ -40,7 +40,9 @@ def _part(fake: FakeTelegram, i: int, chat_id: int, caption: str = "") -> dict[s
 
 
 def _seen(pictures: list[bytes]) -> str:
-    return "; ".join(seen_as(p, "image/jpeg") for p in pictures)
+    """As the model sees them: under the type their bytes are (PNG here), whatever a
+    platform declared (a photo is "image/jpeg" to it)."""
+    return "; ".join(seen_as(p, "image/png") for p in pictures)
 
 
 async def _barrier(fake: FakeTelegram, chat_id: int, text: str = "@test_bot barrier") -> None:
