@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.agent.toolbox import ERROR_HINT, FINAL_RESULT, ToolCall, ToolContext, ToolResult
 from bot.errors import ToolError
+from bot.text import valid_unicode
 from tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,19 @@ def _non_finite(value: Any, path: str = "") -> str | None:
         if found is not None:
             return found
     return None
+
+
+def _valid_text(value: Any) -> Any:
+    """``value`` with every string in it (keys too) made valid Unicode: ``json.loads``
+    turns half an emoji sent as an escape ("\\ud83d") into a lone surrogate, which no
+    tool can write (SQLite, a file, the answer's outbox row all encode UTF-8)."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, Mapping):
+        return {valid_unicode(str(k)): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid_text(v) for v in value]
+    return value
 
 
 def _stringify(output: Any) -> str:
@@ -255,7 +269,7 @@ class ToolRegistry:
                 f"Error: arguments for tool '{tool.name}' must be a JSON object, "
                 f"got {_json_type(value)}."
             )
-        return dict(value)
+        return dict(_valid_text(value))
 
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call. Failures become Error results; only cancellation propagates."""

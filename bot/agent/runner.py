@@ -612,7 +612,8 @@ def _tool_message(result: ToolResult) -> dict[str, Any]:
 
 
 def _raw_answer(resp: LLMResponse) -> str:
-    """The answer text the model tried to give in a final_result that failed validation."""
+    """The answer text the model tried to give in a final_result that failed validation
+    (valid Unicode: half an emoji sent as an escape would fail the answer's outbox row)."""
     for call in resp.tool_calls:
         if call.name != FINAL_RESULT:
             continue
@@ -624,5 +625,5 @@ def _raw_answer(resp: LLMResponse) -> str:
                 continue
         answer = args.get("answer") if isinstance(args, dict) else None
         if isinstance(answer, str):
-            return answer.strip()
+            return valid_unicode(answer.strip())
     return ""

@@ -333,3 +333,24 @@ async def test_non_finite_numbers_are_refused_before_the_tool_runs(
     assert "not a finite number" in result.content
     assert ("'days'" in result.content) or ("'extra[1].deep'" in result.content)
     assert weather.calls == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"arguments": {"a": "x\\ud83d", "b\\udc00": ["\\ud800", {"c": "\\ud83d\\ude00 ok"}]}}',
+        {"arguments": {"a": "x\ud83d", "b\udc00": ["\ud800", {"c": "\U0001f600 ok"}]}},
+    ],
+)
+def test_lone_surrogates_in_arguments_become_replacement_characters(raw: Any) -> None:
+    """Half an emoji sent as a JSON escape is a lone surrogate after ``json.loads``: no
+    tool can write it as UTF-8, so every string (keys too, at any depth) is made valid
+    before validation; a whole pair stays the emoji it is."""
+    reg = ToolRegistry()
+    reg.register(ArgumentsTool(), builtin=True)
+    prepared = reg.prepare_call("run_script", raw)
+    assert isinstance(prepared, tuple)
+    assert prepared[1] == {
+        "arguments": {"a": "x\ufffd", "b\ufffd": ["\ufffd", {"c": "\U0001f600 ok"}]}
+    }
+    json.dumps(prepared[1], ensure_ascii=False).encode("utf-8")

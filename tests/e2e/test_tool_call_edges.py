@@ -1,0 +1,54 @@
+"""Odd but legal tool calls, through the real daemon: half an emoji, two answers in one
+response, an id no row can have, text that shows nothing, null for "not given"."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from tests.fakes.llm_server import FakeLLM
+
+
+def _tool_results(fake_llm: FakeLLM, request: int = -1) -> list[str]:
+    """The tool results of the latest response the request ``request`` carries."""
+    out: list[str] = []
+    for message in reversed(fake_llm.requests[request].json["messages"]):
+        if message["role"] == "assistant":
+            break
+        if message["role"] == "tool":
+            out.append(message["content"])
+    return out[::-1]
+
+
+def _errors(caplog: Any) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_half_an_emoji_in_arguments_is_delivered_and_stored(daemon_factory, fake_llm, caplog):
+    """A lone surrogate escape ("\\ud83d") in final_result's answer lost the whole reply
+    (the outbox row could not be encoded), and in a reminder's text it came back as a
+    UnicodeEncodeError: every string argument is made valid Unicode before any tool."""
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls(
+        [("create_reminder", '{"content": "call mom \\ud83d", "time": "in 10 minutes"}')]
+    )
+    fake_llm.reply_tool_calls([("final_result", '{"answer": "Here is your plan \\ud83d"}')])
+    with caplog.at_level(logging.WARNING):
+        reply = await chat.ask("plan my day")
+    assert reply.text == "Here is your plan \ufffd"
+    (created,) = _tool_results(fake_llm)
+    assert "Created" in created and "call mom \ufffd" in created
+    assert not _errors(caplog)
+    assert "call mom \ufffd" in (await chat.ask("/reminders")).text
+
+
+async def test_half_an_emoji_in_an_answer_refused_twice_is_still_delivered(
+    daemon_factory, fake_llm
+):
+    """The fallback after two invalid final_results says the model's own answer text,
+    read from its raw arguments: made valid there too."""
+    _, chat = await daemon_factory()
+    bad = '{"answer": "the answer \\ud83d", "structured_data": 5}'
+    fake_llm.reply_tool_calls([("final_result", bad)])
+    fake_llm.reply_tool_calls([("final_result", bad)])
+    assert (await chat.ask("hi")).text == "the answer \ufffd"
