@@ -248,7 +248,7 @@ def _front(core: _Core, admin_base: Callable[[], str]) -> _Front:
     and /new, reminders, access and pairing, /admin, /stop. ``admin_base`` is the admin
     page's address, read when a link is made (the web app's port is bound later)."""
     settings, storage = core.settings, core.storage
-    commands = CommandRouter()
+    commands = CommandRouter(_command_hints(core.channels))
     trusted = [c.name for c in core.channels if c.trusted]
     routing, turn_workspace, personas = wire_workspaces(
         settings, storage, core.workspaces, commands, trusted
@@ -540,6 +540,13 @@ def _reminders(
     return scheduler, reminders
 
 
+def _command_hints(channels: Sequence[Channel]) -> dict[str, str]:
+    """How each channel's users type a chat command, where a plain ``/name`` does not
+    reach the bot: an adapter's optional ``command_hint`` (said in /help and the
+    pairing reply)."""
+    return {c.name: hint for c in channels if (hint := getattr(c, "command_hint", ""))}
+
+
 def _gatekeepers(
     settings: Settings,
     store: Access,
@@ -557,6 +564,7 @@ def _gatekeepers(
         trusted_channels=[c.name for c in channels if c.trusted],
         policy=settings.access.dm_policy,
         pairing=pairing,
+        command_hints=_command_hints(channels),
     )
     decisions = PairingDecisions(pairing, bus)
     register_pairing_commands(commands, decisions, access.is_admin)

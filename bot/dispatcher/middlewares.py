@@ -40,8 +40,12 @@ class AccessControl:
         *,
         policy: str = AUTO,
         pairing: Pairing | None = None,
+        command_hints: Mapping[str, str] | None = None,
     ) -> None:
+        """``command_hints``: per channel, how a command is typed there where a plain
+        ``/approve`` would not reach the bot (said with the pairing code)."""
         self._bus = bus
+        self._hints = dict(command_hints or {})
         self._trusted = frozenset(trusted_channels)
         self._members = Members(allow_from, pairing.store if pairing else None)
         self._admins = {a.lower() for a in admins}
@@ -133,11 +137,13 @@ class AccessControl:
             await self._tell_once(msg, once, _held_text(hold))
             return
         code = issued.request.code
+        hint = self._hints.get(msg.key.channel)
         await self._notice(
             msg,
             "This bot only answers approved users. Your pairing code is "
             f"{code} (valid for {_minutes(pairing)} minutes): ask the bot's admin to "
-            f"approve it with /approve {code} (or `bot pairing approve {code}`).",
+            f"approve it with /approve {code} (or `bot pairing approve {code}`)."
+            + (f" {hint}" if hint else ""),
         )
 
     async def _tell_once(self, msg: InboundMessage, key: str, text: str) -> None:

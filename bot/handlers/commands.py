@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from bot.messages import TO_ANY_BOT, InboundMessage
@@ -50,8 +50,12 @@ def parse_command(text: str) -> tuple[str, str] | None:
 
 
 class CommandRouter:
-    def __init__(self) -> None:
+    def __init__(self, hints: Mapping[str, str] | None = None) -> None:
+        """``hints``: per channel, how its users type a command where a plain ``/name``
+        does not reach the bot (a client that takes "/" for its own commands); /help
+        there says it, or its list was of commands no one could send."""
         self._commands: dict[str, Command] = {}
+        self._hints = dict(hints or {})
         self.register(Command("help", "/help", "show the commands", self._help))
 
     def register(self, command: Command) -> None:
@@ -97,6 +101,8 @@ class CommandRouter:
         lines = ["Commands (they work even when the model is down):"]
         lines += [f"{c.usage} — {c.summary}" for c in sorted(self._commands.values(), key=_name)]
         lines.append("Anything else you write goes to the assistant.")
+        if hint := self._hints.get(msg.key.channel):
+            lines.append(hint)
         return "\n".join(lines)
 
 

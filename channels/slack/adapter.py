@@ -67,6 +67,11 @@ def emoji_name(emoji: str) -> str:
 class SlackChannel:
     name = norm.CHANNEL
     trusted = False
+    # Slack's client takes a message starting with "/" for its own slash commands.
+    command_hint = (
+        "In Slack, a message starting with / is taken by Slack itself: start a command"
+        " with a space (' /help') or after @mentioning the bot."
+    )
 
     def __init__(
         self,

@@ -535,3 +535,24 @@ async def test_links_channels_and_mentions_reach_the_model_readable(
         "Can you read the spec (https://example.com/spec) and tell @U0BOB what to post"
         " in #general? Also @oncall a@b.co"
     )
+
+
+async def test_help_and_the_pairing_code_say_how_a_command_is_typed_in_slack(
+    platform_daemon: daemons.PlatformDaemons, fake_slack: FakeSlack, fake_llm
+):
+    """Slack's client takes a leading "/" for its own: the pairing reply said "approve it
+    with /approve CODE" and /help listed "/remind", none of which reached the bot."""
+    section = {
+        "bot_token": fake_slack.bot_token,
+        "app_token": fake_slack.app_token,
+        "api_url": fake_slack.api_url,
+    }  # allow_from empty: strangers get a pairing code
+    await _up(await platform_daemon({"slack": section}, extras=TUNING, admins=["slack:U0BOB"]))
+    hint = "start a command with a space (' /help') or after @mentioning the bot"
+    await _say(fake_slack, "hi")  # U0ALICE, a stranger
+    [code] = await fake_slack.wait_posts(1, channel="D0DM")
+    assert "/approve " in code["text"] and hint in code["text"], code["text"]
+    await _say(fake_slack, " /help", channel="D0BOB", user="U0BOB")
+    [help_] = await fake_slack.wait_posts(1, channel="D0BOB")
+    assert help_["text"].startswith("Commands") and hint in help_["text"], help_["text"]
+    assert fake_llm.requests == []
