@@ -61,6 +61,10 @@ log = logging.getLogger(__name__)
 
 # A valid final_result that was not delivered because a call beside it failed.
 NOT_DELIVERED = "Error: not delivered: "
+ONE_ANSWER = (
+    "Error: only one final_result per response: this one was not delivered "
+    "(the first valid final_result of the response was)."
+)
 NUDGE = (
     "[System note] You answered in plain text. Every task must end with a call to "
     "final_result(answer=...). Call final_result now with your reply to the user."
@@ -423,7 +427,8 @@ class AgentRunner:
         step: a crash mid-turn leaves an honest history."""
         assistant = _assistant_with_calls(resp)
         turn.messages.append(assistant)
-        results = _withhold_beside_failure(await self.execute_calls(resp.tool_calls, turn.ctx))
+        results = await self.execute_calls(resp.tool_calls, turn.ctx)
+        results = _one_answer(_withhold_beside_failure(results))
         turn.called += [r.name for r in results]
         tool_msgs = [await self._tool_message(r, turn.ctx, turn.session_id) for r in results]
         turn.messages.extend(tool_msgs)
@@ -438,14 +443,14 @@ class AgentRunner:
         results: list[ToolResult],
         step: int,
     ) -> TurnOutcome | None:
-        """A valid final_result ends the turn with its answer; the second invalid one
+        """The first valid final_result ends the turn with its answer (an invalid one
+        beside it does not count against the model); the second invalid one
         falls back to the model's text rather than loop on it. None: the loop goes on
         (also after an answer withheld because a tool beside it failed: not the model's
         answer's fault, so no contract failure)."""
-        final = next((r for r in results if r.name == FINAL_RESULT), None)
-        if final is None or final.content.startswith(NOT_DELIVERED):
-            return None
-        if not final.is_error:
+        finals = [r for r in results if r.name == FINAL_RESULT]
+        final = next((r for r in finals if not r.is_error), None)
+        if final is not None:
             args = final.arguments
             return TurnOutcome(
                 answer=str(args["answer"]),
@@ -454,6 +459,8 @@ class AgentRunner:
                 steps=step,
                 tool_calls=tuple(turn.called),
             )
+        if not finals or any(r.content.startswith(NOT_DELIVERED) for r in finals):
+            return None
         turn.contract_failures += 1
         if turn.contract_failures < 2:
             return None
@@ -576,6 +583,18 @@ def _withhold_beside_failure(results: list[ToolResult]) -> list[ToolResult]:
         if r.name == FINAL_RESULT and not r.is_error
         else r
         for r in results
+    ]
+
+
+def _one_answer(results: list[ToolResult]) -> list[ToolResult]:
+    """The first valid final_result of a response is its answer; any other valid one is
+    not delivered, and its result says so. Each was acknowledged "delivered" while only
+    the first reached the user, and the history told the model otherwise."""
+    valid = [i for i, r in enumerate(results) if r.name == FINAL_RESULT and not r.is_error]
+    late = set(valid[1:])
+    return [
+        replace(r, content=ONE_ANSWER, is_error=True) if i in late else r
+        for i, r in enumerate(results)
     ]
 
 

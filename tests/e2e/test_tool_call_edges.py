@@ -52,3 +52,29 @@ async def test_half_an_emoji_in_an_answer_refused_twice_is_still_delivered(
     fake_llm.reply_tool_calls([("final_result", bad)])
     fake_llm.reply_tool_calls([("final_result", bad)])
     assert (await chat.ask("hi")).text == "the answer \ufffd"
+
+
+async def test_the_first_valid_of_two_answers_is_delivered_and_the_other_said_not(
+    daemon_factory, fake_llm
+):
+    """Two final_results in one response: the second was acknowledged "delivered" and
+    never sent ([blank, real]: the real answer told delivered while the turn went on
+    without it). The first valid one is the answer; any other valid one's result says it
+    was not delivered, so the history the model reads next is true."""
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls(
+        [("final_result", {"answer": ""}), ("final_result", {"answer": "Moved to 3pm."})]
+    )
+    assert (await chat.ask("when is the meeting?", chat="b")).text == "Moved to 3pm."
+    assert len(fake_llm.requests) == 1
+
+    fake_llm.reply_tool_calls(
+        [("final_result", {"answer": "At 9:00."}), ("final_result", {"answer": "Bring it!"})]
+    )
+    assert (await chat.ask("when is my flight?", chat="a")).text == "At 9:00."
+    await chat.ask("thanks", chat="a")
+    history = fake_llm.requests[-1].json["messages"]
+    finals = [m["content"] for m in history if m["role"] == "tool"]
+    assert finals[-1].startswith("[tool output: final_result]\nError: only one final_result")
+    assert "this one was not delivered" in finals[-1]
+    assert "Error" not in finals[-2]
