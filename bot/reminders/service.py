@@ -33,7 +33,7 @@ from bot.store.reminders import (
     ReminderKind,
     ReminderStatus,
 )
-from bot.text import markdown_literal
+from bot.text import MAX_NUMBER, markdown_literal
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,10 @@ class ReminderService:
     ) -> Reminder:
         """Cancel the user's active reminder; with ``chat``, only one set in that chat
         (a group's ``/cancel`` must neither show nor end what its member set in private,
-        as :meth:`list` does not show it there)."""
+        as :meth:`list` does not show it there). An id no row can have (a model's
+        20-digit number) is no reminder too: the store could not even look it up."""
+        if not 0 < reminder_id <= MAX_NUMBER:
+            raise no_such_reminder(reminder_id)
         reminder = await self._store.get(reminder_id)
         # Someone else's reminder gets the same answer as a missing one: an id must not
         # tell a stranger that it exists.

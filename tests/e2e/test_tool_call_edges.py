@@ -78,3 +78,18 @@ async def test_the_first_valid_of_two_answers_is_delivered_and_the_other_said_no
     assert finals[-1].startswith("[tool output: final_result]\nError: only one final_result")
     assert "this one was not delivered" in finals[-1]
     assert "Error" not in finals[-2]
+
+
+async def test_a_reminder_id_no_row_can_have_is_no_such_reminder(daemon_factory, fake_llm, caplog):
+    """cancel_reminder with a 20-digit id leaked "OverflowError: Python int too large to
+    convert to SQLite INTEGER" and an ERROR traceback; /cancel already said it plainly."""
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls([("cancel_reminder", {"reminder_id": 99999999999999999999})])
+    with caplog.at_level(logging.WARNING):
+        await chat.ask("cancel it")
+    (result,) = _tool_results(fake_llm)
+    assert result.startswith(
+        "[tool output: cancel_reminder]\n"
+        "Error: there is no active reminder #99999999999999999999 of yours"
+    )
+    assert not _errors(caplog)
