@@ -20,6 +20,7 @@ import aiohttp
 
 from bot.config import WeatherSettings
 from bot.errors import ToolError
+from tools.web.reasons import status_text, wait_advice
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,6 @@ WMO_WORDS: dict[int, str] = {
     99: "thunderstorm with heavy hail",
 }
 
-_MAX_REASON = 200
-
 
 @dataclass(frozen=True, slots=True)
 class Place:
@@ -88,14 +87,18 @@ def describe_code(code: Any) -> str:
     return WMO_WORDS.get(number, f"weather code {number}")
 
 
-def _reason(raw: bytes) -> str:
-    """Open-Meteo explains a refused request as ``{"error": true, "reason": "..."}``."""
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return ""
-    reason = body.get("reason") if isinstance(body, dict) else None
-    return f": {str(reason)[:_MAX_REASON]}" if reason else ""
+def _status_error(status: int, retry_after: str | None) -> ToolError:
+    """An error status in this code's words only: the service's own ``reason`` would
+    reach the model's Error result unframed, a way to put sentences in its mouth. A rate
+    limit (a 429, or a 503 that says when to come back) says to wait and try again."""
+    said = status_text(status)
+    if status == 429 or (status == 503 and retry_after):
+        return ToolError(
+            f"the weather service is rate-limiting requests ({said}); {wait_advice(retry_after)}"
+        )
+    if 400 <= status < 500:
+        return ToolError(f"the weather service refused the request ({said})")
+    return ToolError(f"the weather service failed (HTTP {status}); try again later")
 
 
 async def _get_json(
@@ -108,6 +111,7 @@ async def _get_json(
         ) as resp:
             raw = await resp.read()
             status = resp.status
+            retry_after = resp.headers.get("Retry-After")
     except TimeoutError:
         log.warning("weather service %s timed out after %ss", url, timeout_s)
         raise ToolError(
@@ -120,11 +124,7 @@ async def _get_json(
         ) from None
     if status != 200:
         log.warning("weather service %s answered HTTP %s", url, status)
-        if 400 <= status < 500:
-            raise ToolError(
-                f"the weather service refused the request (HTTP {status}{_reason(raw)})"
-            )
-        raise ToolError(f"the weather service failed (HTTP {status}); try again later")
+        raise _status_error(status, retry_after)
     try:
         return json.loads(raw)
     except ValueError:

@@ -81,6 +81,7 @@ class Failure:
     status: int = 200
     body: str | None = None
     delay: float = 0.0
+    headers: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +179,17 @@ class FakeOpenMeteo(LoopbackServer):
         self.days[day] = Day(weather_code, low, high, precipitation)
 
     def fail(
-        self, endpoint: Endpoint, *, status: int = 200, body: str | None = None, delay: float = 0.0
+        self,
+        endpoint: Endpoint,
+        *,
+        status: int = 200,
+        body: str | None = None,
+        delay: float = 0.0,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         """Spoil the next request to ``endpoint`` (FIFO, one per call)."""
-        self._failures.setdefault(endpoint, deque()).append(Failure(status, body, delay))
+        failure = Failure(status, body, delay, headers)
+        self._failures.setdefault(endpoint, deque()).append(failure)
 
     def calls(self, endpoint: Endpoint) -> list[RecordedRequest]:
         return [r for r in self.requests if r.endpoint == endpoint]
@@ -226,12 +234,16 @@ class FakeOpenMeteo(LoopbackServer):
             await asyncio.sleep(failure.delay)
         if failure.body is not None:
             return web.Response(
-                text=failure.body, status=failure.status, content_type="application/json"
+                text=failure.body,
+                status=failure.status,
+                content_type="application/json",
+                headers=failure.headers,
             )
         if failure.status != 200:
             return web.json_response(
                 {"error": True, "reason": f"scripted failure {failure.status}"},
                 status=failure.status,
+                headers=failure.headers,
             )
         return None  # a delay only: then answer normally
 
