@@ -10,6 +10,7 @@ it. Text from outside (a message, tool output, a history row) passes through
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _UNFIT = re.compile("[\x00\ud800-\udfff]")
 
@@ -21,6 +22,13 @@ def valid_unicode(text: str) -> str:
         return text  # the common case costs one scan
     paired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return paired.replace("\x00", "\ufffd")
+
+
+def shows_nothing(text: str) -> bool:
+    """Whether ``text`` holds nothing to read: only whitespace and format characters
+    (category Cf: U+200B zero width space, U+2060 word joiner, U+FEFF...). Those pass a
+    ``strip()`` check, and a reply, a reminder or a fact of them shows an empty line."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 MAX_NUMBER = 2**63 - 1  # the largest row id either store can hold (SQLite, bigint)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from bot.agent.toolbox import FINAL_RESULT, FINAL_RESULT_ACK, ToolContext
+from bot.text import shows_nothing
 from tools.base import Tool
 
 BLANK = "parameter 'answer': it is blank; write the reply the user will read"
@@ -50,12 +51,12 @@ class FinalResultTool(Tool):
     offload_exempt = True
 
     def validate_params(self, params: Mapping[str, Any]) -> list[str]:
-        """The schema's checks, and an answer with something to read: spaces and line
-        breaks pass ``minLength`` but show the user nothing (a platform drops an empty
-        message), so the model is asked again."""
+        """The schema's checks, and an answer with something to read: spaces, line
+        breaks and zero-width characters pass ``minLength`` but show the user nothing (a
+        platform drops an empty message), so the model is asked again."""
         problems = super().validate_params(params)
         answer = params.get("answer")
-        if isinstance(answer, str) and answer and not answer.strip():
+        if isinstance(answer, str) and answer and shows_nothing(answer):
             problems.append(BLANK)
         return problems
 

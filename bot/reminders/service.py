@@ -33,7 +33,7 @@ from bot.store.reminders import (
     ReminderKind,
     ReminderStatus,
 )
-from bot.text import MAX_NUMBER, markdown_literal
+from bot.text import MAX_NUMBER, markdown_literal, shows_nothing
 
 log = logging.getLogger(__name__)
 
@@ -298,10 +298,10 @@ def no_such_reminder(reminder_id: int | str) -> ToolError:
 
 
 def _valid_content(content: str) -> str:
-    """The reminder's text, stripped: refused empty or over :data:`MAX_CONTENT_CHARS`,
-    with the same words for a tool call and ``/remind``."""
+    """The reminder's text, stripped: refused empty (zero-width characters alone are)
+    or over :data:`MAX_CONTENT_CHARS`, with the same words for a tool call and ``/remind``."""
     content = content.strip()
-    if not content:
+    if shows_nothing(content):
         raise ToolError("the reminder has no text; say what to remind about")
     if len(content) > MAX_CONTENT_CHARS:
         raise ToolError(f"the reminder text is over {MAX_CONTENT_CHARS} characters")

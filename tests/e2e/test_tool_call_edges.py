@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import pytest
+
 from tests.fakes.llm_server import FakeLLM
 
 
@@ -93,3 +95,54 @@ async def test_a_reminder_id_no_row_can_have_is_no_such_reminder(daemon_factory,
         "Error: there is no active reminder #99999999999999999999 of yours"
     )
     assert not _errors(caplog)
+
+
+async def test_zero_width_characters_alone_are_blank(daemon_factory, fake_llm):
+    """U+200B and U+2060 (format characters) passed every blank check: an answer
+    delivered invisible, an empty reminder, an empty fact. Each is refused as blank."""
+    from tools.final_result import BLANK
+
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls(
+        [("remember", {"fact": "\u200b \u2060"}), ("final_result", {"answer": "\u200b\u2060"})]
+    )
+    fake_llm.reply_tool_calls([("create_reminder", {"content": "\ufeff", "time": "in 1 hour"})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Nothing to keep."})])
+    assert (await chat.ask("hi")).text == "Nothing to keep."
+    remembered, answered = _tool_results(fake_llm, 1)
+    assert remembered.startswith("[tool output: remember]\nError: the fact is empty\n")
+    assert BLANK in answered
+    (reminded,) = _tool_results(fake_llm, 2)
+    assert reminded.startswith(
+        "[tool output: create_reminder]\nError: the reminder has no text; say what to remind"
+    )
+    assert "no active reminders" in (await chat.ask("/reminders")).text
+    assert "\u200b" not in (await chat.ask("/memory")).text
+
+
+async def test_a_zero_width_answer_is_asked_again(daemon_factory, fake_llm):
+    from tools.final_result import BLANK
+
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls([("final_result", {"answer": "\u200b\u2060 \n"})])
+    fake_llm.reply_tool_calls([("final_result", {"answer": "Hello!"})])
+    assert (await chat.ask("hi")).text == "Hello!"
+    (result,) = _tool_results(fake_llm)
+    assert result.startswith("[tool output: final_result]\nError: ") and BLANK in result
+
+
+@pytest.mark.parametrize(
+    ("text", "blank"),
+    [
+        ("", True),
+        (" \n\t", True),
+        ("\u200b\u2060\ufeff\u200d \u00ad", True),
+        ("\u200bok", False),
+        ("\U0001f468\u200d\U0001f469\u200d\U0001f467", False),  # a family: ZWJs join emoji
+        ("\u00a0.", False),
+    ],
+)
+def test_what_shows_nothing(text: str, blank: bool) -> None:
+    from bot.text import shows_nothing
+
+    assert shows_nothing(text) is blank

@@ -42,6 +42,7 @@ from bot.errors import ToolError
 from bot.messages import ChatKey
 from bot.store.base import Memory
 from bot.store.memory import Fact, Forgotten, Scope, chat_owner, user_owner
+from bot.text import shows_nothing
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ class MemoryService:
         except ValueError:
             raise ToolError("scope must be 'user' or 'chat'") from None
         text = clean(fact, self.settings.max_fact_chars)
-        if not text:
+        if shows_nothing(text):  # zero-width characters alone are no fact either
             raise ToolError("the fact is empty")
         if reads_as_instruction(text):
             log.warning("remember refused in %s: %r reads as an instruction", key, text)
