@@ -146,6 +146,25 @@ class Tool(ABC):
 
     # -- casting -------------------------------------------------------------------------
 
+    def without_null_optionals(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` without the optional arguments sent as null that may not be null:
+        a model writes ``"date": null`` for "not given", which the schema refuses and a
+        model call then pays for. Null stays where the schema allows it, and for a
+        required parameter (its error names it)."""
+        props = self.parameters.get("properties")
+        if not isinstance(props, Mapping):
+            return dict(params)
+        required = self.parameters.get("required", ())
+        validator = self.schema_validator()
+        return {
+            key: value
+            for key, value in params.items()
+            if value is not None
+            or key in required
+            or key not in props
+            or validator.evolve(schema=props[key]).is_valid(None)
+        }
+
     def cast_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Return a copy of ``params`` with unambiguous values cast to their schema types."""
         cast = self._cast(dict(params), self.parameters, 0)

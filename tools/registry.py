@@ -227,7 +227,7 @@ class ToolRegistry:
                 f"Error: argument '{where}' of tool '{name}' is not a finite number "
                 "(NaN and Infinity are not allowed); send a real number."
             )
-        params = tool.cast_params(params)
+        params = tool.cast_params(tool.without_null_optionals(params))
         problems = tool.validate_params(params)
         if problems:
             return f"Error: invalid arguments for tool '{name}': " + "; ".join(problems)

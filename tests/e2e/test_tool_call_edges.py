@@ -146,3 +146,19 @@ def test_what_shows_nothing(text: str, blank: bool) -> None:
     from bot.text import shows_nothing
 
     assert shows_nothing(text) is blank
+
+
+async def test_null_for_an_optional_argument_costs_no_model_call(daemon_factory, fake_llm):
+    """get_weather date=null, remember scope=null, final_result next_actions=null were
+    each refused, and the model called again; null now means "not given"."""
+    _, chat = await daemon_factory()
+    fake_llm.reply_tool_calls(
+        [
+            ("remember", {"fact": "Ana likes tea.", "scope": None}),
+            ("final_result", {"answer": "Noted.", "next_actions": None}),
+        ]
+    )
+    reply = await chat.ask("remember I like tea")
+    assert reply.text == "Noted."
+    assert len(fake_llm.requests) == 1
+    assert "Ana likes tea." in (await chat.ask("/memory")).text

@@ -354,3 +354,38 @@ def test_lone_surrogates_in_arguments_become_replacement_characters(raw: Any) ->
         "arguments": {"a": "x\ufffd", "b\ufffd": ["\ufffd", {"c": "\U0001f600 ok"}]}
     }
     json.dumps(prepared[1], ensure_ascii=False).encode("utf-8")
+
+
+def test_null_for_an_optional_argument_is_not_given() -> None:
+    """A model writes null for "not given": refused as "None is not of type 'integer'",
+    it cost a model call. An optional argument that may not be null is dropped; a
+    nullable one keeps its null, and a required one is still refused."""
+    nullable = tool_class(
+        "nullable",
+        {
+            "type": "object",
+            "properties": {
+                "a": {"type": ["string", "null"]},
+                "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "c": {"type": "string"},
+            },
+            "additionalProperties": False,
+        },
+    )
+    reg = ToolRegistry()
+    reg.register(WeatherTool(), builtin=True)
+    reg.register(nullable(), builtin=True)
+    assert reg.prepare_call("get_weather", {"city": "Paris", "days": None}) == (
+        reg.get("get_weather"),
+        {"city": "Paris"},
+    )
+    assert reg.prepare_call("get_weather", '{"city": "Paris", "days": null}') == (
+        reg.get("get_weather"),
+        {"city": "Paris"},
+    )
+    refused = reg.prepare_call("get_weather", {"city": None})
+    assert isinstance(refused, str) and "parameter 'city': None is not of type" in refused
+    prepared = reg.prepare_call("nullable", {"a": None, "b": None, "c": None})
+    assert isinstance(prepared, tuple) and prepared[1] == {"a": None, "b": None}
+    refused = reg.prepare_call("nullable", {"d": None})
+    assert isinstance(refused, str) and "unexpected parameter 'd'" in refused
