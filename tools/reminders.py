@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from bot.agent.toolbox import ReminderAccess, ToolContext
 from bot.errors import ToolError
 from bot.reminders.service import confirmation, describe
+from bot.reminders.zones import MAX_ZONE_CHARS
 from bot.store.reminders import ReminderKind
 from tools.base import Tool
 
@@ -143,7 +144,7 @@ class SetTimezoneTool(Tool):
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
-        "properties": {"timezone": {"type": "string", "minLength": 1}},
+        "properties": {"timezone": {"type": "string", "minLength": 1, "maxLength": MAX_ZONE_CHARS}},
         "required": ["timezone"],
         "additionalProperties": False,
     }

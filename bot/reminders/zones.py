@@ -28,6 +28,9 @@ from bot.errors import ToolError
 from bot.reminders.timeparse import trimmed, zone, zone_label
 
 MAX_SUGGESTIONS = 3
+# Far longer than any zone, city and country ("America/Argentina/ComodRivadavia" is 32):
+# the place lookup is quadratic in the words, and 96,000 characters took seconds.
+MAX_ZONE_CHARS = 100
 CLOSE = 0.86  # difflib's ratio for a suggestion: a typo, not a different city
 # A clock's usual abbreviation -> the zone of the places that use it, summer time included
 # (not the two-letter PT, ET...: those are also countries' codes, Portugal's, Ethiopia's).
@@ -81,6 +84,11 @@ def user_zone(typed: str) -> ZoneInfo:
     """The zone ``typed`` names (see the module docstring), or a ToolError naming the
     closest ones."""
     name = trimmed(typed).rstrip(".")
+    if len(name) > MAX_ZONE_CHARS:
+        raise ToolError(
+            f"that is too long for a time zone (over {MAX_ZONE_CHARS} characters); "
+            "use a name like 'Europe/Berlin' or a city"
+        )
     known = _abbreviation(name) or _offset(name)
     if known is not None:
         return known

@@ -110,3 +110,22 @@ def test_a_city_with_its_country_after_it_is_the_citys_zone(typed, zone):
 def test_words_that_name_no_city_are_still_refused():
     with pytest.raises(ToolError, match="is not an IANA time zone"):
         user_zone("xyz abc")
+
+
+def test_a_name_far_longer_than_any_zone_is_refused_at_once():
+    """ "Los Angeles " * 8000 was read as Los Angeles after seconds of work on the event
+    loop (the place lookup is quadratic in the words); it is refused before any lookup,
+    and the refusal does not repeat the text."""
+    with pytest.raises(ToolError, match="too long for a time zone") as info:
+        user_zone("Los Angeles " * 8000)
+    assert len(str(info.value)) < 200
+    assert user_zone("America/Argentina/ComodRivadavia").key.startswith("America/")
+    assert user_zone("New York, United States of America").key == "America/New_York"
+
+
+def test_set_timezone_offers_a_bound_name_length():
+    from tools.reminders import SetTimezoneTool
+
+    prop = SetTimezoneTool.parameters["properties"]["timezone"]
+    assert prop["maxLength"] == 100
+    assert SetTimezoneTool().validate_params({"timezone": "x" * 101})
