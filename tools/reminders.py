@@ -26,6 +26,17 @@ _CRON_HELP = (
 )
 
 
+_CREATED = "reminders created"  # ctx.scratch: (kind, *_SAME) -> (id, its confirmation)
+_SAME = ("content", "time", "recurrence")
+
+
+def _created(ctx: ToolContext) -> dict[tuple[str, ...], tuple[int, str]]:
+    """What this turn's create calls made, by their arguments: two identical calls (one
+    response often holds the same call twice) made two reminders of one request."""
+    made: dict[tuple[str, ...], tuple[int, str]] = ctx.scratch.setdefault(_CREATED, {})
+    return made
+
+
 def _service(ctx: ToolContext) -> ReminderAccess:
     if ctx.services.reminders is None:
         raise ToolError("reminders are not available in this daemon")
@@ -51,6 +62,10 @@ class CreateReminderTool(Tool):
     kind = ReminderKind.REMINDER
 
     async def execute(self, ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        """An identical call earlier in the turn answers with what it made, once more."""
+        same = (self.kind.value, *(str(kwargs.get(k) or "").strip() for k in _SAME))
+        if (made := _created(ctx).get(same)) is not None:
+            return f"Already created {made[1]} (by an identical call in this turn; not twice)"
         reminder = await _service(ctx).create(
             ctx.chat_key,
             ctx.user_id,
@@ -62,7 +77,9 @@ class CreateReminderTool(Tool):
             workspace=ctx.workspace_name,
             chain_depth=ctx.chain_depth,
         )
-        return f"Created {confirmation(reminder, kwargs['time'])}"
+        said = confirmation(reminder, kwargs["time"])
+        _created(ctx)[same] = (reminder.id, said)
+        return f"Created {said}"
 
 
 class ScheduleFollowupTool(CreateReminderTool):
@@ -133,6 +150,9 @@ class CancelReminderTool(Tool):
             ctx.workspace_name,
             chat=None if ctx.direct else ctx.chat_key,  # in a group, only that chat's
         )
+        made = _created(ctx)
+        for same in [k for k, (made_id, _) in made.items() if made_id == reminder.id]:
+            del made[same]  # created again after this: a new one
         return f"Cancelled {describe(reminder)}"
 
 

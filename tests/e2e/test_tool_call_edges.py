@@ -162,3 +162,26 @@ async def test_null_for_an_optional_argument_costs_no_model_call(daemon_factory,
     assert reply.text == "Noted."
     assert len(fake_llm.requests) == 1
     assert "Ana likes tea." in (await chat.ask("/memory")).text
+
+
+async def test_one_request_made_twice_in_a_turn_sets_one_reminder(daemon_factory, fake_llm):
+    """The same create_reminder twice in one response set two reminders of one request;
+    the second now answers with the first's, and one cancelled in the turn may be set
+    again."""
+    _, chat = await daemon_factory()
+    call = ("create_reminder", {"content": "pay rent", "time": "tomorrow at 9am"})
+    fake_llm.reply_tool_calls([call, call])
+    await chat.ask("remind me to pay rent tomorrow at 9")
+    first, second = _tool_results(fake_llm)
+    made = first.split("\nCreated ", 1)[1]
+    assert made.startswith("#1 ") and "pay rent" in made
+    assert second == (
+        f"[tool output: create_reminder]\nAlready created {made}"
+        " (by an identical call in this turn; not twice)"
+    )
+    assert "#2" not in (await chat.ask("/reminders")).text
+
+    fake_llm.reply_tool_calls([call, ("cancel_reminder", {"reminder_id": 2}), call])
+    await chat.ask("again")
+    created, cancelled, again = _tool_results(fake_llm)
+    assert "Created #2 " in created and "Cancelled" in cancelled and "Created #3 " in again
