@@ -8,16 +8,15 @@ old session id is unknown there, as after a real server restart or an idle expir
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, Self
 
-import uvicorn
 from mcp.server.sse import SseServerTransport
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from tests.fakes.asgi_server import AsgiServer
 from tests.fakes.mcp_server import build_server
 
 
@@ -36,16 +35,14 @@ def sse_app() -> Starlette:
     return Starlette(routes=routes)
 
 
-class MCPHttpServer:
+class MCPHttpServer(AsgiServer):
     """Streamable HTTP at ``/mcp``; with ``sse=True`` the legacy SSE transport at ``/sse``."""
 
     def __init__(self, *, sse: bool = False, slow_posts_s: float = 0.0) -> None:
+        super().__init__()
         self.sse = sse
         self.slow_posts_s = slow_posts_s  # each POST answered this much later (a busy server)
-        self.port = 0
         self.headers_seen: list[dict[str, str]] = []
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
@@ -54,26 +51,8 @@ class MCPHttpServer:
     async def start(self) -> Self:
         """Serve on a free port, or on the same port again after :meth:`stop`."""
         inner = sse_app() if self.sse else build_server().streamable_http_app()
-        app = _Recorder(inner, self.headers_seen, self.slow_posts_s)
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
-        server = self._server = uvicorn.Server(config)
-        task = self._task = asyncio.create_task(server.serve())
-        while not server.started:  # uvicorn exposes a flag only
-            if task.done():
-                await task
-                raise RuntimeError("uvicorn stopped before it started")
-            await asyncio.sleep(0.01)
-        self.port = server.servers[0].sockets[0].getsockname()[1]
+        await self.serve(_Recorder(inner, self.headers_seen, self.slow_posts_s), lifespan="on")
         return self
-
-    async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait_for(self._task, 10)
-        self._server = self._task = None
 
     async def restart(self) -> None:
         await self.stop()

@@ -5,11 +5,9 @@ token does. uvicorn serves it in the test's event loop.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any, Self
 
-import uvicorn
+from tests.fakes.asgi_server import AsgiServer
 
 
 async def _refuse(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -28,31 +26,12 @@ async def _refuse(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b'{"error":"no"}'})
 
 
-class RefusingServer:
+class RefusingServer(AsgiServer):
     """``url(401)`` answers every request with 401."""
-
-    def __init__(self) -> None:
-        self.port = 0
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
 
     def url(self, status: int) -> str:
         return f"http://127.0.0.1:{self.port}/{status}"
 
     async def start(self) -> Self:
-        config = uvicorn.Config(_refuse, host="127.0.0.1", port=0, log_level="warning")
-        server = self._server = uvicorn.Server(config)
-        task = self._task = asyncio.create_task(server.serve())
-        while not server.started:  # uvicorn exposes a flag only
-            if task.done():
-                await task
-                raise RuntimeError("uvicorn stopped before it started")
-            await asyncio.sleep(0.01)
-        self.port = server.servers[0].sockets[0].getsockname()[1]
+        await self.serve(_refuse)
         return self
-
-    async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait_for(self._task, 10)
