@@ -8,7 +8,9 @@ SQLite file is not created and a schema behind this release is not migrated.
 
 Exit codes (see :data:`EXIT_CODES`): 0 running and healthy, 1 running with a failing
 part (what ``/healthz`` answers 503 for), 2 a configuration or usage error, 3 not
-running, 4 cannot tell from here.
+running (nothing accepts a connection at its address), 4 cannot tell from here (among
+them a daemon that accepts the connection but does not answer: stalled, say on its
+database).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli.shared import ConfigOpt, load_or_exit
+from bot.cli.shared import ConfigOpt, fail, load_or_exit
 from bot.cli.status_store import stored
 from bot.cli.status_text import render
 from bot.config import Settings
@@ -33,7 +35,9 @@ EXIT_CODES = {
     NOT_RUNNING: "not running",
     UNKNOWN: "cannot tell from here",
 }
-FETCH_TIMEOUT_S = 10.0  # the daemon's own database probe gives up after 2 s
+FETCH_TIMEOUT_S = 10.0  # the daemon's own database reads give up after 2 s
+DOWN, SILENT = "not running", "not answering"  # the daemon's states fetch_live tells apart
+STALLED = ": it runs but does not answer (its /healthz and log say why)"
 
 app = typer.Typer(
     add_completion=False,
@@ -55,13 +59,31 @@ def status(
     """Whether the daemon runs, and what it is doing: its channels, model, inbox and
     outbox, the next reminders (and due ones waiting for a channel that is not running),
     MCP servers and, with PostgreSQL, the replicas and their leases. Exit code: 0 running
-    and healthy, 1 running with a failing part, 2 a config error, 3 not running, 4 cannot
-    tell ([web] disabled, or only other replicas seen)."""
+    and healthy, 1 running with a failing part, 2 a config or usage error, 3 not running,
+    4 cannot tell ([web] disabled, only other replicas seen, or a daemon that takes the
+    connection but does not answer)."""
+    checked = _checked_url(url) if url is not None else None
     settings = load_or_exit(config)
-    address = url if url is not None else web_address(settings)
+    address = checked if checked is not None else web_address(settings)
     report = asyncio.run(collect(settings, address, reminders))
     typer.echo(json.dumps(report, indent=2) if as_json else render(report))
     raise typer.Exit(int(report["exit_code"]))
+
+
+def _checked_url(url: str) -> str:
+    """``--url`` as given when it is an http(s) address with a host; else a usage error
+    (exit 2): "notaurl" used to read as a daemon that is not running."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        good = parts.scheme in ("http", "https") and bool(parts.hostname)
+        good = good and (parts.port is None or parts.port > 0)  # port: ValueError if bad
+    except ValueError:
+        good = False
+    if not good:
+        raise fail(f"--url {url!r} is not an http address (like http://127.0.0.1:8765)")
+    return url
 
 
 def web_address(settings: Settings) -> str | None:
@@ -75,8 +97,12 @@ def web_address(settings: Settings) -> str | None:
     return f"http://{host}:{web.port}"
 
 
-async def fetch_live(url: str) -> tuple[dict[str, Any] | None, str]:
-    """The daemon's ``/status`` body, or None and why nothing usable answered."""
+async def fetch_live(url: str) -> tuple[dict[str, Any] | None, str, str]:
+    """The daemon's ``/status`` body, or None and why nothing usable answered; and the
+    daemon's state as far as that tells: ``running`` (the body), ``not running`` (the
+    connection refused, or another program answers), ``not answering`` (a process took
+    the connection, then sent nothing usable: a daemon stalled, say on its database) or
+    ``unknown`` (the address is not reached from here)."""
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT_S)
@@ -85,38 +111,49 @@ async def fetch_live(url: str) -> tuple[dict[str, Any] | None, str]:
             aiohttp.ClientSession(timeout=timeout) as http,
             http.get(url.rstrip("/") + "/status") as resp,
         ):
+            if resp.status >= 500:
+                return None, f"{url} answers /status with HTTP {resp.status}{STALLED}", SILENT
             if resp.status != 200:
-                return None, f"{url} answers /status with HTTP {resp.status}: not this bot?"
+                return None, f"{url} answers /status with HTTP {resp.status}: not this bot?", DOWN
             body = await resp.json(content_type=None)
+    except aiohttp.ConnectionTimeoutError:
+        return None, f"cannot connect to {url} within {FETCH_TIMEOUT_S:g} s", "unknown"
     except TimeoutError:
-        return None, f"no answer from {url} within {FETCH_TIMEOUT_S:g} s"
+        return None, f"{url} sent no answer within {FETCH_TIMEOUT_S:g} s{STALLED}", SILENT
     except aiohttp.ClientConnectorError as exc:
-        return None, f"nothing answers at {url} ({exc.os_error.strerror or 'cannot connect'})"
+        why = f"nothing answers at {url} ({exc.os_error.strerror or 'cannot connect'})"
+        return None, why, DOWN if isinstance(exc.os_error, ConnectionRefusedError) else "unknown"
     except aiohttp.ClientError as exc:
-        return None, f"nothing usable answers at {url} ({type(exc).__name__})"
+        why = f"{url} took the connection, then failed ({type(exc).__name__}){STALLED}"
+        return None, why, SILENT
     except ValueError:
-        return None, f"{url} answers /status with something that is not JSON: not this bot?"
+        return None, f"{url} answers /status with something that is not JSON: not this bot?", DOWN
     if not isinstance(body, dict) or "status" not in body:
-        return None, f"{url} answers /status without a status: not this bot?"
-    return body, ""
+        return None, f"{url} answers /status without a status: not this bot?", DOWN
+    return body, "", "running"
 
 
 async def collect(settings: Settings, url: str | None, shown: int) -> dict[str, Any]:
     """The report: the live daemon's view when one answers, the store's always."""
-    live, why = await fetch_live(url) if url is not None else (None, "[web] is disabled")
+    live, why, seen = (
+        await fetch_live(url) if url is not None else (None, "[web] is disabled", "unknown")
+    )
     store = await stored(settings, shown, running=_running_channels(live))
     replicas = store.get("replicas")
     beating = [r for r in replicas or () if r["live"]]
     if live is not None:
         state, code = "running", HEALTHY if live["status"] == "ok" else FAILING
+    elif seen == SILENT:  # a running daemon that does not answer is not "not running"
+        state, code = SILENT, UNKNOWN
     elif beating:
         state, code = "running elsewhere", UNKNOWN
         why += f"; {len(beating)} replica(s) beat in the store"
-    elif replicas is not None or url is not None:
-        state, code = "not running", NOT_RUNNING
+    elif seen == DOWN or replicas is not None:  # PostgreSQL: no replica beats either
+        state, code = DOWN, NOT_RUNNING
     else:
         state, code = "unknown", UNKNOWN
-        why += ": enable it or pass --url to tell whether the daemon runs"
+        if url is None:
+            why += ": enable it or pass --url to tell whether the daemon runs"
     return {
         "daemon": state,
         "exit_code": code,

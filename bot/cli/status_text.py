@@ -48,7 +48,10 @@ def _queue(report: dict[str, Any]) -> list[str]:
     queue = (live or {}).get("queue") or report.get("queue")
     if queue is None:
         return ["queue: unknown (the store was not read)"]
-    line = f"queue: inbox {queue['inbox']} unanswered, outbox {queue['outbox']} undelivered"
+    if queue.get("inbox") is None:  # the daemon's database did not answer in time
+        line = f"queue: inbox and outbox unknown ({queue.get('why') or 'not read'})"
+    else:
+        line = f"queue: inbox {queue['inbox']} unanswered, outbox {queue['outbox']} undelivered"
     if "running" in queue:
         line += f"; {queue['running']} turns running, {queue['waiting']} waiting behind them"
     return [line]

@@ -9,6 +9,8 @@ replicas' leases from the store itself (:mod:`bot.cli.status`).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -16,6 +18,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bot.daemon import Daemon
+
+log = logging.getLogger(__name__)
+
+# A database that does not answer the queue counts within this leaves them null (as
+# /healthz's probe gives up after 2 s): /status still answers, and ``bot status`` can tell
+# a running daemon with a stalled database from one that is not running.
+QUEUE_READ_TIMEOUT_S = 2.0
 
 
 def _prefixed(parts: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -44,9 +53,26 @@ async def live_status(daemon: Daemon) -> dict[str, object]:
         "data_dir": str(daemon.settings.data_dir.resolve()),  # bot status: the same folder?
         "ready_for_s": round(time.time() - ready_at, 1) if ready_at is not None else None,
         "queue": {
-            "inbox": len(await daemon.bus.inbox.pending()),  # journaled, not yet answered
             "waiting": daemon.dispatcher.queued,  # in chat lanes behind a running turn
             "running": daemon.dispatcher.busy_workers,
-            "outbox": await daemon.outbox.depth(),  # replies not yet delivered
+            **await _stored_queues(daemon),
         },
     }
+
+
+async def _stored_queues(daemon: Daemon) -> dict[str, object]:
+    """``inbox`` (journaled, not yet answered) and ``outbox`` (replies not yet delivered),
+    counted in the store; both None, and ``why``, when it does not answer in time or
+    fails (a write lock held by another process: a backup, a sqlite3 shell)."""
+    try:
+        async with asyncio.timeout(QUEUE_READ_TIMEOUT_S):
+            inbox = len(await daemon.bus.inbox.pending())
+            outbox = await daemon.outbox.depth()
+    except TimeoutError:
+        why = f"the database did not answer within {QUEUE_READ_TIMEOUT_S:g} s"
+    except Exception as exc:  # what the store raises differs by backend; /status answers
+        log.debug("queue depths not read", exc_info=True)
+        why = f"the database could not be read: {exc}"
+    else:
+        return {"inbox": inbox, "outbox": outbox}
+    return {"inbox": None, "outbox": None, "why": why}
