@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from bot.errors import ConfigError
+from bot.errors import ConfigError, StoreError
 from bot.ops.redaction import redacted
 from channels.base import Route
 
@@ -60,27 +60,60 @@ async def probe_health(
     timeout: float | None = None,
     info: Mapping[str, str] | None = None,
     checks: Mapping[str, str] | None = None,
+    watch: PartWatch | None = None,
 ) -> Health:
     """``state`` is the daemon's lifecycle (``ready`` is healthy); ``channels`` and
     ``tasks``: name -> ``ok`` or why that channel or long-lived task does not work;
-    ``checks``: any other part by its name (``cluster``: replicas that disagree)."""
+    ``checks``: any other part by its name (``cluster``: replicas that disagree);
+    ``watch``: where the database part's turns are logged (default: this process's)."""
     timeout = PROBE_TIMEOUT_S if timeout is None else timeout
     parts: dict[str, str] = {
         "daemon": "ok" if state == "ready" else state,
         # Answering at all is the proof: this coroutine runs on the daemon's own loop.
         "loop": "ok",
     }
-    try:
-        ok = await asyncio.wait_for(writable(), timeout)
-        parts["database"] = "ok" if ok else "not writable"
-    except TimeoutError:
-        parts["database"] = f"no answer within {timeout:g} s"
+    parts["database"] = await _database(writable, timeout)
+    if state == "ready":  # starting or stopping, a closed database is no news
+        (watch or DATABASE_WATCH).note(parts["database"])
     for name, task_state in sorted((tasks or {}).items()):
         parts[f"task:{name}"] = task_state
     for name, channel_state in sorted(channels.items()):
         parts[f"channel:{name}"] = channel_state
     parts.update(checks or {})
     return Health(parts, dict(sorted((info or {}).items())))
+
+
+async def _database(writable: Callable[[], Awaitable[bool]], timeout: float) -> str:
+    """The database part: ``ok``, or why a row cannot be committed (SQLite's words)."""
+    try:
+        ok = await asyncio.wait_for(writable(), timeout)
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except StoreError as exc:
+        return f"not writable: {exc}"
+    return "ok" if ok else "not writable"
+
+
+class PartWatch:
+    """A health part's turns, each logged once: failing (a WARNING with why) and working
+    again (INFO). A stalled database answered 503 for as long as it lasted, and the log
+    said nothing; the channels' links log theirs the same way (channels.health)."""
+
+    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.name = name
+        self._clock = clock
+        self._since: float | None = None  # when it turned failing; None while ok
+
+    def note(self, state: str) -> None:
+        if state != "ok" and self._since is None:
+            self._since = self._clock()
+            log.warning("%s failing: %s; /healthz answers 503 until it works", self.name, state)
+        elif state == "ok" and self._since is not None:
+            failed_for, self._since = self._clock() - self._since, None
+            log.info("%s works again (failing for %.0f s)", self.name, failed_for)
+
+
+DATABASE_WATCH = PartWatch("database")  # one daemon per process
 
 
 class WebServer:

@@ -277,7 +277,9 @@ class Database:
         """Health probe: can we commit to the database file right now? It writes a row
         of the real file (a TEMP table would live in memory and pass on a full or
         locked disk). A file deleted or replaced under the daemon fails it too: SQLite
-        goes on writing to the open, unlinked file, and all of it is lost at restart."""
+        goes on writing to the open, unlinked file, and all of it is lost at restart.
+        False for those (each logged) and a closed database; a write SQLite refuses
+        raises StoreError with its words ("database or disk is full"), for /healthz."""
         if not self._same_file() or self._damaged():
             return False
         try:
@@ -287,7 +289,9 @@ class Database:
                 (HEALTH_PROBE_KEY, utcnow().isoformat()),
             )
             return True
-        except (sqlite3.Error, StoreError):
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+        except StoreError:
             return False
 
     def _same_file(self) -> bool:
