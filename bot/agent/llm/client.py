@@ -83,6 +83,9 @@ _Loader = LitellmLoader  # the names tests reach for: llm._Loader() and llm._loa
 # litellm's usage bookkeeping per chunk was a third of a streamed call's CPU.
 _STREAMED: dict[str, Any] = {"stream": True}
 GUARD_STEP_S = 1.0  # how often a stream's hang guard is pushed back while chunks arrive
+# The failure kind of an attempt /stop or shutdown cut short (bot_model_errors_total): it
+# is still one HTTP attempt of bot_model_calls_total.
+CANCELLED = "cancelled"
 
 
 async def _read_stream(
@@ -302,8 +305,10 @@ class LLMClient:
         attempts: int,
         sink: AnswerSink | None = None,
     ) -> LLMResponse:
+        sent = False  # past the cap on requests in flight: an HTTP attempt counts
         try:
             async with self._calls, asyncio.timeout(self.hang_guard_s) as guard:
+                sent = True
                 api_base, api_key = self._credentials_of.get(model, ("", ""))
                 with setup_inline(self._pure_setup.get(model, False)):
                     resp = await litellm.acompletion(
@@ -320,6 +325,10 @@ class LLMClient:
                     parsed = parse_response(resp, model)
                 else:
                     parsed = await _read_stream(resp, model, sink, guard, self.hang_guard_s)
+        except asyncio.CancelledError:  # /stop or shutdown: a BaseException, counted too
+            if sent:
+                self._observe(model, CANCELLED)
+            raise
         except Exception as exc:
             failure = classify(litellm, exc)
             self._observe(model, failure.kind)
