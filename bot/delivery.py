@@ -394,7 +394,9 @@ class Delivery:
         self.failed += 1
         self._metrics.delivery_failed(msg.key.channel)
         if isinstance(exc, DeliveryRejected):
-            log.error("delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
+            # A person blocking the bot, or removing it from a group, is routine: not an error.
+            level = logging.INFO if isinstance(exc, ChatGone) else logging.ERROR
+            log.log(level, "delivery %s to %s refused: %s", msg.delivery_key, msg.key, exc)
             await self._progress.forget(msg.delivery_key)
             await self._outbox.give_up(msg, str(exc))
             if isinstance(exc, ChatGone):
