@@ -101,10 +101,12 @@ class KeyedSerial(Generic[K, T]):
             self._lanes.pop(key, None)
             if lane.task is not None:
                 lane.task.cancel()
-        for _, lane in lanes:
-            if lane.task is not None:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await lane.task
+        # asyncio.wait, not ``suppress(CancelledError)`` around each await: that also
+        # swallowed a cancellation of the caller (a lease tick given up on), which then
+        # waited on for as long as a lane ran.
+        tasks = [lane.task for _, lane in lanes if lane.task is not None]
+        if tasks:
+            await asyncio.wait(tasks)
 
     async def drain(self, timeout: float) -> bool:
         """Wait for every queued item; then cancel the lanes. True if all finished."""

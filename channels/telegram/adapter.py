@@ -158,10 +158,9 @@ class TelegramChannel:
                 self._offset = int(saved) if saved else None
             self._task = asyncio.create_task(self._poll_loop(), name="telegram-poll")
         elif not on and self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+            task, self._task = self._task, None
+            task.cancel()
+            await asyncio.wait([task])  # a cancellation of the caller still ends it
 
     def routes(self) -> list[Route]:
         """Webhook mode: the webhook path on the daemon's shared web app."""
