@@ -11,7 +11,6 @@ from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 import litellm  # noqa: E402, F401  (imported once here: ~4 s, so no single test pays it)
-import pytest  # noqa: E402
 import pytest_asyncio  # noqa: E402
 
 from bot.app import build_daemon  # noqa: E402
@@ -32,14 +31,6 @@ if TYPE_CHECKING:
     from tests.fakes.llm_server import FakeLLM
 
 DaemonFactory = Callable[..., Awaitable[tuple[Daemon, FakeChannel]]]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests (subprocesses, real time: up to a minute each) first. xdist hands
-    tests out in this order, so the long ones start at once and the short ones fill in
-    around them; collected late, one of them kept a worker busy after the other was done
-    (the order within each group is kept)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest_asyncio.fixture
