@@ -7,14 +7,13 @@ it) and makes nothing; `bot status` warns when the daemon's folder is another.""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DaemonFactory
+from tests.fakes.process import run_bot
 
 pytestmark = pytest.mark.slow  # subprocesses
 
@@ -28,17 +27,7 @@ def _shell_env(**extra: str) -> dict[str, str]:
 
 
 async def _bot(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot", *args),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await run_bot(env, cwd, *args)
 
 
 def _config(tmp_path: Path) -> Path:

@@ -3,14 +3,13 @@ turn the first was running and fired each reminder twice; it is now refused at s
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.process import BotProcess, bot_env
-from tests.fakes.waiting import PROCESS_S, PROCESS_TEST_S
+from tests.fakes.process import BotProcess, bot_env, run_bot
+from tests.fakes.waiting import PROCESS_TEST_S
 
 # Subprocesses and real time; still run by make test.
 pytestmark = [
@@ -22,17 +21,8 @@ CHECKOUT = str(Path(__file__).resolve().parents[2])  # this checkout's bot, not 
 
 
 async def _bot(env: dict[str, str], cwd: Path, *argv: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot", *argv),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), PROCESS_S)
-    assert proc.returncode is not None
-    return proc.returncode, (out + err).decode()
+    code, out, err = await run_bot(env, cwd, *argv)
+    return code, out + err
 
 
 async def test_a_second_bot_run_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:

@@ -55,6 +55,21 @@ def bot_env(
     return env
 
 
+async def run_bot(env: dict[str, str], cwd: Path, *argv: str) -> tuple[int, str, str]:
+    """A one-shot `python -m bot <argv>` run to its end: (exit code, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "bot", *argv),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), PROCESS_S)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
 class BotProcess:
     """`python -m bot run`, its stderr collected line by line as it comes."""
 
