@@ -5,66 +5,24 @@ the same over the ``create_reminder`` tool."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import pytest_asyncio
 
-from bot.agent.toolbox import ToolContext, ToolServices
-from bot.bus.base import InProcessBus
-from bot.handlers.commands import CommandRouter
-from bot.messages import ChatKey, InboundMessage
-from bot.reminders.commands import register_reminder_commands
-from bot.reminders.scheduler import ReminderScheduler
-from bot.reminders.service import ReminderService
 from bot.store.db import Database
-from bot.store.reminders import Reminder, ReminderStore, UserSettingsStore
-from tools.reminders import CreateReminderTool
+from tests.fakes.reminder_paths import ReminderPaths, reminder_paths
 
-KEY = ChatKey("test", "c1")
 NY = "America/New_York"
 
 
-@dataclass
-class Clocked:
-    service: ReminderService
-    router: CommandRouter
-
-    async def command(self, text: str, tz: str) -> str:
-        await self.service.set_timezone(KEY.channel, "u1", tz)
-        msg = InboundMessage(KEY, "u1", text)
-        found = self.router.match(msg)
-        assert found is not None
-        command, args = found
-        return await command.func(msg, args)
-
-    async def tool(self, tz: str, **arguments: str) -> str:
-        await self.service.set_timezone(KEY.channel, "u1", tz)
-        ctx = ToolContext(KEY, "u1", services=ToolServices(reminders=self.service))
-        return await CreateReminderTool().execute(ctx, **arguments)
-
-    async def latest(self) -> Reminder:
-        (*_, newest) = await self.service.list(KEY.channel, "u1")
-        return newest
+Clocked = ReminderPaths
 
 
 @pytest_asyncio.fixture
 async def at(db: Database) -> Callable[[datetime], Clocked]:
     """A service, store and command router whose clock stands still at the time given."""
-
-    def make(now: datetime) -> Clocked:
-        read: Callable[[], datetime] = lambda: now  # noqa: E731
-        store = ReminderStore(db)
-        scheduler = ReminderScheduler(store, InProcessBus(), clock=read)
-        service = ReminderService(
-            store, UserSettingsStore(db), scheduler, default_timezone="UTC", clock=read
-        )
-        router = CommandRouter()
-        register_reminder_commands(router, service, clock=read)
-        return Clocked(service, router)
-
-    return make
+    return lambda now: reminder_paths(db, now)
 
 
 @pytest.mark.parametrize(

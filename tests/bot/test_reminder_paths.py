@@ -3,67 +3,29 @@ and SQLite store, with the clock fixed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
 import pytest_asyncio
 
-from bot.agent.toolbox import ToolContext, ToolServices
 from bot.bus.base import InProcessBus
 from bot.errors import ToolError
-from bot.handlers.commands import CommandRouter
-from bot.messages import ChatKey, InboundMessage
-from bot.reminders.commands import register_reminder_commands
 from bot.reminders.replan import replan
 from bot.reminders.scheduler import ReminderScheduler
-from bot.reminders.service import ReminderService
 from bot.store.db import MIGRATIONS, Database
-from bot.store.reminders import Reminder, ReminderKind, ReminderStore, UserSettingsStore
-from tools.reminders import CreateReminderTool
+from bot.store.reminders import Reminder, ReminderKind, ReminderStore
+from tests.fakes.reminder_paths import KEY, ReminderPaths, reminder_paths
 
-KEY = ChatKey("test", "c1")
 FRIDAY = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)  # Friday 2026-11-27, 13:00 in Berlin
 
 
-@dataclass
-class Paths:
-    service: ReminderService
-    store: ReminderStore
-    clock: list[datetime]
-    router: CommandRouter
-
-    async def command(self, text: str, tz: str = "UTC") -> str:
-        await self.service.set_timezone(KEY.channel, "u1", tz)
-        msg = InboundMessage(KEY, "u1", text)
-        found = self.router.match(msg)
-        assert found is not None
-        command, args = found
-        return await command.func(msg, args)
-
-    async def tool(self, tz: str = "UTC", **arguments: str) -> str:
-        await self.service.set_timezone(KEY.channel, "u1", tz)
-        ctx = ToolContext(KEY, "u1", services=ToolServices(reminders=self.service))
-        return await CreateReminderTool().execute(ctx, **arguments)
-
-    async def latest(self) -> Reminder:
-        (*_, newest) = await self.service.list(KEY.channel, "u1")
-        return newest
+Paths = ReminderPaths
 
 
 @pytest_asyncio.fixture
 async def paths(db: Database) -> AsyncIterator[Paths]:
-    clock = [FRIDAY]
-    now: Callable[[], datetime] = lambda: clock[0]  # noqa: E731
-    store = ReminderStore(db)
-    scheduler = ReminderScheduler(store, InProcessBus(), clock=now)
-    service = ReminderService(
-        store, UserSettingsStore(db), scheduler, default_timezone="UTC", clock=now
-    )
-    router = CommandRouter()
-    register_reminder_commands(router, service, clock=now)
-    yield Paths(service, store, clock, router)
+    yield reminder_paths(db, FRIDAY)
 
 
 @pytest.mark.parametrize("how", ["command", "tool"])
