@@ -9,17 +9,9 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.web_sites import FakeSearch, FakeSite, Hit
+from tests.fakes.web_sites import TIDES, FakeSearch, FakeSite, Hit
 
 FIXTURES = Path(__file__).parent.parent / "tools" / "web_fixtures"
-TIDES = (
-    "<html><body><article><h1>Tides</h1>"
-    + "".join(
-        f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
-        for n in range(600)
-    )
-    + "</article></body></html>"
-)
 
 
 def tool_messages(request: Any) -> list[str]:

@@ -205,3 +205,14 @@ async def fake_site() -> AsyncIterator[FakeSite]:
 async def fake_search() -> AsyncIterator[FakeSearch]:
     async with FakeSearch() as search:
         yield search
+
+
+# A long article (about 41,000 characters of text): more than one web_fetch result holds.
+TIDES = (
+    "<html><body><article><h1>Tides</h1>"
+    + "".join(
+        f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
+        for n in range(600)
+    )
+    + "</article></body></html>"
+)

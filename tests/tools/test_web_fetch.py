@@ -19,7 +19,7 @@ from bot.errors import ToolError
 from bot.media.reading import DocumentReader
 from bot.messages import ChatKey
 from tests.fakes import documents
-from tests.fakes.web_sites import FakeSite
+from tests.fakes.web_sites import TIDES, FakeSite
 from tools.loader import build_registry
 from tools.web.errors import TooLarge, WebTimeout
 from tools.web.service import WebTools
@@ -128,16 +128,6 @@ async def test_max_chars_cuts_the_text(fake_site: FakeSite, loopback_only: list[
     text = inside(await web().fetch(url, max_chars=1_000))
     assert text.startswith("word word")
     assert text.endswith("[characters 0-1,000 of 25,000; call web_fetch with start=1000 for more]")
-
-
-TIDES = (
-    "<html><body><article><h1>Tides</h1>"
-    + "".join(
-        f"<p>Paragraph {n}: the tide tables for the harbour list high and low water.</p>"
-        for n in range(600)
-    )
-    + "</article></body></html>"
-)
 
 
 async def test_a_long_page_is_read_in_parts_each_whole_in_one_result(
