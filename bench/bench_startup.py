@@ -28,7 +28,11 @@ from bench.common import Row, Target, median
 from bench.procs import ROOT, child_env, proc_rss_mb
 
 RUNS = 5
-READY_LIMIT_MS = 500  # spawn to ready: with Telegram on the fake Bot API, median of RUNS
+# Spawn to ready, with Telegram on the fake Bot API, over the floor (the libraries alone)
+# measured just before and after it, median of RUNS. A ratio within one run, as every
+# speed target is: the floor alone took 388-698 ms on the 2-core machines this ran on,
+# so a bound in milliseconds measured the machine, not the daemon (it was 500 ms).
+READY_OVER_FLOOR_LIMIT = 1.3
 TURN_RSS_LIMIT_MB = 260  # after the first turn, litellm loaded
 READY = ": ready: "
 WARM = "warm-up import finished"
@@ -191,10 +195,11 @@ async def _measure() -> tuple[list[dict[str, Any]], list[float], dict[str, Any]]
 
 
 def _ready_rows(scenario: str, runs: list[dict[str, Any]], floor: list[float]) -> list[Row]:
-    """Spawn to ready (the target) and how far each start is over the floors either side
-    of it, so a neighbour's load at that moment shows on both."""
+    """Spawn to ready, and each start over the mean of the floors either side of it (the
+    target), so a neighbour's load at that moment shows on both."""
     last = runs[-1]
     ready = [r["ready_s"] for r in runs]
+    over = [r / ((a + b) / 2) for r, a, b in zip(ready, floor, floor[1:], strict=False)]
     return [
         Row(
             scenario,
@@ -203,17 +208,14 @@ def _ready_rows(scenario: str, runs: list[dict[str, Any]], floor: list[float]) -
             f"median of {RUNS} ({', '.join(f'{x * 1000:.0f}' for x in ready)});"
             f" daemon.start() itself {median([r['self_ms'] or 0 for r in runs]):.0f} ms;"
             f" `{last['ready_line'][:60]}`",
-            Target(median(ready) * 1000, READY_LIMIT_MS, " ms"),
         ),
         Row(
             scenario,
-            "spawn to ready vs the floor",
-            f"+{(median(ready) - median(floor)) * 1000:.0f} ms",
-            "each start over the mean of the floors just before and after it: "
-            + ", ".join(
-                f"{r / ((a + b) / 2):.2f}x"
-                for r, a, b in zip(ready, floor, floor[1:], strict=False)
-            ),
+            "spawn to ready over the floor",
+            f"{median(over):.2f}x",
+            f"+{(median(ready) - median(floor)) * 1000:.0f} ms; each start over the mean of"
+            f" the floors just before and after it: {', '.join(f'{x:.2f}x' for x in over)}",
+            Target(median(over), READY_OVER_FLOOR_LIMIT, "x"),
         ),
     ]
 
