@@ -287,11 +287,13 @@ class AgentRunner:
                     skey, [{"role": "assistant", "content": outcome.answer}]
                 )
             return replace(outcome, attachments=tuple(notes.outgoing))
-        except ModelNotConfiguredError:
-            # Not processed (the user is told so): its words must not reach the model
-            # merged into the chat's next message once a model is configured.
-            await self._sessions.retract(msg.key, msg.message_id)
-            notes.retracted = True
+        except (ModelNotConfiguredError, ModelUnavailableError) as exc:
+            # Not processed (no model: the user is told so), or refused by the provider
+            # (a content filter, a request it cannot take): kept, its words would be
+            # merged into the chat's next request, which would be refused the same way.
+            if not isinstance(exc, ModelUnavailableError) or exc.refused:
+                await self._sessions.retract(msg.key, msg.message_id)
+                notes.retracted = True
             raise
         finally:
             if not notes.retracted:

@@ -223,8 +223,9 @@ def _unavailable(exc: ModelUnavailableError, error_id: str) -> str:
     helped by waiting, an outage is."""
     if exc.refused:
         return (
-            f"The language model refused this request (error id {error_id}); sending it "
-            "again the same way will not help: try saying it differently, or /new to start over."
+            f"The language model refused this message (error id {error_id}), so it is not "
+            "kept in the conversation and your next message will not carry it; sending it "
+            "again the same way will not help: try saying it differently."
         )
     hint = f"; {exc.hint}" if exc.hint else ""
     return (

@@ -40,7 +40,7 @@ from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
 from bot.agent.llm.errors import (
-    REFUSED,
+    REFUSALS,
     Failure,
     classify,
     is_auth_error,
@@ -227,7 +227,7 @@ class LLMClient:
             + (f" (tried {tried} models)" if tried > 1 else "")
             + where,
             hint=hint,
-            refused=kind == REFUSED,
+            refused=kind in REFUSALS,
         ) from cause
 
     # -- one model -----------------------------------------------------------------

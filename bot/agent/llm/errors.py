@@ -16,6 +16,8 @@ from typing import Any
 from bot.agent.llm.response import EmptyResponse, StreamCut, get_field
 
 REFUSED = "bad request (HTTP 400)"  # the request itself refused: the same again fails too
+FILTERED = "content policy violation"  # refused by the provider's content filter
+REFUSALS = frozenset({REFUSED, FILTERED})  # what sending again unchanged cannot mend
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,7 @@ def classify(litellm: Any, exc: BaseException) -> Failure:
         ("Timeout", "timeout", True),
         ("RateLimitError", "rate limited (HTTP 429)", True),
         ("ContextWindowExceededError", "context window exceeded", False),
-        ("ContentPolicyViolationError", "content policy violation", False),
+        ("ContentPolicyViolationError", FILTERED, False),
         ("BadRequestError", REFUSED, False),
         ("NotFoundError", "model not found (HTTP 404)", False),
         ("PermissionDeniedError", "permission denied (HTTP 403)", False),
