@@ -5,8 +5,10 @@ usernames are bound to the id first seen with them; ``"*"`` for everyone), the u
 an admin approved by pairing, and the global ``admins``. Local channels (the terminal,
 in-process test channels) are trusted. How a stranger is met is the channel's policy:
 ``pairing`` (the default when ``allow_from`` is empty) answers a direct message with a
-pairing code and ignores groups; ``allowlist`` tells the stranger once how to get
-access; ``open`` answers everyone. A refused message never costs a model call.
+pairing code; ``allowlist`` tells the stranger once, in a direct message, how to get
+access; ``open`` answers everyone. Strangers in groups are ignored under either (a
+notice there would show every member a config key and the stranger's id). A refused
+message never costs a model call.
 """
 
 from __future__ import annotations
@@ -116,6 +118,8 @@ class AccessControl:
             policy,
             msg.key.channel,
         )
+        if not msg.direct:
+            return False  # strangers in groups are ignored: no notice where others read
         if policy == PAIRING and self._pairing is not None:
             await self._offer_pairing(msg, self._pairing)
         else:
@@ -128,8 +132,6 @@ class AccessControl:
         return False
 
     async def _offer_pairing(self, msg: InboundMessage, pairing: Pairing) -> None:
-        if not msg.direct:
-            return  # strangers in groups are ignored: no code where others read along
         issued = await pairing.issue(msg)
         if issued.request is None:
             hold = issued.hold

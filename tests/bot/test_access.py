@@ -17,6 +17,7 @@ def tg(
     *,
     kind: MessageKind = MessageKind.USER,
     message_id: str = "m0",
+    direct: bool = False,
 ) -> InboundMessage:
     return InboundMessage(
         key=ChatKey("telegram", "chat1"),
@@ -25,6 +26,7 @@ def tg(
         text="hi",
         kind=kind,
         message_id=message_id,
+        direct=direct,
     )
 
 
@@ -125,10 +127,10 @@ async def test_scheduled_messages_are_checked_against_their_owner() -> None:
 
 async def test_refusal_notice_sent_once_per_user() -> None:
     access, bus = make({"telegram": ["alice"]})
-    first = tg("13", "mallory", message_id="m1")
+    first = tg("13", "mallory", message_id="m1", direct=True)
     assert not await access(first)
-    assert not await access(tg("13", "mallory", message_id="m2"))
-    assert not await access(tg("13", "mallory", message_id="m3"))
+    assert not await access(tg("13", "mallory", message_id="m2", direct=True))
+    assert not await access(tg("13", "mallory", message_id="m3", direct=True))
     [notice] = drain_outbound(bus)
     assert notice.kind is OutboundKind.NOTICE
     assert notice.key == first.key
@@ -137,10 +139,19 @@ async def test_refusal_notice_sent_once_per_user() -> None:
     assert "channels.telegram.allow_from" in notice.text
 
     # Another user gets their own single notice.
-    assert not await access(tg("14"))
-    assert not await access(tg("14"))
+    assert not await access(tg("14", direct=True))
+    assert not await access(tg("14", direct=True))
     [other] = drain_outbound(bus)
     assert "'14'" in other.text
+
+
+async def test_strangers_in_groups_are_never_answered_under_allowlist() -> None:
+    """A notice in a group showed every member the stranger's id and the config key."""
+    access, bus = make({"telegram": ["alice"]})
+    assert access.policy("telegram") == "allowlist"
+    for n, uid in enumerate(("8", "9", "10")):
+        assert not await access(tg(uid, message_id=f"m{n}"))
+    assert drain_outbound(bus) == []
 
 
 async def test_size_guard_boundary() -> None:
