@@ -611,3 +611,37 @@ async def test_a_save_that_does_not_say_what_it_started_from_is_refused_with_its
     assert kept == "Keep answers short."
     saved = await client.post("/admin/workspaces/save", data={**form, "based_on": based_on})
     assert saved.status == 200 and soul.read_text() == "Keep answers short."
+
+
+async def test_a_diff_of_many_changed_lines_leaves_chats_and_healthz_answered(
+    site: Site,
+) -> None:
+    """difflib's HtmlDiff matched each changed line character by character, on the event
+    loop: a diff of 400 changed short lines held the whole daemon for 81 s (no chat
+    answered, /healthz hung). A chat and /healthz asked with it are answered, and the
+    diff shows every changed line side by side."""
+    daemon, channel, client = await site()
+    csrf = await logged_in(client, daemon)
+    form = {"csrf": csrf, "ws": "default", "file": "USER.md"}
+    for bullet in "-*":
+        text = "\n".join(f"{bullet} likes item {n:03d}" for n in range(400))
+        based_on = await opened(client, "USER.md")
+        saved = await client.post(
+            "/admin/workspaces/save", data={**form, "based_on": based_on, "text": text}
+        )
+        assert "saved as version" in await saved.text()
+
+    async def chat() -> None:
+        msg = await channel.say("hello while a diff renders")
+        await channel.wait_for(lambda sent: bool(channel.replies_to(msg)))
+
+    async def health() -> int:
+        return (await client.get("/healthz")).status
+
+    async def diff() -> str:
+        return await (await client.get("/admin/workspaces?file=USER.md&diff=2")).text()
+
+    page, _, status = await asyncio.wait_for(asyncio.gather(diff(), chat(), health()), 30)
+    assert status == 200
+    assert page.count('class="line diff_chg"') == 800  # both sides of 400 lines
+    assert "- likes item 399" in page and "* likes item 399" in page

@@ -4,11 +4,12 @@ through :class:`~bot.workspaces.personas.Personas`, as ``/soul`` and friends."""
 
 from __future__ import annotations
 
-import difflib
+import asyncio
 
 from aiohttp import web
 from markupsafe import Markup
 
+from bot.admin.diff import side_by_side
 from bot.admin.site import PAGE_SIZE, PageRoute, View
 from bot.errors import BotError, EditConflict, WorkspaceError
 from bot.store.workspaces import text_hash
@@ -23,14 +24,6 @@ VIA = "web"
 def _file(view: View) -> str:
     wanted = view.form.get("file") or view.request.query.get("file", "")
     return wanted if wanted in PERSONA_FILES else "SOUL.md"
-
-
-def side_by_side(old: str, new: str, old_name: str, new_name: str) -> Markup:
-    """difflib's HTML table (it escapes the texts), changed lines with some context."""
-    table = difflib.HtmlDiff(tabsize=4, wrapcolumn=70).make_table(
-        old.splitlines(), new.splitlines(), old_name, new_name, context=True, numlines=3
-    )
-    return Markup(table)
 
 
 async def workspaces(view: View) -> web.StreamResponse:
@@ -69,7 +62,8 @@ async def _editor(
 
 
 async def _diff(view: View, ws: str, file: str, now: str) -> tuple[int, Markup] | None:
-    """The side-by-side diff the query asks for (``diff=<version>``), if any."""
+    """The side-by-side diff the query asks for (``diff=<version>``), if any; made on a
+    thread: a file edited on disk may be far over the budget, and chats wait meanwhile."""
     wanted = view.request.query.get("diff", "")
     if not wanted:
         return None
@@ -77,7 +71,8 @@ async def _diff(view: View, ws: str, file: str, now: str) -> tuple[int, Markup] 
     if number is None:
         raise WorkspaceError(f"{file} of workspace {ws} has no version {wanted}")
     old = (await view.services.personas.version(ws, file, number)).text
-    return number, side_by_side(old, now, f"{file} version {number}", f"{file} now")
+    names = f"{file} version {number}", f"{file} now"
+    return number, await asyncio.to_thread(side_by_side, old, now, *names)
 
 
 async def save(view: View) -> web.StreamResponse:
