@@ -7,14 +7,18 @@ cuts and reopens it in the next chunk (same fence and language), and avoids cutt
 inline markup (`code`, **bold**, [links](...)) in two.
 
 What the splitter may change, and nothing else: the whitespace at a cut is dropped,
-and a cut inside a fenced block adds that fence's closing line to the end of one part
-and its opening line to the start of the next. The work is linear in the text (one
-pass to measure and classify positions, then a binary search per part), and the
-parts number at most ``ceil(len/limit) + 1`` (``len`` and ``limit`` in the measure's
-units; with UTF-16 an astral character cannot be halved, so ``limit - 1`` there): the
-nicer breaks and the reopened fences may together cost at most one part's worth of
-room over the whole reply, after which parts are cut full. A fence whose lines would
-take more than a quarter of a part (a line of 2,500 backticks) is never reopened.
+a cut inside a fenced block adds that fence's closing line to the end of one part
+and its opening line to the start of the next, and a cut among a GFM table's rows
+repeats the table's header and delimiter lines at the start of the next part (rows
+without them are plain text to every converter: half a table came as raw pipes).
+The work is linear in the text (one pass to measure and classify positions, then a
+binary search per part), and the parts number at most ``ceil(len/limit) + 1``
+(``len`` and ``limit`` in the measure's units, ``len`` counting each repeated table
+header; with UTF-16 an astral character cannot be halved, so ``limit - 1`` there):
+the nicer breaks and the reopened fences may together cost at most one part's worth
+of room over the whole reply, after which parts are cut full. A fence or table
+header whose lines would take more than a quarter of a part (a line of 2,500
+backticks) is never repeated.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from itertools import accumulate
 
 from bot.errors import DeliveryRejected
 from channels.base import IN_FLIGHT_KEEP, Sent, StateStore
+from channels.markdown_table import is_delimiter
 
 Measure = Callable[[str], int]
 
@@ -58,11 +63,27 @@ class _Fence:
     line: int  # the index of its opening line
     reopenable: bool  # its two lines fit in a quarter of a part
 
+    @property
+    def head(self) -> str:
+        return self.opening + "\n"
+
+    @property
+    def tail(self) -> str:
+        return "\n" + self.closing
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    head: str  # its header and delimiter lines, each ending in a newline
+    reopenable: bool  # they fit in a quarter of a part
+    tail: str = ""  # a part that ends among its rows adds nothing
+
 
 @dataclass(frozen=True, slots=True)
 class Part:
     """One chunk: ``prefix + text[start:end] + suffix`` (the prefix and suffix are the
-    opening and closing lines of a fence the cut went through)."""
+    opening and closing lines of a fence the cut went through; the prefix may instead
+    be a table's header and delimiter lines)."""
 
     start: int
     end: int
@@ -110,7 +131,10 @@ class _Planner:
         self.mid_fence: list[_Fence | None] = []
         self.fence_line: list[bool] = []
         self.parity_before: list[bool] = []
+        self.table_row: list[_Table | None] = [None] * len(self.lines)
+        self.glued = [False] * (len(self.lines) + 1)  # a cut before it parts a table's head
         self._scan_lines()
+        self._scan_tables()
         inside = self._inside_spans()
         self.cands = self._candidates(inside)
 
@@ -136,6 +160,23 @@ class _Planner:
                 self.fence_line.append(False)
                 parity ^= _unbalanced(line)
 
+    def _scan_tables(self) -> None:
+        """Marks each table's rows (the lines with a pipe after its delimiter, outside
+        fences) and the two line breaks its header must not be cut from."""
+        lines, table = self.lines, None
+        for i, line in enumerate(lines):
+            outside = self.mid_fence[i] is None
+            if table is not None and outside and "|" in line:
+                self.table_row[i] = table
+                continue
+            table = None
+            if i and outside and self.mid_fence[i - 1] is None and is_delimiter(line, lines[i - 1]):
+                start = self.starts[i - 1]
+                end = min(self.starts[i] + len(line) + 1, len(self.text))
+                cost = self.m[end] - self.m[start]
+                table = _Table(f"{lines[i - 1]}\n{line}\n", cost <= self.limit // 4)
+                self.glued[i : i + 2] = [True, True]
+
     def _inside_spans(self) -> list[bool]:
         """Per position: a cut there would fall inside an inline span."""
         depth = [0] * (len(self.text) + 2)
@@ -156,7 +197,7 @@ class _Planner:
         hard: list[int] = []
         for i, line in enumerate(self.lines):
             start = self.starts[i]
-            if i and self.fence_before[i] is None and not self.parity_before[i]:
+            if i and self.fence_before[i] is None and not (self.parity_before[i] or self.glued[i]):
                 line_out.append(start - 1)
                 if not line.strip():
                     para.append(start - 1)
@@ -186,6 +227,11 @@ class _Planner:
             return self.fence_before[line + 1]
         return self.mid_fence[line]
 
+    def _table(self, cut: int) -> _Table | None:
+        """The table among whose rows the part after a cut at ``cut`` starts."""
+        start = self._skip(cut)
+        return self.table_row[self._line_of(start)] if start < len(self.text) else None
+
     def _end(self, start: int, cap: int) -> int:
         """The furthest cut whose part fits ``cap`` (at least one character)."""
         end = bisect_right(self.m, self.m[start] + cap) - 1
@@ -201,13 +247,16 @@ class _Planner:
         return end
 
     def _cut(
-        self, start: int, prev: int, cap: int, waste: int, reopened: _Fence | None
-    ) -> tuple[int, _Fence | None]:
-        """Where this part ends, and the fence it closes (to reopen in the next)."""
+        self, start: int, prev: int, cap: int, waste: int, reopened: _Fence | _Table | None
+    ) -> tuple[int, _Fence | _Table | None]:
+        """Where this part ends, and the fence or table it cuts (to reopen in the next)."""
         end = self._end(start, cap)
         cut = self._pick(start, prev, end, waste)
         fence = self._context(cut)
-        if fence is None or not fence.reopenable:
+        if fence is None:
+            table = self._table(cut)
+            return cut, table if table is not None and table.reopenable else None
+        if not fence.reopenable:
             return cut, None
         if fence is not reopened and self.starts[fence.line] < start:
             return cut, None  # this part never opened it (budget spent): nothing to close
@@ -235,22 +284,23 @@ class _Planner:
         parts: list[Part] = []
         n, text, limit = len(self.text), self.text, self.limit
         start = prev = waste = 0
-        reopened: _Fence | None = None
+        reopened: _Fence | _Table | None = None
         while start < n:
-            prefix = reopened.opening + "\n" if reopened is not None else ""
+            prefix = reopened.head if reopened is not None else ""
             cap = limit - (self.measure(prefix) if prefix else 0)
+            # A repeated table header is paid for apart from the budget (the docstring).
+            free = limit - cap if isinstance(reopened, _Table) else 0
             if self.m[n] - self.m[start] <= cap:
                 cut, closed = n, None
             else:
-                cut, closed = self._cut(start, prev, cap, waste, reopened)
-                waste += limit - (self.m[cut] - self.m[prev])
+                cut, closed = self._cut(start, prev, cap, waste - free, reopened)
+                waste += limit - free - (self.m[cut] - self.m[prev])
             end = cut
             if self._context(cut) is None if cut < n else True:
                 while end > start and text[end - 1].isspace():
                     end -= 1
             if text[start:end].strip():
-                suffix = "\n" + closed.closing if closed is not None else ""
-                parts.append(Part(start, end, prefix, suffix))
+                parts.append(Part(start, end, prefix, closed.tail if closed is not None else ""))
             prev, start, reopened = cut, self._skip(cut), closed
         return parts
 

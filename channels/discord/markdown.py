@@ -15,9 +15,8 @@ import re
 from wcwidth import wcswidth
 
 from channels.markdown_code import outside_code
+from channels.markdown_table import is_delimiter, row_cells
 
-_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 
@@ -33,7 +32,7 @@ def _tables(text: str) -> str:
     i = 0
     while i < len(lines):
         header = _cells(lines[i])
-        if header and i + 1 < len(lines) and _is_delimiter(lines[i + 1], len(header)):
+        if header and i + 1 < len(lines) and is_delimiter(lines[i + 1], lines[i]):
             rows = [header]
             i += 2
             while i < len(lines) and (row := _cells(lines[i])):
@@ -47,16 +46,8 @@ def _tables(text: str) -> str:
 
 
 def _cells(line: str) -> list[str]:
-    """A table row's cells (no pipe: not a row)."""
-    stripped = line.strip()
-    if "|" not in stripped:
-        return []
-    stripped = stripped.removeprefix("|").removesuffix("|")
-    return [_plain(cell.strip().replace("\\|", "|")) for cell in _CELL_SPLIT.split(stripped)]
-
-
-def _is_delimiter(line: str, columns: int) -> bool:
-    return bool(_DELIMITER.match(line)) and len(_cells(line)) == columns
+    """A table row's cells as the block shows them (no pipe: not a row)."""
+    return [_plain(cell) for cell in row_cells(line)]
 
 
 def _plain(cell: str) -> str:

@@ -114,6 +114,46 @@ def test_tilde_fence_and_longer_backtick_fence():
     assert all(c.startswith("````md") and c.endswith("````") for c in chunks)
 
 
+@pytest.mark.parametrize("measure", [len, utf16_len])
+def test_a_long_table_repeats_its_header_in_every_part(measure):
+    """Rows after a cut are plain text to every converter without the header and
+    delimiter lines above them: half of a long table reached Telegram and Slack as raw
+    pipes. Each part that starts among the rows repeats them, and only them."""
+    head = "| # | Product | Price 💶 |\n|---|:---|--:|\n"
+    rows = [f"| {i} | Product name {i} | {i * 3}.99 |" for i in range(150)]
+    text = "The list:\n\n" + head + "\n".join(rows) + "\n\nMore?"
+    chunks = split_message(text, 700, measure=measure)
+    assert len(chunks) >= 6 and all(measure(c) <= 700 for c in chunks)
+    assert chunks[0].startswith("The list:\n\n" + head)
+    assert all(c.startswith(head) for c in chunks[1:])
+    assert [ln for c in chunks for ln in c.split("\n") if ln in rows] == rows
+    shown = chunks[0] + "".join(c.removeprefix(head) for c in chunks[1:])
+    assert "".join(shown.split()) == "".join(text.split())  # nothing else added or lost
+    added = measure(head) * (len(chunks) - 1)
+    assert len(chunks) <= math.ceil((measure(text) + added) / 699) + 1
+
+
+def test_a_long_table_is_a_table_in_every_message_on_telegram_and_slack():
+    """Rows without their header were shown as raw pipes: half of the table."""
+    from channels.slack.mrkdwn import render_chunks
+    from channels.telegram.send import rendered_parts
+
+    rows = "\n".join(
+        f"| {i} | Product name number {i} | ${i * 3}.99 | in stock |" for i in range(120)
+    )
+    answer = f"Prices:\n\n| # | Product | Price | Status |\n|---|---|---|---|\n{rows}\n\nMore?"
+    telegram, slack = rendered_parts(answer), render_chunks(answer)
+    assert len(telegram) >= 2 and len(slack) >= 2
+    for part in telegram:
+        tables = [e for e in part.entities if e["type"] == "pre"]
+        assert len(tables) == 1, part.text[:80]
+        assert re.match(r"#\s+\| Product\s+\| Price", part.text[tables[0]["offset"] :])
+    assert all("*#* | *Product* | *Price* | *Status*\n" in chunk for chunk in slack)
+    for shown in ("\n".join(p.text for p in telegram), "\n".join(slack)):
+        assert not re.search(r"^\|", shown, re.M), "a row sent as raw Markdown"
+        assert all(shown.count(f" Product name number {i} ") == 1 for i in range(120))
+
+
 def test_never_cuts_inside_inline_markup():
     spans = ["**bold words here**", "`inline code span`", "[a link](https://example.com/x)"]
     text = " ".join(spans[i % 3] + f" filler{i}" for i in range(120))
