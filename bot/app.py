@@ -31,7 +31,7 @@ from bot.daemon import AgentSide, Daemon, LazyAgent
 from bot.delivery import Delivery
 from bot.dispatcher.backlog import Backlog
 from bot.dispatcher.dispatcher import Dispatcher
-from bot.dispatcher.middlewares import AccessControl, SizeGuard
+from bot.dispatcher.middlewares import AccessControl, BlankGuard, SizeGuard
 from bot.dispatcher.ownership import ChatOwnership
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.ratelimit import RateLimit, TokenBuckets
@@ -306,15 +306,21 @@ def _ready_parts(
 
 
 def _dispatcher(core: _Core, front: _Front, agent: LazyAgent) -> Dispatcher:
-    """Per-chat lanes into the agent side, behind the rate limit, access and the size
-    cap; a message /stop withdrew or ended, or one retired, leaves its session too."""
+    """Per-chat lanes into the agent side, behind the rate limit, access, the size cap
+    and the blank check; a message /stop withdrew or ended, or one retired, leaves its
+    session too."""
     settings, storage, bus = core.settings, core.storage, core.bus
     return Dispatcher(
         bus,
         agent.handle,
         max_concurrent=settings.agent.max_concurrent_chats,
         idle_s=settings.agent.worker_idle_s,
-        filters=[front.rate, front.access, SizeGuard(bus, settings.agent.max_message_chars)],
+        filters=[
+            front.rate,
+            front.access,
+            SizeGuard(bus, settings.agent.max_message_chars),
+            BlankGuard(),
+        ],
         forget=lambda msg: storage.sessions.retract(msg.key, msg.message_id),
         cluster=core.cluster,
         stops=front.stops,

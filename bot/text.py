@@ -24,11 +24,19 @@ def valid_unicode(text: str) -> str:
     return paired.replace("\x00", "\ufffd")
 
 
+# Letters and symbols drawn as nothing, used to post "empty" messages: the Hangul fillers
+# (U+115F, U+1160, U+3164, U+FFA0) and the blank Braille pattern (U+2800).
+_BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
 def shows_nothing(text: str) -> bool:
-    """Whether ``text`` holds nothing to read: only whitespace and format characters
-    (category Cf: U+200B zero width space, U+2060 word joiner, U+FEFF...). Those pass a
-    ``strip()`` check, and a reply, a reminder or a fact of them shows an empty line."""
-    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+    """Whether ``text`` holds nothing to read: only whitespace, format characters
+    (category Cf: U+200B zero width space, U+2060 word joiner, U+FEFF...) and blank
+    glyphs (U+3164 Hangul filler, U+2800 Braille blank). Those pass a ``strip()``
+    check, and a message, a reply, a reminder or a fact of them shows an empty line."""
+    return all(
+        ch.isspace() or ch in _BLANK_GLYPHS or unicodedata.category(ch) == "Cf" for ch in text
+    )
 
 
 MAX_NUMBER = 2**63 - 1  # the largest row id either store can hold (SQLite, bigint)

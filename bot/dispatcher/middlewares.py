@@ -23,6 +23,7 @@ from bot.dispatcher.screen import original_length
 from bot.lru import LRU
 from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage
 from bot.store.access import DENIED, PairingHold
+from bot.text import shows_nothing
 
 log = logging.getLogger(__name__)
 
@@ -192,4 +193,16 @@ class SizeGuard:
                 OutboundKind.NOTICE,
             )
         )
+        return False
+
+
+class BlankGuard:
+    """Skips a message with nothing to read and no attachment (only spaces, zero-width
+    characters, a Hangul filler...): silently, as it asks nothing, and before it costs
+    a model call."""
+
+    async def __call__(self, msg: InboundMessage) -> bool:
+        if msg.attachments or not shows_nothing(msg.text):
+            return True
+        log.info("a blank message from %s in %s skipped", msg.sender, msg.key)
         return False
