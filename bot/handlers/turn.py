@@ -124,7 +124,7 @@ class TurnHandler:
     async def _answer(self, msg: InboundMessage, preview: PreviewStream | None) -> str:
         try:
             async with self.typing(msg):
-                if preview is None:
+                if preview is None or not preview.shows:
                     outcome = await self.runner.run_turn(msg)
                 else:
                     outcome = await self.runner.run_turn(msg, preview)

@@ -73,7 +73,11 @@ class PreviewStream:
         clock: Callable[[], float] = time.monotonic,
         runs: Callable[[ChatKey], bool] = lambda _key: True,
         on_stopped: Callable[[], None] = lambda: None,
+        shows: bool = True,
     ) -> None:
+        # False: streaming is off now; this turn only finishes (or deletes) the preview an
+        # earlier run left, and its model call is not streamed.
+        self.shows = shows
         self._channel = channel
         self._runs = runs
         self._on_stopped = on_stopped  # ends the turn: the person stopped the stream
@@ -85,7 +89,7 @@ class PreviewStream:
         self._clock = clock
         self.message_id = record.message_id if record is not None else None
         self._final_saved = record is not None and record.final
-        self._closed = self._final_saved  # the final is on its way already: hands off
+        self._closed = self._final_saved or not shows  # the final is on its way: hands off
         self._reader: AnswerReader | None = None
         self._status: str | None = None
         self._dirty = False

@@ -12,6 +12,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from bot.dispatcher.stops import STOPPED
 from tests.fakes import telegram_api
 from tests.fakes.llm_server import FINAL_RESULT, streamed_answer, tool_calls_reply
@@ -146,6 +148,30 @@ async def test_a_turn_cut_off_mid_stream_finishes_its_preview_after_a_restart(
     await telegram_daemon(streaming=FAST, data_dir=tmp_path / "d")
     await _answered(fake_telegram, 42, ANSWER)
     assert len(fake_telegram.sent(chat_id=42)) == 1  # the same message, finished
+
+
+@pytest.mark.parametrize(
+    "off",
+    [{"streaming_off": True}, {"streaming": {"enabled": False}}],
+    ids=["channel-streaming-false", "streaming-disabled"],
+)
+async def test_a_restart_with_streaming_off_still_finishes_the_half_answer(
+    telegram_daemon, fake_llm, fake_telegram, tmp_path, off
+):
+    """The same cut-off turn, restarted with streaming turned off (an operator's answer
+    to a streaming problem): the replayed answer still replaces the half one in place,
+    from a call that is not streamed, rather than being posted beside it."""
+    fake_llm.reply(paced(seconds=8.0, piece=4))  # cut off long before it ends
+    first, _ = await telegram_daemon(streaming=FAST, data_dir=tmp_path / "d")
+    fake_telegram.message("tell me a story", chat_id=42)
+    await fake_telegram.wait_for("editMessageText", 2)
+    await first.stop(timeout=0)
+    fake_llm.reply(paced(seconds=1.0))
+    await telegram_daemon(data_dir=tmp_path / "d", **off)
+    await fake_telegram.wait_until(lambda: ANSWER in fake_telegram.visible(42))
+    assert fake_telegram.visible(42) == [ANSWER]  # no half answer left beside it
+    assert len(fake_telegram.sent(chat_id=42)) == 1  # the same message, finished
+    assert fake_llm.requests[-1].json.get("stream") is None
 
 
 # -- drafts (telegram_drafts = true): private chats preview with sendMessageDraft ----------
