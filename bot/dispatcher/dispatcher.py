@@ -8,6 +8,9 @@ statement leaves its message pending instead of losing it or stopping the loop.
 Every message leaves the inbox journal once handled (or refused by a filter), so only
 unfinished turns are replayed; one whose turns keep dying (the process crashed or was
 killed mid-turn) is retired after ``max_attempts`` with one apology, and its chat moves on.
+A turn a graceful shutdown cut off (a slow model past ``shutdown_timeout_s``) gives its
+start back before the database closes: it is answered after the next start, however
+often the operator restarts meanwhile.
 
 Among replicas (:mod:`bot.cluster`), a replica runs only the chats whose partition it
 holds, each turn under that lease's fence: a write refused because the lease moved on
@@ -158,7 +161,11 @@ class Dispatcher:
             log.warning("turn in %s dropped: %s", msg.key, exc)
             self._give_back(msg)
         except asyncio.CancelledError:
-            if not self._cluster.runs(msg.key):  # forsaken: its lease moved on
+            if self._workers.closing:  # a shutdown, not a crash: answered after the next start
+                given = self._give_back(msg)
+                if given is not None:  # before the database closes; a second cancel spares it
+                    await asyncio.wait([given])
+            elif not self._cluster.runs(msg.key):  # forsaken: its lease moved on
                 self._give_back(msg)
             raise
         else:
@@ -169,20 +176,23 @@ class Dispatcher:
             self._inflight.discard(mark)
             self._counted.discard(mark)
 
-    def _give_back(self, msg: InboundMessage) -> None:
-        """A turn its replica stopped because the chat's lease moved on: its start is
-        not held against the message (churn under load must not retire it as one that
-        kills the process). Unfenced, in a task of its own: the lane may be cancelled."""
+    def _give_back(self, msg: InboundMessage) -> asyncio.Task[None] | None:
+        """A turn stopped by its replica (the chat's lease moved on, or a graceful
+        shutdown cut it at ``shutdown_timeout_s``): its start is not held against the
+        message, or churn under load and a slow turn's restarts would retire it as one
+        that kills the process. Only a crash leaves its start counted. Unfenced, in a
+        task of its own: the lane may be cancelled."""
         if (msg.key, msg.message_id) not in self._counted:
-            return
+            return None
         task = asyncio.create_task(self._bus.inbound_interrupted(msg))
         self._giving_back.add(task)
         task.add_done_callback(self._given_back)
+        return task
 
     def _given_back(self, task: asyncio.Task[None]) -> None:
         self._giving_back.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.info("a lost turn's start stays counted: %s", task.exception())
+            log.info("a stopped turn's start stays counted: %s", task.exception())
 
     async def _fenced_turn(self, msg: InboundMessage) -> None:
         if not self._stops.begins(msg):  # its person's /stop withdrew it while it waited

@@ -71,8 +71,9 @@ class InboxStore:
         return await self._db.run_together(functools.partial(_count_attempt, key=row_key(msg)))
 
     async def interrupted(self, msg: InboundMessage) -> None:
-        """A started turn stopped because its chat moved to another replica: that start
-        is not counted against the message (see :meth:`started`)."""
+        """A started turn stopped because its chat moved to another replica or the daemon
+        stopped gracefully: that start is not counted against the message (see
+        :meth:`started`)."""
         await self._db.execute(
             f"UPDATE inbox SET attempts = attempts - 1 WHERE {_ROW} AND attempts > 0",
             row_key(msg),

@@ -1,13 +1,17 @@
-"""A message whose turn kills the process is not replayed forever.
+"""A message whose turn kills the process is not replayed forever; one whose turn a
+graceful restart cut off is answered however often the daemon restarts meanwhile.
 
 Each start of a turn is counted on its inbox row before the turn runs. A crash (SIGKILL,
-the OOM killer) leaves the row started and unfinished; here each crash is the daemon
-torn down mid-turn, which leaves the row exactly so. After three such attempts the
-next start retires the message, apologizes once, and the chat answers again.
+the OOM killer) leaves the row started and unfinished; here each crash is the database
+put back as it stood mid-turn (what a killed process leaves on disk: every commit is
+written) under a daemon stopped since. After three such attempts the next start retires
+the message, apologizes once, and the chat answers again. A graceful stop (SIGTERM) past
+``shutdown_timeout_s`` gives the start back instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -31,9 +35,20 @@ async def _replies(chat, message_id: str) -> list[OutboundMessage]:
 
 
 async def _crash_mid_turn(daemon, fake_llm, requests: int) -> None:
-    """Wait until the turn is at the model, then end the process's work there."""
+    """Wait until the turn is at the model, then crash: the database as it stands now
+    outlives the daemon, whatever its stop writes after."""
     await fake_llm.wait_requests(requests)
-    await daemon.stop(timeout=0)  # the turn is cut off; nothing marks the row finished
+    db = Path(daemon.settings.data_dir) / "bot.db"
+    left = db.with_name("crashed.db")
+    with (
+        contextlib.closing(sqlite3.connect(db)) as live,
+        contextlib.closing(sqlite3.connect(left)) as copy,
+    ):
+        live.backup(copy)
+    await daemon.stop(timeout=0)
+    for side in ("-wal", "-shm"):
+        db.with_name(db.name + side).unlink(missing_ok=True)
+    left.replace(db)
 
 
 async def test_message_that_keeps_killing_its_turn_is_retired_after_three(
@@ -81,3 +96,25 @@ async def test_turns_that_finish_are_not_counted_against_later_replays(
     assert answer.text == "echo: slow"
     await daemon.stop(timeout=1)
     assert _row(data, "s1") == ("done", 2)
+
+
+async def test_graceful_restarts_mid_turn_never_retire_its_message(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    """A slow model's turn outlasts shutdown_timeout_s at every restart: each SIGTERM
+    cuts it off, none counts, and the start after them answers it once."""
+    data = tmp_path / "data"
+    for _ in range(MAX_ATTEMPTS + 1):
+        fake_llm.reply_text("never arrives", delay=30)
+    daemon, chat = await daemon_factory(data)
+    await chat.say("summarise this long report", message_id="r1")
+    for attempt in range(1, MAX_ATTEMPTS + 2):
+        await fake_llm.wait_requests(attempt)
+        await daemon.stop(timeout=0)  # what SIGTERM does, the turn past its time
+        assert _row(data, "r1") == ("pending", 0)
+        daemon, chat = await daemon_factory(data)
+
+    [answer] = await _replies(chat, "r1")
+    assert answer.text == "echo: summarise this long report"
+    await daemon.stop(timeout=1)
+    assert _row(data, "r1") == ("done", 1)
