@@ -4,6 +4,9 @@ Every message is already in the outbox (DurableBus), so a failed send is retried
 with exponential backoff (and after a restart) until the channel accepts it, or it
 is given up after ``max_attempts`` or a permanent refusal, with an error logged.
 
+A reply waiting for its retry holds its chat's later replies behind it (``HeldBehind``):
+one failed send never lets the next answer overtake it. Other chats go on.
+
 Each channel has its own lanes and its own cap on concurrent sends, so a platform that
 makes its senders wait (a rate limit waited out in place, a slow API) never holds up
 another platform's deliveries.
@@ -30,6 +33,7 @@ from typing import Literal, Protocol
 
 from bot.bus.base import Bus
 from bot.cluster.fence import Fence, fenced
+from bot.delivery_order import HeldBehind
 from bot.delivery_steps import DeliveryProgress, Steps
 from bot.dispatcher.lanes import KeyedSerial
 from bot.errors import ChatGone, ChatMoved, DeliveryRejected, FencedOff
@@ -195,9 +199,11 @@ class Delivery:
         # Replies being sent, or sent and not yet marked so: a partition whose chats
         # have one is not handed to another replica (whose claim would take the row).
         self._unsettled: dict[str, ChatKey] = {}
-        # Replies claimed here and not yet through a send: their rows are this run's
-        # ('sending'), which a claim of this run never takes again (see _claim_and_submit).
+        # Replies claimed here and not yet through (sent, given up, left to another
+        # replica; a retry's wait included): their rows are this run's ('sending'), which
+        # a claim of this run never takes again (see _claim_and_submit).
         self._claimed: set[str] = set()
+        self._held = HeldBehind()  # per chat: a reply waiting for its retry, then the rest
         self._max_chars = max_chars
         self._metrics = metrics
         self._channels = channels
@@ -328,34 +334,59 @@ class Delivery:
             self._lanes[msg.key.channel] = lanes
         lanes.submit(msg.key, msg)
 
-    async def _send(self, msg: OutboundMessage) -> None:
-        try:
-            await self._send_claimed(msg)
-        finally:
-            self._claimed.discard(msg.delivery_key)
+    def delivering(self, key: ChatKey) -> bool:
+        """Whether a reply to the chat is being sent or waits for its retry: a new post
+        there now (a streamed preview of the next answer) would land above it."""
+        return key in self._held or any(k == key for k in self._unsettled.values())
 
-    async def _send_claimed(self, msg: OutboundMessage) -> None:
+    async def _send(self, msg: OutboundMessage) -> None:
+        """Sends ``msg`` (unless a reply of its chat waits for its retry: then it waits
+        too), then, in this lane, the replies held behind it, until one fails again."""
+        if self._held.hold(msg):
+            return
+        current: OutboundMessage | None = msg
+        while current is not None:
+            retry_in = await self._send_one(current)
+            if retry_in is not None:
+                self._held.retrying(current)
+                self._retry_later(current, retry_in)
+                return
+            current = self._held.through(current)
+
+    async def _send_one(self, msg: OutboundMessage) -> float | None:
+        """One attempt; the seconds until its retry, or None once it is through."""
+        retry_in: float | None = None
+        try:
+            retry_in = await self._send_claimed(msg)
+        except Exception:  # its failure was not recorded: as ever, it resumes at the next start
+            log.exception("delivery %s to %s broke off", msg.delivery_key, msg.key)
+        finally:
+            if retry_in is None:
+                self._claimed.discard(msg.delivery_key)
+        return retry_in
+
+    async def _send_claimed(self, msg: OutboundMessage) -> float | None:
         if not self._runs(msg.key):
             log.info("delivery %s left to the replica now running %s", msg.delivery_key, msg.key)
-            return
+            return None
         self._unsettled[msg.delivery_key] = msg.key
         try:
             sent = await self._attempt(msg)
         except Exception as exc:
             self._unsettled.pop(msg.delivery_key, None)
-            await self._failed(msg, exc)
-            return
+            return await self._failed(msg, exc)
         except BaseException:
             self._unsettled.pop(msg.delivery_key, None)
             raise
         if not sent:
             self._unsettled.pop(msg.delivery_key, None)
-            return
+            return None
         self.sent += 1
         self._metrics.message_out(msg.key.channel, msg.kind.value)
         self._sent_keys.append(msg.delivery_key)
         if self._marker is None or self._marker.done():
             self._marker = asyncio.create_task(self._mark_sent())
+        return None
 
     async def _attempt(self, msg: OutboundMessage) -> bool:
         """One try at the platform; False: left to the replica that took the chat."""
@@ -389,8 +420,9 @@ class Delivery:
         key = replace(msg.key, chat_id=exc.chat_id)
         return replace(msg, key=key, reply_to=None, preview_id=None)
 
-    async def _failed(self, msg: OutboundMessage, exc: Exception) -> None:
-        """A refusal gives up at once; another failure is retried with backoff."""
+    async def _failed(self, msg: OutboundMessage, exc: Exception) -> float | None:
+        """A refusal gives up at once (None); another failure is retried with backoff:
+        the seconds until its retry."""
         self.failed += 1
         self._metrics.delivery_failed(msg.key.channel)
         if isinstance(exc, DeliveryRejected):
@@ -401,7 +433,7 @@ class Delivery:
             await self._outbox.give_up(msg, str(exc))
             if isinstance(exc, ChatGone):
                 await self._chat_gone(msg.key, exc)
-            return
+            return None
         error = f"{type(exc).__name__}: {exc}"
         attempts, due = await self._outbox.mark_failed(msg, error)
         if attempts >= self._max_attempts:
@@ -414,7 +446,7 @@ class Delivery:
             )
             await self._progress.forget(msg.delivery_key)
             await self._outbox.give_up(msg, error)
-            return
+            return None
         delay = max(0.0, (due - utcnow()).total_seconds())
         log.warning(
             "delivery %s to %s failed (%s); retry %d in %.1f s",
@@ -424,7 +456,7 @@ class Delivery:
             attempts,
             delay,
         )
-        self._retry_later(msg, delay)
+        return delay
 
     async def _chat_gone(self, key: ChatKey, exc: ChatGone) -> None:
         """Whatever would post there again is ended (one line per chat, said there)."""
@@ -480,7 +512,8 @@ class Delivery:
         return len(self._timers)
 
     async def drain(self, timeout: float) -> bool:
-        """Flush queued sends; scheduled retries stay in the outbox for the next start."""
+        """Flush queued sends; scheduled retries, and the replies of their chats held
+        behind them, stay in the outbox for the next start (which sends them in order)."""
         self._closing = True
         for handle in self._timers:
             handle.cancel()
