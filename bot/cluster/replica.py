@@ -191,10 +191,17 @@ class PgCluster:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("cluster: lease renewal failed (%s: %s)", type(exc).__name__, exc)
+            # Once per outage at WARNING (each retry at DEBUG); and the lapse time read by
+            # the last good tick is stale now: kept, every wake after it came 0.1 s apart
+            # (ten connection attempts a second against a database coming back).
+            level = logging.DEBUG if self.failing else logging.WARNING
+            log.log(level, "cluster: lease renewal failed (%s: %s)", type(exc).__name__, exc)
             self.failing = f"lease renewal failing ({type(exc).__name__}: {exc})"
+            self._lapse_at = None
             await self._close()
         else:
+            if self.failing:
+                log.info("cluster: lease renewal works again")
             self.failing = ""
         await self._lapse()
         self._ticked.set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 
@@ -264,6 +265,39 @@ async def test_a_replica_cut_off_from_its_database_drops_its_leases(url: str) ->
         async with connection(url) as conn:
             tokens = {h.token for h in await leases(conn) if h.owner == cut_off.replica}
         assert min(tokens) >= 2
+    finally:
+        await cut_off.stop()
+        await other.stop()
+        await relay.stop()
+
+
+async def test_a_replica_cut_off_retries_at_its_renewal_pace_not_ten_times_a_second(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once another replica's lease lapse time had passed, a replica whose database was
+    away woke every 0.1 s (the lapse time of its last good tick, never cleared): with
+    the defaults 10 connection attempts and warnings a second for the whole outage.
+    It retries at its renewal pace now, and warns once per outage."""
+    relay = CuttableRelay(url)
+    await relay.start()
+    slow = Timing(ttl_s=10.0, renew_s=1.5, partitions=8)
+    cut_off = PgCluster(relay.url, timing=slow)
+    other = PgCluster(url, timing=Timing(ttl_s=1.0, renew_s=0.1, partitions=8))
+    try:
+        await other.start(Events())
+        await cut_off.start(Events())
+        await until(lambda: cut_off._lapse_at is not None, 5)  # it has seen other's leases
+        lapse_at = cut_off._lapse_at
+        assert lapse_at is not None
+        relay.sever()
+        await until(lambda: cut_off.failing != "" and time.monotonic() > lapse_at + 0.2, 10)
+        tried = relay.refused
+        await asyncio.sleep(1.0)  # less than one renewal: at most one attempt is due
+        assert relay.refused - tried <= 2, relay.refused - tried  # asyncpg tries SSL, then not
+        relay.mend()
+        await until(lambda: cut_off.failing == "", 10)
+        failed = [r for r in caplog.records if "lease renewal failed" in r.getMessage()]
+        assert len([r for r in failed if r.levelno >= logging.WARNING]) == 1
     finally:
         await cut_off.stop()
         await other.stop()

@@ -18,6 +18,7 @@ class CuttableRelay:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.cut = False
+        self.refused = 0  # connections refused while cut: how often a client tried
         # While set, the server's end of a connection is not passed on: a client whose
         # backend was terminated has read the FATAL but not yet the end of the stream,
         # as a busy event loop does in between.
@@ -52,6 +53,7 @@ class CuttableRelay:
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.cut:
+            self.refused += 1
             writer.close()
             return
         up_reader, up_writer = await asyncio.open_connection(*self._target)
