@@ -7,7 +7,8 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     ├── ConfigError              bad or unreadable configuration (exit code 2)
     ├── StoreError               the database cannot be opened or migrated
     │   ├── FencedOff            a write for a lease this replica no longer holds
-    │   └── StoreUnavailable     the connection to the database was lost mid-statement
+    │   ├── StoreUnavailable     the connection to the database was lost mid-statement
+    │   └── StoreBusy            another process held the write lock past the wait
     ├── QuotaExceeded            a per-user limit would be passed (checked with the write)
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
@@ -57,6 +58,12 @@ class StoreUnavailable(StoreError):
     """The database server dropped the connection (a restart, a failover, a connection
     cut) or refused a new one: the statement may or may not have committed. Work that
     can be run again (a turn, whose writes are keyed) is run again, never apologized for."""
+
+
+class StoreBusy(StoreError):
+    """Another process (a backup, a ``bot`` command, a sqlite3 shell) held the database's
+    write lock past the wait: nothing was written, and the same write works once it lets
+    go. Worded for people: a page says to try again in a moment."""
 
 
 class QuotaExceeded(BotError):

@@ -21,7 +21,8 @@ from aiohttp import web
 from bot.admin.auth import LOGIN_PATH, Session
 from bot.admin.render import HEADERS, Renderer
 from bot.admin.services import AdminServices
-from bot.errors import BotError, ToolError, WorkspaceError
+from bot.errors import BotError, StoreError, ToolError, WorkspaceError
+from bot.store.busy import busy
 from bot.text import MAX_NUMBER, row_number
 from bot.workspaces.folders import DEFAULT_WORKSPACE
 from channels.base import Route
@@ -34,6 +35,7 @@ KEPT = ("file",)  # form fields a refused change carries back to its page
 STATIC = frozenset({"admin.css", "admin.js"})
 _TYPES = {".css": "text/css", ".js": "text/javascript"}
 Handler = Callable[["View"], Awaitable[web.StreamResponse]]
+Answer = Callable[[web.Request], Awaitable[web.StreamResponse]]
 T = TypeVar("T")
 
 
@@ -127,13 +129,40 @@ class AdminSite:
 
     def routes(self) -> list[Route]:
         routes = [
-            Route("GET", LOGIN_PATH, self._login_page),
-            Route("POST", LOGIN_PATH, self._login),
+            Route("GET", LOGIN_PATH, self._answering(self._login_page)),
+            Route("POST", LOGIN_PATH, self._answering(self._login)),
             Route("GET", "/admin/static/{name}", self._static),
-            Route("POST", "/admin/logout", self._guard(_logout)),
+            Route("POST", "/admin/logout", self._answering(self._guard(_logout))),
         ]
-        routes += [Route(p.method, p.path, self._guard(p.handler, p.back)) for p in self._pages]
+        routes += [
+            Route(p.method, p.path, self._answering(self._guard(p.handler, p.back), p.back))
+            for p in self._pages
+        ]
         return routes
+
+    def _answering(self, handler: Answer, back: str = "") -> Answer:
+        """A database that cannot answer now (another process holds SQLite's write lock
+        past the wait, PostgreSQL's connection was lost) is a page saying so, 503: it was
+        aiohttp's bare "500 Internal Server Error" and a traceback in the log."""
+
+        async def answering(request: web.Request) -> web.StreamResponse:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                refused = exc if isinstance(exc, StoreError) else busy(exc)
+                if refused is None:
+                    raise
+                log.warning("admin page: %s %s not answered: %s", request.method,
+                            request.path, refused)  # fmt: skip
+                posted = request.method == "POST"
+                again = (back or "/admin") if posted else request.path_qs
+                response = self.renderer.response(
+                    "busy.html", 503, reason=str(refused), posted=posted, again=again
+                )
+                response.headers["Retry-After"] = "5"
+                return response
+
+        return answering
 
     def _limited(self, request: web.Request) -> bool:
         """Whether a failed login try is one too many from its address. Only failures
@@ -141,9 +170,7 @@ class AdminSite:
         one address, and a scanner there must not lock the admin out."""
         return not self.services.limiter.allow(request.remote or "?")
 
-    def _guard(
-        self, handler: Handler, back: str = ""
-    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def _guard(self, handler: Handler, back: str = "") -> Answer:
         async def guarded(request: web.Request) -> web.StreamResponse:
             session = await self.services.auth.session(request.cookies.get(COOKIE, ""))
             if session is None:
@@ -163,6 +190,8 @@ class AdminSite:
                 if request.method == "POST":
                     view.require_workspace()
                 return await handler(view)
+            except StoreError:
+                raise  # a database that cannot answer now: a 503 (_answering)
             except BotError as exc:  # a refusal, worded for people, as in chat
                 if request.method != "POST":  # shown here: a redirect to itself would loop
                     return view.render(

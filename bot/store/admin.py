@@ -1,18 +1,25 @@
 """The admin page's login links and sessions (hashed tokens, see migration 0016).
 
 A link is redeemed once: the UPDATE that marks it used is the single point of truth, so
-two browsers racing with one link get one session. Sessions slide: each use moves their
-expiry, an idle one lapses. Expired rows are dropped when new ones are written.
+two browsers racing with one link get one session. Sessions slide: use moves their
+expiry (at most every few minutes: a page load is a read), an idle one lapses. Expired
+rows are dropped when new ones are written.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from bot.store.busy import busy
 from bot.store.db import Database
 from bot.store.rows import Row
+
+log = logging.getLogger(__name__)
 
 
 class LinkState(StrEnum):
@@ -33,6 +40,7 @@ class LinkCheck:
 LINK = "link"
 SESSION = "session"
 KEEP_EXPIRED = timedelta(days=1)
+SLIDE_STEP = timedelta(minutes=5)  # a session's expiry is moved by at least this much
 
 
 def _iso(at: datetime) -> str:
@@ -48,6 +56,24 @@ def link_check(row: Row | None, now: datetime) -> LinkCheck:
     if row["expires_at"] <= _iso(now):
         return LinkCheck(LinkState.EXPIRED, row["admin"])
     return LinkCheck(LinkState.VALID, row["admin"])
+
+
+def _slide(conn: sqlite3.Connection, token_hash: str, to: datetime) -> None:
+    """Move a session's expiry, unless another process holds the write lock now: the
+    session has hours left, and the next page load moves it."""
+    (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute(
+            "UPDATE admin_tokens SET expires_at = ? WHERE token_hash = ? AND kind = ?",
+            (_iso(to), token_hash, SESSION),
+        )
+    except sqlite3.OperationalError as exc:
+        if busy(exc) is None:
+            raise
+        log.info("admin session expiry not moved: %s (moved at the next page load)", exc)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
 
 
 class AdminTokenStore:
@@ -87,18 +113,20 @@ class AdminTokenStore:
         return found
 
     async def session(self, token_hash: str, now: datetime, idle_until: datetime) -> str | None:
-        """The admin of a live session (its expiry moved to ``idle_until``), else None."""
-        moved = await self._db.execute_count(
-            "UPDATE admin_tokens SET expires_at = ? WHERE token_hash = ? AND kind = ?"
-            " AND expires_at > ?",
-            (_iso(idle_until), token_hash, SESSION, _iso(now)),
-        )
-        if not moved:
-            return None
+        """The admin of a live session, else None. A read: its expiry is moved to
+        ``idle_until`` only once that is :data:`SLIDE_STEP` later, and never waits for
+        another process's write lock (every page load wrote, so a backup holding it
+        made each page wait 5 s and fail)."""
         row = await self._db.fetchone(
-            "SELECT admin FROM admin_tokens WHERE token_hash = ?", (token_hash,)
+            "SELECT admin, expires_at FROM admin_tokens WHERE token_hash = ? AND kind = ?"
+            " AND expires_at > ?",
+            (token_hash, SESSION, _iso(now)),
         )
-        return str(row["admin"]) if row else None
+        if row is None:
+            return None
+        if row["expires_at"] < _iso(idle_until - SLIDE_STEP):
+            await self._db.run(functools.partial(_slide, token_hash=token_hash, to=idle_until))
+        return str(row["admin"])
 
     async def end_sessions(self, token_hash: str | None = None) -> int:
         """End one session, or every session (``None``); returns how many ended."""

@@ -4,8 +4,10 @@ web app: login links and sessions, CSRF, and each page calling the chat's servic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +17,8 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from typer.testing import CliRunner
 
-from bot.admin.auth import AdminAuth
+from bot.admin.auth import AdminAuth, token_hash
+from bot.admin.site import COOKIE
 from bot.cli.app import app as cli
 from bot.daemon import Daemon
 from bot.handlers.pairing import APPROVED, DENIED
@@ -645,3 +648,42 @@ async def test_a_diff_of_many_changed_lines_leaves_chats_and_healthz_answered(
     assert status == 200
     assert page.count('class="line diff_chg"') == 800  # both sides of 400 lines
     assert "- likes item 399" in page and "* likes item 399" in page
+
+
+async def test_a_database_another_process_holds_is_a_page_saying_so_not_a_500(
+    site: Site,
+) -> None:
+    """Another process holding the SQLite write lock (a backup, a sqlite3 shell) made
+    every admin page a bare "500 Internal Server Error" after 5 s: each load moved the
+    session's expiry, a write. Pages read now (the expiry moves at most every few
+    minutes, and never waits for the lock), and a change that must write says the
+    database is busy, 503."""
+    daemon, _, client = await site()
+    await logged_in(client, daemon)
+    for path in ("/admin/workspaces", "/admin/memory"):  # first looks record templates
+        assert (await client.get(path)).status == 200
+    earlier = AdminAuth(
+        sqlite_storage(daemon.db).admin, clock=lambda: utcnow() - timedelta(hours=1)
+    )
+    _, session = await earlier.log_in((await new_link(daemon)).split("token=")[1])
+    assert session is not None  # it lapses in 11 h: a page load moves that to 12 h
+    client.session.cookie_jar.clear()
+    client.session.cookie_jar.update_cookies({COOKIE: session.token})
+    expiry = "SELECT expires_at FROM admin_tokens WHERE token_hash = ?"
+    with contextlib.closing(sqlite3.connect(daemon.db.path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        for path in ("/admin/workspaces", "/admin/memory"):
+            shown = await client.get(path)
+            assert shown.status == 200, await shown.text()
+        fresh = await client.post(
+            "/admin/sessions/new", data={"csrf": session.csrf, "channel": "test", "chat_id": "c1"}
+        )
+        page = await fresh.text()
+        assert fresh.status == 503 and fresh.content_type == "text/html", page
+        assert "The database is busy, try again in a moment: nothing was changed." in page
+        other.execute("ROLLBACK")
+    assert (await client.get("/admin")).status == 200
+    moved = await daemon.db.fetchone(expiry, (token_hash(session.token),))
+    assert moved is not None and moved[0] > (utcnow() + timedelta(hours=11, minutes=50)).isoformat()
+    assert (await client.get("/admin")).status == 200
+    assert await daemon.db.fetchone(expiry, (token_hash(session.token),)) == moved  # no write
