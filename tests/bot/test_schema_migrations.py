@@ -15,6 +15,7 @@ import pytest
 from bot.errors import StoreError
 from bot.store import schema
 from bot.store.db import Database
+from bot.store.postgres import database as pg_database
 from bot.store.postgres.database import PostgresDatabase
 from tests.fakes import postgres
 
@@ -128,6 +129,33 @@ async def test_an_unreachable_server_is_one_store_error_without_the_password() -
         with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as raised:
             await db.open()
     assert "s3cret-pw" not in str(raised.value) and "bot:***@127.0.0.1" in str(raised.value)
+
+
+async def test_a_server_that_never_answers_is_named_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hung server, or a proxy or pooler with nothing behind it, accepts the connection
+    and says nothing: the error read 'cannot connect to PostgreSQL at ...:' with no
+    reason at all (a timeout's text is empty), in `bot run`, `status` and `doctor`."""
+    monkeypatch.setattr(pg_database, "CONNECT_TIMEOUT_S", 0.3)
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)  # accepted, never answered
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    url = f"postgresql://bot@127.0.0.1:{server.sockets[0].getsockname()[1]}/bot"
+    try:
+        for attempt in (PostgresDatabase(url).open(), pg_database.peek_version(url)):
+            with pytest.raises(StoreError) as raised:
+                await attempt
+            assert str(raised.value).endswith(
+                ": no answer within 0.3 s (the server, or a proxy or pooler in front of it,"
+                " accepted the connection but did not answer)"
+            ), str(raised.value)
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
 
 
 def test_without_a_server_postgres_tests_skip_and_under_ci_fail(

@@ -42,6 +42,7 @@ _VERSIONS = (
 )
 # What a refused or failed connection raises (a bad URL is a ValueError).
 _CONNECT_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+CONNECT_TIMEOUT_S = 10.0  # to connect and log in, before the server is called unreachable
 Record = Any  # asyncpg.Record: indexed by column name like sqlite3.Row (bot.store.rows)
 # What a connection the server dropped (a restart, a failover, pg_terminate_backend, a
 # cut network) raises, or a new one it refuses while it starts or stops.
@@ -129,14 +130,12 @@ class PostgresDatabase:
                 min_size=1,
                 max_size=self._max,
                 max_inactive_connection_lifetime=self._idle_s,
-                timeout=10,
+                timeout=CONNECT_TIMEOUT_S,
                 connection_class=_Connection,
                 server_settings=self._settings,
             )
         except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:
-            raise StoreError(
-                f"cannot connect to PostgreSQL at {safe_url(self.url)}: {exc}"
-            ) from exc
+            raise StoreError(cannot_connect(self.url, exc)) from exc
         try:
             await self._migrate()
         except asyncpg.PostgresError as exc:  # a lost connection is StoreUnavailable already
@@ -358,14 +357,27 @@ class PostgresDatabase:
             return False
 
 
+def cannot_connect(url: str, exc: BaseException) -> str:
+    """Why ``url`` could not be reached, in words: a timeout's own text is empty, and a
+    server that accepts connections but never answers is not a wrong URL."""
+    if isinstance(exc, TimeoutError):
+        reason = (
+            f"no answer within {CONNECT_TIMEOUT_S:g} s (the server, or a proxy or pooler in"
+            " front of it, accepted the connection but did not answer)"
+        )
+    else:
+        reason = str(exc) or type(exc).__name__
+    return f"cannot connect to PostgreSQL at {safe_url(url)}: {reason}"
+
+
 async def peek_version(url: str) -> int:
     """The schema version at ``url``, read over one connection without migrating; a
     StoreError, as the start would raise, when it needs migrating but cannot be (no
     schema of the search_path exists, or the user may not create tables in it)."""
     try:
-        conn = await asyncpg.connect(url, timeout=10)
+        conn = await asyncpg.connect(url, timeout=CONNECT_TIMEOUT_S)
     except _CONNECT_ERRORS as exc:
-        raise StoreError(f"cannot connect to PostgreSQL at {safe_url(url)}: {exc}") from exc
+        raise StoreError(cannot_connect(url, exc)) from exc
     try:
         version = await _version(conn)
         if version < len(schema.MIGRATIONS):
