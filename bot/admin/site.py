@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +34,7 @@ COOKIE = "bot_admin"
 PAGE_SIZE = 20
 KEPT = ("file",)  # form fields a refused change carries back to its page
 STATIC = frozenset({"admin.css", "admin.js"})
+_TOKEN = re.compile("[0-9a-f]{64}")  # a CSRF token's shape (an HMAC-SHA256 in hex)
 _TYPES = {".css": "text/css", ".js": "text/javascript"}
 Handler = Callable[["View"], Awaitable[web.StreamResponse]]
 Answer = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -48,12 +50,15 @@ def available(part: T | None, what: str) -> T:
 
 @dataclass(frozen=True)
 class PageRoute:
-    """``back``: the page a refused change returns to (a POST's own path has no page)."""
+    """``back``: the page a refused change returns to (a POST's own path has no page);
+    ``keeps``: the field whose typed text a refusal page shows, to copy (the editor's:
+    the page it was typed in is gone once the browser leaves it)."""
 
     method: str
     path: str
     handler: Handler
     back: str = ""
+    keeps: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,12 +140,26 @@ class AdminSite:
             Route("POST", "/admin/logout", self._answering(self._guard(_logout))),
         ]
         routes += [
-            Route(p.method, p.path, self._answering(self._guard(p.handler, p.back), p.back))
+            Route(
+                p.method,
+                p.path,
+                self._answering(self._guard(p.handler, p.back, p.keeps), p.back, p.keeps),
+            )
             for p in self._pages
         ]
         return routes
 
-    def _answering(self, handler: Answer, back: str = "") -> Answer:
+    async def _refused(
+        self, request: web.Request, keeps: str, template: str, status: int, **values: Any
+    ) -> web.Response:
+        """A page refusing a request; a POST's text in ``keeps`` shown on it, to copy."""
+        kept = ""
+        if keeps and request.method == "POST":
+            sent = (await request.post()).get(keeps)  # read once: aiohttp keeps the form
+            kept = sent if isinstance(sent, str) else ""
+        return self.renderer.response(template, status, kept=kept, **values)
+
+    def _answering(self, handler: Answer, back: str = "", keeps: str = "") -> Answer:
         """A database that cannot answer now (another process holds SQLite's write lock
         past the wait, PostgreSQL's connection was lost) is a page saying so, 503: it was
         aiohttp's bare "500 Internal Server Error" and a traceback in the log."""
@@ -156,13 +175,23 @@ class AdminSite:
                             request.path, refused)  # fmt: skip
                 posted = request.method == "POST"
                 again = (back or "/admin") if posted else request.path_qs
-                response = self.renderer.response(
-                    "busy.html", 503, reason=str(refused), posted=posted, again=again
-                )
+                response = await self._refused(
+                    request, keeps, "busy.html", 503, reason=str(refused), posted=posted,
+                    again=again,
+                )  # fmt: skip
                 response.headers["Retry-After"] = "5"
                 return response
 
         return answering
+
+    async def _forged(self, request: web.Request, keeps: str, sent: str) -> web.Response:
+        """A POST without this session's CSRF token. One with a token of the right shape
+        came from a page of this browser's earlier session (a login in another tab
+        replaced the cookie): it is told so, not that it came without one."""
+        log.warning("admin page: %s %s refused: no valid CSRF token",
+                    request.method, request.path)  # fmt: skip
+        changed = _TOKEN.fullmatch(sent) is not None
+        return await self._refused(request, keeps, "refused.html", 403, changed=changed)
 
     def _limited(self, request: web.Request) -> bool:
         """Whether a failed login try is one too many from its address. Only failures
@@ -170,21 +199,19 @@ class AdminSite:
         one address, and a scanner there must not lock the admin out."""
         return not self.services.limiter.allow(request.remote or "?")
 
-    def _guard(self, handler: Handler, back: str = "") -> Answer:
+    def _guard(self, handler: Handler, back: str = "", keeps: str = "") -> Answer:
         async def guarded(request: web.Request) -> web.StreamResponse:
             session = await self.services.auth.session(request.cookies.get(COOKIE, ""))
             if session is None:
                 status = 401 if request.method == "GET" else 403
-                return self.renderer.response("signed_out.html", status)
+                return await self._refused(request, keeps, "signed_out.html", status)
             form: dict[str, str] = {}
             if request.method == "POST":
                 posted = await request.post()
                 form = {k: v for k, v in posted.items() if isinstance(v, str)}
-                sent = form.get("csrf", "").encode("utf-8", "surrogatepass")
-                if not hmac.compare_digest(sent, session.csrf.encode()):  # str: ASCII only
-                    log.warning("admin page: %s %s refused: no valid CSRF token",
-                                request.method, request.path)  # fmt: skip
-                    return self.renderer.response("refused.html", 403)
+                sent = form.get("csrf", "")
+                if not _same(sent, session.csrf):
+                    return await self._forged(request, keeps, sent)
             view = View(request, session, self.services, self.renderer, form)
             try:
                 if request.method == "POST":
@@ -240,6 +267,11 @@ class AdminSite:
         body = resources.files("bot.admin").joinpath("static", name).read_bytes()
         kind = _TYPES[name[name.rindex(".") :]]
         return web.Response(body=body, content_type=kind, headers={"Cache-Control": "max-age=3600"})
+
+
+def _same(sent: str, csrf: str) -> bool:
+    """Whether a form's token is the session's, in constant time (``csrf`` is ASCII)."""
+    return hmac.compare_digest(sent.encode("utf-8", "surrogatepass"), csrf.encode())
 
 
 def see_other(location: str) -> web.Response:

@@ -687,3 +687,51 @@ async def test_a_database_another_process_holds_is_a_page_saying_so_not_a_500(
     assert moved is not None and moved[0] > (utcnow() + timedelta(hours=11, minutes=50)).isoformat()
     assert (await client.get("/admin")).status == 200
     assert await daemon.db.fetchone(expiry, (token_hash(session.token),)) == moved  # no write
+
+
+def _kept_of(page: str) -> str | None:
+    """The typed text a refusal page shows to copy (unescaped), if any."""
+    found = re.search(r'<textarea class="kept" readonly[^>]*>\n(.*?)</textarea>', page, re.S)
+    return html.unescape(found.group(1)) if found else None
+
+
+async def test_a_save_refused_for_a_session_gone_or_changed_shows_the_typed_text(
+    site: Site, tmp_path: Path
+) -> None:
+    """A persona save refused because the session ended (idle, logged out, logout-all),
+    because a login in another tab replaced the cookie (the page's token is the older
+    session's), or because the database was busy, answered a page without the text:
+    everything typed was lost. Each refusal shows it, escaped, to copy; the stale
+    token's page says the session changed, not that the token was missing."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    before = soul.read_text()
+    draft = "You are Ada, <terse> & kind.\r\nSecond line: </textarea><b>not markup</b>"
+    form = {"ws": "default", "file": "SOUL.md", "based_on": await opened(client), "text": draft}
+    await auth_of(daemon).log_out_all()
+    gone = await client.post("/admin/workspaces/save", data={**form, "csrf": csrf})
+    page = await gone.text()
+    assert gone.status == 403 and "not logged in" in page
+    assert _kept_of(page) == draft and "<b>not" not in page
+
+    old_csrf = await logged_in(client, daemon)
+    await logged_in(client, daemon)  # another tab: this browser's cookie is a new session
+    changed = await client.post("/admin/workspaces/save", data={**form, "csrf": old_csrf})
+    page = await changed.text()
+    assert changed.status == 403 and _kept_of(page) == draft
+    assert "opened in an earlier session of this browser" in page
+    assert "came without the page's security token" not in page
+    missing = await client.post("/admin/workspaces/save", data=form)
+    assert "came without the page's security token" in await missing.text()
+
+    csrf = await logged_in(client, daemon)
+    with contextlib.closing(sqlite3.connect(daemon.db.path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        busy = await client.post("/admin/workspaces/save", data={**form, "csrf": csrf})
+        other.execute("ROLLBACK")
+    page = await busy.text()
+    assert busy.status == 503 and _kept_of(page) == draft, page
+    assert soul.read_text() == before
+    logout = await client.post("/admin/logout", data={"csrf": csrf})  # no text: none shown
+    assert logout.status == 200 and _kept_of(await logout.text()) is None

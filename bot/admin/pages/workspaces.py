@@ -116,6 +116,6 @@ async def rollback(view: View) -> web.StreamResponse:
 
 ROUTES = [
     PageRoute("GET", PATH, workspaces),
-    PageRoute("POST", f"{PATH}/save", save, PATH),
+    PageRoute("POST", f"{PATH}/save", save, PATH, keeps="text"),
     PageRoute("POST", f"{PATH}/rollback", rollback, PATH),
 ]
