@@ -5,15 +5,17 @@ usernames are bound to the id first seen with them; ``"*"`` for everyone), the u
 an admin approved by pairing, and the global ``admins``. Local channels (the terminal,
 in-process test channels) are trusted. How a stranger is met is the channel's policy:
 ``pairing`` (the default when ``allow_from`` is empty) answers a direct message with a
-pairing code; ``allowlist`` tells the stranger once, in a direct message, how to get
-access; ``open`` answers everyone. Strangers in groups are ignored under either (a
-notice there would show every member a config key and the stranger's id). A refused
-message never costs a model call.
+pairing code (a pending one said again at most every :data:`CODE_AGAIN_S`);
+``allowlist`` tells the stranger once, in a direct message, how to get access; ``open``
+answers everyone. Strangers in groups are ignored under either (a notice there would
+show every member a config key and the stranger's id). A refused message never costs
+a model call, and a stranger gets no rate-limit notice (it promised an answer).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from bot.bus.base import Bus
@@ -29,6 +31,9 @@ log = logging.getLogger(__name__)
 
 PAIRING, ALLOWLIST, OPEN = "pairing", "allowlist", "open"
 TOLD_KEPT = 10_000  # strangers told once why they get no answer (then told again)
+# A pending pairing code is said again to its stranger at most this often: each message
+# answered with it made a flood of 20 messages 20 copies of one code.
+CODE_AGAIN_S = 300.0
 AUTO = "auto"  # pairing when the channel's allow_from is empty, else allowlist
 PutInbound = Callable[[InboundMessage], Awaitable[None]]
 
@@ -44,6 +49,7 @@ class AccessControl:
         policy: str = AUTO,
         pairing: Pairing | None = None,
         command_hints: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``command_hints``: per channel, how a command is typed there where a plain
         ``/approve`` would not reach the bot (said with the pairing code)."""
@@ -55,6 +61,8 @@ class AccessControl:
         self._policy = policy
         self._pairing = pairing
         self._told: LRU[str, None] = LRU(TOLD_KEPT)
+        self._codes_said: LRU[str, tuple[str, float]] = LRU(TOLD_KEPT)  # sender -> code, when
+        self._clock = clock
 
     def is_admin(self, msg: InboundMessage) -> bool:
         return self._admin(msg.key.channel, msg.sender)
@@ -88,8 +96,10 @@ class AccessControl:
         return self.allowed(owner)
 
     def may_answer(self, msg: InboundMessage) -> bool:
-        """Whether a notice to ``msg``'s sender is welcome: never to strangers in groups."""
-        return msg.direct or self.allowed(msg)
+        """Whether a notice (the rate limit's) to ``msg``'s sender is welcome: only to
+        those the bot answers. A stranger in a group would show it to everyone, and one in
+        a direct message was told "I'll answer again then", which only a code follows."""
+        return self.allowed(msg)
 
     async def refresh(self, msg: InboundMessage) -> None:
         """Re-read what the store says about the sender (approvals, bound usernames)."""
@@ -140,6 +150,8 @@ class AccessControl:
             await self._tell_once(msg, once, _held_text(hold))
             return
         code = issued.request.code
+        if not issued.new and not self._code_due(msg.sender, code):
+            return  # said lately: a flood of messages gets the code once, not once each
         hint = self._hints.get(msg.key.channel)
         await self._notice(
             msg,
@@ -148,6 +160,13 @@ class AccessControl:
             f"approve it with /approve {code} (or `bot pairing approve {code}`)."
             + (f" {hint}" if hint else ""),
         )
+        self._codes_said[msg.sender] = (code, self._clock())
+
+    def _code_due(self, sender: str, code: str) -> bool:
+        """Whether ``code``, pending for ``sender``, may be said again: not said to them
+        (since the daemon started), or last said over :data:`CODE_AGAIN_S` ago."""
+        said = self._codes_said.get(sender)
+        return said is None or said[0] != code or self._clock() - said[1] >= CODE_AGAIN_S
 
     async def _tell_once(self, msg: InboundMessage, key: str, text: str) -> None:
         if key not in self._told:

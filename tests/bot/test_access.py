@@ -246,10 +246,39 @@ async def test_strangers_in_groups_are_never_answered_under_pairing(tmp_path) ->
     assert not await access(group)
     assert drain_outbound(bus) == []
     dm = InboundMessage(key=ChatKey("telegram", "13"), user_id="13", text="hi", direct=True)
-    assert access.may_answer(dm)
+    assert not access.may_answer(dm)  # no rate-limit notice: it promised an answer
     assert not await access(dm)
     [notice] = drain_outbound(bus)
     assert "pairing code" in notice.text
+    await storage.backend.close()
+
+
+async def test_a_pending_code_is_said_again_only_after_a_while(tmp_path) -> None:
+    """Each message of a stranger was answered with the same code (20 copies of it)."""
+    from bot.dispatcher.middlewares import CODE_AGAIN_S
+    from bot.dispatcher.pairing import Pairing
+    from bot.store.sqlite import sqlite_storage
+
+    storage = sqlite_storage(tmp_path / "bot.db")
+    await storage.backend.open()
+    bus, now = InProcessBus(), [0.0]
+    access = AccessControl(bus, {}, [], pairing=Pairing(storage.access), clock=lambda: now[0])
+
+    def dm(n: int) -> InboundMessage:
+        key = ChatKey("telegram", "13")
+        return InboundMessage(key, "13", f"hi {n}", message_id=f"m{n}", direct=True)
+
+    for n in range(5):
+        assert not await access(dm(n))
+    [first] = drain_outbound(bus)
+    now[0] += CODE_AGAIN_S - 1
+    assert not await access(dm(5))
+    assert drain_outbound(bus) == []
+    now[0] += 1
+    assert not await access(dm(6))
+    assert not await access(dm(7))
+    [again] = drain_outbound(bus)
+    assert again.text == first.text and "pairing code" in again.text
     await storage.backend.close()
 
 

@@ -106,6 +106,25 @@ async def test_rate_limit_through_the_daemon_costs_no_model_call(daemon_factory,
     assert len(fake_llm.requests) == 5  # two of the user's, three of the admin's
 
 
+async def test_a_stranger_flooding_a_direct_chat_gets_one_code_and_no_promise(
+    daemon_factory, fake_llm
+):
+    """Each of a stranger's messages was answered with the same pairing code (20 of
+    them), and then 'Please wait 3 seconds ...; I'll answer again then', which only
+    another code would follow."""
+    channel = FakeChannel("test", trusted=False)
+    _, chat = await daemon_factory(
+        channel=channel, admins=["test:boss"], limits={"user_burst": 3, "user_refill_s": 3600}
+    )
+    for n in range(8):
+        await chat.say(f"hi {n}", user="mallory", chat="dm-m")
+    barrier = await chat.say("/help", user="boss", chat="dm-m")  # one lane: after the flood
+    await chat.reply(barrier)
+    told = [m.text for m in channel.sent if m.reply_to != barrier.message_id]
+    assert len(told) == 1 and "pairing code" in told[0], told
+    assert fake_llm.requests == []
+
+
 async def test_scheduled_turns_spend_their_owners_tokens() -> None:
     """A follow-up is a paid turn: it shares its owner's bucket with their messages."""
     limit, bus, clock = await _filter(burst=2)
