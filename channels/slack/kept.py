@@ -4,8 +4,8 @@ markdown-to-mrkdwn applies line regexes to everything outside ``` fences; these 
 are swapped for placeholders (private-use characters no answer contains) before it
 runs and restored after:
 
-- code: fenced blocks (``` or ~~~, any length: Slack knows only ```, so a block comes
-  back as one) and code spans, found as CommonMark finds them;
+- code: code blocks (``` or ~~~ of any length, or indented: Slack knows only ```, so
+  a block comes back as one) and code spans, found as CommonMark finds them;
 - links and images: ``[label](url)`` with parentheses in the URL and no ``[`` or ``]``
   in the label, as ``<url|label>`` with the label escaped (Slack ends a link at its
   first ``>``); a link that is not web or mail is its words and the address;
@@ -30,7 +30,6 @@ _WEB = re.compile(r"(?:https?://|mailto:)\S+", re.IGNORECASE)
 _STAR = re.compile(r"(?<!\*)\*(?!\*)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _BULLET = re.compile(r"^[ \t]*\*[ \t]", re.M)
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*$", re.M)
 
 
 class Kept:
@@ -47,11 +46,13 @@ class Kept:
         """``markdown`` with its code, links and literal stars held."""
         out: list[str] = []
         pos = 0
-        for start, end, fenced in code_regions(markdown):
-            out.append(self._prose(markdown[pos:start]))
-            code = markdown[start:end]
-            out.append(self._hold(_as_backticks(code) if fenced else code))
-            pos = end
+        for code in code_regions(markdown):
+            out.append(self._prose(markdown[pos : code.start]))
+            written = markdown[code.start : code.end]
+            # A block in a quote is left as written: its lines carry the quote's marks.
+            alone = code.start == 0 or markdown[code.start - 1] == "\n"
+            out.append(self._hold(_as_backticks(code.body) if code.block and alone else written))
+            pos = code.end
         out.append(self._prose(markdown[pos:]))
         return "".join(out)
 
@@ -84,13 +85,9 @@ class Kept:
         return text
 
 
-def _as_backticks(block: str) -> str:
-    """A fenced block as Slack writes one: ``` on its own lines."""
-    lines = block.split("\n")
-    body = lines[1:]
-    if body and _FENCE_LINE.fullmatch(body[-1]):
-        body = body[:-1]
-    return "\n".join(["```", *body, "```"])
+def _as_backticks(body: str) -> str:
+    """A code block as Slack writes one: ``` on its own lines around its code."""
+    return "\n".join(["```", body.removesuffix("\n"), "```"])
 
 
 def _unpaired(text: str, stars: list[int]) -> list[int]:

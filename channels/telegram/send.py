@@ -21,6 +21,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import re
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ MAX_UPLOAD_BYTES = 50_000_000  # sendDocument through the Bot API
 PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 MIN_BUDGET = 256  # the smallest Markdown part a converted part that grew is split into
 USER_LINK = "tg://user"  # [name](tg://user?id=123): an inline mention by id
+_ANGLE = re.compile(r"(?<!\\)(\\*)<")  # a "<" and the backslashes before it
 T = TypeVar("T")
 
 
@@ -70,8 +72,14 @@ def chat_ref(chat_id: str) -> int | str:
 
 
 def keep_angle_brackets(markdown: str) -> str:
-    """``markdown`` with every ``<`` outside code escaped, so it reaches the user as typed."""
-    return outside_code(markdown, lambda text: text.replace("<", "\\<"))
+    """``markdown`` with every ``<`` outside code escaped, so it reaches the user as typed
+    (one escaped already stays so: a second backslash would show)."""
+    return outside_code(markdown, lambda text: _ANGLE.sub(_escape_angle, text))
+
+
+def _escape_angle(found: re.Match[str]) -> str:
+    backslashes = found.group(1)
+    return found.group() if len(backslashes) % 2 else backslashes + "\\<"
 
 
 @dataclass(frozen=True, slots=True)

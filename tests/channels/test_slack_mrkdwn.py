@@ -1,9 +1,9 @@
 """What a Slack user sees of the model's Markdown: code exactly as written (`rm *.log`
-was shown as `rm _.log`), a star that is no emphasis left a star (``3 * 4 * 5`` became
-``3 _ 4 _ 5``), a backslash-escaped character as itself, links whole (a URL with
-parentheses was cut, a ``[1]`` citation before a link swallowed it, a ``<`` in a label
-broke it), and a long line full of ``&`` and ``<`` split between messages without
-halving an ``&amp;``."""
+was shown as `rm _.log`, also in an indented block, now sent as a ``` block), a star
+that is no emphasis left a star (``3 * 4 * 5`` became ``3 _ 4 _ 5``), a
+backslash-escaped character as itself, links whole (a URL with parentheses was cut, a
+``[1]`` citation before a link swallowed it, a ``<`` in a label broke it), and a long
+line full of ``&`` and ``<`` split between messages without halving an ``&amp;``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ CASES = [
     ("see [the notes](./notes.html)", "see the notes (./notes.html)"),
     ("~~~html\n<div>a*b*c</div>\n~~~", "```\n&lt;div&gt;a*b*c&lt;/div&gt;\n```"),
     (r"2\*3\*4 in my\_file\_v2 and \[1\]", "2*3*4 in my_file_v2 and [1]"),  # escapes
+    ("Run:\n\n    x = a*b*c  # <x>\n    y = 2", "Run:\n\n```\nx = a*b*c  # &lt;x&gt;\ny = 2\n```"),
+    ("1. Then:\n\n       rm *.log\n\n2. Done", "1. Then:\n\n```\nrm *.log\n```\n\n2. Done"),
+    ("<details>\nRun `rm *.log`\n</details>", "&lt;details&gt;\nRun `rm *.log`\n&lt;/details&gt;"),
 ]
 
 

@@ -1,6 +1,7 @@
 """What a Telegram user sees of the model's Markdown: code exactly as written (a "<"
-in code was shown as "\\<" when the code was a ~~~ fence, a longer fence or a
-double-backtick span, and an unpaired ``` in prose hid a later "<id>"), an open task
+in code was shown as "\\<" when the code was a ~~~ fence, a longer fence, an indented
+block or a double-backtick span, and an unpaired ``` in prose hid a later "<id>"), a "<"
+the model escaped itself without a second backslash, an open task
 as an empty box, and an answer whose conversion grows (a padded table) in formatted
 parts that each fit, never as raw Markdown."""
 
@@ -16,6 +17,11 @@ CODE_KEPT = [
     ("````markdown\n```python\nx = 1 < 2\n```\n````", "```python\nx = 1 < 2\n```"),
     ('```python\nfence = "```"\nif a<b: pass\n```', 'fence = "```"\nif a<b: pass'),
     ("Use ``x < y ` z`` here", "x < y ` z"),
+    (
+        "Compile:\n\n    #include <stdio.h>\n    int x = a < b;\n",
+        "#include <stdio.h>\nint x = a < b;",
+    ),
+    ("1. Save `a.c`:\n\n       #include <stdio.h>\n\n2. Build", "#include <stdio.h>"),  # in a list
 ]
 
 
@@ -25,6 +31,10 @@ def test_code_reaches_the_user_as_written(markdown: str, code: str) -> None:
     assert code in done.text
     assert "\\<" not in done.text
     assert any(e["type"] in ("pre", "code") for e in done.entities)
+
+
+def test_an_angle_bracket_the_model_escaped_shows_without_its_backslash() -> None:
+    assert render(r"Press \<Enter> and 2 \\< 3").text == r"Press <Enter> and 2 \< 3"
 
 
 def test_an_unpaired_fence_mark_in_prose_hides_nothing_after_it() -> None:
