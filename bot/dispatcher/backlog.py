@@ -6,14 +6,20 @@ further back than the grace; others get a platform's stored backlog handed over 
 itself. So the rule lives here, by the platform's own time of each message
 (``received_at``): one said before this start (or read back after a gap,
 ``CAUGHT_UP``) and older than ``reminders.missed_grace_h`` is logged and dropped before
-it is journaled; a younger one is answered with a short note that the answer is late.
-Messages already journaled before a restart are not dropped: they were accepted.
+it is journaled; a younger one is marked :data:`SAID_AWAY` as it is journaled, and its
+answer begins with a short note that it is late because the bot was offline.
+
+Messages already journaled before a restart are not dropped: they were accepted. The
+mark travels in the journal, so one a previous run had heard live (and perhaps started
+answering) is never said to have come while the bot was offline: when its answer comes
+late, the note says the bot was restarted instead.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.messages import PERSON_KINDS, InboundMessage, utcnow
@@ -22,6 +28,11 @@ from channels.base import CAUGHT_UP
 log = logging.getLogger(__name__)
 
 LATE_AFTER = timedelta(minutes=1)  # an answer this much later than the message says so
+# An ``InboundMessage.extras`` key: said while nobody listened, judged by the run that
+# journaled it first (a later run replaying it from the inbox did not hear it come).
+SAID_AWAY = "said_away"
+OFFLINE = "(Late answer: I was offline when your message came, {ago} ago.)\n\n"
+RESTARTED = "(Sorry for the delay: I was restarted before I could answer.)\n\n"
 PutInbound = Callable[[InboundMessage], Awaitable[None]]
 
 
@@ -59,11 +70,14 @@ class Backlog:
         return self._missed(msg) and self._clock() - msg.received_at > self._grace
 
     def late_note(self, msg: InboundMessage) -> str:
-        """The line that starts a late answer ("" when it is not late)."""
+        """The line that starts a late answer ("" when it is not late): offline when the
+        message came, or, for one a previous run had journaled as it came, restarted."""
         age = self._clock() - msg.received_at
-        if not self._missed(msg) or age < self._late_after:
+        if msg.kind not in PERSON_KINDS or age < self._late_after:
             return ""
-        return f"(Late answer: I was offline when your message came, {_ago(age)} ago.)\n\n"
+        if msg.extras.get(SAID_AWAY):
+            return OFFLINE.format(ago=_ago(age))
+        return RESTARTED if msg.received_at < self._started else ""
 
     def screen(self, put: PutInbound) -> PutInbound:
         """``put`` for what is within the grace; the rest is logged and acknowledged."""
@@ -78,6 +92,8 @@ class Backlog:
                     _ago(self._clock() - msg.received_at),
                 )
                 return
+            if self._missed(msg):
+                msg = replace(msg, extras={**msg.extras, SAID_AWAY: True})
             await put(msg)
 
         return put_recent
