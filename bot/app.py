@@ -135,10 +135,10 @@ def build_daemon(
 
     front = _front(core, admin_base)
     backlog = _catch_up(settings, core.channels)
-    parts = _ready_parts(core, front, backlog, model)
+    delivery = _delivery(core)
+    parts = _ready_parts(core, front, backlog, model, delivery)
     agent = LazyAgent(functools.partial(_agent_side, parts))
     dispatcher = _dispatcher(core, front, agent)
-    delivery = _delivery(core)
     ownership = _ownership(core, dispatcher, delivery) if core.shared else None
     bind_metrics(
         core.metrics,
@@ -276,7 +276,7 @@ def _front(core: _Core, admin_base: Callable[[], str]) -> _Front:
 
 
 def _ready_parts(
-    core: _Core, front: _Front, backlog: Backlog, model: ChatModel | None
+    core: _Core, front: _Front, backlog: Backlog, model: ChatModel | None, delivery: Delivery
 ) -> ReadyParts:
     """What the agent side is built over when first needed, and the media folder whose
     files go with a cleared session."""
@@ -302,6 +302,7 @@ def _ready_parts(
         late_note=backlog.late_note,
         runs=core.cluster.runs,
         end_turn=front.stops.end,
+        delivering=delivery.delivering,
     )
 
 

@@ -57,6 +57,7 @@ def build_model(settings: Settings) -> LLMClient:
         timeout_s=llm.timeout_s,
         max_retries=llm.max_retries,
         max_concurrent_calls=llm.max_concurrent_calls,
+        max_answer_chars=settings.agent.max_answer_chars,
     )
 
 
@@ -219,6 +220,7 @@ def _turn_handler(parts: ReadyParts, runner: AgentRunner) -> TurnHandler:
             parts.storage.previews,
             runs=parts.runs,
             end_turn=parts.end_turn,
+            delivering=parts.delivering,
             off=[
                 spec.name for spec, section in enabled_channels(settings) if not _streams(section)
             ],

@@ -60,6 +60,9 @@ class ReadyParts:
     runs: Callable[[ChatKey], bool] = lambda _key: True
     # Ends the turn answering a message, as /stop does (a person stopped its stream).
     end_turn: Callable[[InboundMessage], None] = lambda _msg: None
+    # An earlier reply to the chat is still being delivered (Delivery.delivering): the
+    # next answer's streamed preview is not posted above it.
+    delivering: Callable[[ChatKey], bool] = lambda _key: False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ The rules, from the peers' bugs (see docs in the README's streaming section):
 - The preview's message id is saved (:class:`bot.store.base.Previews`) right after the
   post and before any edit. A turn replayed after a crash adopts it (edits it, then the
   final replaces it); once the final is on its way (``final``), a replay shows no preview.
+- No preview is posted while an earlier reply to the chat is still being delivered
+  (``delivering``: a part of the last answer waiting for its retry): it would land above
+  that reply. It is looked at again an interval later; the answer may come whole.
 - A rate limit pauses this chat's previews (:class:`.pauses.ChatPauses`); after
   ``max_failures`` failed calls the turn stops previewing and the final comes alone.
   A preview someone deleted (``PreviewGone``) stops previews at the first refusal.
@@ -74,7 +77,9 @@ class PreviewStream:
         runs: Callable[[ChatKey], bool] = lambda _key: True,
         on_stopped: Callable[[], None] = lambda: None,
         shows: bool = True,
+        delivering: Callable[[ChatKey], bool] = lambda _key: False,
     ) -> None:
+        self._delivering = delivering  # an earlier reply to the chat is not out yet
         # False: streaming is off now; this turn only finishes (or deletes) the preview an
         # earlier run left, and its model call is not streamed.
         self.shows = shows
@@ -130,18 +135,26 @@ class PreviewStream:
     async def _show(self) -> None:
         try:
             self._dirty = False
-            text = self._text()
-            if text is not None and text != self._shown and not self._closed:
-                if not self._runs(self._plan.key):  # its lease moved on: hands off
-                    self._stop()
-                    return
-                started = self._clock()
-                await self._call(text)
-                self._next_at = max(self._next_at, started + self._plan.interval)
+            if self.message_id is None and self._delivering(self._plan.key):
+                self._dirty = True  # not posted above it: looked at again an interval on
+                self._next_at = self._clock() + self._plan.interval
+            else:
+                await self._show_text()
         finally:
             self._task = None
         if self._dirty:
             self._poke()
+
+    async def _show_text(self) -> None:
+        text = self._text()
+        if text is None or text == self._shown or self._closed:
+            return
+        if not self._runs(self._plan.key):  # its lease moved on: hands off
+            self._stop()
+            return
+        started = self._clock()
+        await self._call(text)
+        self._next_at = max(self._next_at, started + self._plan.interval)
 
     def _text(self) -> str | None:
         """What to show now; None while there is too little answer for a preview. That

@@ -35,7 +35,10 @@ class Streaming:
         runs: Callable[[ChatKey], bool] = lambda _key: True,
         end_turn: Callable[[InboundMessage], None] = lambda _msg: None,
         started: datetime | None = None,
+        delivering: Callable[[ChatKey], bool] = lambda _key: False,
     ) -> None:
+        # An earlier reply to the chat is still being delivered: no preview posted above it.
+        self._delivering = delivering
         # Only a message said before this start can be a turn an earlier run streamed.
         self._started = started or utcnow()
         self._end_turn = end_turn  # a person stopped the stream: their turn ends (/stop)
@@ -106,4 +109,5 @@ class Streaming:
             runs=self._runs,
             on_stopped=functools.partial(self._end_turn, msg),
             shows=shows,
+            delivering=self._delivering,
         )

@@ -1,6 +1,7 @@
 """Per-chat order through a retry: a reply that failed once (Telegram's 502) is not
-overtaken by its chat's next reply, nor split from its own later parts by it; other
-chats never wait, and a reply given up lets its chat go on."""
+overtaken by its chat's next reply, nor split from its own later parts by it (nor by
+the next answer's streamed preview); other chats never wait, and a reply given up lets
+its chat go on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import bot.store.outbox
 from bot.messages import ChatKey
 from tests.fakes import telegram_api
-from tests.fakes.llm_server import FakeLLM
+from tests.fakes.llm_server import FakeLLM, streamed_answer
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.waiting import outbox_settled
 
@@ -24,6 +25,8 @@ SECOND = "echo: second question"
 # double, so without the hold its answer would come first.
 RETRY_S = 0.5
 LONG = "A" * 3000 + "\n\n" + "B" * 3000  # two messages on Telegram (4,096 characters each)
+NEXT = "The second answer, about something else entirely, written slowly."
+FAST = {"private_interval_s": 0.1, "group_interval_s": 0.3}  # previews a tenth as paced
 
 
 def _is_first(params: dict[str, Any]) -> bool:
@@ -52,22 +55,27 @@ async def test_the_next_answer_waits_for_the_retry_of_the_one_before(
     assert fake_telegram.visible(42) == [FIRST, SECOND]
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 async def test_a_long_answer_retried_stays_whole_before_the_next(
     telegram_daemon: Any,
     fake_telegram: FakeTelegram,
     fake_llm: FakeLLM,
     monkeypatch: pytest.MonkeyPatch,
+    streaming: bool,
 ) -> None:
+    """Streamed, the next answer's preview is not posted above the part waiting either."""
     monkeypatch.setattr(bot.store.outbox, "BACKOFF_BASE_S", RETRY_S)
-    await telegram_daemon(streaming_off=True)
+    await telegram_daemon(streaming=FAST, streaming_off=not streaming)
     fake_llm.reply_tool_calls([("final_result", {"answer": LONG})])
+    # Streamed: previewed within the retry's wait; else answered at once.
+    fake_llm.reply(streamed_answer(NEXT, seconds=1.0 if streaming else 0.0))
     fake_telegram.fail("sendMessage", 502, times=2, match=lambda p: p["text"].startswith("B"))
     fake_telegram.message("first question", chat_id=42)
-    await fake_telegram.wait_for("sendMessage", 2)  # its first part out, the second refused
+    await fake_telegram.wait_for("sendMessage", predicate=lambda c: not c.ok)  # the part B
     fake_telegram.message("second question", chat_id=42)
-    await fake_telegram.wait_until(lambda: len(fake_telegram.visible(42)) == 3)
+    await fake_telegram.wait_until(lambda: NEXT in fake_telegram.visible(42))
     shown = fake_telegram.visible(42)
-    assert [t[0] for t in shown[:2]] == ["A", "B"] and shown[2] == SECOND
+    assert [t[0] for t in shown[:2]] == ["A", "B"] and shown[2:] == [NEXT]
 
 
 async def test_a_reply_given_up_lets_its_chat_go_on(
