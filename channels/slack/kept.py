@@ -9,8 +9,9 @@ runs and restored after:
 - links and images: ``[label](url)`` with parentheses in the URL and no ``[`` or ``]``
   in the label, as ``<url|label>`` with the label escaped (Slack ends a link at its
   first ``>``); a link that is not web or mail is its words and the address;
-- a ``*`` that CommonMark would not read as emphasis (``3 * 4``, ``*.py and *.txt``):
-  the converter paired any two stars on a line into an italic;
+- a ``*`` that CommonMark would not read as emphasis (``3 * 4``, ``*.py and *.txt``),
+  or one inside a word (``2*3*4``, where Slack shows no emphasis): the converter
+  paired any two stars on a line into an italic;
 - a backslash-escaped character (``\\*``, ``\\_``): CommonMark's way of writing one
   literally, which the converter does not know; it comes back without the backslash.
 """
@@ -78,9 +79,11 @@ class Kept:
 
     def _stars(self, text: str) -> str:
         bullets = {m.end() - 2 for m in _BULLET.finditer(text)}
-        literal = [m.start() for m in _STAR.finditer(text) if m.start() not in bullets]
-        literal = _unpaired(text, literal)
-        for pos in reversed(literal):
+        stars = [m.start() for m in _STAR.finditer(text) if m.start() not in bullets]
+        # Slack shows no emphasis inside a word: a star between letters or digits is one.
+        inside = {pos for pos in stars if _in_word(text, pos)}
+        literal = inside.union(_unpaired(text, [pos for pos in stars if pos not in inside]))
+        for pos in sorted(literal, reverse=True):  # from the end: the rest stay in place
             text = text[:pos] + self._hold("*") + text[pos + 1 :]
         return text
 
@@ -110,6 +113,10 @@ def _unpaired(text: str, stars: list[int]) -> list[int]:
         else:
             literal.append(pos)
     return literal + ([opener] if opener is not None else [])
+
+
+def _in_word(text: str, pos: int) -> bool:
+    return 0 < pos < len(text) - 1 and text[pos - 1].isalnum() and text[pos + 1].isalnum()
 
 
 def _flanks(inner: str, outer: str) -> bool:

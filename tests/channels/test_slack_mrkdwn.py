@@ -1,9 +1,10 @@
 """What a Slack user sees of the model's Markdown: code exactly as written (`rm *.log`
 was shown as `rm _.log`, also in an indented block, now sent as a ``` block), a star
-that is no emphasis left a star (``3 * 4 * 5`` became ``3 _ 4 _ 5``), a
-backslash-escaped character as itself, links whole (a URL with parentheses was cut, a
-``[1]`` citation before a link swallowed it, a ``<`` in a label broke it), and a long
-line full of ``&`` and ``<`` split between messages without halving an ``&amp;``."""
+that is no emphasis left a star (``3 * 4 * 5`` became ``3 _ 4 _ 5``, ``2*3*4``
+``2_3_4``: Slack shows no emphasis inside a word), a backslash-escaped character as
+itself, links whole (a URL with parentheses was cut, a ``[1]`` citation before a link
+swallowed it, a ``<`` in a label broke it), and a long line full of ``&`` and ``<``
+split between messages without halving an ``&amp;``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ CASES = [
     ("Use ``a ` b`` here", "Use ``a ` b`` here"),
     ("Area = 3 * 4 * 5 = 60", "Area = 3 * 4 * 5 = 60"),
     ("Match files with *.py and *.txt", "Match files with *.py and *.txt"),
+    ("2*3*4 = 24, a*b*c, x *y*z* w", "2*3*4 = 24, a*b*c, x _y*z_ w"),  # inside a word
+    ("*a * b *c", "*a * b *c"),
     ("**bold**, *it* and a *star", "*bold*, _it_ and a *star"),
     ("* one\n* two *2*", "• one\n• two _2_"),
     (
