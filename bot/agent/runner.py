@@ -32,7 +32,13 @@ from bot.agent.governor.offload import ToolResultOffload
 from bot.agent.governor.pipeline import ContextGovernor
 from bot.agent.governor.summary import Row
 from bot.agent.history import SentHistory, SentTails
-from bot.agent.llm.response import AnswerSink, ChatModel, LLMResponse, StreamingModel
+from bot.agent.llm.response import (
+    CUT_SHORT,
+    AnswerSink,
+    ChatModel,
+    LLMResponse,
+    StreamingModel,
+)
 from bot.agent.memory.background import Consolidator, Pending
 from bot.agent.memory.service import MemoryService
 from bot.agent.skills.catalog import SkillCatalog
@@ -411,11 +417,12 @@ class AgentRunner:
     ) -> TurnOutcome | None:
         """A response that calls no tool is stored and ends the turn, unless final_result
         is offered and no nudge was given yet: the model is then asked once to call it
-        (None: the loop goes on)."""
+        (None: the loop goes on). A text cut short at the stream's bounds is not nudged:
+        asked again, a model writing in a loop would only loop again."""
         assistant = {"role": "assistant", "content": resp.content or ""}
         turn.messages.append(assistant)
         await self._sessions.append(skey, [assistant])
-        if turn.nudged or not turn.offers_final:
+        if turn.nudged or not turn.offers_final or resp.finish_reason == CUT_SHORT:
             return self._plain(turn.last_text, step, turn.called)
         turn.nudged = True
         nudge = f"{NUDGE}\n\n{runtime_block(msg, turn.tz, self._clock())}"

@@ -22,6 +22,7 @@ from bot.streaming.preview import PreviewPlan, PreviewStream
 from tests.fakes.llm_server import FINAL_RESULT, FakeLLM, tool_calls_reply
 
 KEY = ChatKey("fake", "1")
+USER = [{"role": "user", "content": "hi"}]
 ANSWER = 'café 😀 "quoted" \\ done'
 # The arguments as a provider escapes them, cut inside \u00e9, between the two halves of
 # a surrogate pair, inside \" and inside \\.
@@ -104,6 +105,45 @@ async def test_the_hang_guard_spares_a_long_steady_stream_and_cuts_a_stalled_one
     fake_llm.reply(replace(stalled, pace=3.0))  # the first chunk, then nothing for 3 s
     with pytest.raises(ModelUnavailableError):
         await llm.stream([{"role": "user", "content": "hi"}], None, Seen())
+
+
+async def test_an_endless_stream_ends_at_its_bounds_with_the_answer_so_far(
+    fake_llm: FakeLLM,
+) -> None:
+    """A model that writes for ever (in a loop, or behind a proxy that never sends the
+    finish) is read up to ten times [agent] max_answer_chars, or for five hang guards:
+    the answer so far, saying it was cut, rather than a turn that never ends. With no
+    answer text to end on (another call's arguments) the call fails, not retried."""
+    from bot.agent.llm.stream import StreamBounds
+    from bot.errors import ModelUnavailableError
+    from tests.fakes.llm_server import endless_answer
+
+    llm = LLMClient(
+        "openai/fake-model", api_base=fake_llm.url, api_key="sk-test", max_answer_chars=500
+    )
+    assert llm.stream_bounds == StreamBounds(5_000, (60 * 2 + 5) * 5)
+    fake_llm.reply(endless_answer())
+    resp = await llm.stream(USER, None, Seen())
+    (call,) = resp.tool_calls
+    answer = json.loads(call.arguments)["answer"]
+    assert answer.startswith("la la ") and len(answer) < 5_100
+    assert answer.endswith("\n\n… [The answer was cut here: it ran past 5,000 characters.]")
+
+    llm.stream_bounds = StreamBounds(max_chars=10**9, seconds=2.0)
+    fake_llm.reply(endless_answer(pace=0.05))
+    resp = await llm.stream(USER, None, Seen())
+    answer = json.loads(resp.tool_calls[0].arguments)["answer"]
+    assert answer.endswith(
+        "[The answer was cut here: the model was still writing after 2 seconds.]"
+    )
+
+    llm.stream_bounds = StreamBounds(max_chars=5_000, seconds=600)
+    asked = len(fake_llm.requests)
+    looping = tool_calls_reply([("get_weather", '{"city": "')])
+    fake_llm.reply(replace(endless_answer(), body=looping.body))
+    with pytest.raises(ModelUnavailableError, match="ran past its bounds"):
+        await llm.stream(USER, None, Seen())
+    assert len(fake_llm.requests) == asked + 1  # not tried again
 
 
 def _fields(reply: Any) -> dict[str, Any]:

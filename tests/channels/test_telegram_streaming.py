@@ -16,7 +16,12 @@ import pytest
 
 from bot.dispatcher.stops import STOPPED
 from tests.fakes import telegram_api
-from tests.fakes.llm_server import FINAL_RESULT, streamed_answer, tool_calls_reply
+from tests.fakes.llm_server import (
+    FINAL_RESULT,
+    endless_answer,
+    streamed_answer,
+    tool_calls_reply,
+)
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.waiting import until
 
@@ -172,6 +177,23 @@ async def test_a_restart_with_streaming_off_still_finishes_the_half_answer(
     assert fake_telegram.visible(42) == [ANSWER]  # no half answer left beside it
     assert len(fake_telegram.sent(chat_id=42)) == 1  # the same message, finished
     assert fake_llm.requests[-1].json.get("stream") is None
+
+
+async def test_a_model_that_never_ends_its_answer_is_cut_and_the_chat_answers_on(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """A stuck model (or a proxy that never sends the finish) writes for ever: read up
+    to ten times [agent] max_answer_chars, its answer so far is the answer, saying it was
+    cut, and the chat's next message is answered after it."""
+    fake_llm.reply(endless_answer())
+    await telegram_daemon(streaming=FAST, agent={"max_answer_chars": 500})
+    fake_telegram.message("tell me everything", chat_id=42)
+    fake_telegram.message("and then?", chat_id=42)
+    await fake_telegram.wait_until(lambda: "echo: and then?" in fake_telegram.visible(42))
+    cut, then = fake_telegram.visible(42)
+    assert cut.startswith("la la ") and "answer.md" in cut and then == "echo: and then?"
+    (whole,) = [data for _, name, data, _ in fake_telegram.uploads() if name == "answer.md"]
+    assert whole.decode().endswith("[The answer was cut here: it ran past 5,000 characters.]")
 
 
 # -- drafts (telegram_drafts = true): private chats preview with sendMessageDraft ----------

@@ -13,6 +13,7 @@ Usage::
         fake.reply_text("late", delay=2.0)        # trips a client timeout
         fake.reply(text_reply("now"), held=event)  # answered once the test sets event
         fake.reply_no_choices()
+        fake.reply(endless_answer())  # streamed, an answer that never ends
         fake.for_model("fake-fallback").reply_text("from the fallback")
         fake.strict = True    # 400 (OpenAI-style body) for requests that break the
                               # tool-call pairing rules in tests/fakes/provider_rules.py
@@ -77,6 +78,9 @@ class Reply:
     # that fails mid-answer), or the stream goes silent until the client gives up.
     cut_at: int | None = None
     stall_at: int | None = None
+    # Streamed only: the last call's arguments (or, with no call, the content) never end:
+    # after those scripted, ``piece`` more characters an event until the client hangs up.
+    endless: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +189,13 @@ def streamed_answer(answer: str, *, seconds: float = 2.0, piece: int = 8) -> Rep
     characters an event: a slow model, for streamed previews."""
     reply = tool_calls_reply([(FINAL_RESULT, {"answer": answer})])
     return replace(reply, pace=seconds / (len(answer) // piece + 6), piece=piece)
+
+
+def endless_answer(*, pace: float = 0.005, piece: int = 40) -> Reply:
+    """A ``final_result`` answer that is written for ever (a model in a loop, a proxy
+    that never sends the finish): ``piece`` characters every ``pace`` seconds."""
+    reply = tool_calls_reply([(FINAL_RESULT, '{"answer": "')])
+    return replace(reply, pace=pace, piece=piece, endless=True)
 
 
 def error_reply(
@@ -488,6 +499,8 @@ async def _stream(
         if number == reply.stall_at:
             await asyncio.Event().wait()  # silent until the client hangs up
         if number == len(events) - 2:  # the finish: before the client can have it
+            if reply.endless:
+                return await _endless(response, body, event, reply)
             log.append((first, time.monotonic()))
         data = f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
         half = len(data) // 2
@@ -496,6 +509,26 @@ async def _stream(
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response
+
+
+async def _endless(
+    response: web.StreamResponse, body: Mapping[str, Any], finish: dict[str, Any], reply: Reply
+) -> web.StreamResponse:
+    """In place of the ``finish`` event, more of the last call's arguments (else of the
+    content) for ever: until the client closes the connection."""
+    calls = body["choices"][0]["message"].get("tool_calls") or ()
+    text = ("la " * reply.piece)[: reply.piece]
+    more: dict[str, Any] = {"content": text}
+    if calls:
+        more = {"tool_calls": [{"index": len(calls) - 1, "function": {"arguments": text}}]}
+    event = {**finish, "choices": [{"index": 0, "delta": more, "finish_reason": None}]}
+    data = f"data: {json.dumps(event)}\n\n".encode()
+    try:
+        while True:
+            await response.write(data)
+            await asyncio.sleep(reply.pace)
+    except ConnectionError:  # the client hung up: what an endless stream waits for
+        return response
 
 
 @pytest_asyncio.fixture

@@ -59,11 +59,12 @@ from bot.agent.llm.response import (
     EmptyResponse,
     LLMResponse,
     StreamCut,
+    StreamOverrun,
     parse_response,
 )
 from bot.agent.llm.setup_executor import PURE_SETUP_PROVIDERS, provider_of, setup_inline
 from bot.agent.llm.setup_executor import install as install_setup_executor
-from bot.agent.llm.stream import AnswerStream
+from bot.agent.llm.stream import AnswerStream, StreamBounds
 from bot.errors import LLMError, ModelNotConfiguredError, ModelUnavailableError
 from bot.retrying import retry_after_failure
 
@@ -83,20 +84,35 @@ _Loader = LitellmLoader  # the names tests reach for: llm._Loader() and llm._loa
 # litellm's usage bookkeeping per chunk was a third of a streamed call's CPU.
 _STREAMED: dict[str, Any] = {"stream": True}
 GUARD_STEP_S = 1.0  # how often a stream's hang guard is pushed back while chunks arrive
+# A streamed answer is read for at most this many hang guards (2 x timeout_s + 5 s each:
+# 10 min 25 s at the default 60 s), and up to this many times what one message carries
+# ([agent] max_answer_chars; the rest of a long answer goes out as answer.md). Past
+# either it is a model writing in a loop or a proxy that never ends the stream.
+STREAM_GUARDS = 5
+STREAM_ANSWERS = 10
 # The failure kind of an attempt /stop or shutdown cut short (bot_model_errors_total): it
 # is still one HTTP attempt of bot_model_calls_total.
 CANCELLED = "cancelled"
 
 
 async def _read_stream(
-    resp: Any, model: str, sink: AnswerSink, guard: asyncio.Timeout, guard_s: float
+    resp: Any,
+    model: str,
+    sink: AnswerSink,
+    *,
+    guard: asyncio.Timeout,
+    guard_s: float,
+    bounds: StreamBounds,
 ) -> LLMResponse:
     """Every chunk of a streamed answer, assembled; an empty stream is retried. The hang
     guard watches the gaps between chunks, not the whole answer: a model writing steadily
-    for minutes (a long answer, a slow local model) is not cut off mid-answer."""
+    for minutes (a long answer, a slow local model) is not cut off mid-answer. One that
+    keeps writing past ``bounds`` is: the turn ends with its answer so far."""
     assembled = AnswerStream(model, sink)
     loop = asyncio.get_running_loop()
     moved = loop.time()
+    ends = moved + bounds.seconds
+    why = ""
     try:
         async for chunk in resp:
             assembled.feed(chunk)
@@ -104,13 +120,43 @@ async def _read_stream(
             if now - moved > GUARD_STEP_S:  # a timer moved per second, not per chunk
                 guard.reschedule(now + guard_s)
                 moved = now
+            if assembled.chars > bounds.max_chars or now >= ends:
+                why = _past(bounds, assembled.chars)
+                break
     except Exception as exc:
         if assembled.chunks and is_connection_error(exc):
             raise StreamCut(f"the answer broke off after {assembled.chunks} chunks") from exc
         raise
+    if why:
+        return await _cut_short(resp, assembled, model, why)
     if not assembled.chunks:
         raise EmptyResponse("the provider streamed no chunks")
     return assembled.response()
+
+
+def _past(bounds: StreamBounds, chars: int) -> str:
+    """Why a stream past its ``bounds`` is read no further."""
+    if chars > bounds.max_chars:
+        return f"it ran past {bounds.max_chars:,} characters"
+    minutes = bounds.seconds / 60
+    took = f"{minutes:.0f} minutes" if minutes >= 2 else f"{bounds.seconds:.0f} seconds"
+    return f"the model was still writing after {took}"
+
+
+async def _cut_short(resp: Any, assembled: AnswerStream, model: str, why: str) -> LLMResponse:
+    """The answer so far of a stream stopped at its bounds, saying so; its connection is
+    closed (litellm's wrapper would hold it open while the model writes on)."""
+    log.warning("streamed answer from %s stopped: %s", model, why)
+    aclose = getattr(resp, "aclose", None)
+    if aclose is not None:
+        try:
+            await aclose()
+        except Exception as exc:  # the answer stands; at worst the connection lingers
+            log.debug("closing the stream from %s failed: %s", model, exc)
+    cut = assembled.cut(f"\n\n… [The answer was cut here: {why}.]")
+    if cut is None:
+        raise StreamOverrun(why)
+    return cut
 
 
 class LLMClient:
@@ -128,6 +174,7 @@ class LLMClient:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
         max_concurrent_calls: int = 0,
+        max_answer_chars: int = 20_000,  # [agent] max_answer_chars
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -137,6 +184,9 @@ class LLMClient:
         # litellm enforces timeout_s itself; this outer guard only catches a hang outside
         # its HTTP client (DNS, a stuck pool) so a chat can never wait forever.
         self.hang_guard_s = timeout_s * 2 + 5
+        self.stream_bounds = StreamBounds(
+            max_chars=max_answer_chars * STREAM_ANSWERS, seconds=self.hang_guard_s * STREAM_GUARDS
+        )
         self.max_retries = max(0, max_retries)
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -324,7 +374,14 @@ class LLMClient:
                 if sink is None:
                     parsed = parse_response(resp, model)
                 else:
-                    parsed = await _read_stream(resp, model, sink, guard, self.hang_guard_s)
+                    parsed = await _read_stream(
+                        resp,
+                        model,
+                        sink,
+                        guard=guard,
+                        guard_s=self.hang_guard_s,
+                        bounds=self.stream_bounds,
+                    )
         except asyncio.CancelledError:  # /stop or shutdown: a BaseException, counted too
             if sent:
                 self._observe(model, CANCELLED)

@@ -13,7 +13,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from bot.agent.llm.response import EmptyResponse, StreamCut, get_field
+from bot.agent.llm.response import EmptyResponse, StreamCut, StreamOverrun, get_field
 
 REFUSED = "bad request (HTTP 400)"  # the request itself refused: the same again fails too
 FILTERED = "content policy violation"  # refused by the provider's content filter
@@ -74,6 +74,8 @@ def classify(litellm: Any, exc: BaseException) -> Failure:
         return Failure("empty response (no choices)", True)
     if isinstance(exc, StreamCut):
         return Failure("answer cut off mid-stream", True)
+    if isinstance(exc, StreamOverrun):
+        return Failure("answer ran past its bounds", False)
     if isinstance(exc, TimeoutError):
         return Failure("timeout", True)
     if is_connection_error(exc):

@@ -65,6 +65,16 @@ class EmptyResponse(Exception):
     """The provider answered 200 with no choices; worth another try."""
 
 
+# The finish reason of a streamed answer read only up to its bounds (StreamBounds): its
+# text ends with a note saying so, and the turn ends with it.
+CUT_SHORT = "cut_short"
+
+
+class StreamOverrun(Exception):
+    """A streamed answer ran past its bounds with no answer text to end the turn with
+    (a call's arguments that never end): another try would run on the same way."""
+
+
 class StreamCut(Exception):
     """The provider's connection broke after its streamed answer had begun: it was
     reachable and answering, so no setting is to blame; worth another try."""

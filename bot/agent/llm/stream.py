@@ -11,17 +11,22 @@ read the answer written so far: the buffer is parsed as partial JSON by pydantic
 cut UTF-8 byte yield the last complete prefix). It is parsed only when the listener
 asks (at most once per preview edit), never per fragment. Free ``content`` is never
 offered: the turn's contract may still reject it.
+
+A stream stopped before its end (:class:`StreamBounds`: a model writing in a loop, a
+proxy that never sends the finish) still gives its answer so far, with a note
+(:meth:`AnswerStream.cut`): the turn ends with it rather than with nothing.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic_core
 
-from bot.agent.llm.response import AnswerSink, LLMResponse, get_field, parse_usage
+from bot.agent.llm.response import CUT_SHORT, AnswerSink, LLMResponse, get_field, parse_usage
 from bot.agent.toolbox import FINAL_RESULT, ToolCall
 
 
@@ -35,6 +40,16 @@ def partial_answer(buffer: bytes) -> str:
         return ""
     answer = value.get("answer") if isinstance(value, dict) else None
     return answer if isinstance(answer, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamBounds:
+    """How much of one streamed answer is read: characters (its text and its calls'
+    arguments as they arrive) and seconds. The gaps between chunks have their own guard;
+    these stop a stream that keeps coming and never ends."""
+
+    max_chars: int
+    seconds: float
 
 
 @dataclass(slots=True)
@@ -56,6 +71,7 @@ class AnswerStream:
         self._usage: dict[str, int] = {}
         self._answer: _Call | None = None  # the final_result call, once named
         self.chunks = 0
+        self.chars = 0  # of content and arguments: what StreamBounds.max_chars counts
 
     def feed(self, chunk: Any) -> None:
         self.chunks += 1
@@ -74,6 +90,7 @@ class AnswerStream:
             content = get_field(delta, "content")
             if isinstance(content, str) and content:
                 self._content.append(content)
+                self.chars += len(content)
             for raw in get_field(delta, "tool_calls") or ():
                 self._feed_call(raw)
 
@@ -92,6 +109,7 @@ class AnswerStream:
         arguments = get_field(function, "arguments") if function is not None else None
         if isinstance(arguments, str) and arguments:
             call.parts.append(arguments)
+            self.chars += len(arguments)
             if call.name == FINAL_RESULT and self._sink is not None:
                 self._answer = call
                 self._sink.answer_grew(self._read_answer)
@@ -116,3 +134,21 @@ class AnswerStream:
             finish_reason=self._finish,
             usage=self._usage,
         )
+
+    def cut(self, note: str) -> LLMResponse | None:
+        """The answer of a stream stopped early, ``note`` after it: the ``final_result``
+        answer so far as a whole call (the other calls' arguments are unfinished, so
+        none is run), else the free text; None when neither has any text."""
+        answer = self._read_answer().rstrip()
+        if self._answer is not None and answer:
+            arguments = json.dumps({"answer": answer + note}, ensure_ascii=False)
+            call = ToolCall(
+                id=self._answer.id or f"call_{uuid.uuid4().hex[:24]}",
+                name=FINAL_RESULT,
+                arguments=arguments,
+            )
+            return LLMResponse(None, (call,), self._model, CUT_SHORT, self._usage)
+        content = "".join(self._content).rstrip()
+        if not content:
+            return None
+        return LLMResponse(content + note, (), self._model, CUT_SHORT, self._usage)
