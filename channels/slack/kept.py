@@ -14,6 +14,10 @@ runs and restored after:
   paired any two stars on a line into an italic;
 - a backslash-escaped character (``\\*``, ``\\_``): CommonMark's way of writing one
   literally, which the converter does not know; it comes back without the backslash.
+
+They come back after the rest is escaped for Slack, each as Slack must read it: code
+and characters with ``& < >`` as entities (``<!here>`` in code is shown as written and
+pings no one), a link as ``<url|label>``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ _WEB = re.compile(r"(?:https?://|mailto:)\S+", re.IGNORECASE)
 _STAR = re.compile(r"(?<!\*)\*(?!\*)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _BULLET = re.compile(r"^[ \t]*\*[ \t]", re.M)
+_QUOTE_GT = re.compile(r"(?<!^)(?<!\n)>")  # a ">" that opens no line: no block quote
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 class Kept:
@@ -52,7 +58,8 @@ class Kept:
             written = markdown[code.start : code.end]
             # A block in a quote is left as written: its lines carry the quote's marks.
             alone = code.start == 0 or markdown[code.start - 1] == "\n"
-            out.append(self._hold(_as_backticks(code.body) if code.block and alone else written))
+            shown = _as_backticks(code.body) if code.block and alone else written
+            out.append(self._hold(escape_text(shown)))
             pos = code.end
         out.append(self._prose(markdown[pos:]))
         return "".join(out)
@@ -67,7 +74,7 @@ class Kept:
         return converted
 
     def _prose(self, text: str) -> str:
-        text = _ESCAPED.sub(lambda m: self._hold(m.group(1)), text)
+        text = _ESCAPED.sub(lambda m: self._hold(_ENTITIES.get(m.group(1), m.group(1))), text)
         return self._stars(_LINK.sub(self._link, text))
 
     def _link(self, found: re.Match[str]) -> str:
@@ -86,6 +93,12 @@ class Kept:
         for pos in sorted(literal, reverse=True):  # from the end: the rest stay in place
             text = text[:pos] + self._hold("*") + text[pos + 1 :]
         return text
+
+
+def escape_text(text: str) -> str:
+    """``text`` with ``& < >`` as the entities Slack requires, so it reads no link or
+    mention in it; a ">" opening a line stays (a block quote in mrkdwn)."""
+    return _QUOTE_GT.sub("&gt;", text.replace("&", "&amp;").replace("<", "&lt;"))
 
 
 def _as_backticks(body: str) -> str:

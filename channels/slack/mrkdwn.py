@@ -21,7 +21,7 @@ import re
 from markdown_to_mrkdwn import SlackMarkdownConverter  # type: ignore[import-untyped]
 
 from channels.format import split_message
-from channels.slack.kept import Kept
+from channels.slack.kept import Kept, escape_text
 from channels.slack.mentions import is_ping, plain_mentions
 
 log = logging.getLogger(__name__)
@@ -46,18 +46,12 @@ def escape(text: str) -> str:
     out: list[str] = []
     pos = 0
     for found in _CONTROL.finditer(text):
-        out.append(_escape_plain(text[pos : found.start()]))
+        out.append(escape_text(text[pos : found.start()]))
         sequence = found.group()
-        out.append(_escape_plain(plain_mentions(sequence)) if is_ping(sequence) else sequence)
+        out.append(escape_text(plain_mentions(sequence)) if is_ping(sequence) else sequence)
         pos = found.end()
-    out.append(_escape_plain(text[pos:]))
+    out.append(escape_text(text[pos:]))
     return "".join(out)
-
-
-def _escape_plain(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;")
-    # A ">" opening a line is a block quote in mrkdwn; anywhere else it is text.
-    return re.sub(r"(?<!^)(?<!\n)>", "&gt;", text)
 
 
 def escaped_len(text: str) -> int:
@@ -66,15 +60,16 @@ def escaped_len(text: str) -> int:
 
 
 def to_mrkdwn(markdown: str) -> str:
-    """One chunk of Markdown as mrkdwn; the escaped original when conversion fails."""
+    """One chunk of Markdown as mrkdwn; the escaped original when conversion fails. What
+    was held (code, links) goes back after the escaping, escaped as it was held: a
+    ``<!here>`` in code is shown as written, not turned into words."""
     kept = Kept()
     try:
-        converted = kept.restore(str(_converter.convert(kept.take(markdown))))
+        converted = kept.restore(escape(str(_converter.convert(kept.take(markdown)))))
     except Exception:  # a converter bug must not lose the reply
         log.exception("markdown conversion failed; sending the text as written")
-        converted = markdown
-    converted = _FENCE_LANG.sub(r"\1", converted)  # Slack shows a language tag as code
-    return escape(converted)
+        converted = escape(markdown)
+    return _FENCE_LANG.sub(r"\1", converted)  # Slack shows a language tag as code
 
 
 def render_chunks(markdown: str, limit: int = MAX_CHARS, budget: int | None = None) -> list[str]:

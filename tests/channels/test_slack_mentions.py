@@ -1,5 +1,6 @@
 """What the bot posts on Slack pings no one: a model steered by a group member or a
-fetched page wrote ``<!channel>`` and Slack notified every member of the channel.
+fetched page wrote ``<!channel>`` and Slack notified every member of the channel. In
+code such a sequence is shown as written (escaped), never sent as one.
 
 Each path text takes to Slack is checked at the fake Slack, through the real slack_sdk:
 a message, a streamed preview (``markdown_text``) and a file's comment."""
@@ -37,6 +38,20 @@ async def test_a_posted_answer_pings_no_one_and_keeps_its_links(
     await channel.send(OutboundMessage(ChatKey("slack", "C0GENERAL"), text))
     [post] = fake_slack.posts("C0GENERAL")
     assert post["text"] == f"{PLAIN}. See <https://example.com/a|docs> in <#C0GENERAL>."
+
+
+async def test_a_mention_in_code_is_shown_as_written_and_pings_no_one(
+    fake_slack: FakeSlack, slack_channel: Any
+) -> None:
+    """It became plain words there too: `<!here>` in code read `@here`."""
+    channel, _ = await slack_channel(app_token="", signing_secret="s")
+    text = "Write `<!here>` or:\n\n```\n<!channel> & <@U0BOSS|boss>\n```\n\nnot <!here>."
+    await channel.send(OutboundMessage(ChatKey("slack", "C0GENERAL"), text))
+    [post] = fake_slack.posts("C0GENERAL")
+    assert post["text"] == (
+        "Write `&lt;!here&gt;` or:\n\n```\n&lt;!channel&gt; &amp; &lt;@U0BOSS|boss&gt;\n```"
+        "\n\nnot @here."
+    )
 
 
 async def test_a_streamed_preview_and_its_end_ping_no_one(

@@ -36,6 +36,7 @@ CASES = [
     ("see [the notes](./notes.html)", "see the notes (./notes.html)"),
     ("~~~html\n<div>a*b*c</div>\n~~~", "```\n&lt;div&gt;a*b*c&lt;/div&gt;\n```"),
     (r"2\*3\*4 in my\_file\_v2 and \[1\]", "2*3*4 in my_file_v2 and [1]"),  # escapes
+    (r"\<!here> is written so, \> too", "&lt;!here&gt; is written so, &gt; too"),
     ("Run:\n\n    x = a*b*c  # <x>\n    y = 2", "Run:\n\n```\nx = a*b*c  # &lt;x&gt;\ny = 2\n```"),
     ("1. Then:\n\n       rm *.log\n\n2. Done", "1. Then:\n\n```\nrm *.log\n```\n\n2. Done"),
     ("<details>\nRun `rm *.log`\n</details>", "&lt;details&gt;\nRun `rm *.log`\n&lt;/details&gt;"),
