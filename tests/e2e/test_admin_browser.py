@@ -117,6 +117,20 @@ async def test_a_soul_edit_reaches_the_next_model_request(setup: Setup) -> None:
     assert "You are Captain Browser, brief and kind." in system
 
 
+async def test_the_live_size_counts_characters_as_the_server_does(setup: Setup) -> None:
+    """The script counted UTF-16 units: an emoji is two, so 4,001 of them showed
+    "8,002 / 8,000" in red while the server took them (4,001 characters)."""
+    page = setup.page
+    await page.goto(f"{setup.url}/admin/workspaces?file=USER.md")
+    await page.locator("textarea#text").fill("\U0001f600" * 4001)
+    size = page.locator(".size")
+    assert await size.inner_text() == "4,001 / 8,000 chars"
+    assert "bad" not in (await size.get_attribute("class") or "")
+    await page.get_by_role("button", name="Save USER.md").click()
+    assert "saved as version" in await _note(page)
+    assert await size.inner_text() == "4,001 / 8,000 chars"  # the server's count
+
+
 async def test_a_leading_blank_line_survives_a_save_unchanged(setup: Setup) -> None:
     """HTML drops one newline right after <textarea>: a file starting with a blank line
     lost it when saved from the page without a change."""

@@ -12,7 +12,9 @@ document.addEventListener("DOMContentLoaded", function () {
     var shown = document.querySelector('[data-size-of="' + area.id + '"]');
     if (!shown) { return; }
     var update = function () {
-      var size = area.value.replace(/\r\n/g, "\n").length;
+      // Characters (code points), as the server counts them: .length counts UTF-16
+      // units, two for an emoji.
+      var size = [...area.value.replace(/\r\n/g, "\n")].length;
       shown.textContent = size.toLocaleString("en") + " / " + budget.toLocaleString("en") + " chars";
       shown.classList.toggle("bad", size > budget);
     };
