@@ -23,7 +23,7 @@ from bot.dispatcher.allowlist import Members
 from bot.dispatcher.pairing import Pairing
 from bot.dispatcher.screen import original_length
 from bot.lru import LRU
-from bot.messages import ChatKey, InboundMessage, OutboundKind, OutboundMessage
+from bot.messages import ChatKey, InboundMessage, MessageKind, OutboundKind, OutboundMessage
 from bot.store.access import DENIED, PairingHold
 from bot.text import shows_nothing
 
@@ -129,11 +129,12 @@ class AccessControl:
             policy,
             msg.key.channel,
         )
-        if not msg.direct:
-            return False  # strangers in groups are ignored: no notice where others read
         if policy == PAIRING and self._pairing is not None:
             await self._offer_pairing(msg, self._pairing)
-        else:
+        elif msg.direct or msg.kind is MessageKind.SCHEDULED:
+            # A stranger in a group is ignored (the notice showed everyone there their id
+            # and the config key); a follow-up whose owner was taken off the list tells
+            # that owner once, in the chat they set it in.
             await self._tell_once(
                 msg,
                 msg.sender,
@@ -143,6 +144,8 @@ class AccessControl:
         return False
 
     async def _offer_pairing(self, msg: InboundMessage, pairing: Pairing) -> None:
+        if not msg.direct:
+            return  # strangers in groups are ignored: no code where others read along
         issued = await pairing.issue(msg)
         if issued.request is None:
             hold = issued.hold
