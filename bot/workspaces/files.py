@@ -91,7 +91,8 @@ def decoded(data: bytes, path: Path) -> str:
         raise WorkspaceError(
             f"{path.name} of workspace {path.parent.name} is not UTF-8 text (byte "
             f"{exc.start}): save it as UTF-8 on disk; until then its last good version is "
-            "used (it is read as cp1252 if it has none) and edits of it are refused"
+            "used (it is read as cp1252 if it has none) and every edit of it but a rollback"
+            " to one of its versions is refused"
         ) from exc
     return text.replace("\r\n", "\n")
 
@@ -114,8 +115,9 @@ def read_text(path: Path) -> str | None:
     return None if data is None else decoded(data, path)
 
 
-def write_text(folder: Path, name: str, text: str) -> None:
-    """Replace ``folder/name`` with ``text`` atomically; a symlink in its place is refused."""
+def write_text(folder: Path, name: str, text: str | bytes) -> None:
+    """Replace ``folder/name`` with ``text`` atomically; a symlink in its place is refused.
+    Bytes are written as they are: a file that was not UTF-8, put back."""
     checked_folder(folder)
     target = folder / name
     with contextlib.suppress(FileNotFoundError):
@@ -127,7 +129,7 @@ def write_text(folder: Path, name: str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)

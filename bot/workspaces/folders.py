@@ -108,7 +108,11 @@ class Workspaces:
         """The file's text (None when absent); refuses a symlink."""
         return read_text(checked_folder(self.path(name)) / file)
 
-    def write(self, name: str, file: str, text: str) -> None:
+    def raw(self, name: str, file: str) -> bytes | None:
+        """The file's bytes (None when absent), whatever their encoding; refuses a symlink."""
+        return read_bytes(checked_folder(self.path(name)) / file)
+
+    def write(self, name: str, file: str, text: str | bytes) -> None:
         """An admin's edit, written atomically; the only way the daemon changes a file."""
         write_text(self.path(name), file, text)
         self._cache.pop(self.file(name, file), None)

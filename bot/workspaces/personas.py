@@ -5,9 +5,9 @@ author, channel of change (``via``) and full text, so any state can be shown, di
 and restored (a rollback is itself a new version). A text over the file budget is
 refused whole, never cut. Disk edits are noticed cheaply: a stamp (mtime, size, inode,
 ctime) per file each turn, a hash only when that moved. A file saved in another encoding
-than UTF-8 is never recorded nor rewritten: the prompt keeps its last good version, and
-edits are refused until it is saved as UTF-8 (a file with no version yet is read as
-cp1252 for the prompt).
+than UTF-8 is never recorded: the prompt keeps its last good version, and edits are
+refused until it is saved as UTF-8 or a recorded version is restored over it (a file
+with no version yet is read as cp1252 for the prompt).
 """
 
 from __future__ import annotations
@@ -161,18 +161,22 @@ class Personas:
         via: str,
         create: bool = False,
         based_on: str | None = None,
+        over_unreadable: bool = False,
     ) -> PersonaVersion | None:
         """Replace the file with ``text``; None when it already says exactly that.
         ``create``: make the workspace if it does not exist yet. ``based_on``: the
         :func:`text_hash` of the text the editor started from; a file changed since is
         refused (:class:`EditConflict`), checked under the file's lock so no edit that
-        lands in between is overwritten unseen."""
+        lands in between is overwritten unseen. ``over_unreadable``: a file that is not
+        UTF-8 is replaced too (a rollback: the text is a recorded version's)."""
         workspace, file = _names(workspace, file)
         self._ensure(workspace, create)  # the folder must exist to hold the lock file
         async with self._editing(workspace, file):
             if based_on is not None:
                 await self._unchanged_since(workspace, file, based_on, text, author=author, via=via)
-            return await self._set(workspace, file, text, author=author, via=via)
+            return await self._set(
+                workspace, file, text, author=author, via=via, over_unreadable=over_unreadable
+            )
 
     async def _unchanged_since(
         self, workspace: str, file: str, based_on: str, text: str, *, author: str, via: str
@@ -203,11 +207,28 @@ class Personas:
         text = self.folders.read(workspace, file)
         return self.folders.template(file) if text is None else text
 
+    async def _held_before(self, workspace: str, file: str, unreadable: bool) -> str | bytes:
+        """What an edit replaces (its lock held): the text, or with ``unreadable`` the
+        bytes of a file that is not UTF-8 (put back as they were if the edit fails)."""
+        try:
+            return await self._held_current(workspace, file)
+        except WorkspaceError as exc:
+            if not (unreadable and not_utf8(exc)):
+                raise
+            return self.folders.raw(workspace, file) or b""
+
     async def _set(
-        self, workspace: str, file: str, text: str, *, author: str, via: str
+        self,
+        workspace: str,
+        file: str,
+        text: str,
+        *,
+        author: str,
+        via: str,
+        over_unreadable: bool = False,
     ) -> PersonaVersion | None:
         """Write and number one edit; the file's lock is held."""
-        old = await self._held_current(workspace, file)
+        old = await self._held_before(workspace, file, over_unreadable)
         if len(text) > self.max_chars:
             reason = (
                 f"{file} would be {len(text):,} characters, over its budget of "
@@ -217,7 +238,8 @@ class Personas:
                 workspace, file, author=author, via=via, action="set", reason="over budget"
             )
             raise WorkspaceError(reason)
-        if text == old and await self.records.latest(workspace, file) is not None:
+        unchanged = isinstance(old, str) and text == old
+        if unchanged and await self.records.latest(workspace, file) is not None:
             return None
         self.folders.write(workspace, file, text)
         self._stamps[(workspace, file)] = self.folders.stamp(workspace, file)
@@ -287,8 +309,12 @@ class Personas:
     async def rollback(
         self, workspace: str, file: str, number: int, *, author: str, via: str
     ) -> PersonaVersion | None:
+        """Version ``number`` as a new version; over a file that is not UTF-8 too (the
+        way back to a version the prompt can use, without an editor on the server)."""
         old = await self.version(workspace, file, number)
-        return await self.set(workspace, file, old.text, author=author, via=via)
+        return await self.set(
+            workspace, file, old.text, author=author, via=via, over_unreadable=True
+        )
 
 
 def describe(v: PersonaVersion) -> str:

@@ -735,3 +735,31 @@ async def test_a_save_refused_for_a_session_gone_or_changed_shows_the_typed_text
     assert soul.read_text() == before
     logout = await client.post("/admin/logout", data={"csrf": csrf})  # no text: none shown
     assert logout.status == 200 and _kept_of(await logout.text()) is None
+
+
+async def test_a_persona_file_not_in_utf8_keeps_the_page_and_can_be_rolled_back(
+    site: Site, tmp_path: Path
+) -> None:
+    """A SOUL.md saved in Latin-1 made the Workspaces page a dead end: an error page with
+    no tabs, editor or history, and a rollback to a good version refused. The page now
+    shows the tabs and history, says why there is no editor, and a rollback writes the
+    version chosen, as UTF-8."""
+    daemon, _, client = await site()
+    csrf = await logged_in(client, daemon)
+    await opened(client)  # version 1: the template
+    soul = tmp_path / "data" / "workspaces" / "default" / "SOUL.md"
+    soul.write_text("Sois poli, \u00e9l\u00e8ve.", encoding="utf-8")
+    assert ">disk<" in await (await client.get("/admin/workspaces")).text()  # version 2
+    soul.write_bytes("Tu es un assistant tr\u00e8s poli.".encode("latin-1"))
+    shown = await client.get("/admin/workspaces")
+    page = await shown.text()
+    assert shown.status == 409, page
+    assert "Error: SOUL.md of workspace default is not UTF-8 text (byte 21)" in page
+    assert "cannot be edited here while it is not UTF-8 text" in page
+    assert 'href="/admin/workspaces?ws=default&amp;file=AGENTS.md"' in page
+    assert '<textarea id="text"' not in page and "diff=2" in page and "diff=1" in page
+    back = await client.post(
+        "/admin/workspaces/rollback", data={"csrf": csrf, "file": "SOUL.md", "version": "2"}
+    )
+    assert back.status == 200 and "version 2 restored as version 3" in await back.text()
+    assert soul.read_text(encoding="utf-8") == "Sois poli, \u00e9l\u00e8ve."

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -105,7 +107,6 @@ async def test_a_file_not_in_utf8_keeps_its_last_good_version_and_refuses_edits(
     for edit in (
         personas.append("team", "SOUL.md", "Sois bref.", author="t:1", via="chat"),
         personas.set("team", "SOUL.md", "new", author="t:1", via="chat"),
-        personas.rollback("team", "SOUL.md", 1, author="t:1", via="chat"),
     ):
         with pytest.raises(WorkspaceError, match=r"SOUL\.md of workspace team is not UTF-8 text"):
             await edit
@@ -118,6 +119,34 @@ async def test_a_file_not_in_utf8_keeps_its_last_good_version_and_refuses_edits(
     (found,) = await personas.sync("team")
     assert found.text == "Tu es un bot fran\xe7ais.\n"
     assert await personas.append("team", "SOUL.md", "Sois bref.", author="t:1", via="chat")
+
+
+async def test_a_rollback_restores_a_recorded_version_over_a_file_not_in_utf8(
+    personas: Personas,
+) -> None:
+    """A rollback was refused like any edit, so an admin without an editor on the
+    server had no way back to a good version; it writes that version, as UTF-8."""
+    good = await personas.set(
+        "team", "SOUL.md", "Sois gentil, \xe9l\xe8ve.\n", author="t:1", via="chat"
+    )
+    assert good is not None
+    soul = personas.folders.path("team") / "SOUL.md"
+    latin1 = "Tu es un bot fran\xe7ais.\n".encode("latin-1")
+    soul.write_bytes(latin1)
+    store = personas.records
+    assert isinstance(store, WorkspaceStore)
+    await store._db.run(lambda c: c.execute("PRAGMA busy_timeout = 0"))
+    with contextlib.closing(sqlite3.connect(store._db.path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")  # the version cannot be recorded: nothing changes
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await personas.rollback("team", "SOUL.md", good.version, author="t:1", via="chat")
+        other.execute("ROLLBACK")
+    assert soul.read_bytes() == latin1
+    restored = await personas.rollback("team", "SOUL.md", good.version, author="t:1", via="chat")
+    assert restored is not None and restored.version == good.version + 1
+    assert soul.read_bytes() == "Sois gentil, \xe9l\xe8ve.\n".encode()
+    assert await personas.current("team", "SOUL.md") == "Sois gentil, \xe9l\xe8ve.\n"
+    assert await personas.sync("team") == []  # written by the rollback: no disk edit
 
 
 async def test_a_file_not_in_utf8_with_no_good_version_is_read_as_cp1252(

@@ -15,7 +15,7 @@ from bot.errors import BotError, EditConflict, WorkspaceError
 from bot.store.workspaces import text_hash
 from bot.text import row_number
 from bot.workspaces.commands import saved_note
-from bot.workspaces.files import PERSONA_FILES
+from bot.workspaces.files import PERSONA_FILES, not_utf8
 
 PATH = "/admin/workspaces"
 VIA = "web"
@@ -35,13 +35,21 @@ async def _editor(
 ) -> web.Response:
     """The page; with ``draft``, a refused save's text stays in the editor, unsaved.
     The form carries the hash of the text it started from (``based_on``, else the
-    file's text now): a save over another editor's newer text is refused."""
+    file's text now): a save over another editor's newer text is refused. A file that
+    is not UTF-8 has no editor, and the page says so; its tabs and history stay (a
+    rollback writes a recorded version over it)."""
     personas, ws, file = view.services.personas, view.workspace, _file(view)
-    now = await personas.current(ws, file)
+    now: str | None = None
+    try:
+        now = await personas.current(ws, file)
+    except WorkspaceError as exc:
+        if not not_utf8(exc):
+            raise
+        note, status = note or f"Error: {exc}", 409
     text = now if draft is None else draft
     history = await personas.history_page(ws, file, PAGE_SIZE + 1, view.offset)
     try:
-        diff = await _diff(view, ws, file, now)
+        diff = None if now is None else await _diff(view, ws, file, now)
     except WorkspaceError as exc:  # the editor still shows, on the file asked for
         diff, note, status = None, note or f"Error: {exc}", 404
     return view.render(
@@ -52,7 +60,7 @@ async def _editor(
         files=PERSONA_FILES,
         file=file,
         text=text,
-        based_on=based_on or text_hash(now),
+        based_on=based_on or text_hash(now or ""),
         max_chars=personas.max_chars,
         history=history[:PAGE_SIZE],
         more=len(history) > PAGE_SIZE,
