@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import ChannelError
 from bot.messages import ChatKey
 from channels.base import Sent
-from channels.slack.mentions import plain_mentions
+from channels.slack.mrkdwn import to_mrkdwn
 from channels.slack.send import api_error
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class SlackFiles:
                 file=data,
                 filename=name,
                 title=name,
-                initial_comment=plain_mentions(caption) or None,
+                initial_comment=to_mrkdwn(caption) if caption.strip() else None,
             )
         except SlackApiError as exc:
             raise api_error(exc, f"the upload of {name}") from exc

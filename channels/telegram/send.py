@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from telegram import InputFile
+from telegram import InputFile, Message
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
@@ -112,6 +112,25 @@ def rendered_parts(markdown: str, budget: int = MAX_CHARS) -> list[Rendered]:
     return parts
 
 
+def caption_part(markdown: str) -> Rendered:
+    """A file's caption as a message is rendered, then cut to ``MAX_CAPTION`` UTF-16
+    units (Telegram counts those, not characters: 995 characters with 30 emoji are
+    1,025 and refused), its entities cut with it."""
+    done = render(markdown)
+    if utf16_len(done.text) <= MAX_CAPTION:
+        return done
+    units = MAX_CAPTION - 1  # and an ellipsis
+    cut = done.text.encode("utf-16-le", "surrogatepass")[: 2 * units]
+    text = cut.decode("utf-16-le", "ignore")  # a halved surrogate pair goes whole
+    units = utf16_len(text)
+    entities = [
+        {**e, "length": min(e["length"], units - e["offset"])}
+        for e in done.entities
+        if e["offset"] < units
+    ]
+    return Rendered(done.markdown, text + "\N{HORIZONTAL ELLIPSIS}", entities)
+
+
 def render(chunk: str) -> Rendered:
     """Markdown -> plain text and entities; the chunk itself when conversion fails."""
     import telegramify_markdown  # on the first reply, not on the way to ready
@@ -173,6 +192,16 @@ def refusal(what: str, exc: TelegramError) -> DeliveryRejected:
     if any(words in exc.message.lower() for words in CHAT_GONE):
         return ChatGone(text)
     return DeliveryRejected(text)
+
+
+def _with_caption(common: dict[str, Any], caption: str) -> list[dict[str, Any]]:
+    """An upload's parameters: its caption formatted, then plain (should Telegram refuse
+    the formatting, as a message is resent plain)."""
+    if not caption.strip():
+        return [common]
+    shown = caption_part(caption)
+    plain = {**common, "caption": shown.text}
+    return [{**plain, "caption_entities": shown.entities}, plain] if shown.entities else [plain]
 
 
 def _is_format_error(exc: BadRequest) -> bool:
@@ -270,17 +299,24 @@ class TelegramSender:
         common: dict[str, Any] = {"chat_id": chat_ref(key.chat_id)}
         if key.thread_id:
             common["message_thread_id"] = int(key.thread_id)
-        if caption:
-            common["caption"] = caption[:MAX_CAPTION]
         file = InputFile(data, filename=name)
-        try:
-            if photo:
-                sent = await self.call(lambda: self._bot.send_photo(photo=file, **common))
-            else:
-                sent = await self.call(lambda: self._bot.send_document(document=file, **common))
-        except BadRequest as exc:
-            raise refusal(f"the file {name}", exc) from exc
-        return Sent((str(sent.message_id),))
+        attempts = _with_caption(common, caption)
+        for params in attempts:
+            try:
+                sent = await self.call(self._file_call(photo, file, params))
+                return Sent((str(sent.message_id),))
+            except BadRequest as exc:
+                if params is attempts[-1] or not _is_format_error(exc):
+                    raise refusal(f"the file {name}", exc) from exc
+                log.warning("Telegram refused the caption's formatting in %s (%s)", key, exc)
+        raise AssertionError("unreachable")
+
+    def _file_call(
+        self, photo: bool, file: InputFile, params: dict[str, Any]
+    ) -> Callable[[], Awaitable[Message]]:
+        if photo:
+            return lambda: self._bot.send_photo(photo=file, **params)
+        return lambda: self._bot.send_document(document=file, **params)
 
     async def typing(self, key: ChatKey) -> None:
         thread = int(key.thread_id) if key.thread_id else None

@@ -16,6 +16,7 @@ import pytest_asyncio
 from bot.daemon import Daemon
 from bot.delivery import deliver
 from bot.messages import Attachment, ChatKey, OutboundMessage
+from channels.format import utf16_len
 from tests.fakes import daemons, discord_api, documents, slack_api, telegram_api
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.llm_server import FINAL_RESULT, image_responder, seen_as, tool_calls_reply
@@ -25,6 +26,7 @@ from tests.fakes.waiting import until
 fake_telegram = telegram_api.fake_telegram
 telegram_daemon = telegram_api.telegram_daemon
 fake_slack = slack_api.fake_slack
+slack_channel = slack_api.slack_channel
 fake_discord = discord_api.fake_discord
 platform_daemon = daemons.platform_daemon
 
@@ -171,7 +173,43 @@ async def test_telegram_sends_a_photo_and_a_document(
     assert texts == ["here are the files", TOO_LARGE.format("50.0 MB", "50.0 MB")]
 
 
+async def test_telegram_a_caption_is_formatted_and_cut_in_utf16_units(
+    telegram_daemon, fake_telegram
+) -> None:
+    """A caption went as written ("**Q3 report**" showed its stars) and was cut at 1,024
+    characters, where Telegram counts UTF-16 units: 30 emoji made it too long, refused."""
+    _, channel = await telegram_daemon()
+    key = ChatKey("telegram", "42")
+    await channel.upload(key, "q3.pdf", b"%PDF-1.4", "**Q3 report** for <team>")
+    await channel.upload(key, "chart.png", PNG, "**Summary** " + "x" * 965 + "😀" * 30)
+    [(_, _, _, report), (_, _, _, chart)] = fake_telegram.uploads()
+    assert report["caption"] == "Q3 report for <team>"
+    assert report["caption_entities"] == [{"type": "bold", "offset": 0, "length": 9}]
+    assert chart["caption"].startswith("Summary xxx") and chart["caption"].endswith("😀…")
+    assert utf16_len(chart["caption"]) == 1024
+    assert chart["caption_entities"] == [{"type": "bold", "offset": 0, "length": 7}]
+
+    refused = "Bad Request: can't parse entities"  # as a message is, it goes plain then
+    fake_telegram.fail("sendDocument", 400, refused, match=lambda p: "caption_entities" in p)
+    await channel.upload(key, "q4.pdf", b"%PDF-1.4", "**Q4 report**")
+    assert fake_telegram.uploads()[-1][3]["caption"] == "Q4 report"
+    assert "caption_entities" not in fake_telegram.uploads()[-1][3]
+
+
 # -- Slack -------------------------------------------------------------------------------
+async def test_slack_a_file_comment_is_written_as_a_message_is(
+    fake_slack: FakeSlack, slack_channel: Any
+) -> None:
+    """The comment went as written: Markdown's stars and an unescaped "<" or "&"."""
+    channel, _ = await slack_channel(app_token="", signing_secret="s")
+    comment = "**Q3 report** for <team> & [the notes](https://example.com/q3)"
+    await channel.upload(ChatKey("slack", "C0GENERAL"), "q3.pdf", b"%PDF-1.4", comment)
+    [shared] = fake_slack.shared
+    assert shared["initial_comment"] == (
+        "*Q3 report* for &lt;team&gt; &amp; <https://example.com/q3|the notes>"
+    )
+
+
 @pytest_asyncio.fixture
 async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemon:
     values = {

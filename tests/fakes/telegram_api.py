@@ -36,11 +36,18 @@ from tests.fakes.loopback import LoopbackServer
 from tests.fakes.waiting import STEP_S
 
 DRAFT_LAPSE_S = 30.0  # a draft not updated for this long is no longer shown
+MAX_CAPTION_UNITS = 1024  # a file's caption, in UTF-16 units, as Telegram counts it
 
 # Form fields PTB JSON-encodes (every non-string value); the rest stay strings.
 _INT_FIELDS = {"chat_id", "message_id", "message_thread_id", "draft_id", "offset", "limit",
                "timeout"}  # fmt: skip
-_JSON_FIELDS = {"reply_parameters", "entities", "allowed_updates", "reply_markup"}
+_JSON_FIELDS = {
+    "reply_parameters",
+    "entities",
+    "caption_entities",
+    "allowed_updates",
+    "reply_markup",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,13 +454,18 @@ class FakeTelegram(LoopbackServer):
                 {"ok": False, "error_code": 400, "description": "Bad Request: no file"},
                 status=400,
             )
+        caption = params.get("caption", "")
+        if len(caption.encode("utf-16-le", "surrogatepass")) > 2 * MAX_CAPTION_UNITS:
+            return self._bad("message caption is too long")  # counted in UTF-16 units
         chat_id = int(params["chat_id"])
         result: dict[str, Any] = {
             "message_id": next(self._sent_ids),
             "date": int(time.time()),
             "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
-            "caption": params.get("caption", ""),
+            "caption": caption,
         }
+        if params.get("caption_entities"):
+            result["caption_entities"] = params["caption_entities"]
         file = {"file_id": f"sent-{result['message_id']}", "file_unique_id": "u",
                 "file_size": len(upload["data"])}  # fmt: skip
         result[field] = [{**file, "width": 1, "height": 1}] if field == "photo" else file
