@@ -21,6 +21,7 @@ from bot.bus.base import Bus
 from bot.dispatcher.stops import ended_by_stop
 from bot.errors import (
     CredentialsRejectedError,
+    FencedOff,
     ModelNotConfiguredError,
     ModelUnavailableError,
     ToolError,
@@ -100,6 +101,8 @@ class TurnHandler:
             if ended_by_stop(exc):
                 await self._stopped(msg, preview)
             raise
+        except FencedOff:
+            raise  # the chat's new owner adopted the preview: left to it (abandoned below)
         except Exception:
             if preview is not None:
                 await preview.discard()

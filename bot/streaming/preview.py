@@ -253,7 +253,9 @@ class PreviewStream:
         answer is deleted rather than left beside the apology. A replay that adopts the
         id finds it gone and its final is posted new."""
         await self.abandon()
-        if self.message_id is not None:
+        # A replica that no longer runs the chat (frozen past its lease, its turn fenced
+        # off) leaves the message alone: the one that took the chat over has adopted it.
+        if self.message_id is not None and self._runs(self._plan.key):
             try:
                 await self._channel.delete_preview(self._plan.key, self.message_id)
             except Exception as exc:  # cosmetic: at worst the half answer stays

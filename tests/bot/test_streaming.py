@@ -319,6 +319,21 @@ async def test_a_replica_that_lost_the_chat_edits_its_preview_no_more() -> None:
     assert chat.calls == [("post", "the first words")]
 
 
+async def test_a_replica_that_lost_the_chat_leaves_the_preview_to_its_new_owner() -> None:
+    """Frozen past its lease and resumed, a replica's turn is fenced off and fails: its
+    failure path deleted the preview message, which the replica that took the chat had
+    adopted and finished, so the chat was left with no answer to that message."""
+    chat, ids = Chat(), Ids()
+    running = {KEY}
+    preview = stream(chat, ids, runs=lambda key: key in running)
+    preview.answer_grew(lambda: "the first words")
+    await _settle()
+    chat.messages["1"] = "the answer the new owner gave"
+    running.clear()  # the lease moved on while it was frozen
+    await preview.discard()
+    assert chat.messages == {"1": "the answer the new owner gave"}
+
+
 async def test_a_failed_turn_deletes_its_half_answer() -> None:
     chat, ids = Chat(), Ids()
     preview = stream(chat, ids)
