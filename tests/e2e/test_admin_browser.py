@@ -131,6 +131,23 @@ async def test_the_live_size_counts_characters_as_the_server_does(setup: Setup) 
     assert await size.inner_text() == "4,001 / 8,000 chars"  # the server's count
 
 
+async def test_a_file_with_a_nul_or_a_lone_cr_saved_unchanged_changes_nothing(
+    setup: Setup,
+) -> None:
+    """A browser sends a textarea's NUL back as U+FFFD and a lone CR as a line end, so
+    saving an unchanged file that held them wrote it again as a new version."""
+    page = setup.page
+    agents = setup.data / "workspaces" / "default" / "AGENTS.md"
+    agents.write_bytes(b"line1\rline2\r\nline3\x00end\n")
+    await page.goto(f"{setup.url}/admin/workspaces?file=AGENTS.md")
+    records = sqlite_storage(setup.daemon.db).workspaces
+    before = await records.latest("default", "AGENTS.md")
+    await page.get_by_role("button", name="Save AGENTS.md").click()
+    assert "already says that" in await _note(page)
+    assert agents.read_bytes() == b"line1\rline2\r\nline3\x00end\n"
+    assert await records.latest("default", "AGENTS.md") == before
+
+
 async def test_a_leading_blank_line_survives_a_save_unchanged(setup: Setup) -> None:
     """HTML drops one newline right after <textarea>: a file starting with a blank line
     lost it when saved from the page without a change."""

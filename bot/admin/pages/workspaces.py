@@ -16,6 +16,7 @@ from bot.store.workspaces import text_hash
 from bot.text import row_number
 from bot.workspaces.commands import saved_note
 from bot.workspaces.files import PERSONA_FILES, not_utf8
+from bot.workspaces.personas import Personas
 
 PATH = "/admin/workspaces"
 VIA = "web"
@@ -101,6 +102,8 @@ async def save(view: View) -> web.StreamResponse:
                 f"the form did not say which text of {file} it was opened with;"
                 " nothing was changed."
             )
+        if await _as_sent(personas, ws, file, text):
+            return view.done(PATH, _AS_SENT.format(file=file, ws=ws), file=file)
         version = await personas.set(ws, file, text, author=view.who, via=VIA, based_on=based_on)
     except EditConflict as exc:
         again = " Your text is below, not saved; save it again to replace the file's text now."
@@ -109,6 +112,21 @@ async def save(view: View) -> web.StreamResponse:
         kept = " Your text is below, not saved." if text.strip() else ""
         return await _editor(view, text, f"Error: {exc}{kept}", based_on)
     return view.done(PATH, saved_note(file, ws, version, personas), file=file)
+
+
+_AS_SENT = (
+    "{file} of workspace {ws} already says that (it holds a NUL or a lone carriage return,"
+    " which a browser sends back otherwise; they are kept as they are); nothing changed."
+)
+
+
+async def _as_sent(personas: Personas, ws: str, file: str, text: str) -> bool:
+    """Whether ``text`` is the file's text as a browser's textarea sends it back, and
+    not that text itself: HTML reads a NUL as U+FFFD and a lone CR as a line end, so an
+    unchanged file was written again, and recorded as a new version."""
+    now = await personas.current(ws, file)
+    sent = now.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
+    return text != now and text == sent
 
 
 async def rollback(view: View) -> web.StreamResponse:
