@@ -31,6 +31,9 @@ LATE_AFTER = timedelta(minutes=1)  # an answer this much later than the message 
 # An ``InboundMessage.extras`` key: said while nobody listened, judged by the run that
 # journaled it first (a later run replaying it from the inbox did not hear it come).
 SAID_AWAY = "said_away"
+# Telegram stamps a message in whole seconds, and a platform's clock and ours differ a
+# little: one stamped this close before the start came while this run was listening.
+START_BLUR = timedelta(seconds=2)
 OFFLINE = "(Late answer: I was offline when your message came, {ago} ago.)\n\n"
 RESTARTED = "(Sorry for the delay: I was restarted before I could answer.)\n\n"
 PutInbound = Callable[[InboundMessage], Awaitable[None]]
@@ -60,11 +63,14 @@ class Backlog:
         self._late_after = late_after
         self._clock = clock
 
+    def _before_start(self, msg: InboundMessage) -> bool:
+        return msg.received_at < self._started - START_BLUR
+
     def _missed(self, msg: InboundMessage) -> bool:
         """Said while nobody listened: before this start, or read back after a gap."""
         if msg.kind not in PERSON_KINDS:
             return False  # a follow-up fires now; its own catch-up rules apply
-        return msg.received_at < self._started or bool(msg.extras.get(CAUGHT_UP))
+        return self._before_start(msg) or bool(msg.extras.get(CAUGHT_UP))
 
     def too_old(self, msg: InboundMessage) -> bool:
         return self._missed(msg) and self._clock() - msg.received_at > self._grace
@@ -77,7 +83,7 @@ class Backlog:
             return ""
         if msg.extras.get(SAID_AWAY):
             return OFFLINE.format(ago=_ago(age))
-        return RESTARTED if msg.received_at < self._started else ""
+        return RESTARTED if self._before_start(msg) else ""
 
     def screen(self, put: PutInbound) -> PutInbound:
         """``put`` for what is within the grace; the rest is logged and acknowledged."""

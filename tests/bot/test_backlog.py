@@ -89,6 +89,19 @@ async def test_a_message_heard_live_and_answered_after_a_restart_says_so() -> No
     assert backlog(quick, started=quick).late_note(heard) == ""
 
 
+async def test_a_message_stamped_in_the_second_the_bot_started_was_not_missed() -> None:
+    """Telegram stamps whole seconds: a message that came 0.4 s after a start at
+    12:00:00.6 reads as 12:00:00, before it. Answered late by that run (behind a slow
+    turn) it has no note; cut off by a restart, its answer says the bot restarted."""
+    start = STARTED + timedelta(milliseconds=600)
+    heard = await journaled(backlog(start, started=start), said(timedelta(0)))
+    assert backlog(start + timedelta(minutes=3), started=start).late_note(heard) == ""
+    restarted = backlog(STARTED + timedelta(minutes=3), started=STARTED + timedelta(minutes=2))
+    assert restarted.late_note(heard) == (
+        "(Sorry for the delay: I was restarted before I could answer.)\n\n"
+    )
+
+
 async def test_a_message_said_while_away_is_still_said_so_after_another_restart() -> None:
     """Journaled by the run that caught up on it; that run's turn was cut off too."""
     caught = await journaled(backlog(), said(timedelta(minutes=30)))
