@@ -253,7 +253,12 @@ def _front(core: _Core, admin_base: Callable[[], str]) -> _Front:
     routing, turn_workspace, personas = wire_workspaces(
         settings, storage, core.workspaces, commands, trusted
     )
-    register_reminder_commands(commands, core.reminders, workspace_of=routing.resolve)
+    register_reminder_commands(
+        commands,
+        core.reminders,
+        workspace_of=routing.resolve,
+        is_admin=WorkspaceAdmins(settings.workspaces, settings.admins, trusted).is_admin,
+    )
     access, rate, decisions = _gatekeepers(
         settings, storage.access, core.bus, core.channels, commands
     )
@@ -542,7 +547,9 @@ def _reminders(
         scheduler,
         default_timezone=settings.timezone,
         max_active_per_user=settings.reminders.max_active_per_user,
+        max_active_per_chat=settings.reminders.max_active_per_chat,
         min_followup_interval=timedelta(minutes=settings.reminders.min_followup_interval_min),
+        min_group_repeat=timedelta(minutes=settings.reminders.min_group_repeat_min),
     )
     return scheduler, reminders
 

@@ -10,6 +10,7 @@ can catch one type at a boundary (a worker, the CLI) and let real bugs surface::
     │   ├── StoreUnavailable     the connection to the database was lost mid-statement
     │   └── StoreBusy            another process held the write lock past the wait
     ├── QuotaExceeded            a per-user limit would be passed (checked with the write)
+    │   └── ChatQuotaExceeded    ... a per-chat one (a group's members share it)
     ├── LLMError                 anything about talking to the model
     │   ├── ModelNotConfiguredError   no usable model / credentials
     │   │   └── CredentialsRejectedError   the provider refused the key
@@ -68,6 +69,11 @@ class StoreBusy(StoreError):
 
 class QuotaExceeded(BotError):
     """A write would pass a per-user limit; checked in the write's own transaction."""
+
+
+class ChatQuotaExceeded(QuotaExceeded):
+    """A write would pass a per-chat limit (what a group's members share), checked
+    the same way; said apart from the user's own limit, as the fix differs."""
 
 
 class LLMError(BotError):

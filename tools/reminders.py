@@ -76,6 +76,7 @@ class CreateReminderTool(Tool):
             source=ctx.next_effect_id("reminder"),
             workspace=ctx.workspace_name,
             chain_depth=ctx.chain_depth,
+            group=not ctx.direct,  # a repeat there keeps the group minimum
         )
         said = confirmation(reminder, kwargs["time"])
         _created(ctx)[same] = (reminder.id, said)

@@ -42,6 +42,7 @@ class ReminderAccess(Protocol):
         source: str | None = None,
         workspace: str = ...,
         chain_depth: int = 0,
+        group: bool = False,
     ) -> Reminder: ...
 
     async def list(

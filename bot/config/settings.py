@@ -99,9 +99,15 @@ class StreamingSettings(Section):
 class RemindersSettings(Section):
     missed_grace_h: float = Field(default=24, ge=0)
     max_active_per_user: int = Field(default=100, ge=1)
+    # Active reminders and follow-ups set in one chat, by all its members together: as
+    # many as one person may have, so a direct chat is never held to less.
+    max_active_per_chat: int = Field(default=100, ge=1)
     # A recurring follow-up (a model turn each run) may fire at most this often, and a
     # one-shot follow-up set during a follow-up must be at least this far away; 0 = no limit.
     min_followup_interval_min: float = Field(default=15, ge=0)
+    # A repeat set in a group (everyone there gets each run) fires at most this often:
+    # the follow-ups' floor, so one rule holds for a group; direct chats have none.
+    min_group_repeat_min: float = Field(default=15, ge=0)
 
 
 class ContextSettings(Section):

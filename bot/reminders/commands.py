@@ -1,5 +1,10 @@
 """Slash commands for reminders and time zones: no model involved, so they work when
-no provider is configured or the provider is down."""
+no provider is configured or the provider is down.
+
+In a group an admin of the chat's workspace (as for /soul, /skills) sees every reminder
+set there with ``/reminders`` and ends any of them with ``/cancel``: each repeat says
+"/cancel N ends it" to everyone, and a member's flood of them was otherwise only
+stoppable from the operator's shell."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from bot.reminders.repeats import USAGE, every, names_no_time
 from bot.reminders.service import ReminderService, confirmation, describe, no_such_reminder
 from bot.reminders.timeparse import format_local, parse_when
 from bot.reminders.zones import describe_zone
+from bot.store.reminders import Reminder
 from bot.text import row_number
 
 MAX_WHEN_WORDS = 8
@@ -95,6 +101,13 @@ async def _default_workspace(msg: InboundMessage) -> str:
     return "default"
 
 
+def _no_admins(msg: InboundMessage, workspace: str) -> bool:
+    return False
+
+
+IsAdmin = Callable[[InboundMessage, str], bool]  # (message, its chat's workspace)
+
+
 class _ReminderCommands:
     """The commands' handlers, sharing the service, the clock and the workspace lookup."""
 
@@ -103,10 +116,17 @@ class _ReminderCommands:
         service: ReminderService,
         clock: Callable[[], datetime],
         workspace_of: Callable[[InboundMessage], Awaitable[str]],
+        is_admin: IsAdmin,
     ) -> None:
         self._service = service
         self._clock = clock
         self._workspace_of = workspace_of
+        self._is_admin = is_admin
+
+    def _group_admin(self, msg: InboundMessage, workspace: str) -> bool:
+        """Whether ``msg`` is from an admin of the chat's workspace, in a group (in a
+        direct chat everyone sees and cancels only their own, as before)."""
+        return not msg.direct and self._is_admin(msg, workspace)
 
     async def remind(self, msg: InboundMessage, args: str) -> str:
         """``/remind <when> <what>`` or ``/remind every <repeat> <what>``; the message's
@@ -128,16 +148,21 @@ class _ReminderCommands:
             recurrence=recurrence,
             source=f"{msg.key}:{msg.message_id}#command",
             workspace=await self._workspace_of(msg),
+            group=not msg.direct,
         )
         return f"OK, {confirmation(reminder, when, repeat_without_time=untimed, chat=True)}"
 
     async def reminders(self, msg: InboundMessage, args: str) -> str:
-        """``/reminders``: the sender's active reminders in this chat's workspace."""
+        """``/reminders``: the sender's active reminders in this chat's workspace; a
+        group's admin gets every reminder set in the group, each with who set it."""
+        workspace = await self._workspace_of(msg)
+        if self._group_admin(msg, workspace):
+            return _chat_listing(msg, await self._service.list_chat(msg.key))
         # In a group only what was set in this chat: the rest is nobody else's business.
         active = await self._service.list(
             msg.key.channel,
             msg.user_id,
-            await self._workspace_of(msg),
+            workspace,
             chat=None if msg.direct else msg.key,
         )
         where = "" if msg.direct else " in this chat"
@@ -148,12 +173,14 @@ class _ReminderCommands:
     async def cancel(self, msg: InboundMessage, args: str) -> str:
         """``/cancel 3``, or several at once (``/cancel 3 4 #5``, ``3,4``): each id is
         cancelled or named as not found; one id alone fails as a whole. In a group only
-        the reminders set in it, the ones its ``/reminders`` lists. Anything but
-        ASCII digits is the usage ("²" is no id); digits past any row id are not found."""
+        the reminders set in it, the ones its ``/reminders`` lists (a group admin's: any
+        member's). Anything but ASCII digits is the usage ("²" is no id); digits past any
+        row id are not found."""
         idents = list(dict.fromkeys(a.lstrip("#") for a in args.replace(",", " ").split()))
         if not idents or not all(ident.isascii() and ident.isdigit() for ident in idents):
             raise ToolError("usage: /cancel <id> [<id> ...]  (see /reminders for the ids)")
         workspace = await self._workspace_of(msg)
+        admin = self._group_admin(msg, workspace)
         lines = []
         for ident in idents:
             try:
@@ -164,8 +191,9 @@ class _ReminderCommands:
                     msg.key.channel,
                     msg.user_id,
                     number,
-                    workspace,
+                    None if admin else workspace,  # an admin: any set in this chat
                     chat=None if msg.direct else msg.key,  # as /reminders lists them
+                    any_owner=admin,
                 )
             except ToolError as exc:
                 if len(idents) == 1:
@@ -187,14 +215,27 @@ class _ReminderCommands:
         return await self._service.set_timezone(msg.key.channel, msg.user_id, args)
 
 
+def _chat_listing(msg: InboundMessage, active: list[Reminder]) -> str:
+    """A group's reminders for its admin: each names who set it, unless the admin did."""
+    if not active:
+        return "There are no active reminders in this chat."
+    lines = [
+        describe(r, chat=True) + ("" if r.user_id == msg.user_id else f" (set by {r.user_id})")
+        for r in active
+    ]
+    return "Reminders in this chat (as an admin you can /cancel any):\n" + "\n".join(lines)
+
+
 def register_reminder_commands(
     router: CommandRouter,
     service: ReminderService,
     clock: Callable[[], datetime] = utcnow,
     workspace_of: Callable[[InboundMessage], Awaitable[str]] = _default_workspace,
+    is_admin: IsAdmin = _no_admins,
 ) -> None:
-    """``workspace_of`` names the chat's workspace: reminders are kept per workspace."""
-    commands = _ReminderCommands(service, clock, workspace_of)
+    """``workspace_of`` names the chat's workspace: reminders are kept per workspace;
+    ``is_admin`` tells its admins, who see and cancel any reminder set in a group."""
+    commands = _ReminderCommands(service, clock, workspace_of, is_admin)
     router.register(
         Command(
             "remind",

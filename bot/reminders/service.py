@@ -2,7 +2,15 @@
 
 All validation lives here, so a tool call and ``/remind`` refuse the same things with
 the same words: a past or unparseable time, an invalid cron, more than ten years ahead,
-an unknown zone, too many active reminders, someone else's reminder.
+an unknown zone, too many active reminders (the user's, or the chat's), someone else's
+reminder, a repeat in a group more often than its minimum.
+
+A group is shared: one member's reminders reach everyone there. So the chat has a cap of
+its own beside each member's (twenty members under their own caps would otherwise fill
+it), a repeat there fires at most every ``min_group_repeat`` (a per-minute one, a hundred
+times over, was a hundred posts a minute nobody else could end), and an admin of the
+chat's workspace lists and cancels any reminder set in it (:meth:`list_chat`,
+``any_owner``), as its "/cancel N ends it" promises everyone who reads it.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.errors import QuotaExceeded, ToolError
+from bot.errors import ChatQuotaExceeded, QuotaExceeded, ToolError
 from bot.messages import ChatKey, utcnow
 from bot.reminders import rezone
 from bot.reminders.cron import cron_trigger, next_occurrence
@@ -56,10 +64,14 @@ class ReminderService:
         *,
         default_timezone: str,
         max_active_per_user: int = 100,
+        max_active_per_chat: int = 100,
         clock: Callable[[], datetime] = utcnow,
         min_followup_interval: timedelta = timedelta(minutes=15),
+        min_group_repeat: timedelta = timedelta(minutes=15),
     ) -> None:
         self._min_followup = min_followup_interval
+        self._min_group_repeat = min_group_repeat
+        self._max_in_chat = max_active_per_chat
         self._store = store
         self._users = users
         self._scheduler = scheduler
@@ -101,11 +113,13 @@ class ReminderService:
         source: str | None = None,
         workspace: str = "default",
         chain_depth: int = 0,
+        group: bool = False,
     ) -> Reminder:
         """Validate and store a reminder. ``source`` (the message and effect that asked
         for it) makes creation idempotent when a message is replayed after a crash.
         ``chain_depth`` is that of the turn setting it (0: a person's message); a
-        follow-up is one deeper, refused past :data:`MAX_FOLLOWUP_CHAIN`."""
+        follow-up is one deeper, refused past :data:`MAX_FOLLOWUP_CHAIN`. ``group``: set
+        in a chat others read, where a repeat keeps the group minimum."""
         if source is not None and (existing := await self._store.by_source(source)):
             return existing
         content = _valid_content(content)
@@ -115,6 +129,8 @@ class ReminderService:
         tz = await self.user_timezone(key.channel, user_id)
         now = self._clock()
         recurrence = (recurrence or "").strip() or None
+        if recurrence and group:
+            self._check_group_repeat(recurrence, tz, now)
         first = self._first_fire(
             when, recurrence, tz, now, followup=followup, chain_depth=chain_depth
         )
@@ -131,7 +147,14 @@ class ReminderService:
                 workspace=workspace,
                 max_active=self._max_active,  # counted in the insert's own transaction
                 chain_depth=chain_depth + 1 if followup else 0,
+                max_active_in_chat=self._max_in_chat,
             )
+        except ChatQuotaExceeded:
+            raise ToolError(
+                f"this chat already has {self._max_in_chat} active reminders, the most "
+                "allowed; cancel some first (in a group its admins can cancel any: see "
+                "/reminders)"
+            ) from None
         except QuotaExceeded:
             raise ToolError(
                 f"you already have {self._max_active} active reminders, the most allowed; "
@@ -181,29 +204,38 @@ class ReminderService:
 
     def _check_interval(self, recurrence: str, tz: str, now: datetime) -> None:
         """Each follow-up is a model turn: a schedule may not fire more often than the
-        minimum interval (checked over its next runs, so "0,1 9 * * *" counts too)."""
-        if self._min_followup <= timedelta(0):
-            return
-        fires: list[datetime] = []
-        after = now
-        for _ in range(INTERVAL_SAMPLES):
-            nxt = next_occurrence(recurrence, tz, after)
-            if nxt is None:
-                break
-            fires.append(nxt)
-            after = nxt
-        gaps = [b - a for a, b in itertools.pairwise(fires)]
-        if gaps and min(gaps) < self._min_followup:
-            minutes = self._min_followup.total_seconds() / 60
-            raise ToolError(
-                f"the schedule '{recurrence}' runs more often than follow-ups may: at most "
-                f"once every {minutes:g} minutes (each run is a model call); use a sparser "
-                "cron expression, e.g. '*/30 * * * *'"
-            )
+        minimum interval."""
+        _keep_minimum(
+            recurrence,
+            tz,
+            now,
+            self._min_followup,
+            "runs more often than follow-ups may: at most once every {minutes:g} minutes "
+            "(each run is a model call); use a sparser cron expression, e.g. '*/30 * * * *'",
+        )
+
+    def _check_group_repeat(self, recurrence: str, tz: str, now: datetime) -> None:
+        """In a group everyone gets each run: a repeat there fires at most every
+        ``min_group_repeat`` (a direct chat's repeats are its person's business)."""
+        cron_trigger(recurrence, tz)  # an invalid schedule says so first
+        _keep_minimum(
+            recurrence,
+            tz,
+            now,
+            self._min_group_repeat,
+            "repeats more often than a group allows: at most once every {minutes:g} "
+            "minutes, as everyone there gets each one; repeat less often (e.g. every 30 "
+            "minutes, '*/30 * * * *'), or set it in a direct chat with the bot",
+        )
 
     async def page(self, limit: int, offset: int = 0) -> list[Reminder]:
         """One page of every active reminder, by user and chat (the admin page)."""
         return await self._store.active_page(limit, offset)
+
+    async def list_chat(self, key: ChatKey) -> list[Reminder]:
+        """Every active reminder set in ``key``'s chat (any thread), whoever set it: what
+        an admin of the chat's workspace sees there."""
+        return await self._store.active_in_chat(key.channel, key.chat_id)
 
     async def list(
         self,
@@ -230,11 +262,14 @@ class ReminderService:
         workspace: str | None = None,
         *,
         chat: ChatKey | None = None,
+        any_owner: bool = False,
     ) -> Reminder:
         """Cancel the user's active reminder; with ``chat``, only one set in that chat
         (a group's ``/cancel`` must neither show nor end what its member set in private,
-        as :meth:`list` does not show it there). An id no row can have (a model's
-        20-digit number) is no reminder too: the store could not even look it up."""
+        as :meth:`list` does not show it there). ``any_owner`` (with ``chat``: an admin
+        of the chat's workspace there) also ends another member's reminder set in it.
+        An id no row can have (a model's 20-digit number) is no reminder too: the store
+        could not even look it up."""
         if not 0 < reminder_id <= MAX_NUMBER:
             raise no_such_reminder(reminder_id)
         reminder = await self._store.get(reminder_id)
@@ -245,7 +280,7 @@ class ReminderService:
             or reminder.status is not ReminderStatus.ACTIVE
             or reminder.key.channel != channel
             or (workspace is not None and reminder.workspace != workspace)
-            or reminder.user_id != user_id
+            or (reminder.user_id != user_id and not (any_owner and chat is not None))
             or not _set_in(reminder, chat)
         ):
             raise no_such_reminder(reminder_id)
@@ -284,6 +319,27 @@ class ReminderService:
                 new_chat_id,
             )
         return moved
+
+
+def _keep_minimum(
+    recurrence: str, tz: str, now: datetime, minimum: timedelta, refusal: str
+) -> None:
+    """Refuses ``recurrence`` (with ``refusal``, its ``{minutes}`` filled in) when it
+    fires twice within ``minimum``, checked over its next runs, so "0,1 9 * * *" counts
+    too; a minimum of 0 allows anything."""
+    if minimum <= timedelta(0):
+        return
+    fires: list[datetime] = []
+    after = now
+    for _ in range(INTERVAL_SAMPLES):
+        nxt = next_occurrence(recurrence, tz, after)
+        if nxt is None:
+            break
+        fires.append(nxt)
+        after = nxt
+    if any(b - a < minimum for a, b in itertools.pairwise(fires)):
+        said = refusal.format(minutes=minimum.total_seconds() / 60)
+        raise ToolError(f"the schedule '{recurrence}' {said}")
 
 
 def _set_in(reminder: Reminder, chat: ChatKey | None) -> bool:

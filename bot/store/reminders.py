@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from bot.errors import QuotaExceeded
+from bot.errors import ChatQuotaExceeded, QuotaExceeded
 from bot.lru import LRU
 from bot.messages import ChatKey, utcnow
 from bot.store.db import Database
@@ -120,9 +120,11 @@ class ReminderStore:
         workspace: str = "default",
         max_active: int | None = None,
         chain_depth: int = 0,
+        max_active_in_chat: int | None = None,
     ) -> Reminder:
         """Store a reminder; with ``max_active``, only if the user has fewer active ones,
-        counted in the same transaction (concurrent adds cannot pass the limit)."""
+        with ``max_active_in_chat``, only if the chat (any thread of it) has, counted in
+        the same transaction (concurrent adds cannot pass the limit)."""
         row = (
             key.channel,
             key.chat_id,
@@ -148,6 +150,16 @@ class ReminderStore:
                 ).fetchone()
                 if int(active) >= max_active:
                     raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
+            if max_active_in_chat is not None:
+                (in_chat,) = c.execute(
+                    "SELECT COUNT(*) FROM reminders WHERE status = 'active'"
+                    " AND channel = ? AND chat_id = ?",
+                    (key.channel, key.chat_id),
+                ).fetchone()
+                if int(in_chat) >= max_active_in_chat:
+                    raise ChatQuotaExceeded(
+                        f"{max_active_in_chat} active reminders in a chat is the most allowed"
+                    )
             return int(c.execute(_INSERT, row).lastrowid or 0)
 
         rowid = await self._db.run_in_transaction(work)
@@ -211,6 +223,15 @@ class ReminderStore:
             f"SELECT {COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
             " AND user_id = ? AND (? IS NULL OR workspace = ?) ORDER BY next_fire_at",
             (channel, user_id, workspace, workspace),
+        )
+        return [reminder_of(r) for r in rows]
+
+    async def active_in_chat(self, channel: str, chat_id: str) -> list[Reminder]:
+        """The active reminders set in a chat (any thread of it), by anyone."""
+        rows = await self._db.fetchall(
+            f"SELECT {COLUMNS} FROM reminders WHERE status = 'active' AND channel = ?"
+            " AND chat_id = ? ORDER BY next_fire_at, id",
+            (channel, chat_id),
         )
         return [reminder_of(r) for r in rows]
 

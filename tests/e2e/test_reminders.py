@@ -484,7 +484,8 @@ async def test_reminder_text_never_returns_as_a_user_message(daemon_factory, fak
 
 
 async def test_reminders_listed_in_a_group_are_only_that_chats(daemon_factory, fake_llm):
-    _, chat = await daemon_factory()
+    channel = FakeChannel("test", trusted=False)  # u1 is no admin (a group's sees all)
+    _, chat = await daemon_factory(channel=channel, access={"dm_policy": "open"})
     await chat.ask("/remind in 1 hour | private dentist", chat="dm-u1")
     await chat.ask("/remind in 2 hours | group stand-up", chat="g1", direct=False)
     await chat.ask("/remind in 3 hours | other group", chat="g2", direct=False)

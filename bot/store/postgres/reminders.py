@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.errors import QuotaExceeded
+import asyncpg
+
+from bot.errors import ChatQuotaExceeded, QuotaExceeded
 from bot.messages import ChatKey, utcnow
 from bot.store.postgres.database import PostgresDatabase
 from bot.store.reminders import (
@@ -22,6 +24,21 @@ _INSERT = (
     f" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING {COLUMNS}"
 )
 _ACTIVE = f"SELECT {COLUMNS} FROM reminders WHERE status = 'active'"
+
+
+async def _active(
+    conn: asyncpg.Connection, lock: str, column: str, channel: str, value: str
+) -> int:
+    """The active reminders of ``channel`` whose ``column`` is ``value``, counted under
+    the advisory lock ``lock`` (held to the transaction's end: a concurrent add waits)."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", lock)
+    found = await conn.fetchval(
+        f"SELECT COUNT(*) FROM reminders WHERE status = 'active' AND channel = $1"
+        f" AND {column} = $2",
+        channel,
+        value,
+    )
+    return int(found)
 
 
 class PgReminders:
@@ -42,9 +59,12 @@ class PgReminders:
         workspace: str = "default",
         max_active: int | None = None,
         chain_depth: int = 0,
+        max_active_in_chat: int | None = None,
     ) -> Reminder:
         """Store a reminder; with ``max_active``, only while the user has fewer active
-        ones, counted under a lock on that user (concurrent adds cannot pass the limit)."""
+        ones, counted under a lock on that user (concurrent adds cannot pass the limit);
+        with ``max_active_in_chat``, only while the chat has, under a lock on the chat
+        (taken after the user's: never the other way round, so never a deadlock)."""
         row = (
             key.channel,
             key.chat_id,
@@ -62,18 +82,17 @@ class PgReminders:
         )
         async with self._db.transaction() as conn:
             if max_active is not None:
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                    f"reminders:{key.channel}:{user_id}",
-                )
-                active = await conn.fetchval(
-                    "SELECT COUNT(*) FROM reminders WHERE status = 'active'"
-                    " AND channel = $1 AND user_id = $2",
-                    key.channel,
-                    user_id,
-                )
-                if int(active) >= max_active:
+                lock = f"reminders:{key.channel}:{user_id}"
+                if await _active(conn, lock, "user_id", key.channel, user_id) >= max_active:
                     raise QuotaExceeded(f"{max_active} active reminders is the most allowed")
+            if max_active_in_chat is not None:
+                lock = f"reminders-chat:{key.channel}:{key.chat_id}"
+                if await _active(conn, lock, "chat_id", key.channel, key.chat_id) >= (
+                    max_active_in_chat
+                ):
+                    raise ChatQuotaExceeded(
+                        f"{max_active_in_chat} active reminders in a chat is the most allowed"
+                    )
             made = await conn.fetchrow(_INSERT, *row)
         return reminder_of(made)
 
@@ -125,6 +144,14 @@ class PgReminders:
             channel,
             user_id,
             workspace,
+        )
+        return [reminder_of(r) for r in rows]
+
+    async def active_in_chat(self, channel: str, chat_id: str) -> list[Reminder]:
+        rows = await self._db.fetch(
+            f"{_ACTIVE} AND channel = $1 AND chat_id = $2 ORDER BY next_fire_at, id",
+            channel,
+            chat_id,
         )
         return [reminder_of(r) for r in rows]
 
