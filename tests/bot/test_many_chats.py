@@ -290,7 +290,7 @@ async def test_strangers_told_they_are_not_allowed_are_remembered_up_to_a_bound(
     bus = InProcessBus()
     access = middlewares.AccessControl(bus, {"t": ["friend"]}, admins=[], trusted_channels=())
     for n in range(10):
-        msg = InboundMessage(ChatKey("t", f"c{n}"), f"stranger{n}", "hi")
+        msg = InboundMessage(ChatKey("t", f"c{n}"), f"stranger{n}", "hi", direct=True)
         assert not await access(msg) and not await access(msg)  # told once
     assert bus.outbound_depth() == 10
     assert len(access._told) <= 3  # type: ignore[attr-defined]
