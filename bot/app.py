@@ -568,8 +568,8 @@ def _gatekeepers(
     channels: Sequence[Channel],
     commands: CommandRouter,
 ) -> tuple[AccessControl, RateLimit, PairingDecisions]:
-    """Access (allow lists, pairing for strangers) and the per-user rate limit, with the
-    admins' /approve and /deny."""
+    """Access (allow lists, pairing for strangers) and the per-user and per-chat rate
+    limits, with the admins' /approve and /deny."""
     pairing = Pairing.from_settings(store, settings.access)
     access = AccessControl(
         bus,
@@ -582,13 +582,14 @@ def _gatekeepers(
     )
     decisions = PairingDecisions(pairing, bus)
     register_pairing_commands(commands, decisions, access.is_admin)
-    buckets = TokenBuckets(settings.limits.user_burst, settings.limits.user_refill_s)
+    limits = settings.limits
     rate = RateLimit(
         bus,
-        buckets,
+        TokenBuckets(limits.user_burst, limits.user_refill_s),
         exempt=access.is_admin,
         may_answer=access.may_answer,
         not_ours=commands.for_another_bot,
+        chats=TokenBuckets(limits.chat_burst, limits.chat_refill_s),
     )
     return access, rate, decisions
 

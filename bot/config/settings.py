@@ -161,10 +161,16 @@ class AccessSettings(Section):
 
 
 class LimitsSettings(Section):
-    """Per-user rate limit (token bucket); admins and the terminal are exempt."""
+    """Per-user and per-chat rate limits (token buckets); admins and the terminal are
+    exempt."""
 
     user_burst: int = Field(default=20, ge=1)
     user_refill_s: float = Field(default=3, ge=0)  # 0: no limit
+    # A chat's members together (a group, all its threads): one lane answers a turn in a
+    # few seconds, so 30 at once then one per 2 s is more than it can answer anyway,
+    # while twenty accounts each under their own limit no longer queue 400 turns.
+    chat_burst: int = Field(default=30, ge=1)
+    chat_refill_s: float = Field(default=2, ge=0)  # 0: no limit
 
 
 class ClusterSettings(Section):

@@ -1,8 +1,13 @@
-"""Per-user rate limit: a token bucket per sender, checked before anything costs money.
+"""Rate limits: a token bucket per sender and one per chat, checked before anything
+costs money.
 
 A user may send ``burst`` messages at once, then one more every ``refill_s`` seconds.
 A message over the limit is dropped before any model call; the sender is told once per
 episode (the next accepted message ends it), so a flood gets one answer, not one each.
+A chat (a group, all its threads) has a bucket of its own over all its members: twenty
+accounts each within their own limit made 400 turns in one group, and the group's
+admin's /new waited behind all of them. Over it a message is dropped the same way, and
+the chat is told at most once per window (the time its bucket takes to fill again).
 Admins and trusted local channels are not limited. A scheduled follow-up is a paid turn
 like a message and spends a token of its owner's bucket: exempt, a self-re-arming one
 made one message into dozens of model calls in seconds.
@@ -38,6 +43,7 @@ from bot.messages import (
 MAX_TRACKED = 10_000  # senders with a bucket; full buckets are forgotten past this
 TOLD_KEPT = 10_000  # senders told about the limit and not heard from since
 CHARGED_KEPT = 10_000  # messages charged lately, each with its verdict
+CHATS_TOLD_KEPT = 10_000  # chats told about their limit lately, with when
 
 
 class TokenBuckets:
@@ -48,7 +54,7 @@ class TokenBuckets:
     ) -> None:
         self.burst = burst
         self.refill_s = refill_s
-        self._clock = clock
+        self.clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, as of)
         # Full buckets are forgotten once this many are kept; if the senders still
         # refilling leave more, the next look waits for twice as many (no scan per
@@ -61,7 +67,7 @@ class TokenBuckets:
         out of order) is charged as of that charge, never refilling the bucket backwards."""
         if self.refill_s <= 0:
             return True
-        now = self._clock()
+        now = self.clock()
         at = now - max(0.0, ago)
         since = self._buckets.get(key, (0.0, at))[1]
         at = max(at, since)
@@ -96,9 +102,13 @@ class RateLimit:
         may_answer: Callable[[InboundMessage], bool],
         not_ours: Callable[[InboundMessage], bool] = lambda msg: False,
         wall: Callable[[], datetime] = utcnow,
+        chats: TokenBuckets | None = None,
     ) -> None:
+        """``chats``: the per-chat buckets (None: chats are not limited as a whole)."""
         self._bus = bus
         self._buckets = buckets
+        self._chats = chats
+        self._chats_told: LRU[str, float] = LRU(CHATS_TOLD_KEPT)  # chat -> when told
         self._exempt = exempt
         self._not_ours = not_ours  # another bot's command: silent, and free
         self._may_answer = may_answer
@@ -115,6 +125,11 @@ class RateLimit:
             return verdict  # charged (and told) already
         ago = (self._wall() - msg.received_at).total_seconds()
         self._charged[mark] = verdict = self._buckets.take(msg.sender, ago)
+        chats = self._chats
+        if verdict and chats is not None and not chats.take(_chat_of(msg.key), ago):
+            self._charged[mark] = False  # the sender's token stays spent: one in a burst
+            await self._tell_chat(msg, chats)
+            return False
         if verdict:
             self._told.pop(msg.sender)
             return True
@@ -124,6 +139,22 @@ class RateLimit:
                 OutboundMessage.reply(msg, self._notice(msg), OutboundKind.NOTICE)
             )
         return False
+
+    async def _tell_chat(self, msg: InboundMessage, chats: TokenBuckets) -> None:
+        """Says once per window in the chat that messages are being skipped: a refill
+        lets one through every few seconds, and a notice each time would be a flood."""
+        chat, now = _chat_of(msg.key), chats.clock()
+        window = chats.burst * chats.refill_s
+        told = self._chats_told.get(chat)
+        if (told is not None and now - told < window) or not self._may_answer(msg):
+            return
+        self._chats_told[chat] = now
+        wait = max(1, round(window / 60))
+        text = (
+            "Too many messages in this chat at once, so I skipped some of them, this one "
+            f"too. Please ask again in {wait} minute{'s' if wait != 1 else ''}."
+        )
+        await self._bus.put_outbound(OutboundMessage.reply(msg, text, OutboundKind.NOTICE))
 
     def _notice(self, msg: InboundMessage) -> str:
         if msg.kind is MessageKind.SCHEDULED:
@@ -137,3 +168,8 @@ class RateLimit:
             f"this one. Please wait {wait} seconds between messages for a moment; "
             "I'll answer again then."
         )
+
+
+def _chat_of(key: ChatKey) -> str:
+    """The chat a bucket is kept for: all threads of a channel or group share one."""
+    return f"{key.channel}:{key.chat_id}"

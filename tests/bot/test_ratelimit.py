@@ -87,14 +87,17 @@ async def test_exempt_admins_and_silent_in_groups() -> None:
     assert bus.outbound_depth() == 0  # not welcome to answer: nothing said
 
 
-async def test_rate_limit_through_the_daemon_costs_no_model_call(daemon_factory, fake_llm):
+async def _open_daemon(daemon_factory, **limits: float) -> FakeChannel:
+    """A daemon answering everyone on a platform channel (boss: its admin)."""
     channel = FakeChannel("test", trusted=False)
     _, chat = await daemon_factory(
-        channel=channel,
-        admins=["test:boss"],
-        access={"dm_policy": "open"},
-        limits={"user_burst": 2, "user_refill_s": 3600},
+        channel=channel, admins=["test:boss"], access={"dm_policy": "open"}, limits=limits
     )
+    return chat
+
+
+async def test_rate_limit_through_the_daemon_costs_no_model_call(daemon_factory, fake_llm):
+    chat = await _open_daemon(daemon_factory, user_burst=2, user_refill_s=3600)
     assert (await chat.ask("one")).text == "echo: one"
     assert (await chat.ask("two")).text == "echo: two"
     slow = await chat.ask("three")
@@ -123,6 +126,51 @@ async def test_a_stranger_flooding_a_direct_chat_gets_one_code_and_no_promise(
     told = [m.text for m in channel.sent if m.reply_to != barrier.message_id]
     assert len(told) == 1 and "pairing code" in told[0], told
     assert fake_llm.requests == []
+
+
+async def test_a_chat_has_a_bucket_over_all_its_members() -> None:
+    """Twenty accounts each within their own limit made 400 turns in one group; the
+    chat is told once per window (its bucket's refill), its admins pass."""
+    from bot.dispatcher.ratelimit import RateLimit
+
+    bus, clock = InProcessBus(), Clock()
+    limit = RateLimit(
+        bus,
+        TokenBuckets(20, 3, clock=clock),
+        exempt=lambda m: m.user_id == "admin",
+        may_answer=lambda m: True,
+        chats=TokenBuckets(3, 2, clock=clock),  # a window of 6 s
+    )
+
+    def said(user: str, n: int, chat: str = "g", thread: str | None = None) -> InboundMessage:
+        key = ChatKey("telegram", chat, thread)
+        return InboundMessage(key, user, "hi", message_id=f"{user}-{n}", direct=False)
+
+    verdicts = [await limit(said(f"raider{u}", n)) for n in range(2) for u in range(5)]
+    assert verdicts == [True] * 3 + [False] * 7
+    assert not await limit(said("raider9", 0, thread="topic"))  # its threads share it
+    assert await limit(said("someone", 0, chat="other"))  # another chat has its own
+    assert await limit(said("admin", 0))
+    [notice] = [bus._outbound.get_nowait() for _ in range(bus.outbound_depth())]
+    assert notice.key.chat_id == "g" and "Too many messages in this chat" in notice.text
+    clock.now += 2  # one token back: one message through, the window not yet over
+    assert await limit(said("raider0", 9))
+    assert not await limit(said("raider1", 9))
+    assert bus.outbound_depth() == 0
+    clock.now += 6
+    assert [await limit(said("raider2", 9 + n)) for n in range(5)] == [True] * 3 + [False] * 2
+    assert bus.outbound_depth() == 1  # the next window's one notice
+
+
+async def test_a_crowd_in_one_group_costs_a_capped_number_of_turns(daemon_factory, fake_llm):
+    chat = await _open_daemon(daemon_factory, chat_burst=4, chat_refill_s=3600)
+    for n in range(3):
+        for u in range(6):
+            await chat.say(f"spam {u}-{n}", user=f"raider{u}", chat="g1", direct=False)
+    await chat.ask("/help", user="boss", chat="g1", direct=False)  # one lane: after them
+    assert len(fake_llm.requests) == 4
+    told = [m for m in chat.sent if "Too many messages in this chat" in m.text]
+    assert len(told) == 1
 
 
 async def test_scheduled_turns_spend_their_owners_tokens() -> None:
