@@ -26,6 +26,7 @@ from bot.agent.context import (
     turn_text,
     user_content,
 )
+from bot.agent.effects import Acted, Effect
 from bot.agent.forgery import neutralize
 from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
@@ -97,6 +98,7 @@ class TurnNotes:
     retracted: bool = False  # the turn's rows were removed: nothing to fold
     said: str = ""  # the text of the last model response, stored with it
     outgoing: list[Attachment] = field(default_factory=list)  # the turn's ToolContext's
+    acted: Acted = field(default_factory=Acted)  # what its tools did: the caller's record
 
 
 @dataclass(slots=True)
@@ -115,6 +117,7 @@ class _TurnState:
     contract_failures: int = 0  # final_result calls that failed validation
     last_text: str = ""  # the latest text the model wrote, for a fallback answer
     called: list[str] = field(default_factory=list)  # the tools called, in order
+    effects: list[Effect] = field(default_factory=list)  # those that acted (Acted.effects)
 
 
 TimezoneLookup = Callable[[InboundMessage], Awaitable[str]]
@@ -238,8 +241,11 @@ class AgentRunner:
             messages[-1][MEDIA_KEY] = list(media)
         return messages, history
 
-    async def run_turn(self, msg: InboundMessage, sink: AnswerSink | None = None) -> TurnOutcome:
-        """One turn; ``sink`` (a streamed preview) watches the answer being written."""
+    async def run_turn(
+        self, msg: InboundMessage, sink: AnswerSink | None = None, acted: Acted | None = None
+    ) -> TurnOutcome:
+        """One turn; ``sink`` (a streamed preview) watches the answer being written, and
+        ``acted`` records what its tools did, for a turn that ends without an answer."""
         workspace = await workspace_for(self.workspace_of, msg)
         skey = session_key(msg.key, workspace)  # each workspace keeps its own history
         taken = await self._take_media(msg, workspace, skey)
@@ -247,7 +253,8 @@ class AgentRunner:
             return TurnOutcome(answer=taken.preface)  # nothing a model could answer
         if sink is not None and taken is not None and taken.preface:
             sink = Prefaced(sink, taken.preface)
-        outcome = await self._run_stored(msg, workspace, skey, taken, sink)
+        notes = TurnNotes(acted=acted if acted is not None else Acted())
+        outcome = await self._run_stored(msg, workspace, skey, taken, sink=sink, notes=notes)
         if taken is not None and taken.preface:
             outcome = replace(outcome, answer=f"{taken.preface}\n\n{outcome.answer}")
         return outcome
@@ -265,7 +272,9 @@ class AgentRunner:
         workspace: str,
         skey: ChatKey,
         taken: Taken | None,
+        *,
         sink: AnswerSink | None,
+        notes: TurnNotes,
     ) -> TurnOutcome:
         user_row: dict[str, Any] = {"role": "user", "content": turn_text(msg)}
         if msg.kind is MessageKind.SCHEDULED:
@@ -280,7 +289,7 @@ class AgentRunner:
         # interrupted by a crash or a stop is replayed: its user message is stored
         # already; the model sees the history before it, then the message again.
         start = await self._sessions.begin_turn(skey, msg.message_id, user_row, self._history_limit)
-        notes = TurnNotes()
+        notes.acted.session, notes.acted.user = skey, user_row
         try:
             outcome = await self._run_turn(
                 msg, workspace, skey, start.before, notes, media=media, sink=sink
@@ -380,6 +389,7 @@ class AgentRunner:
             ctx=ctx,
             definitions=definitions,
             offers_final=any(d["function"]["name"] == FINAL_RESULT for d in definitions),
+            effects=notes.acted.effects,
         )
 
     async def _call_model(
@@ -436,7 +446,7 @@ class AgentRunner:
         step: a crash mid-turn leaves an honest history."""
         assistant = _assistant_with_calls(resp)
         turn.messages.append(assistant)
-        results = await self.execute_calls(resp.tool_calls, turn.ctx)
+        results = await self.execute_calls(resp.tool_calls, turn.ctx, turn.effects)
         results = _one_answer(_withhold_beside_failure(results))
         turn.called += [r.name for r in results]
         tool_msgs = [await self._tool_message(r, turn.ctx, turn.session_id) for r in results]
@@ -514,8 +524,11 @@ class AgentRunner:
             )
         return TurnOutcome(answer=text, steps=step, tool_calls=tuple(called))
 
-    async def execute_calls(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
-        """Consecutive concurrency-safe calls run together; the rest one at a time, in order.
+    async def execute_calls(
+        self, calls: Sequence[ToolCall], ctx: ToolContext, effects: list[Effect] | None = None
+    ) -> list[ToolResult]:
+        """Consecutive concurrency-safe calls run together; the rest one at a time, in order,
+        each that acted noted in ``effects`` as it returns (see bot/agent/effects.py).
         Calls past ``max_tool_calls`` are answered with an Error and never run: one
         response must not fan out into thousands of executions or requests."""
         over = [_refused(c, self._max_tool_calls) for c in calls[self._max_tool_calls :]]
@@ -535,7 +548,11 @@ class AgentRunner:
                 batch.append(call)
                 continue
             await flush()
-            results.append(await self._tools.execute(call, ctx))
+            queued = len(ctx.outgoing)  # a file queued for the answer goes only with it
+            result = await self._tools.execute(call, ctx)
+            results.append(result)
+            if effects is not None and not result.is_error and len(ctx.outgoing) == queued:
+                effects.append(Effect.of(result))
         await flush()
         return results + over
 

@@ -12,9 +12,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+from bot.agent.effects import Acted, done_before
 from bot.agent.llm.credentials import CONFIGURE_HINT
 from bot.agent.runner import AgentRunner
 from bot.bus.base import Bus
@@ -41,6 +42,12 @@ TYPING_REFRESH_S = 4.0  # platforms show "typing" for about 5 s per call
 TYPING_AFTER_S = 1.0
 # A configuration error: the message was forgotten, not kept for the next turn.
 NOT_PROCESSED = "Your message was not processed: send it again once this is fixed."
+# After what a failed turn's tools did (bot/agent/effects.py): asked again, they would
+# do it twice. Kept: the history holds the calls; forgotten: it holds nothing of them.
+DONE_KEPT = "That stays done: no need to ask for it again."
+DONE_FORGOTTEN = (
+    "That stays done, though our chat keeps no note of it: no need to ask for it again."
+)
 
 
 class TurnHandler:
@@ -95,8 +102,9 @@ class TurnHandler:
 
     async def _agent_turn(self, msg: InboundMessage) -> str:
         preview = await self.streaming.open(msg) if self.streaming is not None else None
+        acted = Acted()
         try:
-            return await self._answer(msg, preview)
+            return await self._answer(msg, preview, acted)
         except asyncio.CancelledError as exc:
             if ended_by_stop(exc):
                 await self._stopped(msg, preview)
@@ -124,31 +132,30 @@ class TurnHandler:
             except Exception as exc:  # cosmetic: never fail the stop over it
                 log.info("working mark in %s not taken off: %s", msg.key, exc)
 
-    async def _answer(self, msg: InboundMessage, preview: PreviewStream | None) -> str:
+    async def _answer(
+        self, msg: InboundMessage, preview: PreviewStream | None, acted: Acted
+    ) -> str:
         try:
             async with self.typing(msg):
-                if preview is None or not preview.shows:
-                    outcome = await self.runner.run_turn(msg)
-                else:
-                    outcome = await self.runner.run_turn(msg, preview)
+                shown = None if preview is None or not preview.shows else preview
+                outcome = await self.runner.run_turn(msg, shown, acted)
         except CredentialsRejectedError as exc:
             error_id = self._logged(msg, exc)
-            await self.reply(
-                msg,
+            text = (
                 "The language model refused this bot's credentials, so I cannot answer "
                 f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')} "
-                + NOT_PROCESSED,
-                OutboundKind.ERROR,
-                preview=preview,
+                + NOT_PROCESSED
             )
+            await self._failed(msg, _with_done(text, acted.lines(), DONE_FORGOTTEN), preview)
             return "model_not_configured"
         except ModelNotConfiguredError as exc:
             # Built from the model's name and fixed hints only: how to configure it.
-            await self.reply(msg, f"{exc} {NOT_PROCESSED}", OutboundKind.ERROR, preview=preview)
+            text = _with_done(f"{exc} {NOT_PROCESSED}", acted.lines(), DONE_FORGOTTEN)
+            await self._failed(msg, text, preview)
             return "model_not_configured"
         except ModelUnavailableError as exc:
             error_id = self._logged(msg, exc)
-            await self.reply(msg, _unavailable(exc, error_id), OutboundKind.ERROR, preview=preview)
+            await self._failed(msg, _unavailable(exc, error_id, acted.lines()), preview)
             return "model_unavailable"
         extras: dict[str, Any] = {}
         if outcome.structured_data is not None:
@@ -159,6 +166,9 @@ class TurnHandler:
             msg, outcome.answer, extras=extras, attachments=outcome.attachments, preview=preview
         )
         return "fallback" if outcome.fallback else "ok"
+
+    async def _failed(self, msg: InboundMessage, text: str, preview: PreviewStream | None) -> None:
+        await self.reply(msg, text, OutboundKind.ERROR, preview=preview)
 
     @staticmethod
     def _logged(msg: InboundMessage, exc: Exception) -> str:
@@ -221,17 +231,26 @@ class TurnHandler:
         await self.bus.put_outbound(answer)
 
 
-def _unavailable(exc: ModelUnavailableError, error_id: str) -> str:
+def _unavailable(exc: ModelUnavailableError, error_id: str, done: Sequence[str] = ()) -> str:
     """What a failed model call tells the user: a request the provider refused is not
-    helped by waiting, an outage is."""
+    helped by waiting, an outage is; and what the turn's tools did before it failed."""
     if exc.refused:
-        return (
+        text = (
             f"The language model refused this message (error id {error_id}), so it is not "
             "kept in the conversation and your next message will not carry it; sending it "
             "again the same way will not help: try saying it differently."
         )
+        return _with_done(text, done, DONE_FORGOTTEN)
     hint = f"; {exc.hint}" if exc.hint else ""
-    return (
+    text = (
         f"The language model is unavailable right now (error id {error_id}{hint}). "
         "Your message is saved; please try again in a little while."
     )
+    return _with_done(text, done, DONE_KEPT)
+
+
+def _with_done(text: str, done: Sequence[str], after: str) -> str:
+    """``text``, then the effects ``done`` (one line each) and ``after`` them."""
+    if not done:
+        return text
+    return f"{text}\n\n{done_before('the error', done)}\n{after}"

@@ -65,3 +65,43 @@ async def test_an_outage_keeps_the_message_for_the_next_turn(daemon_factory, fak
     fake_llm.default = default_responder
     await chat.ask("second words")
     assert "first words" in _sent(fake_llm.requests[-1])
+
+
+REMIND = ("create_reminder", {"content": "call mom", "time": "in 2 hours"})
+
+
+async def test_an_outage_after_a_tool_acted_says_what_was_done(daemon_factory, fake_llm) -> None:
+    """A reminder created, then the model down: told only "try again", the person asked
+    again and got a second reminder. The reply names it, and the message stays saved
+    with the call, so the next request carries both (in a history a strict provider
+    takes)."""
+    daemon, chat = await daemon_factory(llm={"max_retries": 0})
+    fake_llm.strict = fake_llm.alternating = True
+    fake_llm.reply_tool_calls([REMIND]).reply_error(500)
+    failed = await chat.ask("remind me to call mom in 2 hours")
+    assert "a little while" in failed.text, failed.text
+    assert "Before the error I had already:\n- create_reminder: Created #1 " in failed.text
+    assert "call mom\nThat stays done: no need to ask for it again." in failed.text
+    await chat.ask("did you set it?")
+    sent = _sent(fake_llm.requests[-1])
+    assert "remind me to call mom" in sent and "Created #1" in sent
+    assert fake_llm.rejected == []
+    reminders = await daemon.reminders.list(chat.name, "u1")
+    assert [r.content for r in reminders] == ["call mom"]
+
+
+async def test_a_refusal_after_a_tool_acted_says_what_was_done(daemon_factory, fake_llm) -> None:
+    """Refused after the reminder was made: the message is still not kept (its words
+    would be refused again), and the reply says the reminder stays, with no note of it."""
+    daemon, chat = await daemon_factory()
+    fake_llm.strict = fake_llm.alternating = True
+    fake_llm.reply_tool_calls([REMIND]).reply_error(400, BODIES["bad request"])
+    refused = await chat.ask(f"remind me to call mom, {TRIGGER}")
+    assert "refused" in refused.text and "not kept" in refused.text, refused.text
+    assert "Before the error I had already:\n- create_reminder: Created #1 " in refused.text
+    assert "That stays done, though our chat keeps no note of it" in refused.text
+    answered = await chat.ask("what's the weather like?")
+    assert answered.text == "echo: what's the weather like?", answered.text
+    assert TRIGGER not in _sent(fake_llm.requests[-1]) and fake_llm.rejected == []
+    reminders = await daemon.reminders.list(chat.name, "u1")
+    assert [r.content for r in reminders] == ["call mom"]

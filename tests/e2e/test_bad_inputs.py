@@ -224,11 +224,11 @@ async def test_turn_that_raises_apologizes_with_error_id(daemon_factory, fake_ll
     original = daemon.runner.run_turn
     calls = {"n": 0}
 
-    async def flaky(msg):
+    async def flaky(msg, *args):
         calls["n"] += 1
         if calls["n"] == 1:
             raise ValueError("bug in a turn")
-        return await original(msg)
+        return await original(msg, *args)
 
     daemon.runner.run_turn = flaky  # type: ignore[method-assign]
     with caplog.at_level(logging.ERROR):
