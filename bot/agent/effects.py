@@ -59,3 +59,10 @@ def done_before(what: str, lines: Sequence[str]) -> str:
     if not lines:
         return ""
     return f"Before {what} I had already:\n" + "\n".join(lines)
+
+
+def stopped_note(lines: Sequence[str]) -> str:
+    """The assistant's stored word for a stopped turn whose tools acted: the next turn's
+    model reads what was done, and that it gave no answer."""
+    done = "; ".join(line.removeprefix("- ") for line in lines)
+    return f"[Stopped by the user before I answered. Already done, and it stays done: {done}]"

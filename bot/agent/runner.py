@@ -26,7 +26,7 @@ from bot.agent.context import (
     turn_text,
     user_content,
 )
-from bot.agent.effects import Acted, Effect
+from bot.agent.effects import Acted, Effect, stopped_note
 from bot.agent.forgery import neutralize
 from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
@@ -258,6 +258,17 @@ class AgentRunner:
         if taken is not None and taken.preface:
             outcome = replace(outcome, answer=f"{taken.preface}\n\n{outcome.answer}")
         return outcome
+
+    async def set_aside(self, msg: InboundMessage, acted: Acted) -> None:
+        """A turn its person stopped after its tools acted: its stored rows give way to
+        its message and a note of what was done (a user message, then the assistant's:
+        legal for any provider), so the next turn knows. A turn whose tools did nothing
+        is left to the dispatcher, which forgets it whole."""
+        if not acted.effects or acted.session is None or acted.user is None:
+            return
+        await self._sessions.retract(msg.key, msg.message_id)
+        note = {"role": "assistant", "content": stopped_note(acted.lines())}
+        await self._sessions.append(acted.session, [acted.user, note], source_id=msg.message_id)
 
     async def _take_media(self, msg: InboundMessage, workspace: str, skey: ChatKey) -> Taken | None:
         """The attachments taken (downloaded, seen, heard, read), or None without any."""

@@ -18,14 +18,17 @@ time still cancels the worker. Only the person whose message is being
 answered may stop it: in a group, someone else's /stop must not end their turn. A
 stopped message is finished: it is not run again after a restart, and what its turn
 stored is forgotten (as for a message given up), so its words do not reach the model
-with the chat's next message. What its tools already did stays done.
+with the chat's next message. What its tools already did stays done, so a turn stopped
+after a tool acted (a reminder created) is not forgotten whole: the stop's reply names
+what was done, and the chat keeps the message with a note of it (:class:`StoppedAfter`),
+or the model, asked about it next, would know nothing of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from bot.handlers.commands import Command, parse_command
@@ -44,7 +47,25 @@ STOPPED_MANY = (
     "Stopped. I set your last {count} messages aside: they get no answer and are not part "
     "of our chat."
 )
+STOPPED_AFTER = (
+    "Stopped: that message gets no answer, but before the stop I had already:\n{done}\n"
+    "That stays done, and our chat keeps a note of it."
+)
+STOPPED_MANY_AFTER = (
+    "Stopped. I set your last {count} messages aside: they get no answer, but before the "
+    "stop I had already:\n{done}\nThat stays done, and our chat keeps a note of it."
+)
 NOTHING = "Nothing to stop: no answer to a message of yours is being written here."
+
+
+class StoppedAfter(asyncio.CancelledError):
+    """A /stop's cancellation of a turn whose tools had acted, raised on by its handler
+    once the turn's message and a note of ``done`` (one line each) are stored in place
+    of its rows: the stop's reply names them, and the turn is not forgotten."""
+
+    def __init__(self, done: Sequence[str]) -> None:
+        super().__init__(STOPPED_BY_USER)
+        self.done = tuple(done)
 
 
 def ended_by_stop(exc: BaseException) -> bool:
@@ -60,10 +81,14 @@ class _Running:
     stopped: bool = False
 
 
-def stopped_reply(count: int) -> str:
-    """The /stop's reply when it ended ``count`` of its person's messages."""
+def stopped_reply(count: int, done: Sequence[str] = ()) -> str:
+    """The /stop's reply when it ended ``count`` of its person's messages, whose tools
+    did ``done`` (one line each) before the stop."""
     if count == 0:
         return NOTHING
+    if done:
+        text = STOPPED_AFTER if count == 1 else STOPPED_MANY_AFTER
+        return text.format(count=count, done="\n".join(done))
     return STOPPED if count == 1 else STOPPED_MANY.format(count=count)
 
 
@@ -74,7 +99,8 @@ class TurnStops:
         self._waiting: dict[ChatKey, dict[str, str]] = {}
         self._withdrawn: LRU[str, None] = LRU(KEPT)  # set aside before their turn began
         self._asked: LRU[str, tuple[str, ...]] = LRU(KEPT)  # /stop id -> the messages it meant
-        self._ended: LRU[str, None] = LRU(KEPT)  # messages a /stop ended or set aside
+        # Messages a /stop ended or set aside -> what their tools did before it.
+        self._ended: LRU[str, tuple[str, ...]] = LRU(KEPT)
 
     @staticmethod
     def asks_to_stop(msg: InboundMessage) -> bool:
@@ -138,7 +164,7 @@ class TurnStops:
         if msg.message_id not in self._withdrawn:
             return True
         self._withdrawn.pop(msg.message_id)
-        self._ended[msg.message_id] = None
+        self._ended[msg.message_id] = ()
         return False
 
     def forsake(self, keep: Callable[[ChatKey], bool]) -> None:
@@ -147,8 +173,9 @@ class TurnStops:
             del self._waiting[key]
 
     async def run(self, msg: InboundMessage, turn: Callable[[], Awaitable[None]]) -> bool:
-        """Run ``msg``'s turn in this task; True if a /stop ended it (a cancellation of
-        this task for any other reason still raises)."""
+        """Run ``msg``'s turn in this task; True if a /stop ended it and what the turn
+        stored is to be forgotten: not after its tools acted (:class:`StoppedAfter`), whose
+        note stays. A cancellation of this task for any other reason still raises."""
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
         running = _Running(msg.message_id, msg.user_id, task)
@@ -158,11 +185,12 @@ class TurnStops:
             if running.stopped:
                 task.uncancel()  # the turn swallowed it and answered anyway
             return False
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if not running.stopped or task.uncancel() > 0:
                 raise  # a shutdown, a lease lost (perhaps besides the /stop)
-            self._ended[msg.message_id] = None
-            return True
+            done = exc.done if isinstance(exc, StoppedAfter) else ()
+            self._ended[msg.message_id] = done
+            return not done
         finally:
             if self._running.get(msg.key) is running:
                 del self._running[msg.key]
@@ -170,7 +198,8 @@ class TurnStops:
     async def reply(self, msg: InboundMessage, args: str) -> str:
         """The /stop command, run in its lane after the turn it ended."""
         meant = self._asked.pop(msg.message_id) or ()
-        return stopped_reply(sum(1 for m in meant if m in self._ended))
+        ended = [m for m in meant if m in self._ended]
+        return stopped_reply(len(ended), [line for m in ended for line in self._ended[m]])
 
     def command(self) -> Command:
         return Command(STOP, "/stop", "stop answering your messages sent so far", self.reply)

@@ -19,7 +19,7 @@ from bot.agent.effects import Acted, done_before
 from bot.agent.llm.credentials import CONFIGURE_HINT
 from bot.agent.runner import AgentRunner
 from bot.bus.base import Bus
-from bot.dispatcher.stops import ended_by_stop
+from bot.dispatcher.stops import StoppedAfter, ended_by_stop
 from bot.errors import (
     CredentialsRejectedError,
     FencedOff,
@@ -108,6 +108,9 @@ class TurnHandler:
         except asyncio.CancelledError as exc:
             if ended_by_stop(exc):
                 await self._stopped(msg, preview)
+                if acted.effects:
+                    await self._set_aside(msg, acted)
+                    raise StoppedAfter(acted.lines()) from exc
             raise
         except FencedOff:
             raise  # the chat's new owner adopted the preview: left to it (abandoned below)
@@ -131,6 +134,13 @@ class TurnHandler:
                 await channel.done_working(msg.key, msg.message_id)
             except Exception as exc:  # cosmetic: never fail the stop over it
                 log.info("working mark in %s not taken off: %s", msg.key, exc)
+
+    async def _set_aside(self, msg: InboundMessage, acted: Acted) -> None:
+        """A stopped turn's tools acted: the chat keeps its message and a note of it."""
+        try:
+            await self.runner.set_aside(msg, acted)
+        except Exception as exc:  # stored whole, or forgotten: legal either way
+            log.warning("stopped turn in %s: its note not stored: %s", msg.key, exc)
 
     async def _answer(
         self, msg: InboundMessage, preview: PreviewStream | None, acted: Acted

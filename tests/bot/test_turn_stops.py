@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.dispatcher.stops import NOTHING, STOPPED, TurnStops, stopped_reply
+from bot.dispatcher.stops import NOTHING, STOPPED, StoppedAfter, TurnStops, stopped_reply
 from bot.messages import ChatKey, InboundMessage, MessageKind
 
 KEY = ChatKey("test", "g1")
@@ -122,6 +122,31 @@ async def test_a_stop_counts_the_running_turn_and_the_waiting_ones() -> None:
     assert await task == (True, 0)
     assert not stops.begins(queued)
     assert await stops.reply(stop, "") == stopped_reply(2)
+
+
+class Acted(Turn):
+    """A turn whose tool acted before the stop: its handler stores a note of it and says so."""
+
+    async def __call__(self) -> None:
+        try:
+            await super().__call__()
+        except asyncio.CancelledError as exc:
+            raise StoppedAfter(["- create_reminder: Created #1"]) from exc
+
+
+async def test_a_turn_stopped_after_its_tools_acted_is_kept_and_they_are_named() -> None:
+    stops, turn = TurnStops(), Acted()
+    long, queued = said("a long one"), said("and another")
+    task = await started(stops, long, turn)
+    stops.queued(queued)
+    stop = said("/stop")
+    stops.stop(stop)
+    assert await task == (False, 0)  # stopped, and not to be forgotten: its note stays
+    assert not stops.begins(queued)
+    said_back = await stops.reply(stop, "")
+    assert said_back == stopped_reply(2, ["- create_reminder: Created #1"])
+    assert said_back.startswith("Stopped. I set your last 2 messages aside: they get no answer")
+    assert "already:\n- create_reminder: Created #1\nThat stays done" in said_back
 
 
 async def test_a_chat_that_leaves_takes_its_waiting_messages_along() -> None:

@@ -14,6 +14,8 @@ from bot.messages import MessageKind
 from tests.fakes.channel import FakeChannel
 from tests.fakes.web_client import metrics, value
 
+REMIND = ("create_reminder", {"content": "call mom", "time": "in 2 hours"})
+
 
 def carried(fake_llm: Any, text: str) -> bool:
     """Whether the last model request carried ``text`` anywhere in its messages."""
@@ -79,3 +81,32 @@ async def test_only_the_person_being_answered_can_stop_their_turn(
     answer = (await chat.reply(follow_up)).text
     assert answer.startswith("echo: [Scheduled follow-up") and answer.endswith("/stop")  # a turn
     assert (await chat.ask("/stop", user="ann", **group)).text == NOTHING  # nothing runs now
+
+
+async def test_a_stop_after_a_tool_acted_names_it_and_the_chat_keeps_a_note(
+    daemon_factory: Any, fake_llm: Any
+) -> None:
+    """The reminder made, then /stop while the model writes the answer: the reminder
+    stays, so the reply says so, and the chat keeps the message with a note of it (not
+    the calls, and legal for a strict provider): asked about it next, the model knows."""
+    daemon, chat = await daemon_factory()
+    fake_llm.strict = fake_llm.alternating = True
+    fake_llm.reply_tool_calls([REMIND])
+    release = fake_llm.held_answer("never said")
+    asked = await chat.say("remind me to call mom in 2 hours")
+    await fake_llm.wait_requests(2)  # the reminder made, the turn back in the model
+    said = (await chat.reply(await chat.say("/stop"))).text
+    head = "Stopped: that message gets no answer, but before the stop I had already:\n"
+    assert said.startswith(f"{head}- create_reminder: Created #1 "), said
+    assert said.endswith("call mom\nThat stays done, and our chat keeps a note of it."), said
+    release.set()
+    assert (await chat.ask("did you set it?")).text == "echo: did you set it?"
+    user, note = fake_llm.requests[-1].json["messages"][-3:-1]
+    assert user["role"] == "user" and user["content"] == "remind me to call mom in 2 hours"
+    assert note["role"] == "assistant" and "tool_calls" not in note
+    assert note["content"].startswith(
+        "[Stopped by the user before I answered. Already done, and it stays done: "
+        "create_reminder: Created #1 "
+    )
+    assert fake_llm.rejected == [] and chat.replies_to(asked) == []
+    assert [r.content for r in await daemon.reminders.list(chat.name, "u1")] == ["call mom"]
