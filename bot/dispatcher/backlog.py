@@ -31,7 +31,7 @@ LATE_AFTER = timedelta(minutes=1)  # an answer this much later than the message 
 # An ``InboundMessage.extras`` key: said while nobody listened, judged by the run that
 # journaled it first (a later run replaying it from the inbox did not hear it come).
 SAID_AWAY = "said_away"
-# Telegram stamps a message in whole seconds, and a platform's clock and ours differ a
+# A platform may stamp a message in whole seconds, and its clock and ours differ a
 # little: one stamped this close before the start came while this run was listening.
 START_BLUR = timedelta(seconds=2)
 OFFLINE = "(Late answer: I was offline when your message came, {ago} ago.)\n\n"
