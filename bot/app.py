@@ -61,6 +61,7 @@ from bot.store.db import Database
 from bot.store.location import is_postgres, storage_for
 from bot.store.sqlite import sqlite_storage
 from bot.workspaces.admins import WorkspaceAdmins
+from bot.workspaces.chat_files import ChatFiles
 from bot.workspaces.commands import WorkspaceCommands
 from bot.workspaces.folders import Workspaces, template_text
 from bot.workspaces.personas import Personas
@@ -366,6 +367,14 @@ def _ownership(core: _Core, dispatcher: Dispatcher, delivery: Delivery) -> ChatO
     )
 
 
+def _chat_files(core: _Core) -> ChatFiles:
+    """What the bot wrote for each chat: removed with the chat's history (a clear hook)
+    and, file by file, by housekeeping."""
+    chat_files = ChatFiles(core.workspaces.root)
+    core.storage.sessions.add_clear_hook(chat_files.remove_session)
+    return chat_files
+
+
 def _inbound(
     core: _Core, access: AccessControl, backlog: Backlog
 ) -> Callable[[InboundMessage], Awaitable[None]]:
@@ -414,6 +423,7 @@ def _daemon(
             core.settings.retention,
             previews=storage.previews,
             media=parts.media,
+            chat_files=_chat_files(core),
         ),
         supervisor=Supervisor(metrics),
         web=None,

@@ -12,7 +12,8 @@ database, the config or a persona file.
 them all), so what the bot writes for one chat (content, an MCP tool's picture) is kept
 apart, under ``chat_files/<channel>-<chat id>/``: a path is looked up in ``files``, then
 in this chat's own folder, never in another chat's, so a group member cannot ask for the
-report the bot wrote in someone's direct chat.
+report the bot wrote in someone's direct chat. What is written there goes with the chat's
+history (``/new``) or after ``[retention] chat_files_days`` (bot/workspaces/chat_files.py).
 """
 
 from __future__ import annotations
@@ -21,18 +22,20 @@ import asyncio
 import mimetypes
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from bot.agent.toolbox import ToolContext
 from bot.errors import ToolError
 from bot.messages import Attachment
+from bot.workspaces.chat_files import chat_folder
 from tools.base import Tool
 
 FILES_DIR = "files"
-CHAT_FILES_DIR = "chat_files"
 MAX_CONTENT_CHARS = 5_000_000
 MAX_FILES_PER_TURN = 10
+RACING_WRITES = 100  # numbers tried past the highest: calls writing one name at once
 
 
 def files_root(ctx: ToolContext) -> Path:
@@ -44,9 +47,6 @@ def files_root(ctx: ToolContext) -> Path:
     return root
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
 class NoSuchFile(ToolError):
     """The path is fine but names no file there."""
 
@@ -55,8 +55,7 @@ def chat_root(ctx: ToolContext) -> Path:
     """This chat's own folder: what the bot wrote here, out of every other chat's reach."""
     if ctx.workspace is None:
         raise ToolError("this chat has no workspace to send files from")
-    key = ctx.chat_key
-    root = ctx.workspace / CHAT_FILES_DIR / _UNSAFE.sub("_", f"{key.channel}-{key.chat_id}")
+    root = chat_folder(ctx.workspace, ctx.chat_key)
     for folder in (root.parent, root):
         if folder.is_symlink():
             raise ToolError("this chat's files folder is a symbolic link: nothing is sent from it")
@@ -111,25 +110,34 @@ def _plain_name(name: str) -> None:
 
 
 def write_new(folder: Path, name: str, data: bytes) -> Path:
-    """``data`` as ``folder/name`` (``name-2`` ... when taken), never through a link and
-    never outside ``folder``."""
+    """``data`` as ``folder/name`` (``name-<n>`` past the highest number there when taken),
+    never through a link and never outside ``folder``."""
     _plain_name(name)
     folder.mkdir(parents=True, exist_ok=True)
     root = folder.resolve()
-    stem, suffix = Path(name).stem, Path(name).suffix
-    for n in range(1, 1000):
-        candidate = name if n == 1 else f"{stem}-{n}{suffix}"
+    for candidate in _free_names(folder, name):
         if os.path.dirname(os.path.normpath(root / candidate)) != str(root):
             raise ToolError(f"{name!r} would be written outside its folder")
         path = folder / candidate
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
+        except FileExistsError:  # written meanwhile by another call: the next number
             continue
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         return path
-    raise ToolError(f"too many files named {name!r}")
+    raise ToolError(f"too many files named {name!r} written at once; try again")
+
+
+def _free_names(folder: Path, name: str) -> Iterator[str]:
+    """``name``, then ``stem-<n>.suffix`` from one past the highest ``n`` in ``folder``:
+    one listing, however many copies there are (housekeeping removes old ones)."""
+    yield name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    numbered = re.compile(rf"{re.escape(stem)}-([0-9]{{1,18}}){re.escape(suffix)}")
+    found = (numbered.fullmatch(entry) for entry in os.listdir(folder))
+    start = max((int(m[1]) for m in found if m), default=1) + 1
+    yield from (f"{stem}-{n}{suffix}" for n in range(start, start + RACING_WRITES))
 
 
 class SendFileTool(Tool):

@@ -142,6 +142,7 @@ class RetentionSettings(Section):
     outbox_days: float = Field(default=7, gt=0)
     tool_results_days: float = Field(default=30, gt=0)
     media_days: float = Field(default=30, gt=0)  # files users sent (data/media/)
+    chat_files_days: float = Field(default=30, gt=0)  # files the bot wrote (chat_files/)
     history_days: float = Field(default=30, gt=0)  # messages a summary stands for
     reminders_days: float = Field(default=30, gt=0)  # finished reminders and follow-ups
     records_days: float = Field(default=90, gt=0)  # refused persona edits, failed folds

@@ -1,9 +1,10 @@
 """``/new``: start a fresh session in this chat, without a model call.
 
-The chat's stored history and its archived summary are forgotten (and the offloaded
-tool results kept for it, through the session store's clear hooks); the persona files
-and the user's settings and reminders stay. It runs in the chat's worker like any
-command, so a turn already queued in the chat finishes first.
+The chat's stored history and its archived summary are forgotten (and, through the
+session store's clear hooks, the offloaded tool results, the files users sent and those
+the bot wrote in the chat); the persona files and the user's settings and reminders
+stay. It runs in the chat's worker like any command, so a turn already queued in the
+chat finishes first.
 
 In a one-to-one chat it is the user's own history; in a group it is everyone's, so
 there only an admin of the chat's workspace may wipe it (a member who could would erase

@@ -15,6 +15,8 @@ import uuid
 from datetime import datetime
 from pathlib import Path
 
+from bot.messages import ChatKey
+
 log = logging.getLogger(__name__)
 
 MEDIA_DIR = "media"
@@ -50,7 +52,7 @@ class MediaFiles:
         except OSError:
             return False
 
-    def remove_session(self, session_id: int) -> None:
+    def remove_session(self, session_id: int, key: ChatKey) -> None:
         """A clear hook: the session's files go with its history."""
         shutil.rmtree(self.root / str(session_id), ignore_errors=True)
 

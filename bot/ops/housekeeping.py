@@ -2,8 +2,9 @@
 
 The inbox and outbox keep finished rows only as long as dedup needs them (a platform
 redelivers within minutes, a reminder re-fires within its grace period); offloaded tool
-outputs only as long as a conversation may still refer to them; files users sent, chat
-messages a summary already stands for, finished reminders and the records kept for
+outputs only as long as a conversation may still refer to them; files users sent, files
+the bot wrote for a chat (``send_file``, MCP tools), chat messages a summary already
+stands for, finished reminders and the records kept for
 admins (refused persona edits, failed folds) for a set number of days; who wrote a
 message only until a fold has covered it or ``/new`` removed it; expired pairing codes
 and holds; adapter state whose ``keep_for`` ran out (threads joined, notices given,
@@ -27,6 +28,7 @@ from bot.config import RetentionSettings
 from bot.media.files import MediaFiles
 from bot.messages import utcnow
 from bot.store.base import Previews, Storage
+from bot.workspaces.chat_files import ChatFiles
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ class Pruned:
     outbox: int
     tool_results: int
     media: int = 0
+    chat_files: int = 0
     previews: int = 0
     messages: int = 0
     reminders: int = 0
@@ -59,9 +62,11 @@ class Housekeeping:
         *,
         clock: Callable[[], datetime] = utcnow,
         media: MediaFiles | None = None,
+        chat_files: ChatFiles | None = None,
         previews: Previews | None = None,
     ) -> None:
         self._media = media
+        self._chat_files = chat_files
         self._previews = previews  # streamed previews' ids: kept as long as the inbox's
         self._storage = storage
         self._offload = offload
@@ -86,6 +91,11 @@ class Housekeeping:
             media=0
             if self._media is None
             else await asyncio.to_thread(self._media.remove_older_than, days(keep.media_days)),
+            chat_files=0
+            if self._chat_files is None
+            else await asyncio.to_thread(
+                self._chat_files.remove_older_than, days(keep.chat_files_days)
+            ),
             previews=0
             if self._previews is None
             else await self._previews.prune(days(keep.inbox_days)),

@@ -27,7 +27,7 @@ from bot.store.workspaces import PersonaVersion
 POOL_SIZE = 10
 
 Message = dict[str, Any]
-ClearHook = Callable[[int], None]
+ClearHook = Callable[[int, ChatKey], None]  # (session id, session key)
 
 
 class Inbox(Protocol):

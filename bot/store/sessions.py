@@ -26,7 +26,7 @@ from bot.text import valid_unicode
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-ClearHook = Callable[[int], None]
+ClearHook = Callable[[int, ChatKey], None]  # (session id, session key)
 # Sessions whose id and summary are kept in memory (each a few hundred bytes): the
 # least recently used go first, and are read again on their next turn.
 CACHED_SESSIONS = 10_000
@@ -53,7 +53,8 @@ class SessionStore:
         self._tails = TailCache(tail_rows, tail_bytes)
 
     def add_clear_hook(self, hook: ClearHook) -> None:
-        """Run ``hook(session_id)`` on :meth:`clear`: files kept for a session go with it."""
+        """Run ``hook(session_id, key)`` on :meth:`clear`: files kept for a session or its
+        chat go with it."""
         self._clear_hooks.append(hook)
 
     async def session_id(self, key: ChatKey) -> int:
@@ -201,7 +202,7 @@ class SessionStore:
         await self._db.execute("DELETE FROM summaries WHERE session_id = ?", (sid,))
         self._summaries.pop(sid)
         self._tails.drop(sid)
-        run_clear_hooks(self._clear_hooks, sid)
+        run_clear_hooks(self._clear_hooks, sid, key)
         return int(rows[0]["n"]) if rows else 0
 
     async def recent(self, limit: int, offset: int = 0) -> list[ChatSession]:
@@ -267,11 +268,11 @@ def chat_session(r: Row) -> ChatSession:
     )
 
 
-def run_clear_hooks(hooks: Sequence[ClearHook], sid: int) -> None:
+def run_clear_hooks(hooks: Sequence[ClearHook], sid: int, key: ChatKey) -> None:
     """Each hook for a session just cleared; one that fails is logged, the rest run."""
     for hook in hooks:
         try:
-            hook(sid)
+            hook(sid, key)
         except Exception:  # the history is gone either way; leftovers are only disk
             log.warning("clear hook failed for session %d", sid, exc_info=True)
 

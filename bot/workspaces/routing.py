@@ -53,6 +53,12 @@ def session_key(key: ChatKey, workspace: str) -> ChatKey:
     return ChatKey(key.channel, key.chat_id, f"{key.thread_id or ''}@{workspace}")
 
 
+def session_workspace(key: ChatKey) -> str:
+    """The workspace a session key (:func:`session_key`) belongs to, as it names it."""
+    _, at, workspace = (key.thread_id or "").rpartition("@")
+    return workspace if at else DEFAULT_WORKSPACE
+
+
 CACHED_CHATS = 10_000  # chats whose chosen workspace is kept in memory
 
 

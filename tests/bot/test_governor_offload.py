@@ -100,7 +100,7 @@ async def test_clear_removes_the_sessions_files_only(tmp_path: Path, store: Sess
 
 
 async def test_a_failing_clear_hook_does_not_fail_clear(store: SessionStore):
-    def broken(session_id: int) -> None:
+    def broken(session_id: int, key: ChatKey) -> None:
         raise OSError("disk gone")
 
     store.add_clear_hook(broken)

@@ -16,6 +16,7 @@ from bot.store.db import Database
 from bot.store.memory import Scope
 from bot.store.reminders import ReminderKind, ReminderStatus
 from bot.store.sqlite import sqlite_storage
+from bot.workspaces.chat_files import ChatFiles
 from channels.remembered import Remembered
 from tests.fakes.waiting import until
 
@@ -160,3 +161,55 @@ async def test_housekeeping_repeats_on_its_schedule(daemon_factory) -> None:
     await until(lambda: daemon.housekeeping.runs >= 3)
     await daemon.stop(timeout=1)
     assert not daemon.housekeeping.alive
+
+
+def _written(path: Path, days: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x")
+    _aged(path, days)
+    return path
+
+
+async def test_chat_files_go_after_their_period_and_links_are_not_followed(
+    tmp_path: Path,
+) -> None:
+    """What send_file and MCP tools wrote for a chat was never removed (a daily report
+    piled up to 999 copies, then the tool failed); each file goes chat_files_days (30)
+    after it was written, the folders it leaves empty with it, and nothing a symbolic
+    link reaches."""
+    db, storage = await _stores(tmp_path)
+    root, outside = tmp_path / "workspaces", tmp_path / "outside"
+    chat = root / "default" / "chat_files" / "test-c1"
+    old = [chat / "report.md", chat / "mcp" / "image-1.png", root / "team/chat_files/t-c2/a.md"]
+    linked = [outside / "secret.txt", outside / "chat_files" / "x" / "b.md"]
+    for path in old + linked:
+        _written(path, 31)
+    recent = _written(chat / "report-2.md", 1)
+    (chat / "linked").symlink_to(outside)
+    (root / "evil").mkdir()
+    (root / "evil" / "chat_files").symlink_to(outside / "chat_files")
+    try:
+        offload = ToolResultOffload(root, 1000)
+        keeper = Housekeeping(storage, offload, RetentionSettings(), chat_files=ChatFiles(root))
+        assert (await keeper.prune()).chat_files == len(old)
+        assert [p.exists() for p in [*old, recent, *linked]] == [False] * 3 + [True] * 3
+        assert not (chat / "mcp").exists() and not (root / "team/chat_files/t-c2").exists()
+        assert (chat / "linked").is_symlink()
+        days = RetentionSettings(chat_files_days=0.5)
+        short = Housekeeping(storage, offload, days, chat_files=ChatFiles(root))
+        assert (await short.prune()).chat_files == 1  # report-2.md, a day old
+        assert all(p.exists() for p in linked)
+    finally:
+        await db.close()
+
+
+async def test_the_daemon_prunes_old_chat_files(daemon_factory, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    chat = data / "workspaces" / "default" / "chat_files" / "test-c1"
+    chat.mkdir(parents=True)
+    (chat / "report.md").write_text("a month ago")
+    (chat / "report-2.md").write_text("today")
+    _aged(chat / "report.md", 31)
+    daemon, _ = await daemon_factory(data_dir=data)
+    await until(lambda: daemon.housekeeping.runs >= 1)
+    assert [p.name for p in chat.iterdir()] == ["report-2.md"]

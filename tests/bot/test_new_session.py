@@ -52,3 +52,31 @@ async def test_in_a_group_only_an_admin_may_wipe_the_history(daemon_factory, fak
         f"Started a fresh session; the {len(kept)} earlier"
     )
     assert await daemon.sessions.history(group) == []
+
+
+async def test_new_removes_the_files_the_bot_wrote_in_this_chat_only(
+    daemon_factory, fake_llm
+) -> None:
+    """What send_file wrote for a chat (chat_files/<channel>-<chat id>/) stayed after /new
+    for good; it goes with the history now, in the chat's workspace only."""
+    daemon, chat = await daemon_factory(workspaces={"routes": {"*": "default", "test:t1": "team"}})
+    for name in ("c1", "other", "t1"):
+        fake_llm.reply_tool_calls([("send_file", {"content": "# report", "name": "report.md"})])
+        fake_llm.reply_tool_calls([("final_result", {"answer": "here it is"})])
+        assert (await chat.ask("the report", chat=name)).text.startswith("here it is")
+    root = daemon.workspaces.root
+    folders = {
+        name: root / ws / "chat_files" / f"test-{name}"
+        for name, ws in (("c1", "default"), ("other", "default"), ("t1", "team"))
+    }
+    assert all((folder / "report.md").is_file() for folder in folders.values())
+    before_team = root / "default" / "chat_files" / "test-t1"  # t1 before it moved to team
+    before_team.mkdir(parents=True)
+    (before_team / "old.md").write_text("kept")
+
+    assert (await chat.ask("/new")).text.startswith("Started a fresh session")
+    assert not folders["c1"].exists()
+    assert (folders["other"] / "report.md").is_file()
+    assert (await chat.ask("/new", chat="t1")).text.startswith("Started a fresh session")
+    assert not folders["t1"].exists()
+    assert (before_team / "old.md").is_file()  # the default workspace's history is apart

@@ -420,13 +420,13 @@ async def test_clear_deletes_only_that_chat(storage: Storage) -> None:
     assert await storage.sessions.history(KEY) == [{"role": "user", "content": "again"}]
 
 
-async def test_clear_runs_hooks_with_the_session_id(storage: Storage) -> None:
-    cleared: list[int] = []
-    storage.sessions.add_clear_hook(cleared.append)
+async def test_clear_runs_hooks_with_the_session_id_and_key(storage: Storage) -> None:
+    cleared: list[tuple[int, ChatKey]] = []
+    storage.sessions.add_clear_hook(lambda sid, key: cleared.append((sid, key)))
     await storage.sessions.append(KEY, [{"role": "user", "content": "a"}])
     session = await storage.sessions.session_id(KEY)
     await storage.sessions.clear(KEY)
-    assert cleared == [session]
+    assert cleared == [(session, KEY)]
 
 
 async def test_a_turn_is_found_by_the_inbound_message_it_answers(storage: Storage) -> None:

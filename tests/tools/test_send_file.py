@@ -117,3 +117,28 @@ def test_write_new_writes_only_a_plain_name_inside_its_folder(tmp_path: Path, na
         write_new(folder, name, b"x")
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
     assert write_new(folder, "..chart.png", b"x") == folder / "..chart.png"  # a plain name
+
+
+def test_write_new_takes_the_number_after_the_highest_however_many_copies(
+    tmp_path: Path,
+) -> None:
+    """A report written daily under one name: the 1000th copy was refused ('too many
+    files named') after 999 failed opens; the next number now comes from one listing,
+    and after housekeeping removed old copies it goes on past the highest left."""
+    folder = tmp_path / "chat"
+    folder.mkdir()
+    (folder / "report.md").write_text("1")
+    for n in range(2, 1000):
+        (folder / f"report-{n}.md").write_text(str(n))
+    assert write_new(folder, "report.md", b"1000") == folder / "report-1000.md"
+    assert write_new(folder, "report.md", b"1001") == folder / "report-1001.md"
+    assert (folder / "report-1000.md").read_bytes() == b"1000"
+    for path in folder.iterdir():
+        if path.name not in ("report-7.md", "report-1001.md"):
+            path.unlink()
+    for other in ("report-5000.txt", "report-x-9000.md", "old-report-9000.md"):
+        (folder / other).write_text("another name's")
+    assert write_new(folder, "report.md", b"x") == folder / "report.md"  # the name is free
+    assert write_new(folder, "report.md", b"y") == folder / "report-1002.md"
+    assert write_new(folder, "chart", b"z") == folder / "chart"  # no suffix: chart-2 next
+    assert write_new(folder, "chart", b"z") == folder / "chart-2"

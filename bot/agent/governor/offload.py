@@ -17,6 +17,9 @@ import uuid
 from datetime import datetime
 from pathlib import Path
 
+from bot.messages import ChatKey
+from bot.oldfiles import remove_written_before
+
 log = logging.getLogger(__name__)
 
 RESULTS_DIR = "tool-results"
@@ -75,8 +78,8 @@ class ToolResultOffload:
             f"below are its start and end.]\n{excerpt}"
         )
 
-    def remove_session(self, session_id: int) -> None:
-        """Delete every offloaded result of a session, in every workspace."""
+    def remove_session(self, session_id: int, key: ChatKey) -> None:
+        """Delete every offloaded result of a session, in every workspace (a clear hook)."""
         removed = 0
         for path in self.root.glob(f"*/{RESULTS_DIR}/{session_id}-*.txt"):
             try:
@@ -89,16 +92,7 @@ class ToolResultOffload:
 
     def remove_older_than(self, cutoff: datetime) -> int:
         """Delete offloaded results last written before ``cutoff`` (housekeeping)."""
-        limit = cutoff.timestamp()
-        removed = 0
-        for path in self.root.glob(f"*/{RESULTS_DIR}/*.txt"):
-            try:
-                if path.stat().st_mtime < limit:
-                    path.unlink()
-                    removed += 1
-            except FileNotFoundError:
-                continue
-        return removed
+        return remove_written_before(self.root.glob(f"*/{RESULTS_DIR}/*.txt"), cutoff)
 
 
 def _write(path: Path, content: str) -> None:

@@ -234,7 +234,7 @@ class PgSessions:
             status = await conn.execute("DELETE FROM messages WHERE session_id = $1", sid)
             await conn.execute("DELETE FROM summaries WHERE session_id = $1", sid)
         self._forget(sid)
-        run_clear_hooks(self._clear_hooks, sid)
+        run_clear_hooks(self._clear_hooks, sid, key)
         return changed(status)
 
     async def recent(self, limit: int, offset: int = 0) -> list[ChatSession]:
