@@ -7,7 +7,9 @@ episode (the next accepted message ends it), so a flood gets one answer, not one
 A chat (a group, all its threads) has a bucket of its own over all its members: twenty
 accounts each within their own limit made 400 turns in one group, and the group's
 admin's /new waited behind all of them. Over it a message is dropped the same way, and
-the chat is told at most once per window (the time its bucket takes to fill again).
+the chat is told at most once per window (the time its bucket takes to fill again);
+within it, no sender there is told of their own limit either (twenty raiders over theirs
+were twenty notices in the group).
 Admins and trusted local channels are not limited. A scheduled follow-up is a paid turn
 like a message and spends a token of its owner's bucket: exempt, a self-re-arming one
 made one message into dozens of model calls in seconds.
@@ -133,23 +135,30 @@ class RateLimit:
         if verdict:
             self._told.pop(msg.sender)
             return True
-        if msg.sender not in self._told and self._may_answer(msg):
+        if msg.sender not in self._told and self._may_answer(msg) and not self._chat_told(msg):
             self._told[msg.sender] = None
             await self._bus.put_outbound(
                 OutboundMessage.reply(msg, self._notice(msg), OutboundKind.NOTICE)
             )
         return False
 
+    def _chat_told(self, msg: InboundMessage) -> bool:
+        """Whether ``msg``'s chat was told of its limit within the window."""
+        told = self._chats_told.get(_chat_of(msg.key))
+        chats = self._chats
+        return (
+            told is not None
+            and chats is not None
+            and chats.clock() - told < chats.burst * chats.refill_s
+        )
+
     async def _tell_chat(self, msg: InboundMessage, chats: TokenBuckets) -> None:
         """Says once per window in the chat that messages are being skipped: a refill
         lets one through every few seconds, and a notice each time would be a flood."""
-        chat, now = _chat_of(msg.key), chats.clock()
-        window = chats.burst * chats.refill_s
-        told = self._chats_told.get(chat)
-        if (told is not None and now - told < window) or not self._may_answer(msg):
+        if self._chat_told(msg) or not self._may_answer(msg):
             return
-        self._chats_told[chat] = now
-        wait = max(1, round(window / 60))
+        self._chats_told[_chat_of(msg.key)] = chats.clock()
+        wait = max(1, round(chats.burst * chats.refill_s / 60))
         text = (
             "Too many messages in this chat at once, so I skipped some of them, this one "
             f"too. Please ask again in {wait} minute{'s' if wait != 1 else ''}."

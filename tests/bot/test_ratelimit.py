@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.bus.base import InProcessBus
 from bot.dispatcher.ratelimit import TokenBuckets
-from bot.messages import TO_ANY_BOT, ChatKey, InboundMessage, MessageKind
+from bot.messages import TO_ANY_BOT, ChatKey, InboundMessage, MessageKind, OutboundKind
 from tests.fakes.channel import FakeChannel
 
 
@@ -171,6 +171,18 @@ async def test_a_crowd_in_one_group_costs_a_capped_number_of_turns(daemon_factor
     assert len(fake_llm.requests) == 4
     told = [m for m in chat.sent if "Too many messages in this chat" in m.text]
     assert len(told) == 1
+
+
+async def test_a_chat_told_of_its_limit_is_not_told_of_each_senders(daemon_factory, fake_llm):
+    """Raiders past their own limit each got 'You are sending messages faster...' in
+    the group (twenty of them) beside the chat's one notice."""
+    chat = await _open_daemon(daemon_factory, user_burst=2, chat_burst=3, chat_refill_s=3600)
+    for n in range(4):
+        for u in range(3):
+            await chat.say(f"spam {u}-{n}", user=f"raider{u}", chat="g1", direct=False)
+    await chat.ask("/help", user="boss", chat="g1", direct=False)  # one lane: after them
+    notices = [m.text for m in chat.sent if m.kind is OutboundKind.NOTICE]
+    assert len(notices) == 1 and "Too many messages in this chat" in notices[0], notices
 
 
 async def test_scheduled_turns_spend_their_owners_tokens() -> None:
