@@ -52,6 +52,12 @@ PERSON_KINDS = frozenset({MessageKind.USER, MessageKind.COMMAND})
 # to every bot there; one this bot does not know is another bot's to answer.
 TO_ANY_BOT = "to_any_bot"
 
+# An ``InboundMessage.extras`` key: the message came with files and no words of its
+# sender's own, so its text is only the channel's: a made-up line naming the files, maybe
+# under a reply's quote, a forward's origin or a thread's earlier messages. That framing is
+# nothing to answer by itself: only a file the model can take (seen, heard, read) is.
+WORDLESS = "wordless"
+
 
 class OutboundKind(StrEnum):
     REPLY = "reply"

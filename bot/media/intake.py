@@ -31,7 +31,7 @@ from bot.media.pictures import fit
 from bot.media.reading import DocumentReader
 from bot.media.transcribe import HOW_TO_CONFIGURE, Transcriber
 from bot.media.vision import Vision
-from bot.messages import Attachment, InboundMessage
+from bot.messages import WORDLESS, Attachment, InboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ def media_kind(att: Attachment) -> str:
 
 
 def is_placeholder(text: str, attachments: Sequence[Attachment]) -> bool:
-    """The text a channel made up for a message that had none (``[voice]``)."""
+    """The text a channel made up for a message that had none (``[voice]``), bare; one
+    under the channel's framing (a reply's quote) is marked ``WORDLESS`` instead."""
     if not attachments:
         return False
     first = attachments[0]
@@ -83,11 +84,15 @@ class Taken:
     entries: tuple[Entry, ...] = ()
     notes: tuple[str, ...] = ()
     heard: tuple[str, ...] = ()
+    # The user wrote words of their own: not only the channel's made-up line and framing.
+    said: bool = True
 
     @property
     def answerable(self) -> bool:
-        """Something for the model: words, or an image or text made of a file."""
-        return bool(self.text.strip()) or any(e.get("see") or e.get("text") for e in self.entries)
+        """Something for the model: the user's words (written or heard), or an image or
+        text made of a file; never the channel's framing of a file that was not taken."""
+        made = any(e.get("see") or e.get("text") for e in self.entries)
+        return (self.said and bool(self.text.strip())) or bool(self.heard) or made
 
     @property
     def preface(self) -> str:
@@ -165,10 +170,11 @@ class MediaIntake:
         ]
         heard = [one.heard for one in ones if one.heard]
         text = "" if is_placeholder(msg.text, msg.attachments) else msg.text
+        said = bool(text.strip()) and msg.extras.get(WORDLESS) is not True
         if heard:
             text = "\n\n".join([text, *heard]) if text else "\n\n".join(heard)
         notes = tuple(dict.fromkeys(one.note for one in ones if one.note))  # said once each
-        return Taken(text, tuple(one.entry for one in ones), notes, tuple(heard))
+        return Taken(text, tuple(one.entry for one in ones), notes, tuple(heard), said)
 
     async def _take_one(
         self, msg: InboundMessage, att: Attachment, index: int, sid: int, workspace: Path

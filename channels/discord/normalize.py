@@ -15,7 +15,7 @@ from typing import Any
 
 import discord
 
-from bot.messages import Attachment, ChatKey, InboundMessage
+from bot.messages import WORDLESS, Attachment, ChatKey, InboundMessage
 
 CHANNEL = "discord"
 QUOTE_MAX = 300
@@ -160,10 +160,28 @@ def _named(found: re.Match[str], names: dict[int, str]) -> str:
     return found[0] if name is None else "@" + name
 
 
+def _cut(m: discord.Message, me_id: int) -> str:
+    """The content without a leading mention of the bot. A lone mention stays (a call for
+    its attention) unless files, stickers or a poll came with it: then it only addressed
+    the bot, and "@Bot" + a picture it cannot see is no question."""
+    cut = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content)
+    if cut or m.attachments or m.stickers or m.poll is not None:
+        return cut
+    return m.content
+
+
+def _wordless(m: discord.Message, me_id: int, files: tuple[Attachment, ...]) -> bool:
+    """Files and no words: not the sender's, nor a sticker, a poll or a forward's text."""
+    forwarded = any(snap.content.strip() for snap in m.message_snapshots)
+    return bool(files) and not (
+        _cut(m, me_id).strip() or m.stickers or m.poll is not None or forwarded
+    )
+
+
 def readable_text(m: discord.Message, me_id: int, channel_name: ChannelNames = _no_names) -> str:
     """Content with ``<@id>`` mentions as ``@name``, channels as ``#name``, custom emoji as
     ``:name:`` and a leading mention of the bot dropped."""
-    text = re.sub(rf"^\s*<@!?{me_id}>[\s,:]*", "", m.content) or m.content  # not if alone
+    text = _cut(m, me_id)
     names = {user.id: user.display_name for user in m.mentions}
     text = _USER.sub(lambda found: _named(found, names), text)
     for role in m.role_mentions:
@@ -213,6 +231,9 @@ def to_inbound(
     name = getattr(m.channel, "name", None)
     if isinstance(name, str) and name:
         extras["chat_title"] = name
+    files = attachments(m)
+    if _wordless(m, me_id, files):
+        extras[WORDLESS] = True  # "[voice: ...]" under a reply's quote is nothing to answer
     context = _reply_context(m, me_id, channel_name)
     if context is not None:
         extras["reply_to"] = context
@@ -224,7 +245,7 @@ def to_inbound(
         text=text,
         message_id=str(m.id),
         user_name="@" + m.author.name,
-        attachments=attachments(m),
+        attachments=files,
         extras=extras,
         received_at=m.created_at,
         direct=gid is None,

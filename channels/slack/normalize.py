@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.messages import Attachment, ChatKey, InboundMessage
+from bot.messages import WORDLESS, Attachment, ChatKey, InboundMessage
 
 CHANNEL = "slack"
 MESSAGE_EVENTS = frozenset({"message", "app_mention"})
@@ -51,6 +51,7 @@ class Candidate:
     channel_type: str  # "im", "mpim", "channel", "group"
     mentioned: bool
     attachments: tuple[Attachment, ...] = ()
+    wordless: bool = False  # files and no words: ``text`` is made up ("[file: a.png]")
 
     @property
     def message_id(self) -> str:
@@ -193,7 +194,8 @@ def candidate(body: Mapping[str, Any], me: BotIdentity) -> Candidate | None:
     shared = _shared(event, me)
     text = f"{text}\n{shared}".strip() if shared else text
     attachments = _attachments(event)
-    if not text and attachments:
+    wordless = not text and bool(attachments)
+    if wordless:
         text = f"[file: {attachments[0].name or attachments[0].file_id}]"
     if not text and not mentioned:
         return None
@@ -210,6 +212,7 @@ def candidate(body: Mapping[str, Any], me: BotIdentity) -> Candidate | None:
         channel_type=str(channel_type),
         mentioned=mentioned or event.get("type") == "app_mention",
         attachments=attachments,
+        wordless=wordless,
     )
 
 
@@ -270,6 +273,8 @@ def to_inbound(c: Candidate, context: Sequence[str] = ()) -> InboundMessage:
     }
     if context:
         extras["thread_context"] = list(context)
+    if c.wordless:  # the thread's earlier messages above "[file: ...]" are nothing to answer
+        extras[WORDLESS] = True
     try:
         received = datetime.fromtimestamp(float(c.ts), UTC)
     except ValueError:

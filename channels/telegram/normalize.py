@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.messages import TO_ANY_BOT, Attachment, ChatKey, InboundMessage, utcnow
+from bot.messages import TO_ANY_BOT, WORDLESS, Attachment, ChatKey, InboundMessage, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +267,15 @@ def _sent_at(m: Json) -> datetime:
     return datetime.fromtimestamp(date, UTC) if isinstance(date, int) else utcnow()
 
 
+def _words(m: Json, me: BotIdentity, attachments: tuple[Attachment, ...]) -> str:
+    """The sender's own words (``text_of``); none for files whose caption only names the
+    bot ("@bot" + a photo in a group): that addresses it and says nothing."""
+    words = text_of(m)
+    if attachments and words.strip().lower() == "@" + me.username.lower():
+        return ""
+    return words
+
+
 def _framed(m: Json, text: str, me: BotIdentity, extras: dict[str, Any]) -> str:
     """The text the model reads: a leading mention of the bot cut, a forward's origin
     and the message replied to above it (a command's reply only in ``extras``, so it
@@ -319,7 +328,10 @@ def normalize(
     if group and text.startswith("/") and not _named(m, text, me):
         extras[TO_ANY_BOT] = True
     # The links' URLs only now: a URL hidden behind words addresses no bot.
-    text = _framed(m, text_of(m) or text, me, extras)
+    words = _words(m, me, attachments)
+    if attachments and not words:
+        extras[WORDLESS] = True  # "[voice]" under a reply's quote is nothing to answer
+    text = _framed(m, words or _described(m, attachments), me, extras)
     topic = m.get("message_thread_id") if m.get("is_topic_message") else None
     return InboundMessage(
         key=ChatKey(CHANNEL, str(chat["id"]), str(topic) if topic else None),

@@ -15,6 +15,8 @@ import pytest_asyncio
 
 from bot.daemon import Daemon
 from bot.delivery import deliver
+from bot.media.intake import CANNOT_SEE
+from bot.media.transcribe import HOW_TO_CONFIGURE
 from bot.messages import Attachment, ChatKey, OutboundMessage
 from channels.format import utf16_len
 from tests.fakes import daemons, discord_api, documents, slack_api, telegram_api
@@ -87,6 +89,10 @@ def _outgoing(key: ChatKey, tmp_path: Path, limit: int) -> OutboundMessage:
     )
 
 
+# What a user hears of a voice note without a transcription model: the note alone.
+CANNOT_HEAR = f"I can't listen to voice messages or audio here: an admin can {HOW_TO_CONFIGURE}."
+VOICE = {"file_id": "vo", "file_unique_id": "v", "duration": 2, "mime_type": "audio/ogg",
+         "file_size": 9}  # fmt: skip
 TOO_LARGE = "(Could not send the file video.mp4: it is {}, over the {} this platform takes)"
 
 
@@ -157,6 +163,32 @@ async def test_a_streamed_answer_to_a_voice_note_shows_what_was_heard_from_the_s
     assert len(fake_telegram.calls_to("editMessageText")) >= 2  # it grew in place
 
 
+async def test_telegram_a_file_the_bot_cannot_take_gets_the_note_alone_under_framing(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    """No transcription model, no vision: a voice note replying to the bot (in a group the
+    one way to address it with one), a forwarded one, and a photo whose caption only names
+    the bot were each answered by the model as well, about nothing but the quote, the
+    origin or the mention around the file's placeholder."""
+    await telegram_daemon(streaming=NO_PREVIEW)
+    earlier = fake_telegram.bot_message("The capital of France is Paris.", chat_id=-100)
+    fake_telegram.message(None, chat_id=-100, reply_to=earlier, voice=VOICE)
+    photo = [{"file_id": "ph", "file_unique_id": "p", "width": 4, "height": 3, "file_size": 9}]
+    mention = [{"type": "mention", "offset": 0, "length": 9}]
+    fake_telegram.message(
+        None, chat_id=-100, photo=photo, caption="@test_bot", caption_entities=mention
+    )
+    hidden = {"type": "hidden_user", "sender_user_name": "Bob", "date": 1}
+    fake_telegram.message(None, voice=VOICE, forward_origin=hidden)
+    sent = await fake_telegram.wait_sent(3)
+    assert [c.params["text"] for c in sent if c.params["chat_id"] == -100] == [
+        CANNOT_HEAR,
+        CANNOT_SEE,
+    ]
+    assert [c.params["text"] for c in sent if c.params["chat_id"] == 42] == [CANNOT_HEAR]
+    assert fake_llm.requests == []  # nothing was asked of the model
+
+
 async def test_telegram_sends_a_photo_and_a_document(
     telegram_daemon, fake_telegram, tmp_path
 ) -> None:
@@ -210,8 +242,7 @@ async def test_slack_a_file_comment_is_written_as_a_message_is(
     )
 
 
-@pytest_asyncio.fixture
-async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemon:
+async def _slack_daemon(fake_slack: FakeSlack, platform_daemon, media: dict) -> Daemon:
     values = {
         "bot_token": fake_slack.bot_token,
         "app_token": fake_slack.app_token,
@@ -222,11 +253,39 @@ async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemo
     daemon = await platform_daemon(
         {"slack": values},
         extras={"slack": {"ping_interval": slack_api.PING_INTERVAL_S, "max_wait_s": 2.0}},
-        media=_media(fake_llm),
+        media=media,
         streaming=NO_PREVIEW,
     )
     await until(lambda: daemon.channels["slack"].connected, 10)
     return daemon
+
+
+@pytest_asyncio.fixture
+async def slack_media(fake_slack: FakeSlack, platform_daemon, fake_llm) -> Daemon:
+    return await _slack_daemon(fake_slack, platform_daemon, _media(fake_llm))
+
+
+async def test_slack_a_voice_clip_with_a_mention_in_a_thread_gets_the_note_alone(
+    fake_slack: FakeSlack, platform_daemon, fake_llm
+) -> None:
+    """Mentioned with a clip in a thread it had not joined, without a transcription model:
+    the thread's earlier messages above "[file: ...]" were sent to the model and answered."""
+    await _slack_daemon(fake_slack, platform_daemon, {})
+    root = fake_slack.add_message("Anyone know what this error means?", channel="C0GENERAL")
+    fake_slack.add_message("no idea", channel="C0GENERAL", thread_ts=root["ts"])
+    clip = fake_slack.add_file("audio_message.webm", b"webm", "audio/webm")
+    event = fake_slack.message(
+        f"<@{slack_api.BOT_USER}>",
+        channel="C0GENERAL",
+        thread_ts=root["ts"],
+        subtype="file_share",
+        files=[clip],
+    )
+    await fake_slack.wait_acked(await fake_slack.push(event))
+    [post] = await fake_slack.wait_posts(1)
+    assert post["text"] == CANNOT_HEAR
+    assert fake_slack.calls_to("conversations.replies")  # the thread was read: framed
+    assert fake_llm.requests == []
 
 
 async def test_slack_files_are_fetched_with_the_bot_token_and_read(
@@ -301,19 +360,23 @@ async def test_slack_sends_files_through_the_external_upload_flow(
 
 
 # -- Discord -----------------------------------------------------------------------------
-@pytest_asyncio.fixture
-async def discord_media(fake_discord: FakeDiscord, platform_daemon, fake_llm) -> Daemon:
+async def _discord_daemon(fake_discord: FakeDiscord, platform_daemon, media: dict) -> Daemon:
     values = {"token": fake_discord.token, "api_base": fake_discord.api_base,
               "allow_from": ["*"]}  # fmt: skip
     daemon = await platform_daemon(
         {"discord": values},
         extras={"discord": {"identify_delay_s": 0.01, "guild_ready_timeout": 0.05}},
-        media=_media(fake_llm),
+        media=media,
         streaming=NO_PREVIEW,
     )
     await fake_discord.wait_session()
     await until(lambda: daemon.channels["discord"].connected, 10)
     return daemon
+
+
+@pytest_asyncio.fixture
+async def discord_media(fake_discord: FakeDiscord, platform_daemon, fake_llm) -> Daemon:
+    return await _discord_daemon(fake_discord, platform_daemon, _media(fake_llm))
 
 
 def _attachment(fake: FakeDiscord, name: str, data: bytes, mime: str, **kw: Any) -> dict:
@@ -341,6 +404,32 @@ async def test_discord_attachments_of_every_kind(
     assert seen_as(PNG, "image/png") in text
     assert "Invoice total: 99 euros." in _user_texts(fake_llm)[-1]
     assert fake_llm.transcriptions[-1][2] == b"OggS"
+
+
+async def test_discord_a_file_the_bot_cannot_take_gets_the_note_alone_under_framing(
+    fake_discord: FakeDiscord, platform_daemon, fake_llm
+) -> None:
+    """No vision, no transcription model: "@Bot" + a picture (the lone mention was kept as
+    the text) and a voice message replying to the bot (the reply's quote above it) were
+    each answered by the model as well."""
+    gid = fake_discord.add_guild()
+    cid = fake_discord.channel_of(gid)
+    await _discord_daemon(fake_discord, platform_daemon, {})
+    picture = _attachment(fake_discord, "pic.png", PNG, "image/png")
+    fake_discord.user_message(
+        f"<@{fake_discord.bot_id}>", mentions=(fake_discord.mention_of_bot(),),
+        attachments=[picture], guild_id=gid, channel_id=cid,
+    )  # fmt: skip
+    earlier = fake_discord.bot_said("The capital of France is Paris.", cid)
+    voice = _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg",
+                        flags=1 << 13, duration_secs=2.0, waveform="AAAA")  # fmt: skip
+    fake_discord.user_message(
+        "", referenced_message=earlier, flags=1 << 13, attachments=[voice],
+        guild_id=gid, channel_id=cid,
+    )  # fmt: skip
+    posts = await fake_discord.wait_posts(2)
+    assert [p.json["content"] for p in posts] == [CANNOT_SEE, CANNOT_HEAR]
+    assert fake_llm.requests == []
 
 
 async def test_discord_sends_files_as_multipart_attachments(
