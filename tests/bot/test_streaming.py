@@ -96,13 +96,13 @@ async def test_the_hang_guard_spares_a_long_steady_stream_and_cuts_a_stalled_one
     from tests.fakes.llm_server import streamed_answer
 
     llm = LLMClient("openai/fake-model", api_base=fake_llm.url, api_key="sk-test", max_retries=0)
-    llm.hang_guard_s = 1.5
+    llm.hang_guard_s = 2.5  # the guard moves at most once a second: room on a busy machine
     answer = "A long answer, written steadily. " * 4
-    fake_llm.reply(streamed_answer(answer, seconds=3.5))
+    fake_llm.reply(streamed_answer(answer, seconds=3.2))
     resp = await llm.stream([{"role": "user", "content": "hi"}], None, Seen())
     assert json.loads(resp.tool_calls[0].arguments)["answer"] == answer
     stalled = streamed_answer(answer, seconds=3.5)
-    fake_llm.reply(replace(stalled, pace=3.0))  # the first chunk, then nothing for 3 s
+    fake_llm.reply(replace(stalled, pace=4.5))  # the first chunk, then nothing for 4.5 s
     with pytest.raises(ModelUnavailableError):
         await llm.stream([{"role": "user", "content": "hi"}], None, Seen())
 
