@@ -383,3 +383,27 @@ async def test_a_preview_deleted_in_the_chat_stops_previews_and_the_answer_comes
     into_gone = [c for c in edits if c.params["message_id"] == where[1] and c.at > deleted_at]
     assert len(into_gone) == 2  # one refused preview edit, then the final's one try
     assert len(fake_telegram.sent(chat_id=42)) == 2  # the preview, then the answer anew
+
+
+async def test_parallel_calls_streamed_whole_at_index_0_both_run(
+    telegram_daemon, fake_llm, fake_telegram
+):
+    """An OpenAI-compatible server such as Ollama's /v1 streams each parallel call whole,
+    every one at index 0: both tools run, rather than one call with both argument texts
+    glued ('{}{"fact": ...}': not valid JSON) and the second never run."""
+    both = tool_calls_reply([("list_reminders", {}), ("remember", {"fact": "likes coffee"})])
+    fake_llm.reply(replace(both, whole_calls=True))
+    answer = "Noted: you like coffee, and you have no reminders."
+    final = tool_calls_reply([(FINAL_RESULT, {"answer": answer})])
+    fake_llm.reply(replace(final, whole_calls=True))
+    await telegram_daemon(streaming=FAST)
+    fake_telegram.message("remember I like coffee, and list my reminders", chat_id=42)
+    await _answered(fake_telegram, 42, answer)
+    sent = fake_llm.requests[1].json["messages"]
+    tools = [m for m in sent if m["role"] == "tool"]
+    assert [m["content"] for m in tools] == [
+        "[tool output: list_reminders]\nNo active reminders.",
+        "[tool output: remember]\nRemembered about you: likes coffee",
+    ]
+    calls = [c["id"] for c in sent[-3]["tool_calls"]]
+    assert [m["tool_call_id"] for m in tools] == calls and len(set(calls)) == 2

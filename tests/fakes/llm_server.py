@@ -14,6 +14,8 @@ Usage::
         fake.reply(text_reply("now"), held=event)  # answered once the test sets event
         fake.reply_no_choices()
         fake.reply(endless_answer())  # streamed, an answer that never ends
+        fake.reply(replace(tool_calls_reply(calls), whole_calls=True))  # streamed: each
+                                    # call whole in one event, all at index 0 (Ollama /v1)
         fake.for_model("fake-fallback").reply_text("from the fallback")
         fake.strict = True    # 400 (OpenAI-style body) for requests that break the
                               # tool-call pairing rules in tests/fakes/provider_rules.py
@@ -81,6 +83,9 @@ class Reply:
     # Streamed only: the last call's arguments (or, with no call, the content) never end:
     # after those scripted, ``piece`` more characters an event until the client hangs up.
     endless: bool = False
+    # Streamed only: each call whole (id, name, all its arguments) in one event, every
+    # one at index 0, as Ollama's OpenAI-compatible /v1 streams parallel calls.
+    whole_calls: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,10 +468,12 @@ def sse_events(body: Mapping[str, Any], reply: Reply) -> list[dict[str, Any]]:
     events += [event({"content": content[i : i + step]}) for i in range(0, len(content), step)]
     for index, call in enumerate(message.get("tool_calls") or ()):
         function = call["function"]
-        first = {"index": index, "id": call["id"], "type": "function", "function": {}}
-        first["function"] = {"name": function.get("name"), "arguments": ""}
+        raw, whole = function.get("arguments") or "", reply.whole_calls
+        first = {"index": 0 if whole else index, "id": call["id"], "type": "function"}
+        first["function"] = {"name": function.get("name"), "arguments": raw if whole else ""}
         events.append(event({"tool_calls": [first]}))
-        raw = function.get("arguments") or ""
+        if whole:
+            continue
         parts = (
             reply.fragments[index]
             if reply.fragments is not None

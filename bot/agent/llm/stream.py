@@ -3,7 +3,12 @@
 Tool calls arrive as fragments keyed by ``index``: the id and name on the first, the
 arguments as pieces of a string. They are assembled here by index rather than by
 ``litellm.stream_chunk_builder``, whose history of dropped and merged calls (Groq's
-whole-call chunks, calls after content) the turn cannot afford.
+whole-call chunks, calls after content) the turn cannot afford. An index is not always
+a call's own: Ollama (through litellm) and OpenAI-compatible servers such as Ollama's
+``/v1`` stream each parallel call whole in its own chunk, every one at index 0. A
+fragment that names a call anew (another id, or a name where the call has one) once the
+arguments so far are whole JSON starts the next call rather than gluing two argument
+texts into one call that cannot run (``{}{"fact": ...}``).
 
 While the ``final_result`` call's arguments grow, :class:`AnswerStream` lets a listener
 read the answer written so far: the buffer is parsed as partial JSON by pydantic-core
@@ -59,6 +64,29 @@ class _Call:
     parts: list[str] = field(default_factory=list)
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _starts_another(call: _Call, call_id: str | None, name: str | None) -> bool:
+    """Whether a fragment at ``call``'s index is the next call: it names one anew (an id
+    other than the call's; else a name where the call has one) and the call's arguments
+    are whole. A provider repeating the id or name on every fragment stays one call."""
+    if call_id is not None and call.id is not None:
+        named_anew = call_id != call.id
+    else:
+        named_anew = name is not None and call.name is not None
+    return named_anew and _whole_json("".join(call.parts))
+
+
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:  # unfinished (or empty): more of the same call may follow
+        return False
+    return True
+
+
 class AnswerStream:
     """Chunks of one streamed response in; an :class:`LLMResponse` out."""
 
@@ -66,7 +94,8 @@ class AnswerStream:
         self._model = model
         self._sink = sink
         self._content: list[str] = []
-        self._calls: dict[int, _Call] = {}
+        self._calls: list[_Call] = []  # in the order they began
+        self._open: dict[int | None, _Call] = {}  # by index: the call its fragments join
         self._finish: str | None = None
         self._usage: dict[str, int] = {}
         self._answer: _Call | None = None  # the final_result call, once named
@@ -96,15 +125,13 @@ class AnswerStream:
 
     def _feed_call(self, raw: Any) -> None:
         index = get_field(raw, "index")
-        call = self._calls.setdefault(
-            index if isinstance(index, int) else len(self._calls), _Call()
-        )
-        call_id = get_field(raw, "id")
-        if isinstance(call_id, str) and call_id and call.id is None:
-            call.id = call_id
         function = get_field(raw, "function")
-        name = get_field(function, "name") if function is not None else None
-        if isinstance(name, str) and name and call.name is None:
+        call_id = _text(get_field(raw, "id"))
+        name = _text(get_field(function, "name")) if function is not None else None
+        call = self._call_at(index if isinstance(index, int) else None, call_id, name)
+        if call_id is not None and call.id is None:
+            call.id = call_id
+        if name is not None and call.name is None:
             call.name = name
         arguments = get_field(function, "arguments") if function is not None else None
         if isinstance(arguments, str) and arguments:
@@ -113,6 +140,14 @@ class AnswerStream:
             if call.name == FINAL_RESULT and self._sink is not None:
                 self._answer = call
                 self._sink.answer_grew(self._read_answer)
+
+    def _call_at(self, index: int | None, call_id: str | None, name: str | None) -> _Call:
+        """The call a fragment at ``index`` belongs to: the one open there, or a new one."""
+        call = self._open.get(index)
+        if call is None or _starts_another(call, call_id, name):
+            call = self._open[index] = _Call()
+            self._calls.append(call)
+        return call
 
     def _read_answer(self) -> str:
         call = self._answer
@@ -125,7 +160,7 @@ class AnswerStream:
                 name=call.name,
                 arguments="".join(call.parts),
             )
-            for _index, call in sorted(self._calls.items())
+            for call in self._calls
         )
         return LLMResponse(
             content="".join(self._content) or None,
