@@ -1,12 +1,14 @@
 """What a turn makes of the files a user sent, before the message is stored.
 
-Per attachment, in order: its kind (image, audio, video, document) from the platform's
-kind and type; whether it can be taken at all here (a model that sees or describes, a
-transcription model, the size the platform declared against ``max_inbound_mb``: a file
-too large is never downloaded); the download through its channel; the file kept under
-``data/media/<session>/``; then what the model gets of it: the image itself, a
-description, a transcript (which becomes the user's message) or a document's text
-(offloaded like a large tool result when it is long, its start inline). Whatever could
+Per attachment, in order: its kind (image, voice, audio, video, document) from the
+platform's kind and type; whether it can be taken at all here (a model that sees or
+describes, a transcription model, the size the platform declared against
+``max_inbound_mb``: a file too large is never downloaded); the download through its
+channel; the file kept under ``data/media/<session>/``; then what the model gets of it:
+the image itself, a description, a voice note's transcript (which becomes the user's
+message), or an audio file's transcript or a document's text (the file's content,
+offloaded like a large tool result when it is long, its start inline): a song's lyrics
+are not the user's words. Whatever could
 not be taken is said to the user in a plain sentence before the answer; a message left
 with nothing to answer is answered with those sentences alone, without a model call.
 """
@@ -43,14 +45,18 @@ QUOTE_CHARS = 120
 
 
 def media_kind(att: Attachment) -> str:
-    """image, audio, video or document; a declared video/ type is believed only of a
-    file whose name is not a source file's (TypeScript's .ts is declared video/mp2t)."""
+    """image, voice, audio, video or document. A voice note (recorded in the app: the
+    platform's kind says so) is the user speaking; any other audio is a file they send.
+    A declared video/ type is believed only of a file whose name is not a source file's
+    (TypeScript's .ts is declared video/mp2t)."""
     kind, mime = att.kind.lower(), att.mime_type.lower()
+    if kind == "voice":  # whatever its declared type (a clip may be served as video/mp4)
+        return "voice"
     if kind in ("video", "video_note", "animation"):
         return "video"
     if mime.startswith("video/") and suffix_of(att.name) not in TEXT_SUFFIXES:
         return "video"
-    if kind in ("voice", "audio") or mime.startswith("audio/"):
+    if kind == "audio" or mime.startswith("audio/"):
         return "audio"
     if kind == "photo" or (mime.startswith("image/") and mime != "image/svg+xml"):
         return "image"
@@ -204,7 +210,7 @@ class MediaIntake:
             self._vision.describer is not None or await self._vision.chat_model_sees()
         ):
             return "not shown: this model cannot see images", CANNOT_SEE
-        if kind == "audio" and not self._transcriber.configured:
+        if kind in ("voice", "audio") and not self._transcriber.configured:
             return (
                 "not transcribed: no transcription model is configured",
                 f"I can't listen to voice messages or audio here: an admin can {HOW_TO_CONFIGURE}.",
@@ -248,9 +254,13 @@ class MediaIntake:
                 return
             one.entry["text"] = await self._vision.describe(data, mime, att.name)
             one.entry["note"] = "you cannot see images: a description by another model follows"
-        elif kind == "audio":
+        elif kind == "voice":
             one.heard = await self._transcriber.transcribe(att.name, data, att.mime_type)
             one.entry["note"] = "transcribed: the transcript is the user's message above"
+        elif kind == "audio":  # a song, a podcast: its words are not the user's
+            words = await self._transcriber.transcribe(att.name, data, att.mime_type)
+            note = "transcribed: the words heard in the file follow (its content, not the user's)"
+            await self._offer(one, words, note, sid, workspace)
         else:
             await self._read(one, data, sid, workspace)
 
@@ -261,11 +271,16 @@ class MediaIntake:
             raise MediaError(str(exc)) from None
         if not document.text:
             raise MediaError("no text was found in it (a scan or an empty file)")
+        note = f"{document.kind} document, its text follows"
+        await self._offer(one, document.text, note, sid, workspace)
+
+    async def _offer(self, one: _One, text: str, note: str, sid: int, workspace: Path) -> None:
+        """A file's content as text for the model, offloaded when long."""
         one.entry["text"] = await self._offload.normalize(
-            document.text,
+            text,
             workspace=workspace,
             session_id=sid,
             call_id=f"doc-{one.msg.message_id}-{one.index}",
             exempt=False,
         )
-        one.entry["note"] = f"{document.kind} document, its text follows"
+        one.entry["note"] = note

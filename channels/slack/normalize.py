@@ -138,13 +138,15 @@ def _close_gap(found: re.Match[str]) -> str:
 
 
 def _attachments(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
+    """The files shared; a clip recorded in Slack (``slack_audio``) is a voice note, the
+    person speaking, where an audio file they upload is only a file."""
     found = []
     for f in event.get("files") or ():
         if isinstance(f, dict) and f.get("id"):
             size = f.get("size")
             found.append(
                 Attachment(
-                    kind="file",
+                    kind="voice" if f.get("subtype") == "slack_audio" else "file",
                     file_id=str(f["id"]),
                     name=str(f.get("name") or ""),
                     mime_type=str(f.get("mimetype") or ""),

@@ -102,13 +102,26 @@ def attachments_of(m: Json) -> tuple[Attachment, ...]:
     return tuple(found)
 
 
+def _track(audio: Json) -> str:
+    """An audio file as a player names it, "Queen – Bohemian Rhapsody, 5:54": its
+    performer and title (else its file name) and its length."""
+    named = " – ".join(str(audio[tag]) for tag in ("performer", "title") if audio.get(tag))
+    parts = [named or str(audio.get("file_name") or "")]
+    if isinstance(seconds := audio.get("duration"), int) and seconds > 0:
+        hours, rest = divmod(seconds, 3600)
+        length = f"{rest // 60}:{rest % 60:02d}"
+        parts.append(f"{hours}:{length.zfill(5)}" if hours else length)
+    return ", ".join(part for part in parts if part)
+
+
 def _described(m: Json, attachments: tuple[Attachment, ...]) -> str:
     """A short text for messages without one, so the model knows what arrived."""
     if (sticker := m.get("sticker")) is not None:
         return f"[sticker {sticker.get('emoji') or ''}]".replace(" ]", "]")
     if attachments:
         first = attachments[0]
-        return f"[{first.kind}{': ' + first.name if first.name else ''}]"
+        name = _track(m["audio"]) if first.kind == "audio" else first.name
+        return f"[{first.kind}{': ' + name if name else ''}]"
     if (poll := m.get("poll")) is not None:  # a poll or dice had no text: no turn
         options = " / ".join(str(option["text"]) for option in poll["options"])
         return f"[poll: {poll['question']} — {options}]"

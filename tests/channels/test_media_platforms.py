@@ -163,6 +163,30 @@ async def test_a_streamed_answer_to_a_voice_note_shows_what_was_heard_from_the_s
     assert len(fake_telegram.calls_to("editMessageText")) >= 2  # it grew in place
 
 
+async def test_telegram_a_song_is_the_files_content_never_the_users_words(
+    telegram_daemon, fake_telegram, fake_llm
+) -> None:
+    """An audio file sent without a caption went to the transcription model and its lyrics
+    became the user's message ('🎤 "Is this the real life?..."'): it is named by its tags
+    and its words reach the model as the file's content, as a document's text does."""
+    await telegram_daemon(media=_media(fake_llm), streaming=NO_PREVIEW)
+    fake_telegram.add_file("song", b"ID3 mp3", "music/file_1.mp3")
+    fake_llm.hear("Is this the real life? Is this just fantasy?")
+    fake_telegram.message(None, audio={
+        "file_id": "song", "file_unique_id": "s", "duration": 354, "performer": "Queen",
+        "title": "Bohemian Rhapsody", "file_name": "queen.mp3", "mime_type": "audio/mpeg",
+        "file_size": 7,
+    })  # fmt: skip
+    [answer] = await fake_telegram.wait_sent(1)
+    assert "🎤" not in answer.params["text"]
+    assert _user_texts(fake_llm)[-1].startswith(
+        "[audio: Queen – Bohemian Rhapsody, 5:54]\n"
+        '[attachment: audio "queen.mp3", 7 bytes; transcribed: the words heard in the file '
+        "follow (its content, not the user's)]\n"
+        "Is this the real life? Is this just fantasy?\n"
+    )
+
+
 async def test_telegram_a_file_the_bot_cannot_take_gets_the_note_alone_under_framing(
     telegram_daemon, fake_telegram, fake_llm
 ) -> None:
@@ -295,7 +319,7 @@ async def test_slack_files_are_fetched_with_the_bot_token_and_read(
     fake_llm.hear("call the plumber")
     files = [
         fake_slack.add_file("shot.png", PNG, "image/png"),
-        fake_slack.add_file("memo.m4a", b"m4a audio", "audio/mp4"),
+        {**fake_slack.add_file("memo.m4a", b"m4a audio", "audio/mp4"), "subtype": "slack_audio"},
         fake_slack.add_file("inv.docx", DOCX, "application/octet-stream"),
     ]
     event = fake_slack.message("", files=files)
@@ -379,6 +403,10 @@ async def discord_media(fake_discord: FakeDiscord, platform_daemon, fake_llm) ->
     return await _discord_daemon(fake_discord, platform_daemon, _media(fake_llm))
 
 
+# A voice message recorded in Discord (what discord.py's is_voice_message reads).
+VOICE_MESSAGE = {"flags": 1 << 13, "duration_secs": 2.0, "waveform": "AAAA"}
+
+
 def _attachment(fake: FakeDiscord, name: str, data: bytes, mime: str, **kw: Any) -> dict:
     url = fake.add_file(name, data)
     return {"id": str(discord_api.snowflake()), "filename": name, "size": len(data),
@@ -392,7 +420,7 @@ async def test_discord_attachments_of_every_kind(
     fake_llm.hear("see you at noon")
     attachments = [
         _attachment(fake_discord, "pic.png", PNG, "image/png"),
-        _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg", flags=1 << 13),
+        _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg", **VOICE_MESSAGE),
         _attachment(fake_discord, "inv.docx", DOCX, ""),
         {**_attachment(fake_discord, "huge.bin", b"", ""), "size": 25_000_000},
     ]
@@ -421,8 +449,7 @@ async def test_discord_a_file_the_bot_cannot_take_gets_the_note_alone_under_fram
         attachments=[picture], guild_id=gid, channel_id=cid,
     )  # fmt: skip
     earlier = fake_discord.bot_said("The capital of France is Paris.", cid)
-    voice = _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg",
-                        flags=1 << 13, duration_secs=2.0, waveform="AAAA")  # fmt: skip
+    voice = _attachment(fake_discord, "voice-message.ogg", b"OggS", "audio/ogg", **VOICE_MESSAGE)
     fake_discord.user_message(
         "", referenced_message=earlier, flags=1 << 13, attachments=[voice],
         guild_id=gid, channel_id=cid,
