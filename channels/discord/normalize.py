@@ -178,23 +178,29 @@ def _wordless(m: discord.Message, me_id: int, files: tuple[Attachment, ...]) -> 
     )
 
 
+def _carried(m: discord.Message) -> list[str]:
+    """The stickers and the poll a message carries, which have no content of their own:
+    "@Bot lol" + a sticker reached the model as "lol", a poll alone as an empty turn."""
+    said = [f"[sticker {sticker.name}]" for sticker in m.stickers]
+    if m.poll is not None:
+        answers = " / ".join(answer.text for answer in m.poll.answers)
+        said.append(f"[poll: {m.poll.question} — {answers}]")
+    return said
+
+
 def readable_text(m: discord.Message, me_id: int, channel_name: ChannelNames = _no_names) -> str:
     """Content with ``<@id>`` mentions as ``@name``, channels as ``#name``, custom emoji as
-    ``:name:`` and a leading mention of the bot dropped."""
+    ``:name:`` and a leading mention of the bot dropped, then each sticker and the poll."""
     text = _cut(m, me_id)
     names = {user.id: user.display_name for user in m.mentions}
     text = _USER.sub(lambda found: _named(found, names), text)
     for role in m.role_mentions:
         text = text.replace(f"<@&{role.id}>", "@" + role.name)
     text = _markup(text, {c.id: c.name for c in m.channel_mentions}, channel_name)
+    text = "\n".join(filter(None, (text.strip(), *_carried(m))))
     if not text and m.attachments:
         first = m.attachments[0]
         text = f"[{_kind(first)}: {first.filename}]"
-    elif not text and m.stickers:
-        text = f"[sticker {m.stickers[0].name}]"
-    elif not text and m.poll is not None:  # a poll has no content: it was an empty turn
-        answers = " / ".join(answer.text for answer in m.poll.answers)
-        text = f"[poll: {m.poll.question} — {answers}]"
     forwarded = _forwarded(m, channel_name)
     return f"{text.strip()}\n\n{forwarded}".strip() if forwarded else text.strip()
 

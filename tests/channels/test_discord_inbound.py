@@ -70,6 +70,32 @@ async def test_guild_mention_is_a_turn_and_chatter_is_not(discord_channel, fake_
     assert (await inbox.wait(3))[2].text == "@Testbot"  # a bare mention is not an empty turn
 
 
+async def test_a_sticker_or_a_poll_sent_with_words_reaches_the_model_with_them(
+    discord_channel, fake_discord
+):
+    """Only a message with no words had its sticker or poll described: "@Bot lol" + a
+    sticker reached the model as "lol", "@Bot" + a poll as the bare mention."""
+    gid = fake_discord.add_guild()
+    where = {"guild_id": gid, "channel_id": fake_discord.channel_of(gid)}
+    _, inbox = await discord_channel()
+    me = (fake_discord.bot_user,)
+    wave = [{"id": "1", "name": "Wumpus Wave", "format_type": 1}]
+    fake_discord.user_message(f"<@{fake_discord.bot_id}> lol", mentions=me, sticker_items=wave,
+                              **where)  # fmt: skip
+    poll = {"question": {"text": "Lunch?"}, "allow_multiselect": False, "layout_type": 1,
+            "expiry": "2030-01-01T00:00:00+00:00",
+            "answers": [{"answer_id": 1, "poll_media": {"text": "Pizza"}},
+                        {"answer_id": 2, "poll_media": {"text": "Sushi"}}]}  # fmt: skip
+    fake_discord.user_message(f"<@{fake_discord.bot_id}>", mentions=me, poll=poll, **where)
+    fake_discord.user_message(f"<@{fake_discord.bot_id}> which?", mentions=me, poll=poll, **where)
+    said = [m.text for m in await inbox.wait(3)]
+    assert said == [
+        "lol\n[sticker Wumpus Wave]",
+        "[poll: Lunch? — Pizza / Sushi]",
+        "which?\n[poll: Lunch? — Pizza / Sushi]",
+    ]
+
+
 async def test_everyone_here_and_role_mentions_do_not_address_the_bot(
     discord_channel, fake_discord
 ):
