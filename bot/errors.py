@@ -94,13 +94,35 @@ class ModelUnavailableError(LLMError):
     The message is for the log (it may quote the provider and name the endpoint);
     ``hint`` is what a user may be told: which setting to check, never its value.
     ``refused``: the provider refused the request itself (HTTP 400), so sending it again
-    unchanged cannot succeed, however long one waits.
+    unchanged cannot succeed, however long one waits. ``too_long``: the request was over
+    the model's context window (a shorter one may pass). ``setup``: the provider serves no
+    such model (HTTP 404): waiting does not mend it, its operator must.
     """
 
-    def __init__(self, message: str, hint: str = "", *, refused: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        hint: str = "",
+        *,
+        refused: bool = False,
+        too_long: bool = False,
+        setup: bool = False,
+    ) -> None:
         super().__init__(message)
         self.hint = hint
         self.refused = refused
+        self.too_long = too_long
+        self.setup = setup
+
+
+class PromptTooLongError(ModelUnavailableError):
+    """The request was over the model's context window even with older turns left out:
+    refused, as the message is too long for the model (``history``: with the turns that
+    request still held, so a fresh conversation may take it)."""
+
+    def __init__(self, message: str, *, history: bool) -> None:
+        super().__init__(message, refused=True, too_long=True)
+        self.history = history
 
 
 class ToolError(BotError):

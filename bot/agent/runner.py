@@ -30,7 +30,7 @@ from bot.agent.effects import Acted, Effect, stopped_note
 from bot.agent.forgery import neutralize
 from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import ToolResultOffload
-from bot.agent.governor.pipeline import ContextGovernor
+from bot.agent.governor.pipeline import ContextGovernor, Governed
 from bot.agent.governor.summary import Row
 from bot.agent.history import SentHistory, SentTails
 from bot.agent.llm.response import (
@@ -54,7 +54,7 @@ from bot.agent.toolbox import (
     ToolServices,
 )
 from bot.config import ContextSettings
-from bot.errors import ModelNotConfiguredError, ModelUnavailableError
+from bot.errors import ModelNotConfiguredError, ModelUnavailableError, PromptTooLongError
 from bot.media.entries import MEDIA_KEY, Entry
 from bot.media.intake import MediaIntake, Prefaced, Taken
 from bot.media.shown import ImageParts
@@ -422,16 +422,43 @@ class AgentRunner:
         try:
             resp = await self._ask(sent, turn.definitions or None, sink)
         except ModelUnavailableError as exc:
-            if not exc.refused or not self._images.refuse(governed.messages, sent):
+            if exc.too_long:
+                resp = await self._ask_shorter(turn, governed, sink)
+            elif exc.refused and self._images.refuse(governed.messages, sent):
+                log.warning(
+                    "the provider refused a request holding pictures; once more without them"
+                )
+                resp = await self._ask(
+                    await self._images.shown(governed.messages), turn.definitions or None, sink
+                )
+            else:
                 raise
-            log.warning("the provider refused a request holding pictures; once more without them")
-            resp = await self._ask(
-                await self._images.shown(governed.messages), turn.definitions or None, sink
-            )
         notes.said = (resp.content or "").strip()
         if notes.said:
             turn.last_text = notes.said
         return resp
+
+    async def _ask_shorter(
+        self, turn: _TurnState, refused: Governed, sink: AnswerSink | None
+    ) -> LLMResponse:
+        """The provider found the request over the model's window (its window or our
+        count of it was off, or the message itself is too long): asked once more within
+        half of it, older turns left out. Over it again, the message is refused as too
+        long for the model (not kept), saying whether that request still held older turns."""
+        log.warning("the request was over the model's context window; once more, shorter")
+        governed = await self.governor.prepare_smaller(
+            self._images.recent(turn.messages),
+            refused,
+            tools=turn.definitions,
+            turn_start=turn.turn_start,
+        )
+        sent = await self._images.shown(governed.messages)
+        try:
+            return await self._ask(sent, turn.definitions or None, sink)
+        except ModelUnavailableError as exc:
+            if not exc.too_long:
+                raise
+            raise PromptTooLongError(str(exc), history=governed.older) from exc
 
     async def _without_tools(
         self, msg: InboundMessage, skey: ChatKey, turn: _TurnState, resp: LLMResponse, step: int

@@ -25,6 +25,7 @@ from bot.errors import (
     FencedOff,
     ModelNotConfiguredError,
     ModelUnavailableError,
+    PromptTooLongError,
     ToolError,
 )
 from bot.handlers.commands import CommandRouter
@@ -242,8 +243,11 @@ class TurnHandler:
 
 
 def _unavailable(exc: ModelUnavailableError, error_id: str, done: Sequence[str] = ()) -> str:
-    """What a failed model call tells the user: a request the provider refused is not
-    helped by waiting, an outage is; and what the turn's tools did before it failed."""
+    """What a failed model call tells the user: a request the provider refused (or found
+    too long) is not helped by waiting, nor is a model its server does not have; an
+    outage is. And what the turn's tools did before it failed."""
+    if isinstance(exc, PromptTooLongError):
+        return _with_done(_too_long(exc, error_id), done, DONE_FORGOTTEN)
     if exc.refused:
         text = (
             f"The language model refused this message (error id {error_id}), so it is not "
@@ -252,11 +256,34 @@ def _unavailable(exc: ModelUnavailableError, error_id: str, done: Sequence[str] 
         )
         return _with_done(text, done, DONE_FORGOTTEN)
     hint = f"; {exc.hint}" if exc.hint else ""
+    if exc.setup:
+        text = (
+            f"The language model this bot is set up with cannot be used (error id "
+            f"{error_id}{hint}). Your message is saved, but waiting will not help: the "
+            "bot's setup must be fixed first."
+        )
+        return _with_done(text, done, DONE_KEPT)
     text = (
         f"The language model is unavailable right now (error id {error_id}{hint}). "
         "Your message is saved; please try again in a little while."
     )
     return _with_done(text, done, DONE_KEPT)
+
+
+def _too_long(exc: PromptTooLongError, error_id: str) -> str:
+    """A message over the model's window even with older turns left out: too long to
+    keep; /new is offered only when the request still held some of our conversation."""
+    if exc.history:
+        return (
+            f"Your message together with our conversation is too long for this model "
+            f"(error id {error_id}), so it is not kept. Send /new to start a fresh "
+            "conversation and then send it again, or send it shorter."
+        )
+    return (
+        f"Your message is too long for this model (error id {error_id}), so it is not "
+        "kept in the conversation and your next message will not carry it: please "
+        "shorten it or send it in parts."
+    )
 
 
 def _with_done(text: str, done: Sequence[str], after: str) -> str:

@@ -56,6 +56,7 @@ class Governed:
     compacted: int = 0
     bounded: bool = False  # fitted by the length bound: no token was counted
     untouched: bool = False  # sent as given (no repair, no cut): ``tokens`` bounds them all
+    older: bool = True  # holds turns older than the current one (not all were cut)
 
 
 def _never(name: str | None) -> bool:
@@ -246,14 +247,37 @@ class ContextGovernor:
         governed = self.prepare_for_model(
             messages, tools=tools, turn_start=turn_start, history=history
         )
-        cold = self._cold
-        if governed.bounded or cold is None:
+        if governed.bounded or self._cold is None:
             return governed
         # The first request the length bound cannot fit: load the model's tokenizer
         # (its files, off the loop) and govern again with exact counts.
-        await asyncio.to_thread(cold.text, "warm up the tokenizer")
-        self.counter, self._cold = cold, None
+        await self._load_tokenizer()
         return self.prepare_for_model(messages, tools=tools, turn_start=turn_start)
+
+    async def prepare_smaller(
+        self,
+        messages: Sequence[Message],
+        refused: Governed,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        turn_start: int | None = None,
+    ) -> Governed:
+        """``messages`` again, after the provider found ``refused`` (what :meth:`prepare`
+        made of them) over the model's window: within half of what it held by the model's
+        tokenizer, so older turns are left out. The window, or our count against it, was
+        off by more than the reserve; or the message itself is too long."""
+        await self.ready()
+        await self._load_tokenizer()
+        held = self.counter.messages(refused.messages) + self.counter.tools(tools)
+        limit = min(self.current_budget().limit, held) // 2
+        return self.prepare_for_model(messages, tools=tools, turn_start=turn_start, limit=limit)
+
+    async def _load_tokenizer(self) -> None:
+        """The model's tokenizer replaces the estimate, loaded off the loop (once)."""
+        cold = self._cold
+        if cold is not None:
+            await asyncio.to_thread(cold.text, "warm up the tokenizer")
+            self.counter, self._cold = cold, None
 
     def prepare_for_model(
         self,
@@ -262,20 +286,25 @@ class ContextGovernor:
         tools: Sequence[Mapping[str, Any]] | None = None,
         turn_start: int | None = None,
         history: Checked | None = None,
+        limit: int | None = None,
     ) -> Governed:
         """The governed copy of ``messages``; ``turn_start`` indexes the current turn's
         user message (default: the latest user message). ``history``: the clean check of
         ``messages[1:turn_start]``, made once per stored row (SentForms), so only the
-        system message and the turn's own messages are looked at here. Never raises on
-        bad history."""
+        system message and the turn's own messages are looked at here. ``limit``: fewer
+        tokens than the budget allows. Never raises on bad history."""
         budget = self.current_budget()
+        most = budget.limit if limit is None else min(limit, budget.limit)
         bound = self._clean_bound(messages, turn_start, history)
+        anchor = _anchor(messages, turn_start)
         if bound is not None:
             bound += self.upper.tools(tools)
-            if bound <= budget.limit:
-                return Governed(list(messages), bound, budget.limit, bounded=True, untouched=True)
-        anchor = _anchor(messages, turn_start)
-        room = budget.limit - self.counter.tools(tools)
+            if bound <= most:
+                older = _older(messages, _index(messages, anchor))
+                return Governed(
+                    list(messages), bound, most, bounded=True, untouched=True, older=older
+                )
+        room = most - self.counter.tools(tools)
         out = repair.known_messages(messages)
         out = repair.strip_placeholder_assistant_messages(out)
         out = repair.strip_malformed_tool_calls(out, _index(out, anchor))
@@ -283,20 +312,21 @@ class ContextGovernor:
         out = apply_tool_result_budget(out, self.settings.max_tool_result_chars, self.exempt)
         start = _index(out, anchor)
         bound = self.upper.messages(out) + self.upper.tools(tools)
-        if bound <= budget.limit:  # fits even counted generously
+        if bound <= most:  # fits even counted generously
             # Merging drops a message's overhead for a separator: the bound still holds.
             merged = repair.merge_consecutive_roles(out)
-            return Governed(merged, bound, budget.limit, bounded=True)
+            return Governed(merged, bound, most, bounded=True, older=_older(out, start))
         out, compacted = compact_inflight_overflow(out, start, self.counter, room)
         out, dropped = snip_history(out, start, self.counter, room)
+        older = _older(out, _index(out, anchor))
         out = repair.repair_pairs(out)
         out = repair.merge_consecutive_roles(out)
         tokens = self.counter.messages(out) + self.counter.tools(tools)
-        if tokens > budget.limit:
-            log.warning("context still %d tokens over the %d limit", tokens, budget.limit)
+        if tokens > most:
+            log.warning("context still %d tokens over the %d limit", tokens, most)
         elif dropped or compacted:
             log.debug("governor dropped %d messages, compacted %d results", dropped, compacted)
-        return Governed(out, tokens, budget.limit, dropped, compacted)
+        return Governed(out, tokens, most, dropped, compacted, older=older)
 
     def _clean_bound(
         self, messages: Sequence[Any], turn_start: int | None, history: Checked | None
@@ -327,6 +357,12 @@ def _anchor(messages: Sequence[Any], turn_start: int | None) -> object | None:
         if isinstance(m, dict) and m.get("role") == "user":
             return m
     return None
+
+
+def _older(messages: Sequence[Message], start: int) -> bool:
+    """Whether messages before the current turn's (at ``start``) hold more than the system
+    message: turns older than the current one."""
+    return start > (1 if messages and messages[0].get("role") == "system" else 0)
 
 
 def _index(messages: Sequence[Message], anchor: object | None) -> int:

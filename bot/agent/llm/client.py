@@ -40,7 +40,9 @@ from bot.agent.llm.concurrency import default_max_calls
 from bot.agent.llm.cost_map import map_unknown_model
 from bot.agent.llm.credentials import CONFIGURE_HINT, check_configured, credentials_rejected
 from bot.agent.llm.errors import (
+    NOT_FOUND,
     REFUSALS,
+    TOO_LONG,
     Failure,
     classify,
     is_auth_error,
@@ -93,6 +95,15 @@ STREAM_ANSWERS = 10
 # The failure kind of an attempt /stop or shutdown cut short (bot_model_errors_total): it
 # is still one HTTP attempt of bot_model_calls_total.
 CANCELLED = "cancelled"
+# What an operator checks when a model keeps failing for a reason in its setup; a user is
+# told it too (a setting's name, never its value).
+SETUP_HINTS = {
+    "connection error": "check llm.api_base / BOT_LLM__API_BASE and that the server is running",
+    NOT_FOUND: (
+        "check llm.model / BOT_LLM__MODEL: the provider serves no model of that name "
+        "(a local server may need it pulled first)"
+    ),
+}
 
 
 async def _read_stream(
@@ -265,20 +276,26 @@ class LLMClient:
             except Exception as err:
                 last = (model, classify(litellm, err).kind, err)
         assert last is not None
-        failed_model, kind, cause = last
+        raise self._unavailable(*last) from last[2]
+
+    def _unavailable(self, model: str, kind: str, cause: BaseException) -> ModelUnavailableError:
+        """The error for the last model that failed: its kind, and the setting to check
+        when a setting, not waiting, is what mends it."""
         tried = len(self.fallback_models) + 1
-        hint, where = "", ""
+        hint = SETUP_HINTS.get(kind, "")
+        where = f"; {hint}" if hint else ""
         if kind == "connection error":
-            hint = "check llm.api_base / BOT_LLM__API_BASE and that the server is running"
-            base = self._credentials_of.get(failed_model, ("", ""))[0]
+            base = self._credentials_of.get(model, ("", ""))[0]
             where = f"; {base or 'the provider'} did not answer: {hint}"
-        raise ModelUnavailableError(
-            f"model call failed: {kind} from {failed_model}"
+        return ModelUnavailableError(
+            f"model call failed: {kind} from {model}"
             + (f" (tried {tried} models)" if tried > 1 else "")
             + where,
             hint=hint,
             refused=kind in REFUSALS,
-        ) from cause
+            too_long=kind == TOO_LONG,
+            setup=kind == NOT_FOUND,
+        )
 
     # -- one model -----------------------------------------------------------------
 

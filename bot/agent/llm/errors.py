@@ -18,6 +18,8 @@ from bot.agent.llm.response import EmptyResponse, StreamCut, StreamOverrun, get_
 REFUSED = "bad request (HTTP 400)"  # the request itself refused: the same again fails too
 FILTERED = "content policy violation"  # refused by the provider's content filter
 REFUSALS = frozenset({REFUSED, FILTERED})  # what sending again unchanged cannot mend
+TOO_LONG = "context window exceeded"  # over the model's window: a shorter request may pass
+NOT_FOUND = "model not found (HTTP 404)"  # no such model there (not pulled): a setup to fix
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +61,10 @@ def classify(litellm: Any, exc: BaseException) -> Failure:
     checks: tuple[tuple[str, str, bool], ...] = (
         ("Timeout", "timeout", True),
         ("RateLimitError", "rate limited (HTTP 429)", True),
-        ("ContextWindowExceededError", "context window exceeded", False),
+        ("ContextWindowExceededError", TOO_LONG, False),
         ("ContentPolicyViolationError", FILTERED, False),
         ("BadRequestError", REFUSED, False),
-        ("NotFoundError", "model not found (HTTP 404)", False),
+        ("NotFoundError", NOT_FOUND, False),
         ("PermissionDeniedError", "permission denied (HTTP 403)", False),
         ("UnprocessableEntityError", "unprocessable request (HTTP 422)", False),
         ("ServiceUnavailableError", "service unavailable (HTTP 503)", True),
