@@ -58,6 +58,7 @@ def build_model(settings: Settings) -> LLMClient:
         max_retries=llm.max_retries,
         max_concurrent_calls=llm.max_concurrent_calls,
         max_answer_chars=settings.agent.max_answer_chars,
+        max_output_tokens=llm.max_output_tokens,
     )
 
 
@@ -199,6 +200,7 @@ def _runner(
         offload=parts.offload,
         media=media,
         images=ImageParts(parts.media, settings.media.keep_images_turns),
+        max_output_tokens=settings.llm.max_output_tokens,
     )
 
 

@@ -145,6 +145,7 @@ class AgentRunner:
         offload: ToolResultOffload | None = None,
         media: MediaIntake | None = None,
         images: ImageParts | None = None,
+        max_output_tokens: int = 0,  # [llm]'s: the governor keeps that many tokens free
     ) -> None:
         self._model = model
         self.media = media  # None: attachments stay lines in the runtime block
@@ -168,7 +169,12 @@ class AgentRunner:
         self.memory = memory
         # The workspace a turn runs in (routing; persona disk edits noticed on the way).
         self.workspace_of: WorkspaceOf = workspace_of or (lambda _msg: DEFAULT_WORKSPACE)
-        self.governor = ContextGovernor(self._context, model_name, exempt=tools.offload_exempt)
+        self.governor = ContextGovernor(
+            self._context,
+            model_name,
+            exempt=tools.offload_exempt,
+            max_output_tokens=max_output_tokens,
+        )
         self.consolidator = Consolidator(
             model,
             sessions,

@@ -63,6 +63,11 @@ class LLMSettings(Section):
     # connections per host), or 4 for a model server on one machine (ollama, lm_studio,
     # llamafile: see bot.agent.llm.concurrency).
     max_concurrent_calls: int = Field(default=0, ge=0)
+    # The cap on an answer's tokens (max_tokens), for every model of this section; the
+    # governor keeps as many free ([context] reserve_tokens, if more). 0: left to the
+    # provider, except Claude (required there: litellm's figure for the model, else 8,192;
+    # see bot.agent.llm.params).
+    max_output_tokens: int = Field(default=0, ge=0)
 
 
 class AgentSettings(Section):

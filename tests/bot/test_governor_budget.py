@@ -139,6 +139,25 @@ async def test_governor_resolves_window_and_tokenizer_lazily():
     assert known.budget is not None and known.budget.window == 128_000
 
 
+@pytest.mark.parametrize(
+    ("model", "max_output_tokens", "reserve"),
+    [
+        ("anthropic/claude-sonnet-4-5", 0, 64_000),  # the max_tokens litellm's map gives
+        ("anthropic/claude-3-7-sonnet-latest", 0, 8_192),  # not in the map
+        ("openai/gpt-4o-mini", 0, 4_000),  # no cap sent: [context] reserve_tokens
+        ("openai/gpt-4o-mini", 10_000, 10_000),
+        ("openai/gpt-4o-mini", 1_000, 4_000),
+    ],
+)
+async def test_the_answer_s_max_tokens_stay_free(model, max_output_tokens, reserve):
+    """A provider refuses a prompt and max_tokens together over the window: the governor
+    keeps the max_tokens sent free, when that is more than reserve_tokens."""
+    gov = ContextGovernor(ContextSettings(), model, max_output_tokens=max_output_tokens)
+    await gov.ready()
+    assert gov.budget is not None and gov.budget.reserve == reserve
+    assert gov.budget.limit == gov.budget.window - reserve
+
+
 @pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "openai/fake-model", "gpt-4o"])
 def test_the_length_bound_is_never_below_the_tokenizer(model):
     counter = litellm_counter(litellm, model)

@@ -37,6 +37,7 @@ from bot.agent.governor.clean import Checked
 from bot.agent.governor.offload import head_tail
 from bot.agent.governor.repair import Message
 from bot.agent.llm.client import litellm_module
+from bot.agent.llm.params import answer_tokens
 from bot.config import ContextSettings
 
 log = logging.getLogger(__name__)
@@ -194,8 +195,10 @@ class ContextGovernor:
         counter: TokenCounter | None = None,
         budget: Budget | None = None,
         exempt: Exempt = _never,
+        max_output_tokens: int = 0,
     ) -> None:
         self.settings = settings
+        self.max_output_tokens = max_output_tokens  # [llm]'s: see _reserve
         self.exempt = exempt
         self.model = model
         self.counter = counter or TokenCounter()
@@ -208,8 +211,17 @@ class ContextGovernor:
         """The budget requests are governed by: the resolved one (see :meth:`ready`), or
         the configured window until then."""
         return self.budget or Budget(
-            self.settings.max_context_tokens, self.settings.reserve_tokens, "config"
+            self.settings.max_context_tokens, self._reserve(None), "config"
         )
+
+    def _reserve(self, litellm: Any) -> int:
+        """The tokens kept free for the answer: ``reserve_tokens``, or the ``max_tokens``
+        the model's requests carry when that is more (a provider refuses a prompt and
+        ``max_tokens`` together over the window: bot.agent.llm.params)."""
+        answer = self.max_output_tokens
+        if litellm is not None and self.model:
+            answer = answer_tokens(litellm, self.model, answer) or 0
+        return max(self.settings.reserve_tokens, answer)
 
     async def ready(self) -> None:
         """Resolve the window and the tokenizer once (litellm loads off the loop)."""
@@ -225,10 +237,16 @@ class ContextGovernor:
                 litellm,
                 self.model,
                 max_context_tokens=self.settings.max_context_tokens,
-                reserve_tokens=self.settings.reserve_tokens,
+                reserve_tokens=self._reserve(litellm),
             )
             window, source = self.budget.window, self.budget.source
-            log.info("context window for %s: %d tokens (%s)", self.model, window, source)
+            log.info(
+                "context window for %s: %d tokens (%s), %d kept for the answer",
+                self.model,
+                window,
+                source,
+                self.budget.reserve,
+            )
         if not self._exact and litellm is not None:
             # Not loaded yet (about 40 MB): most requests fit by the length bound and
             # never need it; the first one that does loads it, off the loop.

@@ -56,6 +56,7 @@ from bot.agent.llm.loader import (
     start_warmup,
 )
 from bot.agent.llm.loader import loader as _loader
+from bot.agent.llm.params import request_params
 from bot.agent.llm.response import (
     AnswerSink,
     EmptyResponse,
@@ -186,6 +187,7 @@ class LLMClient:
         backoff_max_s: float = 8.0,
         max_concurrent_calls: int = 0,
         max_answer_chars: int = 20_000,  # [agent] max_answer_chars
+        max_output_tokens: int = 0,  # [llm] max_output_tokens (bot.agent.llm.params)
     ) -> None:
         self.model = model
         self.api_base = api_base
@@ -208,6 +210,8 @@ class LLMClient:
         # model -> (api_base, api_key) it is sent with: see _credentials.
         self._credentials_of: dict[str, tuple[str, str]] = {}
         self._pure_setup: dict[str, bool] = {}  # model -> litellm's set-up may skip a thread
+        self.max_output_tokens = max_output_tokens
+        self._params: dict[str, dict[str, Any]] = {}  # model -> what its requests add
         # In-flight requests across every chat: see [llm] max_concurrent_calls; 0: the
         # primary model's provider decides (bot.agent.llm.concurrency).
         self.max_concurrent_calls = max_concurrent_calls or default_max_calls(model)
@@ -309,6 +313,7 @@ class LLMClient:
         map_unknown_model(litellm, model)
         self._credentials_of[model] = (api_base, api_key)
         self._pure_setup[model] = provider in PURE_SETUP_PROVIDERS
+        self._params[model] = request_params(litellm, model, self.max_output_tokens)
         self._configured.add(model)
 
     def _credentials(self, litellm: Any, model: str, provider: str) -> tuple[str, str]:
@@ -386,6 +391,7 @@ class LLMClient:
                         api_key=api_key or None,
                         timeout=self.timeout_s,
                         num_retries=0,
+                        **self._params.get(model, {}),
                         **_STREAMED if sink is not None else {},
                     )
                 if sink is None:
