@@ -23,11 +23,12 @@ from telegram import WebhookInfo
 from telegram.error import InvalidToken, RetryAfter, TelegramError
 
 from bot.errors import ChannelError
+from bot.lru import LRU
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
 from channels.base import ChannelHealth, ChatMovedHook, PutInbound, Route, Sent, StateStore
 from channels.health import LinkHealth
 from channels.telegram.albums import Albums, HeldAlbums, Unit
-from channels.telegram.normalize import CHANNEL, BotIdentity, normalize
+from channels.telegram.normalize import CHANNEL, BotIdentity, normalize, posted_as_channel
 from channels.telegram.preview import TelegramPreviews, is_draft
 from channels.telegram.rawbot import RawBot
 from channels.telegram.send import (
@@ -47,6 +48,7 @@ ALLOWED_UPDATES = ["message", "edited_message"]
 READ_TIMEOUT_S = 10.0  # on top of the long-poll timeout
 POLL_FAILURES_DEGRADE = 3  # failed polls in a row before /healthz reports the channel
 WEBHOOK_CHECK_S = 60.0  # between getWebhookInfo checks in webhook mode
+TOLD_KEPT = 1_000  # groups whose posts as a channel were logged as unanswered
 ALBUM_POLL_S = 0.25  # between polls while an album is held (others' messages wait this)
 
 
@@ -115,6 +117,7 @@ class TelegramChannel:
         path = urlsplit(settings.webhook_url).path or "/"
         self.webhook = TelegramWebhook(path, secret, self._put)
         self.held_albums = HeldAlbums(self._read, self._journal)
+        self._told_as_channel: LRU[Any, bool] = LRU(TOLD_KEPT)
 
     def _link(self, webhook: bool) -> LinkHealth:
         """Polling: every getUpdates answers within its long-poll timeout, so a success
@@ -346,12 +349,29 @@ class TelegramChannel:
         assert self.me is not None
         try:
             msg = normalize(data, self.me, self.settings.group_policy)
+            if msg is None:
+                self._unanswered(data)
         except Exception:  # one unreadable update must not block the ones behind it
             log.exception("telegram update %s could not be read; skipped", data.get("update_id"))
             return None
-        if msg is None:
-            log.debug("telegram update %s needs no answer", data.get("update_id"))
         return msg
+
+    def _unanswered(self, data: dict[str, Any]) -> None:
+        """Logged: at DEBUG, any update that needs no answer; at INFO, once per group, a
+        member who addressed the bot posting as their channel, who gets no answer."""
+        assert self.me is not None
+        as_channel = posted_as_channel(data, self.me, self.settings.group_policy)
+        group = data["message"]["chat"]["id"] if as_channel else None
+        if group is None or group in self._told_as_channel:
+            log.debug("telegram update %s needs no answer", data.get("update_id"))
+            return
+        self._told_as_channel[group] = True
+        log.info(
+            "telegram: in group %s a message to the bot was posted as the channel '%s' and "
+            "is not answered: the bot answers people, not channels (post as yourself)",
+            group,
+            as_channel,
+        )
 
     async def _put(self, data: dict[str, Any]) -> None:
         """A webhook's update: read, then journaled and put on the bus (an album's part

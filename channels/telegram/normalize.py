@@ -2,8 +2,9 @@
 
 Pure functions (no I/O), so every odd update shape is unit-testable. Anything the bot
 should not answer (edits, service messages, channel posts, also as Telegram copies them
-into the channel's discussion group, other bots, unaddressed group chatter) becomes
-``None``; the caller still acknowledges the update.
+into the channel's discussion group or a member posts as their channel, other bots,
+unaddressed group chatter) becomes ``None``; the caller still acknowledges the update.
+An anonymous group admin is answered, as the group (``_speaker``).
 
 The update is read as the Bot API's JSON (the dict getUpdates or the webhook gives),
 not as PTB objects: ``Update.de_json`` built a whole object tree for each update (about
@@ -141,12 +142,53 @@ def _described(m: Json, attachments: tuple[Attachment, ...]) -> str:
 def _from_a_channel(m: Json) -> bool:
     """A channel's post, not a person's turn: copied into the channel's linked discussion
     group (``is_automatic_forward``, sent by the service account 777000 "Telegram", which
-    is no bot) or posted in a group as the channel (``sender_chat`` the channel). An
-    anonymous admin's ``sender_chat`` is the group itself; it comes from
-    @GroupAnonymousBot, a bot, and stays unanswered as before."""
+    is no bot) or posted in a group as the channel (``sender_chat`` the channel)."""
     if m.get("is_automatic_forward"):
         return True
     return (m.get("sender_chat") or {}).get("type") == "channel"
+
+
+@dataclass(frozen=True, slots=True)
+class Speaker:
+    """Who wrote a message: the id access lists and rate limits know them by, the
+    @username an allow_from name may match, and the name people see."""
+
+    id: str
+    handle: str
+    name: str
+
+
+def _speaker(m: Json) -> Speaker | None:
+    """The person who wrote ``m``; None for a bot or a channel's post. An anonymous admin
+    writes as the group (``sender_chat`` the group itself, sent by @GroupAnonymousBot):
+    the group's id is the speaker's, allowed like a user's, and the admin's signature
+    (else the group's title) the name; no @username, since a display name must never
+    match an allow_from username."""
+    user, chat = m.get("from"), m["chat"]
+    sender = m.get("sender_chat") or {}
+    if chat["type"] in GROUP_TYPES and sender.get("id") == chat["id"]:
+        name = m.get("author_signature") or chat.get("title") or ""
+        return Speaker(str(chat["id"]), "", str(name))
+    if user is None or user.get("is_bot") or _from_a_channel(m):
+        return None
+    handle = f"@{user['username']}" if user.get("username") else ""
+    return Speaker(str(user["id"]), handle, full_name(user))
+
+
+def posted_as_channel(update: Json, me: BotIdentity, group_policy: str = "mention") -> str:
+    """The channel a group member posted as, when that post addressed the bot ("" for any
+    other update): it goes unanswered (a channel is no person to allow, pair or limit),
+    and the adapter says so in the log once per group."""
+    m = update.get("message") or {}
+    sender = m.get("sender_chat") or {}
+    if sender.get("type") != "channel" or m.get("is_automatic_forward"):
+        return ""
+    if m["chat"]["type"] not in GROUP_TYPES:
+        return ""
+    text = m.get("text") or m.get("caption") or ""
+    if group_policy != "all" and not _addressed(m, text, me):
+        return ""
+    return str(sender.get("title") or sender["id"])
 
 
 def _replied(m: Json) -> Json | None:
@@ -319,8 +361,9 @@ def normalize(
     m = update.get("message")
     if m is None:  # edits, channel posts, callbacks, member updates: not a turn
         return None
-    user, chat = m.get("from"), m["chat"]
-    if user is None or user.get("is_bot") or chat["type"] == "channel" or _from_a_channel(m):
+    chat = m["chat"]
+    speaker = None if chat["type"] == "channel" else _speaker(m)
+    if speaker is None:
         return None
     attachments = attachments_of(m)
     text = m.get("text") or m.get("caption") or _described(m, attachments)
@@ -334,7 +377,7 @@ def normalize(
     extras: dict[str, Any] = {
         "update_id": update["update_id"],
         "chat_type": chat["type"],
-        "full_name": full_name(user),
+        "full_name": speaker.name,
     }
     if chat.get("title"):
         extras["chat_title"] = chat["title"]
@@ -348,10 +391,10 @@ def normalize(
     topic = m.get("message_thread_id") if m.get("is_topic_message") else None
     return InboundMessage(
         key=ChatKey(CHANNEL, str(chat["id"]), str(topic) if topic else None),
-        user_id=str(user["id"]),
+        user_id=speaker.id,
         text=text,
         message_id=str(m["message_id"]),
-        user_name=f"@{user['username']}" if user.get("username") else "",
+        user_name=speaker.handle,
         attachments=attachments,
         extras=extras,
         received_at=_sent_at(m),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -405,6 +406,35 @@ async def test_channel_posts_in_the_discussion_group_are_not_answered(
     )
     await _barrier(fake_telegram, -100, "a member's message")
     assert _user_texts(fake_llm) == ["a member's message"]
+
+
+async def test_an_anonymous_admin_is_answered_and_a_post_as_a_channel_is_logged_once(
+    telegram_daemon, fake_telegram: FakeTelegram, fake_llm, caplog
+) -> None:
+    """An anonymous admin (from @GroupAnonymousBot, the group as sender_chat) could not
+    talk to the bot at all, and a member who wrote to it as their channel got no answer
+    while nothing was logged above DEBUG."""
+    caplog.set_level(logging.INFO, logger="channels.telegram.adapter")
+    await telegram_daemon(allow_from=["7", "-100"])
+    hidden = {"id": 1087968824, "is_bot": True, "first_name": "Group",
+              "username": "GroupAnonymousBot"}  # fmt: skip
+    group = {"id": -100, "type": "supergroup", "title": "Test group"}
+    fake_telegram.message(
+        "@test_bot what is on the agenda?", chat_id=-100, sender_chat=group, **{"from": hidden}
+    )
+    blog = {"id": -1009, "type": "channel", "title": "Alice's blog"}
+    posting = {"id": 136817688, "is_bot": True, "first_name": "Channel"}
+    for text in ("@test_bot hello from my channel", "@test_bot still there?"):
+        fake_telegram.message(text, chat_id=-100, sender_chat=blog, **{"from": posting})
+    await _barrier(fake_telegram, -100, "@test_bot a member asks")
+    assert _user_texts(fake_llm) == ["what is on the agenda?", "a member asks"]
+    assert fake_llm.requests[0].json["messages"][-1]["content"].endswith("\nUser: -100")
+    said = [r.getMessage() for r in caplog.records if "posted as the channel" in r.getMessage()]
+    assert said == [
+        "telegram: in group -100 a message to the bot was posted as the channel "
+        "'Alice's blog' and is not answered: the bot answers people, not channels "
+        "(post as yourself)"
+    ]
 
 
 async def test_a_text_links_url_reaches_the_model(

@@ -319,13 +319,20 @@ def test_channel_posts_copied_into_the_discussion_group_are_no_turns(tg):
     assert _norm(as_channel, policy="all") is None  # a member writing as their channel
 
 
-def test_an_anonymous_admin_stays_unanswered(tg):
-    """An anonymous admin writes as the group itself, through @GroupAnonymousBot: a bot,
-    and no user whose access could be checked."""
+def test_an_anonymous_admin_speaks_as_the_group_allowed_by_its_id(tg):
+    """An anonymous admin writes as the group itself, through @GroupAnonymousBot, a bot:
+    dropped as one, so the admins of a group that hides them could not talk to the bot.
+    The group's id is the speaker, allowed (or not) like a user's id."""
     raw = tg.make_message("@test_bot rules?", chat_id=-100, user_id=1087968824)
     raw["from"].update(is_bot=True, username="GroupAnonymousBot")
     raw["sender_chat"] = {"id": -100, "type": "supergroup", "title": "Test group"}
-    assert _norm(raw, policy="all") is None
+    msg = _norm(raw)
+    assert (msg.user_id, msg.user_name, msg.text) == ("-100", "", "rules?")
+    assert msg.extras["full_name"] == "Test group" and not msg.direct
+    assert _norm({**raw, "author_signature": "Chair"}).extras["full_name"] == "Chair"
+    listed = AccessControl(InProcessBus(), {"telegram": ["-100"]}, admins=[])
+    assert listed.allowed(msg)
+    assert not AccessControl(InProcessBus(), {"telegram": ["7"]}, admins=[]).allowed(msg)
 
 
 def test_a_comment_under_a_channel_post_quotes_the_channel(tg):
