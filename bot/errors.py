@@ -85,7 +85,12 @@ class ModelNotConfiguredError(LLMError):
 
 
 class CredentialsRejectedError(ModelNotConfiguredError):
-    """The provider refused the configured key (its message quotes the provider)."""
+    """The provider refused the configured key (its message quotes the provider);
+    ``env`` names the provider's own key variable (ANTHROPIC_API_KEY, ...) for a user."""
+
+    def __init__(self, message: str, env: str) -> None:
+        super().__init__(message)
+        self.env = env
 
 
 class ModelUnavailableError(LLMError):

@@ -154,7 +154,7 @@ class TurnHandler:
             error_id = self._logged(msg, exc)
             text = (
                 "The language model refused this bot's credentials, so I cannot answer "
-                f"right now (error id {error_id}). {CONFIGURE_HINT.format(env='OPENAI_API_KEY')} "
+                f"right now (error id {error_id}). {CONFIGURE_HINT.format(env=exc.env)} "
                 + NOT_PROCESSED
             )
             await self._failed(msg, _with_done(text, acted.lines(), DONE_FORGOTTEN), preview)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bot.messages import ChatKey
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.llm_server import default_responder, error_reply
 
 TRIGGER = "Zq-forbidden-phrase"
@@ -105,3 +106,14 @@ async def test_a_refusal_after_a_tool_acted_says_what_was_done(daemon_factory, f
     assert TRIGGER not in _sent(fake_llm.requests[-1]) and fake_llm.rejected == []
     reminders = await daemon.reminders.list(chat.name, "u1")
     assert [r.content for r in reminders] == ["call mom"]
+
+
+async def test_a_rejected_key_is_named_as_the_provider_s_variable(daemon_factory) -> None:
+    """Anthropic refusing the key: the reply named OPENAI_API_KEY whatever the provider."""
+    async with FakeAnthropic() as fake:
+        fake.key = "sk-ant-the-right-one"
+        llm = {"model": "anthropic/claude-sonnet-4-5", "api_base": fake.root}
+        _daemon, chat = await daemon_factory(llm=llm)
+        refused = await chat.ask("hi")
+    assert "refused this bot's credentials" in refused.text, refused.text
+    assert "ANTHROPIC_API_KEY" in refused.text and "OPENAI" not in refused.text

@@ -65,10 +65,11 @@ def credentials_rejected(
     litellm: Any, model: str, exc: BaseException, redact: Callable[[str], str]
 ) -> CredentialsRejectedError:
     """The error for a provider that refused the key; ``redact`` masks the key in it."""
+    env = _provider_key_env(litellm, model)
     return CredentialsRejectedError(
         f"The provider rejected the credentials for model {model!r} "
-        f"({redact(_first_line(exc))}). "
-        + CONFIGURE_HINT.format(env=_provider_key_env(litellm, model))
+        f"({redact(_first_line(exc))}). " + CONFIGURE_HINT.format(env=env),
+        env,
     )
 
 
