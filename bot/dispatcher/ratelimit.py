@@ -128,7 +128,12 @@ class RateLimit:
         ago = (self._wall() - msg.received_at).total_seconds()
         self._charged[mark] = verdict = self._buckets.take(msg.sender, ago)
         chats = self._chats
-        if verdict and chats is not None and not chats.take(_chat_of(msg.key), ago):
+        if (
+            verdict
+            and chats is not None
+            and self._counts_for_chat(msg)
+            and not chats.take(_chat_of(msg.key), ago)
+        ):
             self._charged[mark] = False  # the sender's token stays spent: one in a burst
             await self._tell_chat(msg, chats)
             return False
@@ -141,6 +146,13 @@ class RateLimit:
                 OutboundMessage.reply(msg, self._notice(msg), OutboundKind.NOTICE)
             )
         return False
+
+    def _counts_for_chat(self, msg: InboundMessage) -> bool:
+        """What a chat's bucket counts: a group member's own message the bot would answer.
+        Not a stranger's (ignored in silence: counted, they would use up the group's
+        share), not a direct chat's (its one person has their own bucket), not a
+        scheduled follow-up (it spends its owner's tokens, and nobody asked for it)."""
+        return not msg.direct and msg.kind is not MessageKind.SCHEDULED and self._may_answer(msg)
 
     def _chat_told(self, msg: InboundMessage) -> bool:
         """Whether ``msg``'s chat was told of its limit within the window."""

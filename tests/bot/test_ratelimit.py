@@ -162,6 +162,35 @@ async def test_a_chat_has_a_bucket_over_all_its_members() -> None:
     assert bus.outbound_depth() == 1  # the next window's one notice
 
 
+async def test_a_chats_bucket_counts_only_what_the_bot_would_answer_in_a_group() -> None:
+    """The chat bucket ran before access: strangers the bot ignores in silence drained it
+    and its members were told 'too many messages'; it also held direct chats (where
+    user_refill_s = 0 means no limit) and skipped follow-ups with a notice nobody asked
+    for. It counts a group's messages from people the bot answers, not follow-ups."""
+    from bot.dispatcher.ratelimit import RateLimit
+
+    bus, clock = InProcessBus(), Clock()
+    limit = RateLimit(
+        bus,
+        TokenBuckets(100, 0.001, clock=clock),
+        exempt=lambda m: False,
+        may_answer=lambda m: m.user_id != "stranger",
+        chats=TokenBuckets(2, 3600, clock=clock),
+    )
+
+    def said(user: str, n: int, *, direct: bool = False, kind: MessageKind = MessageKind.USER):
+        key = ChatKey("telegram", "dm" if direct else "g")
+        return InboundMessage(key, user, "hi", message_id=f"{user}-{n}", direct=direct, kind=kind)
+
+    assert [await limit(said("stranger", n)) for n in range(10)] == [True] * 10
+    assert [await limit(said("me", n, direct=True)) for n in range(10)] == [True] * 10
+    follow_ups = [await limit(said("alice", n, kind=MessageKind.SCHEDULED)) for n in range(5)]
+    assert follow_ups == [True] * 5
+    assert [await limit(said("alice", 10 + n)) for n in range(3)] == [True, True, False]
+    [notice] = [bus._outbound.get_nowait() for _ in range(bus.outbound_depth())]
+    assert "Too many messages in this chat" in notice.text
+
+
 async def test_a_crowd_in_one_group_costs_a_capped_number_of_turns(daemon_factory, fake_llm):
     chat = await _open_daemon(daemon_factory, chat_burst=4, chat_refill_s=3600)
     for n in range(3):
