@@ -1,8 +1,9 @@
 """What the bot writes for one chat (``send_file``'s content, an MCP tool's pictures):
 ``<workspace>/chat_files/<channel>-<chat id>/``, out of every other chat's reach.
 
-A chat's threads share its folder. The folder goes with the chat's history (a clear
-hook: ``/new``, the admin page's Sessions) and each file once older than
+A chat's threads share its folder. The folder goes with the chat's own history (a clear
+hook: ``/new`` outside a thread, the admin page's Sessions; a thread's ``/new`` leaves it
+to the chat's other threads) and each file once older than
 ``[retention] chat_files_days`` (housekeeping), so a report written every day does not
 pile up. Neither follows a symbolic link: what one points at was never written here.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from bot.config.workspaces import WORKSPACE_NAME
 from bot.messages import ChatKey
 from bot.oldfiles import remove_written_before
-from bot.workspaces.routing import session_workspace
+from bot.workspaces.routing import session_thread, session_workspace
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ class ChatFiles:
         workspace = session_workspace(key)
         if not WORKSPACE_NAME.fullmatch(workspace):
             return  # a session key no workspace made: nothing of ours to remove
+        if session_thread(key):
+            return  # one thread's history: the chat's other threads share the folder
         folder = chat_folder(self.root / workspace, key)
         if folder.parent.is_symlink() or folder.is_symlink():
             return

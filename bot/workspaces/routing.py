@@ -59,6 +59,13 @@ def session_workspace(key: ChatKey) -> str:
     return workspace if at else DEFAULT_WORKSPACE
 
 
+def session_thread(key: ChatKey) -> str:
+    """The thread a session key (:func:`session_key`) is of; '' for the chat itself."""
+    thread = key.thread_id or ""
+    before, at, _ = thread.rpartition("@")
+    return before if at else thread
+
+
 CACHED_CHATS = 10_000  # chats whose chosen workspace is kept in memory
 
 

@@ -80,3 +80,21 @@ async def test_new_removes_the_files_the_bot_wrote_in_this_chat_only(
     assert (await chat.ask("/new", chat="t1")).text.startswith("Started a fresh session")
     assert not folders["t1"].exists()
     assert (before_team / "old.md").is_file()  # the default workspace's history is apart
+
+
+async def test_new_in_one_thread_keeps_the_files_its_chats_other_threads_share(
+    daemon_factory, fake_llm
+) -> None:
+    """A chat's threads share one folder: /new in one thread removed the files the bot
+    wrote in every other, whose histories still name them ("send that report again")."""
+    daemon, chat = await daemon_factory(workspaces={"routes": {"*": "team"}})
+    for thread in ("a", "b"):
+        fake_llm.reply_tool_calls([("send_file", {"content": f"# {thread}", "name": "r.md"})])
+        fake_llm.reply_tool_calls([("final_result", {"answer": "here it is"})])
+        assert (await chat.ask("the report", thread=thread)).text.startswith("here it is")
+    folder = daemon.workspaces.root / "team" / "chat_files" / "test-c1"
+    assert sorted(p.name for p in folder.iterdir()) == ["r-2.md", "r.md"]
+    assert (await chat.ask("/new", thread="a")).text.startswith("Started a fresh session")
+    assert sorted(p.name for p in folder.iterdir()) == ["r-2.md", "r.md"]
+    assert (await chat.ask("/new")).text.startswith("Started a fresh session")
+    assert not folder.exists()  # the chat's own /new, outside its threads
