@@ -70,9 +70,14 @@ def message(content: list[dict[str, Any]], stop_reason: str = "end_turn") -> Rep
     )
 
 
+def tool_use(name: str, arguments: dict[str, Any]) -> Reply:
+    """An answer calling one tool."""
+    call = {"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": name}
+    return message([{**call, "input": arguments}], "tool_use")
+
+
 def final(answer: str) -> Reply:
-    call = {"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": FINAL_RESULT}
-    return message([{**call, "input": {"answer": answer}}], "tool_use")
+    return tool_use(FINAL_RESULT, {"answer": answer})
 
 
 def last_user_text(body: dict[str, Any]) -> str:
