@@ -233,6 +233,33 @@ def test_compose_mounts_volume_config_and_env_file() -> None:
     assert grace > Settings().agent.shutdown_timeout_s + 5
 
 
+def env_file(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` lines as compose's env_file and systemd's EnvironmentFile read them."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    pairs = [line.split("=", 1) for line in lines if line.strip() and line[0] not in "#;"]
+    return {key.strip(): value for key, value in pairs}
+
+
+def test_the_env_example_as_copied_keeps_the_configs_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Copied as the README says, its blank lines wiped the key and token bot.toml held
+    # (doctor: "no platform token set", `bot run`: no channel configured).
+    config = tmp_path / "bot.toml"
+    config.write_text(
+        '[llm]\napi_key = "sk-from-toml"\n[channels.telegram]\ntoken = "123:from-toml"\n',
+        encoding="utf-8",
+    )
+    for name in [v for v in os.environ if v.startswith("BOT_")]:
+        monkeypatch.delenv(name)
+    for name, value in env_file(DEPLOY / "bot.env.example").items():
+        assert not value or "..." not in value, f"{name}: a placeholder left live"
+        monkeypatch.setenv(name, value)
+    settings = load_settings(config)
+    assert settings.llm.api_key.get_secret_value() == "sk-from-toml"
+    assert settings.channels.telegram.token.get_secret_value() == "123:from-toml"
+
+
 def test_replicas_compose_runs_two_replicas_on_one_postgres() -> None:
     """Every replica: the image, the config, the shared volume and the same database URL
     (the compose service), distinct labels and host ports, started once PostgreSQL is up."""

@@ -265,6 +265,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="BOT_",
         env_nested_delimiter="__",
+        # An empty variable sets nothing: bot.env.example's blank `BOT_LLM__API_KEY=`,
+        # loaded as written, wiped the key bot.toml held (a value is cleared in the file).
+        env_ignore_empty=True,
         extra="forbid",
         validate_default=True,
     )

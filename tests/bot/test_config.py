@@ -161,6 +161,32 @@ def test_env_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert settings.llm.max_steps == 4
 
 
+def test_an_empty_variable_leaves_the_files_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bot.env.example's blank `BOT_LLM__API_KEY=`, loaded by compose's env_file as written,
+    # wiped the key bot.toml held: doctor then said to set llm.api_key, which was set.
+    path = write(
+        tmp_path / "bot.toml",
+        """
+        data_dir = "/srv/bot"
+        [llm]
+        api_key = "sk-from-toml"
+        [channels.telegram]
+        token = "123:from-toml"
+        """,
+    )
+    monkeypatch.setenv("BOT_LLM__API_KEY", "")
+    monkeypatch.setenv("BOT_CHANNELS__TELEGRAM__TOKEN", "")
+    monkeypatch.setenv("BOT_DATA_DIR", "")
+    monkeypatch.setenv("BOT_LLM__MODEL", "")
+    settings = load_settings(path)
+    assert settings.llm.api_key.get_secret_value() == "sk-from-toml"
+    assert settings.channels.telegram.token.get_secret_value() == "123:from-toml"
+    assert settings.data_dir == Path("/srv/bot")
+    assert settings.llm.model == Settings().llm.model  # not in the file: the default
+
+
 def test_default_bot_toml_in_cwd_is_used(tmp_path: Path) -> None:
     write(tmp_path / DEFAULT_CONFIG_NAME, 'timezone = "Europe/Paris"\n')
     assert load_settings(None).timezone == "Europe/Paris"
