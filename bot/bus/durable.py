@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bot.bus.base import InProcessBus
 from bot.messages import ChatKey, InboundMessage, OutboundMessage
@@ -78,8 +78,8 @@ class DurableBus(InProcessBus):
     async def inbound_failed(self, msg: InboundMessage) -> None:
         await self.inbox.failed(msg)
 
-    async def inbound_interrupted(self, msg: InboundMessage) -> None:
-        await self.inbox.interrupted(msg)
+    async def inbound_interrupted(self, msgs: Sequence[InboundMessage]) -> None:
+        await self.inbox.interrupted(msgs)
 
     async def put_outbound(self, msg: OutboundMessage) -> None:
         if await self.outbox.add(msg):

@@ -8,9 +8,11 @@ statement leaves its message pending instead of losing it or stopping the loop.
 Every message leaves the inbox journal once handled (or refused by a filter), so only
 unfinished turns are replayed; one whose turns keep dying (the process crashed or was
 killed mid-turn) is retired after ``max_attempts`` with one apology, and its chat moves on.
-A turn a graceful shutdown cut off (a slow model past ``shutdown_timeout_s``) gives its
-start back before the database closes: it is answered after the next start, however
-often the operator restarts meanwhile.
+A graceful shutdown gives back the starts of the turns running when it begins, in one
+write before it waits for them (and of any it starts while it waits): a turn it cuts
+off at ``shutdown_timeout_s``, or a kill that lands before that (Docker's SIGKILL 10 s
+after its SIGTERM), is answered after the next start, however often the operator
+restarts meanwhile; a turn that finishes in time is done as usual.
 
 Among replicas (:mod:`bot.cluster`), a replica runs only the chats whose partition it
 holds, each turn under that lease's fence: a write refused because the lease moved on
@@ -93,7 +95,8 @@ class Dispatcher:
         self._inflight: set[tuple[ChatKey, str]] = set()
         # ... and those just finished: a look at the inbox may have read one as pending.
         self._finished: OrderedDict[tuple[ChatKey, str], None] = OrderedDict()
-        self._counted: set[tuple[ChatKey, str]] = set()  # turns whose start was counted
+        # Running turns whose start is held against their message (given back at most once).
+        self._counted: dict[tuple[ChatKey, str], InboundMessage] = {}
         self._giving_back: set[asyncio.Task[None]] = set()
         self._forget = forget
         self._handler = handler
@@ -161,11 +164,9 @@ class Dispatcher:
             log.warning("turn in %s dropped: %s", msg.key, exc)
             self._give_back(msg)
         except asyncio.CancelledError:
-            if self._workers.closing:  # a shutdown, not a crash: answered after the next start
-                given = self._give_back(msg)
-                if given is not None:  # before the database closes; a second cancel spares it
-                    await asyncio.wait([given])
-            elif not self._cluster.runs(msg.key):  # forsaken: its lease moved on
+            # A shutdown (its drain awaits this before the database closes) or a chat
+            # forsaken (its lease moved on), not a crash: answered after the next start.
+            if self._workers.closing or not self._cluster.runs(msg.key):
                 self._give_back(msg)
             raise
         else:
@@ -174,20 +175,23 @@ class Dispatcher:
                 self._finished.popitem(last=False)
         finally:
             self._inflight.discard(mark)
-            self._counted.discard(mark)
+            self._counted.pop(mark, None)
 
-    def _give_back(self, msg: InboundMessage) -> asyncio.Task[None] | None:
-        """A turn stopped by its replica (the chat's lease moved on, or a graceful
-        shutdown cut it at ``shutdown_timeout_s``): its start is not held against the
-        message, or churn under load and a slow turn's restarts would retire it as one
-        that kills the process. Only a crash leaves its start counted. Unfenced, in a
-        task of its own: the lane may be cancelled."""
-        if (msg.key, msg.message_id) not in self._counted:
-            return None
-        task = asyncio.create_task(self._bus.inbound_interrupted(msg))
+    def _give_back(self, *msgs: InboundMessage) -> None:
+        """Turns stopped by their replica (the chat's lease moved on, or a graceful
+        shutdown): their starts are not held against the messages, or churn under load
+        and a slow turn's restarts would retire them as ones that kill the process. Only
+        a crash leaves a start counted. Each start is given back once (a turn the stop
+        gave back and then cut off is not given back again: a count never drops below
+        its crashes). One write, unfenced, in a task of its own: the lane may be
+        cancelled."""
+        held = [m for m in msgs if self._counted.pop((m.key, m.message_id), None) is not None]
+        if not held:
+            return
+        with fenced(None):
+            task = asyncio.create_task(self._bus.inbound_interrupted(held))
         self._giving_back.add(task)
         task.add_done_callback(self._given_back)
-        return task
 
     def _given_back(self, task: asyncio.Task[None]) -> None:
         self._giving_back.discard(task)
@@ -202,7 +206,7 @@ class Dispatcher:
             return
         verdict = await self._steady(self._admit, msg)
         while verdict is Verdict.RUN and not await self._turn(msg):
-            verdict = await self._steady(self._start_again, msg)
+            verdict = await self._steady(self._count_start, msg)
         if verdict is Verdict.GIVE_UP:
             await self._steady(self._give_up, msg)
         else:
@@ -212,16 +216,16 @@ class Dispatcher:
         for keep in self._filters:
             if not await keep(msg):
                 return Verdict.REFUSED
-        # Counted (and committed) before the turn: a turn that kills the process counts.
-        attempts = await self._bus.inbound_started(msg)
-        self._counted.add((msg.key, msg.message_id))
-        if attempts > self._max_attempts:
-            return Verdict.GIVE_UP
-        return Verdict.RUN
+        return await self._count_start(msg)
 
-    async def _start_again(self, msg: InboundMessage) -> Verdict:
-        """A turn the database cut off: counted again (the filters passed already)."""
+    async def _count_start(self, msg: InboundMessage) -> Verdict:
+        """Count the turn's start (again, for a turn the database cut off: the filters
+        passed already), committed before it runs: a turn that kills the process counts.
+        One begun while the daemon stops is the stop's: its start is given back at once."""
         attempts = await self._bus.inbound_started(msg)
+        self._counted[(msg.key, msg.message_id)] = msg
+        if self._workers.closing:
+            self._give_back(msg)
         return Verdict.GIVE_UP if attempts > self._max_attempts else Verdict.RUN
 
     async def _turn(self, msg: InboundMessage) -> bool:
@@ -292,5 +296,15 @@ class Dispatcher:
         )
 
     async def drain(self, timeout: float) -> bool:
-        """Stop taking messages and wait for queued turns; True if all finished in time."""
-        return await self._workers.drain(timeout)
+        """Stop taking messages and wait for queued turns; True if all finished in time.
+
+        The running turns' starts are given back first, in one write, not when the
+        timeout cuts them off: a supervisor that kills the process before then (Docker
+        waits 10 s, as long as the default timeout) must not count it as their crash,
+        or three restarts during a slow reply would retire its message."""
+        self._workers.closing = True
+        self._give_back(*self._counted.values())
+        finished = await self._workers.drain(timeout)
+        if self._giving_back:  # before the database closes
+            await asyncio.wait(list(self._giving_back))
+        return finished

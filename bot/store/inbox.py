@@ -35,6 +35,7 @@ def _journal(conn: sqlite3.Connection, row: tuple[str, ...]) -> bool:
 
 _STARTED = f"UPDATE inbox SET attempts = attempts + 1 WHERE {_ROW} RETURNING attempts"
 _FINISH = f"UPDATE inbox SET status = ?, done_at = ? WHERE {_ROW}"
+_INTERRUPTED = f"UPDATE inbox SET attempts = attempts - 1 WHERE {_ROW} AND attempts > 0"
 
 
 def _count_attempt(conn: sqlite3.Connection, key: tuple[str, ...]) -> int:
@@ -70,14 +71,12 @@ class InboxStore:
         """Count one more turn attempt (committed before the turn runs); returns the count."""
         return await self._db.run_together(functools.partial(_count_attempt, key=row_key(msg)))
 
-    async def interrupted(self, msg: InboundMessage) -> None:
-        """A started turn stopped because its chat moved to another replica or the daemon
-        stopped gracefully: that start is not counted against the message (see
-        :meth:`started`)."""
-        await self._db.execute(
-            f"UPDATE inbox SET attempts = attempts - 1 WHERE {_ROW} AND attempts > 0",
-            row_key(msg),
-        )
+    async def interrupted(self, msgs: Sequence[InboundMessage]) -> None:
+        """Started turns stopped because their chat moved to another replica or the daemon
+        is stopping gracefully: those starts are not counted against their messages (see
+        :meth:`started`). One transaction for all: a stop gives back every running turn's
+        start at once."""
+        await self._db.executemany(_INTERRUPTED, [row_key(m) for m in msgs])
 
     async def _finish(self, msg: InboundMessage, status: str) -> None:
         row = (status, utcnow().isoformat(), *row_key(msg))

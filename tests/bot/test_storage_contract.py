@@ -152,12 +152,29 @@ async def test_inbox_counts_started_turns_and_retires_failed_ones(storage: Stora
         await inbox.accept(msg)
     assert [await inbox.started(crashed) for _ in range(3)] == [1, 2, 3]
     assert await inbox.started(fine) == 1
-    await inbox.interrupted(fine)  # its chat moved to another replica mid-turn
+    await inbox.interrupted([fine])  # its chat moved to another replica mid-turn
     assert await inbox.started(fine) == 1  # that start is not held against it
     await inbox.failed(crashed)
     assert [m.message_id for m in await inbox.pending()] == ["fine"]  # not replayed again
     assert not await inbox.accept(crashed)  # nor accepted again on redelivery
     assert await inbox.prune(utcnow() + timedelta(seconds=1)) == 1  # pruned like done ones
+
+
+async def test_inbox_gives_back_many_starts_at_once_and_never_below_zero(
+    storage: Storage,
+) -> None:
+    """A stop gives back every running turn's start in one call; a start given back
+    twice (the stop's, then the cut's) or never counted leaves the count at zero."""
+    inbox = storage.inbox
+    twice, once, never = inbound("twice"), inbound("once"), inbound("never")
+    for msg in (twice, once, never):
+        await inbox.accept(msg)
+    assert [await inbox.started(twice) for _ in range(2)] == [1, 2]
+    assert await inbox.started(once) == 1
+    await inbox.interrupted([twice, once, never])
+    await inbox.interrupted([once, never])
+    await inbox.interrupted([])
+    assert [await inbox.started(m) for m in (twice, once, never)] == [2, 1, 1]
 
 
 # --- outbox ----------------------------------------------------------------------------

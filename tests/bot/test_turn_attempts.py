@@ -118,3 +118,21 @@ async def test_graceful_restarts_mid_turn_never_retire_its_message(
     assert answer.text == "echo: summarise this long report"
     await daemon.stop(timeout=1)
     assert _row(data, "r1") == ("done", 1)
+
+
+async def test_a_stop_gives_back_its_own_start_once_and_a_crash_still_counts(
+    daemon_factory, fake_llm, tmp_path
+) -> None:
+    """The stop gives the running turn's start back as it begins, and the timeout then
+    cuts the turn: given back once, so the crash before it still counts."""
+    data = tmp_path / "data"
+    for _ in range(2):
+        fake_llm.reply_text("never arrives", delay=30)
+    daemon, chat = await daemon_factory(data)
+    await chat.say("heavy", message_id="h1")
+    await _crash_mid_turn(daemon, fake_llm, 1)
+    daemon, chat = await daemon_factory(data)  # replayed: its second start
+    await fake_llm.wait_requests(2)
+    assert _row(data, "h1") == ("pending", 2)
+    await daemon.stop(timeout=0)  # what SIGTERM does, the turn past its time
+    assert _row(data, "h1") == ("pending", 1)

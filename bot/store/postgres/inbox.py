@@ -85,10 +85,10 @@ class PgInbox:
         found = rows[0]["attempts"]
         return int(found) if found is not None else 1  # not journaled: a first try
 
-    async def interrupted(self, msg: InboundMessage) -> None:
-        await self._db.execute(
+    async def interrupted(self, msgs: Sequence[InboundMessage]) -> None:
+        await self._db.executemany(
             f"UPDATE inbox SET attempts = attempts - 1 WHERE {_ROW} AND attempts > 0",
-            *row_key(msg),
+            [row_key(m) for m in msgs],
         )
 
     async def _finish(self, msg: InboundMessage, status: str) -> None:
