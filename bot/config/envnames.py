@@ -24,16 +24,24 @@ def unknown_variable(
     (the top-level settings; ``sections`` those that are tables), said with the likely
     intended name; None when every one is a setting."""
     for name in sorted(environ):
-        upper = name.upper()  # pydantic-settings reads the names in any case
-        if not upper.startswith(PREFIX) or upper in OWN or upper.startswith(OWN_PREFIXES):
+        path = setting_path(name)
+        if path is None:
             continue
-        path = upper.removeprefix(PREFIX)
         head = path.partition("__")[0].lower()
         if head and head not in fields:
             return f"environment variable {name}: no setting is named {head!r}" + _hint(
                 path, fields, sections
             )
     return None
+
+
+def setting_path(name: str) -> str | None:
+    """What a ``BOT_`` variable names, upper case and ``__``-joined (``WEB__PORT``);
+    None for any other variable, and for those read by name."""
+    upper = name.upper()  # pydantic-settings reads the names in any case
+    if not upper.startswith(PREFIX) or upper in OWN or upper.startswith(OWN_PREFIXES):
+        return None
+    return upper.removeprefix(PREFIX)
 
 
 def _hint(path: str, fields: Collection[str], sections: Collection[str]) -> str:

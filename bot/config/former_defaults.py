@@ -52,7 +52,8 @@ def current_default(model: type[BaseModel], path: str) -> object:
     return default.get_secret_value() if isinstance(default, SecretStr) else default
 
 
-def _value_at(node: Any, path: str) -> tuple[bool, object]:
+def value_at(node: Any, path: str) -> tuple[bool, object]:
+    """Whether the dotted ``path`` is in ``node`` (a parsed file, a model), and its value."""
     for part in path.split("."):
         if isinstance(node, Mapping):
             if part not in node:
@@ -65,7 +66,7 @@ def _value_at(node: Any, path: str) -> tuple[bool, object]:
     return True, node
 
 
-def _same(a: object, b: object) -> bool:
+def same(a: object, b: object) -> bool:
     """Equal as config values: 64 and 64.0 are, True and 1 are not."""
     return isinstance(a, bool) == isinstance(b, bool) and a == b
 
@@ -75,11 +76,11 @@ def former_defaults_in_use(settings: BaseModel, data: Mapping[str, Any]) -> list
     the value in force (one the environment overrides pins nothing)."""
     lines = []
     for path, former in FORMER_DEFAULTS.items():
-        found, value = _value_at(data, path)
-        in_force = _value_at(settings, path)[1]
-        if not found or not any(_same(value, v) for v in former.values):
+        found, value = value_at(data, path)
+        in_force = value_at(settings, path)[1]
+        if not found or not any(same(value, v) for v in former.values):
             continue
-        if not _same(in_force, value):
+        if not same(in_force, value):
             continue
         now = current_default(type(settings), path)
         meaning = f" ({former.meaning})" if former.meaning else ""

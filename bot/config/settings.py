@@ -36,6 +36,7 @@ from bot.config.envnames import unknown_variable
 from bot.config.former_defaults import former_defaults_in_use
 from bot.config.mcp import MCPSettings
 from bot.config.media import MediaSettings
+from bot.config.overrides import overridden
 from bot.config.problems import describe_problems
 from bot.config.section import Section
 from bot.config.webtools import FetchSettings, SearchSettings
@@ -422,7 +423,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
 
 def load_settings_noted(path: str | Path | None = None) -> tuple[Settings, list[str]]:
     """The settings, and what the operator should hear about the file (each line is
-    logged too): keys that went, values that only pin an earlier version's default."""
+    logged too): keys that went, values that only pin an earlier version's default,
+    values the environment overrides."""
     config_path, required = resolve_config_path(path)
     return _validated(_read_toml(config_path, required), config_path)
 
@@ -450,6 +452,7 @@ def _validated(data: dict[str, Any], config_path: Path) -> tuple[Settings, list[
         notes = settings.admin_problems()
         notes += deprecated_in_use(Settings, data, os.environ)
         notes += former_defaults_in_use(settings, data)
+        notes += overridden(settings, data, os.environ, config_path.name)
         for line in notes:  # warnings: `bot run` reads its config before logging is set up
             log.warning("config %s: %s", config_path, line)
     except ValidationError as exc:
