@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import BotError, ConfigError
+from bot.ops.datadir import unwritable_fix
 from bot.ops.loop import EventLoopChoice, run_on
 from bot.ops.redaction import protect_logs
 
@@ -64,14 +65,14 @@ def error_lines(message: str) -> str:
 
 def make_data_dir(path: Path) -> None:
     """Create the data folder if missing; one that cannot be made or written is a config
-    error (the operator's fix is the ``data_dir`` key), not a traceback at start-up."""
-    fix = "set data_dir in the config (or BOT_DATA_DIR) to a folder this user can write"
+    error naming whose folder refuses and the fix, not a traceback at start-up."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        fix = unwritable_fix(path)
         raise ConfigError(f"data_dir {path}: cannot be created ({exc.strerror}); {fix}") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"data_dir {path}: not writable; {fix}")
+        raise ConfigError(f"data_dir {path}: not writable; {unwritable_fix(path)}")
 
 
 def finish(coro: Coroutine[Any, Any, int], loop: EventLoopChoice) -> int:

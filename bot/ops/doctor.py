@@ -29,6 +29,7 @@ from bot.config.channels import enabled_channels, secret_values
 from bot.config.settings import load_settings_noted
 from bot.errors import ConfigError, LLMError, ModelNotConfiguredError, StoreError
 from bot.ops.checks import Check, HttpProblem, failed, get_json, ok
+from bot.ops.datadir import nearest_existing, unwritable_fix
 from bot.ops.redaction import maskable
 from bot.store.location import describe, peek_version
 from bot.store.schema import MIGRATIONS
@@ -72,9 +73,7 @@ def check_data_dir(data_dir: Path) -> Check:
         free = shutil.disk_usage(data_dir).free
     except OSError as exc:
         return failed(
-            name,
-            f"{data_dir} is not writable ({exc.strerror or exc})",
-            "set data_dir (BOT_DATA_DIR) to a directory the bot's user can write",
+            name, f"{data_dir} is not writable ({exc.strerror or exc})", unwritable_fix(data_dir)
         )
     if low := _low_space(data_dir, free):
         return low
@@ -85,13 +84,13 @@ def _missing_data_dir(data_dir: Path) -> Check:
     """A data folder not there yet: a note when ``bot run`` can make it (its nearest
     existing parent writable), else a failure."""
     where = data_dir.absolute()
-    parent = next((p for p in where.parents if p.exists()), Path(where.anchor))
+    parent = nearest_existing(where.parent)
     relative = "" if data_dir.is_absolute() else " (data_dir is relative: read from here)"
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         return failed(
             "data dir",
             f"{where} does not exist and {parent} is not writable{relative}",
-            "set data_dir (BOT_DATA_DIR) to a directory the bot's user can write",
+            unwritable_fix(where),
         )
     try:
         free = shutil.disk_usage(parent).free
