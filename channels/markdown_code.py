@@ -17,8 +17,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pyromark
-
 # What the parser reads instead: "<" as a letter (one byte, no markup) and a lone
 # surrogate (which no parser takes) as U+FFFD (three bytes, as it takes in UTF-8).
 _NOT_HTML = "x"
@@ -39,6 +37,8 @@ class Code:
 
 def code_regions(markdown: str) -> list[Code]:
     """The code blocks and code spans of ``markdown``, in order, none overlapping."""
+    import pyromark  # a compiled extension (~5 ms to load): at the first answer, not before ready
+
     raw = markdown.encode("utf-8", "surrogatepass")  # the parser's offsets are bytes
     source = _SURROGATE.sub("\ufffd", markdown.replace("<", _NOT_HTML))
     found: list[_Found] = []

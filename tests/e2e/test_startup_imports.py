@@ -71,6 +71,7 @@ NOT_BEFORE_READY = (
     "prometheus_client",  # metrics load it at the first count or scrape
     "httpx._main",  # httpx's command-line client
     "rich",  # ... and what only that client imports
+    "pyromark",  # the Markdown parser finding code in answers: at the first answer
 )
 
 
