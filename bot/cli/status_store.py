@@ -22,7 +22,8 @@ MAX_WAITING = 20  # due reminders listed one by one; the rest are counted
 
 async def stored(settings: Settings, shown: int, running: set[str] | None) -> dict[str, Any]:
     """``store`` (where, and why it could not be read), ``queue`` (inbox, outbox),
-    ``reminders`` and, with PostgreSQL, ``replicas``. ``running``: the channels a live
+    ``reminders`` and, with PostgreSQL, ``replicas`` (None when the store could not be
+    read: an empty list would say no replica beats). ``running``: the channels a live
     daemon runs (None: no daemon answered)."""
     url = settings.store.url.get_secret_value()
     report: dict[str, Any] = {
@@ -35,12 +36,13 @@ async def stored(settings: Settings, shown: int, running: set[str] | None) -> di
         unreadable = await _unreadable(url, settings)
         if unreadable:
             report["store"]["error"] = unreadable
-            return report
+            return report | {"replicas": None}  # not read: no count to show or go by
         report.update(await _read(url, settings, shown, running))
         if is_postgres(url):
             report["replicas"] = await _replicas(url)
     except StoreError as exc:
         report["store"]["error"] = str(exc)
+        report["replicas"] = None
     return report
 
 

@@ -141,3 +141,21 @@ def test_a_url_that_is_not_an_http_address_is_a_usage_error(tmp_path: Path, url:
     result = CliRunner().invoke(app, ["status", "--url", url, "-c", str(config)])
     assert result.exit_code == 2, result.output
     assert "is not an http address" in result.output
+
+
+async def test_a_postgresql_store_that_cannot_be_read_leaves_the_replicas_unknown(
+    tmp_path: Path,
+) -> None:
+    """With [web] off and PostgreSQL out of reach, `bot status` said "replicas: 0 live"
+    and "not running" (exit 3), as if it had read that no replica beats: it cannot tell
+    (exit 4) and shows no replica count it never read."""
+    with socket.socket() as s:  # bound, never listening: every connection refused
+        s.bind(("127.0.0.1", 0))
+        url = f"postgresql://bot@127.0.0.1:{s.getsockname()[1]}/bot"
+        settings = make_settings(
+            tmp_path / "data", "http://127.0.0.1:9/v1", store={"url": url}, web={"enabled": False}
+        )
+        report = await cli_status.collect(settings, None, 10)
+    assert report["store"]["error"], report["store"]
+    assert (report["daemon"], report["exit_code"]) == ("unknown", cli_status.UNKNOWN)
+    assert "replicas:" not in render(report)
