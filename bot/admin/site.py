@@ -185,7 +185,7 @@ class AdminSite:
         return answering
 
     async def _forged(self, request: web.Request, keeps: str, sent: str) -> web.Response:
-        """A POST without this session's CSRF token. One with a token of the right shape
+        """A POST without the current login's CSRF token. One with a token of the right shape
         came from a page of this browser's earlier session (a login in another tab
         replaced the cookie): it is told so, not that it came without one."""
         log.warning("admin page: %s %s refused: no valid CSRF token",
