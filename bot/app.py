@@ -696,6 +696,15 @@ async def mcp_checks(settings: Settings) -> list[Check]:
     return mcp_report.checks(await mcp_report.probe(settings.mcp))
 
 
+def tool_checks(settings: Settings) -> list[Check]:
+    """``bot doctor``'s notes on the tools, network or not: a ``disabled_tools`` name that
+    is no tool turns nothing off (the start-up log says so too, with the one meant)."""
+    from tools.loader import build_registry
+
+    known = build_registry().names()
+    return [Check("tools", "note", line) for line in settings.workspaces.unknown_tools(known)]
+
+
 async def mcp_list(settings: Settings) -> str:
     """``bot mcp list``: each server, its state and its tools' names."""
     from tools.mcp import report as mcp_report

@@ -22,10 +22,10 @@ def doctor(
     ] = False,
 ) -> None:
     """Check config, data dir, channel tokens, model and weather; exit 1 if any fails."""
-    from bot.app import mcp_checks
+    from bot.app import mcp_checks, tool_checks
     from bot.ops.doctor import exit_code, render, run_checks
 
     process.setup_logging("CRITICAL")  # the table says it all; no retry warnings around it
-    checks = asyncio.run(run_checks(config, mcp_checks, offline=offline))
+    checks = asyncio.run(run_checks(config, mcp_checks, offline=offline, notes=tool_checks))
     typer.echo(render(checks))
     raise typer.Exit(exit_code(checks))

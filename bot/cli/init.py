@@ -316,12 +316,12 @@ def _write(config: Path, text: str) -> None:
 
 
 def _doctor(config: Path, offline: bool) -> int:
-    from bot.app import mcp_checks
+    from bot.app import mcp_checks, tool_checks
     from bot.ops.doctor import exit_code, render, run_checks
 
     typer.echo("checking the set-up (bot doctor):")
     process.setup_logging("CRITICAL")
-    checks = asyncio.run(run_checks(config, mcp_checks, offline=offline))
+    checks = asyncio.run(run_checks(config, mcp_checks, offline=offline, notes=tool_checks))
     typer.echo(render(checks))
     typer.echo(
         "next: `bot run` starts the bot"

@@ -184,19 +184,26 @@ async def check_store(settings: Settings) -> Check:
 
 
 ExtraChecks = Callable[[Settings], Awaitable[list[Check]]]
+Notes = Callable[[Settings], list[Check]]
 
 
 async def run_checks(
-    config: str | Path | None, extra: ExtraChecks | None = None, *, offline: bool = False
+    config: str | Path | None,
+    extra: ExtraChecks | None = None,
+    *,
+    offline: bool = False,
+    notes: Notes | None = None,
 ) -> list[Check]:
     """Every check, the network ones concurrently; never raises for a failed check.
 
     ``extra`` adds checks the composition root knows of (the MCP servers). ``offline``
     skips what needs the internet (platforms, weather, MCP servers, a model that is not
-    on this machine or its network), so a set-up can be checked on a plane or in CI."""
+    on this machine or its network), so a set-up can be checked on a plane or in CI.
+    ``notes`` adds what the composition root finds in the config itself (the tools)."""
     config_checks, settings = check_config(config)
     if settings is None:
         return config_checks
+    config_checks += notes(settings) if notes else []
     checks = [*config_checks, check_data_dir(settings.data_dir), await check_store(settings)]
     if offline:  # what the platforms' own checks find without the network, said first
         checks += [

@@ -309,3 +309,17 @@ async def test_a_model_not_configured_is_said_whole_with_the_placeholder_hint(mo
             "No credentials for model 'openai/llama' (missing OPENAI_API_KEY). A local"
             ' server that ignores keys still needs a placeholder, e.g. llm.api_key = "none".'
         )
+
+
+async def test_a_disabled_tool_that_is_no_tool_is_a_note_offline_too(tmp_path, fake_llm: FakeLLM):
+    """A misspelled `disabled_tools` name turns nothing off; only the daemon's start-up
+    log said so, and `bot doctor`, which an operator runs to check a config, did not."""
+    config = _config(
+        tmp_path,
+        llm={"model": "openai/fake-model", "api_base": fake_llm.url, "api_key": "sk-1"},
+        workspaces={"kids": {"disabled_tools": ["web-fetch", "web_search", "mcp_x_y"]}},
+    )
+    code, out = await _cli("doctor", "--offline", "--config", str(config))
+    assert code == 0, out  # a note, not a failure: the config loaded before
+    notes = [line for line in out.splitlines() if line.startswith("tools")]
+    assert len(notes) == 1 and "'web-fetch' names no tool; did you mean 'web_fetch'?" in notes[0]
