@@ -303,16 +303,23 @@ async def test_replayed_turn_adopts_the_saved_preview_or_keeps_hands_off() -> No
     assert len(chat.calls) == 1 and await done.finish() == "7"
 
 
-async def test_a_replica_that_lost_the_chat_edits_its_preview_no_more() -> None:
-    """Frozen past its lease and resumed, a replica's turn still holds its half answer:
-    its next edit would land over the answer the replica that took the chat gave."""
+async def _taken_over() -> tuple[Chat, PreviewStream]:
+    """A preview showing its first words, then its chat taken over by another replica
+    (the lease moved on while this one was frozen), which finished the message."""
     chat, ids = Chat(), Ids()
     running = {KEY}
     preview = stream(chat, ids, runs=lambda key: key in running)
     preview.answer_grew(lambda: "the first words")
     await _settle()
     chat.messages["1"] = "the answer the new owner gave"
-    running.clear()  # the lease moved on while it was frozen
+    running.clear()
+    return chat, preview
+
+
+async def test_a_replica_that_lost_the_chat_edits_its_preview_no_more() -> None:
+    """Frozen past its lease and resumed, a replica's turn still holds its half answer:
+    its next edit would land over the answer the replica that took the chat gave."""
+    chat, preview = await _taken_over()
     preview.answer_grew(lambda: "the first words and a stale rest")
     await _settle()
     assert chat.messages == {"1": "the answer the new owner gave"}
@@ -323,13 +330,7 @@ async def test_a_replica_that_lost_the_chat_leaves_the_preview_to_its_new_owner(
     """Frozen past its lease and resumed, a replica's turn is fenced off and fails: its
     failure path deleted the preview message, which the replica that took the chat had
     adopted and finished, so the chat was left with no answer to that message."""
-    chat, ids = Chat(), Ids()
-    running = {KEY}
-    preview = stream(chat, ids, runs=lambda key: key in running)
-    preview.answer_grew(lambda: "the first words")
-    await _settle()
-    chat.messages["1"] = "the answer the new owner gave"
-    running.clear()  # the lease moved on while it was frozen
+    chat, preview = await _taken_over()
     await preview.discard()
     assert chat.messages == {"1": "the answer the new owner gave"}
 
